@@ -1,0 +1,65 @@
+// The `drover` multi-call binary: run as `drover COMMAND ...`, or under a command's own name
+// (a symlink such as `sbatch`), it dispatches to that command through one table.
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "cli/commands.h"
+
+namespace drover::cli {
+namespace {
+
+constexpr std::array kCommands = {
+    Command{"config", "check a slurm.conf (with its gres.conf and topology.conf): config check",
+            RunConfig},
+    Command{"version", "print Drover's version", RunVersion},
+};
+
+const Command* FindCommand(std::string_view name) {
+  for (const Command& command : kCommands)
+    if (command.name == name) return &command;
+  return nullptr;
+}
+
+void PrintUsage(std::FILE* out) {
+  fmt::print(out, "Usage: drover COMMAND [ARGS...]\n\nCommands:\n");
+  for (const Command& command : kCommands)
+    fmt::print(out, "  {:<10} {}\n", command.name, command.summary);
+}
+
+std::string_view BaseName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+}  // namespace drover::cli
+
+int main(int argc, char** argv) {
+  using namespace drover::cli;
+  Arguments all(argv, static_cast<size_t>(argc));
+  std::string_view invoked = argc > 0 ? BaseName(argv[0]) : "drover";
+  if (invoked != "drover") {
+    if (const Command* command = FindCommand(invoked)) return command->run(all.subspan(1));
+  }
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return 2;
+  }
+  std::string_view name = argv[1];
+  if (name == "help" || name == "--help" || name == "-h") {
+    PrintUsage(stdout);
+    return 0;
+  }
+  if (name == "--version" || name == "-V") return RunVersion(all.subspan(2));
+  const Command* command = FindCommand(name);
+  if (!command) {
+    fmt::print(stderr, "drover: error: unknown command '{}'; run 'drover help' for the list\n",
+               name);
+    return 2;
+  }
+  return command->run(all.subspan(2));
+}

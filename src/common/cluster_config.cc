@@ -1,0 +1,171 @@
+// Loading a cluster's configuration: slurm.conf, then gres.conf and topology.conf from the same
+// folder, then the checks that span files. See cluster_config.h.
+#include "common/cluster_config.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/gres_conf.h"
+#include "common/hostlist.h"
+#include "common/slurm_conf.h"
+#include "common/text.h"
+#include "common/topology_conf.h"
+
+namespace drover {
+namespace {
+
+void CheckCluster(ClusterConfig& config, Diagnostics& diagnostics) {
+  SourceLocation file{config.conf_path, 0};
+  const ClusterSettings& settings = config.settings;
+  if (settings.cluster_name.empty())
+    diagnostics.Error(file, "ClusterName is not set; add a line such as ClusterName=mycluster");
+  if (config.nodes.empty()) diagnostics.Error(file, "no nodes are defined; add a NodeName= line");
+  if (config.partitions.empty())
+    diagnostics.Warning(file,
+                        "no partitions are defined; jobs cannot be submitted until a "
+                        "PartitionName= line is added");
+  int defaults = 0;
+  for (PartitionConfig& partition : config.partitions) {
+    if (!partition.is_default) continue;
+    if (++defaults > 1) {
+      diagnostics.Warning(
+          partition.defined_at,
+          fmt::format("partition {} is also Default=YES; {} stays the default", partition.name,
+                      config.partitions[config.DefaultPartition()].name));
+      partition.is_default = false;
+    }
+  }
+  if (defaults == 0 && !config.partitions.empty())
+    diagnostics.Warning(file, "no partition is Default=YES; jobs must name one with -p");
+  for (const PartitionConfig& partition : config.partitions)
+    if (partition.nodes.empty())
+      diagnostics.Warning(partition.defined_at,
+                          fmt::format("partition {} has no nodes", partition.name));
+}
+
+// Reads `name` beside slurm.conf when present; nullopt when absent.
+std::optional<std::vector<ConfLine>> ReadCompanion(const ClusterConfig& config,
+                                                   const std::string& name, std::string& path_out,
+                                                   Diagnostics& diagnostics) {
+  std::filesystem::path path = std::filesystem::path(config.conf_path).parent_path() / name;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  path_out = path.string();
+  ConfReadOptions options;
+  options.allow_include = false;
+  return ReadConfFile(path_out, diagnostics, options);
+}
+
+// Everything after reading: the three files' lines to a checked ClusterConfig.
+void Build(ConfigLoad& load, const std::vector<ConfLine>& slurm,
+           const std::optional<std::vector<ConfLine>>& gres,
+           const std::optional<std::vector<ConfLine>>& topology) {
+  ClusterConfig& config = load.config;
+  Diagnostics& diagnostics = load.diagnostics;
+  KeyReporter reporter;
+  ApplySlurmConf(slurm, config, diagnostics, reporter);
+  if (gres) ApplyGresConf(*gres, config, diagnostics, reporter);
+  FinishGpus(config, diagnostics);
+  std::string topology_name =
+      config.topology_conf_path.empty() ? std::string("topology.conf") : config.topology_conf_path;
+  if (config.settings.topology == TopologyKind::kFlat) {
+    if (topology)
+      diagnostics.Warning({topology_name, 0},
+                          "topology.conf is ignored: TopologyPlugin is not set; add "
+                          "TopologyPlugin=topology/tree (or topology/block) to use it");
+  } else if (!topology) {
+    diagnostics.Error(
+        {config.conf_path, 0},
+        fmt::format(
+            "TopologyPlugin={} needs a topology.conf beside slurm.conf",
+            config.settings.topology == TopologyKind::kBlock ? "topology/block" : "topology/tree"));
+  } else {
+    ApplyTopologyConf(*topology, config, diagnostics, reporter);
+  }
+  CheckCluster(config, diagnostics);
+}
+
+}  // namespace
+
+int ClusterConfig::FindNode(std::string_view name) const {
+  auto it = node_index.find(std::string(name));
+  return it == node_index.end() ? -1 : it->second;
+}
+
+std::vector<int> ClusterConfig::ResolveNodes(const std::vector<std::string>& names,
+                                             std::vector<std::string>& unknown) const {
+  std::vector<int> indexes;
+  indexes.reserve(names.size());
+  for (const std::string& name : names) {
+    int index = FindNode(name);
+    if (index < 0)
+      unknown.push_back(name);
+    else
+      indexes.push_back(index);
+  }
+  return indexes;
+}
+
+std::string UndefinedNodesMessage(const std::vector<std::string>& unknown) {
+  if (unknown.size() == 1)
+    return fmt::format("node '{}' is not defined by any NodeName line", unknown.front());
+  return fmt::format("nodes {} are not defined by any NodeName line",
+                     CompressHostlistSorted(unknown));
+}
+
+int ClusterConfig::FindPartition(std::string_view name) const {
+  for (size_t i = 0; i < partitions.size(); ++i)
+    if (partitions[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int ClusterConfig::DefaultPartition() const {
+  for (size_t i = 0; i < partitions.size(); ++i)
+    if (partitions[i].is_default) return static_cast<int>(i);
+  return -1;
+}
+
+ConfigLoad LoadClusterConfig(const std::string& path) {
+  ConfigLoad load;
+  load.config.conf_path = path;
+  std::vector<ConfLine> slurm = ReadConfFile(path, load.diagnostics);
+  if (load.diagnostics.has_errors() && slurm.empty()) return load;
+  auto gres = ReadCompanion(load.config, "gres.conf", load.config.gres_conf_path, load.diagnostics);
+  auto topology =
+      ReadCompanion(load.config, "topology.conf", load.config.topology_conf_path, load.diagnostics);
+  Build(load, slurm, gres, topology);
+  return load;
+}
+
+ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
+                                 const std::optional<std::string>& gres_conf,
+                                 const std::optional<std::string>& topology_conf) {
+  ConfigLoad load;
+  load.config.conf_path = "slurm.conf";
+  Diagnostics& diagnostics = load.diagnostics;
+  std::vector<ConfLine> slurm = ReadConfText(slurm_conf, "slurm.conf", diagnostics);
+  std::optional<std::vector<ConfLine>> gres, topology;
+  if (gres_conf) {
+    load.config.gres_conf_path = "gres.conf";
+    gres = ReadConfText(*gres_conf, "gres.conf", diagnostics);
+  }
+  if (topology_conf) {
+    load.config.topology_conf_path = "topology.conf";
+    topology = ReadConfText(*topology_conf, "topology.conf", diagnostics);
+  }
+  Build(load, slurm, gres, topology);
+  return load;
+}
+
+std::string ResolveConfPath(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return explicit_path;
+  for (const char* variable : {"DROVER_CONF", "SLURM_CONF"}) {
+    const char* value = std::getenv(variable);
+    if (value && *value) return value;
+  }
+  return "/etc/slurm/slurm.conf";
+}
+
+}  // namespace drover

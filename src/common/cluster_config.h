@@ -1,0 +1,277 @@
+// ClusterConfig: the one validated picture of a cluster that slurm.conf, gres.conf and
+// topology.conf describe. The scheduler and both daemons build on it; nothing downstream
+// re-reads the files or re-checks what LoadClusterConfig has checked.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diagnostics.h"
+#include "common/duration.h"
+#include "common/gres.h"
+
+namespace drover {
+
+inline constexpr uint64_t kUnlimitedCount = UINT64_MAX;  // MaxNodes=UNLIMITED and the like
+
+enum class SelectType { kConsTres, kLinear };
+enum class TopologyKind { kFlat, kTree, kBlock };
+enum class PriorityType { kBasic, kMultifactor };
+enum class SchedulerType { kBackfill, kBuiltin };
+enum class PreemptType { kNone, kPartitionPriority, kQos };
+enum class AuthType { kMunge, kHmac };
+enum class EnforcePartLimits { kNo, kAny, kAll };
+enum class UsageResetPeriod { kNone, kNow, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
+enum class PartitionState { kUp, kDown, kDrain, kInactive };
+
+// PreemptMode: one base mode, optionally with GANG and WITHIN.
+struct PreemptMode {
+  enum class Base { kOff, kCancel, kRequeue, kSuspend } base = Base::kOff;
+  bool gang = false;
+  bool within = false;
+  bool operator==(const PreemptMode&) const = default;
+};
+
+// SelectTypeParameters.
+struct ResourceSelection {
+  enum class Unit { kCore, kCpu, kMemory, kSocket, kBoard } unit = Unit::kCore;
+  bool memory = true;  // memory is a consumable resource (CR_*_Memory)
+  bool pack_nodes = false;
+  bool least_loaded = false;  // CR_LLN
+};
+
+// OverSubscribe=NO|EXCLUSIVE|YES[:N]|FORCE[:N].
+struct OverSubscribe {
+  enum class Mode { kNo, kExclusive, kYes, kForce } mode = Mode::kNo;
+  int max_share = 1;
+};
+
+struct SchedulerParameters {
+  int64_t bf_window_minutes = 1440;
+  int64_t bf_resolution_seconds = 60;
+  int64_t bf_interval_seconds = 30;
+  bool bf_continue = false;
+  int64_t bf_max_job_test = 500;
+  int64_t bf_max_job_user = 0;  // 0: no limit
+  int64_t default_queue_depth = 100;
+  int64_t sched_min_interval_us = 2;
+  int64_t sched_interval_seconds = 60;
+  int64_t max_switch_wait_seconds = 300;
+  bool conservative = false;  // Drover: reserve every blocked job, not only the top one
+  int64_t bf_reservation_depth = 1;
+  std::map<std::string, std::string> other;  // accepted but without effect
+};
+
+struct ControllerHost {
+  std::string name;
+  std::string address;  // from "name(address)" or ControlAddr; empty: resolve name
+};
+
+// The cluster-wide keys of slurm.conf, with Slurm's defaults.
+struct ClusterSettings {
+  // cluster
+  std::string cluster_name;
+  std::vector<ControllerHost> controller_hosts;
+  int controller_port = 7817;  // SlurmctldPort
+  int agent_port = 7818;       // SlurmdPort
+  std::string state_save_location = "/var/spool/slurmctld";
+  std::string slurmd_spool_dir = "/var/spool/slurmd";
+  std::string slurm_user = "root";
+  std::string controller_log_file, agent_log_file;
+  std::string controller_debug = "info", agent_debug = "info";
+  std::string controller_pid_file = "/var/run/slurmctld.pid";
+  std::string agent_pid_file = "/var/run/slurmd.pid";
+  AuthType auth = AuthType::kMunge;
+
+  // resources and selection
+  SelectType select = SelectType::kConsTres;
+  ResourceSelection selection;
+  std::vector<std::string> gres_types;
+  TopologyKind topology = TopologyKind::kFlat;
+  std::vector<std::string> topology_params;
+  uint64_t def_mem_per_cpu_mb = 0, def_mem_per_gpu_mb = 0, def_mem_per_node_mb = 0;
+  uint64_t max_mem_per_cpu_mb = 0, max_mem_per_node_mb = 0;  // 0: unlimited
+  int64_t def_cpu_per_gpu = 0;
+  std::string proctrack_type = "proctrack/cgroup", task_plugin = "task/none";
+  std::string job_acct_gather_type = "jobacct_gather/none";
+  std::string job_acct_gather_frequency = "30";
+  std::string tmp_fs = "/tmp";
+
+  // scheduling and priority
+  SchedulerType scheduler = SchedulerType::kBackfill;
+  SchedulerParameters scheduler_params;
+  PriorityType priority = PriorityType::kBasic;
+  uint32_t weight_age = 0, weight_fairshare = 0, weight_job_size = 0, weight_partition = 0,
+           weight_qos = 0, weight_assoc = 0;
+  std::vector<std::pair<std::string, double>> weight_tres;  // PriorityWeightTRES
+  int64_t decay_half_life_seconds = 7 * 86400;              // 0: no decay
+  int64_t priority_max_age_seconds = 7 * 86400;
+  bool favor_small = false;
+  std::vector<std::string> priority_flags;  // upper case, e.g. NO_FAIR_TREE
+  int64_t priority_calc_period_seconds = 300;
+  UsageResetPeriod usage_reset = UsageResetPeriod::kNone;
+  PreemptType preempt = PreemptType::kNone;
+  PreemptMode preempt_mode;
+  int64_t preempt_exempt_seconds = 0;
+  uint64_t max_job_count = 10000;
+  uint64_t first_job_id = 1;
+  uint64_t max_array_size = 1001;
+  int64_t min_job_age_seconds = 300;
+  int64_t over_time_limit_minutes = 0;  // kUnlimitedSeconds for UNLIMITED
+  bool job_requeue = true;
+  int64_t kill_wait_seconds = 30;
+  int64_t inactive_limit_seconds = 0;
+  EnforcePartLimits enforce_part_limits = EnforcePartLimits::kNo;
+
+  // nodes, health, faults
+  std::string health_check_program;
+  int64_t health_check_interval_seconds = 0;
+  std::vector<std::string> health_check_node_state = {"ANY"};
+  std::string prolog, epilog;
+  std::vector<std::string> prolog_flags;
+  int64_t prolog_epilog_timeout_seconds = 0;  // 0: none
+  int64_t slurmd_timeout_seconds = 300;
+  int64_t slurmctld_timeout_seconds = 120;
+  int return_to_service = 0;
+  int64_t message_timeout_seconds = 10;
+  int64_t unkillable_step_timeout_seconds = 60;
+  int64_t resume_timeout_seconds = 60;
+
+  // accounting
+  std::string accounting_storage_type = "accounting_storage/none";
+  std::vector<std::string> accounting_storage_enforce;
+  std::vector<std::string> accounting_storage_tres;
+  std::string accounting_storage_host;
+  int accounting_storage_port = 6819;
+  std::string job_comp_type = "jobcomp/none";
+
+  bool fair_tree() const;  // priority/multifactor without NO_FAIR_TREE
+};
+
+struct GpuDevice {
+  std::string type;        // "h100"; empty when untyped
+  int index = 0;           // device index on its node (the N of /dev/nvidiaN)
+  std::string file;        // empty for emulated GPUs and NVML-discovered ones
+  std::vector<int> cores;  // cores local to this GPU (gres.conf Cores=); empty: any
+  std::vector<int> links;  // per GPU index on the node: NVLink count, -1 for itself
+  bool operator==(const GpuDevice&) const = default;
+};
+
+struct NodeConfig {
+  std::string name;
+  std::string hostname, address;  // NodeHostname, NodeAddr (default: the node's name)
+  int port = 0;                   // 0: the cluster's SlurmdPort
+  int boards = 1, sockets = 1, cores_per_socket = 1, threads_per_core = 1;
+  int cpus = 1;
+  uint64_t real_memory_mb = 1, tmp_disk_mb = 0, mem_spec_limit_mb = 0;
+  int core_spec_count = 0;
+  std::string cpu_spec_list;
+  int restricted_cores_per_gpu = 0;
+  std::vector<std::string> features;
+  uint32_t weight = 1;
+  std::vector<GresSpec> gres;    // as declared on the NodeName line
+  std::vector<GpuDevice> gpus;   // one per GPU, by device index
+  bool gpus_autodetect = false;  // gres.conf AutoDetect=nvml: discovered by the agent
+  std::string state = "UNKNOWN";
+  std::string reason;
+  SourceLocation defined_at;
+
+  int cores() const { return boards * sockets * cores_per_socket; }
+  uint64_t gpu_count() const;
+};
+
+struct PartitionConfig {
+  std::string name;
+  std::vector<int> nodes;        // indices into ClusterConfig::nodes, in configuration order
+  std::string nodes_expression;  // as written (for display)
+  bool is_default = false;
+  PartitionState state = PartitionState::kUp;
+  int64_t max_time_seconds = kUnlimitedSeconds;
+  std::optional<int64_t> default_time_seconds;  // unset: MaxTime
+  uint64_t max_nodes = kUnlimitedCount, min_nodes = 0;
+  uint64_t max_cpus_per_node = kUnlimitedCount;
+  uint32_t priority_tier = 1, priority_job_factor = 1;
+  std::optional<PreemptMode> preempt_mode;  // unset: the cluster's
+  int64_t grace_time_seconds = 0;
+  OverSubscribe over_subscribe;
+  bool exclusive_user = false, hidden = false, root_only = false, least_loaded = false;
+  std::vector<std::string> allow_accounts, deny_accounts, allow_groups, allow_qos, deny_qos;
+  std::string qos;
+  std::optional<uint64_t> def_mem_per_cpu_mb, def_mem_per_gpu_mb, max_mem_per_node_mb;
+  std::optional<int64_t> def_cpu_per_gpu;                       // unset: the cluster's DefCpuPerGPU
+  std::vector<std::pair<std::string, double>> billing_weights;  // TRESBillingWeights
+  SourceLocation defined_at;
+};
+
+struct SwitchConfig {
+  std::string name;
+  int level = 0;                   // 0 for leaves
+  int parent = -1;                 // index into Topology::switches, -1 for a root
+  std::vector<int> children;       // switch indices
+  std::vector<int> nodes;          // node indices directly attached (leaves)
+  std::vector<int> subtree_nodes;  // every node below, in configuration order
+  int64_t link_speed = 1;
+  SourceLocation defined_at;
+};
+
+struct BlockConfig {
+  std::string name;
+  std::vector<int> nodes;
+  SourceLocation defined_at;
+};
+
+struct TopologyConfig {
+  TopologyKind kind = TopologyKind::kFlat;
+  std::vector<SwitchConfig> switches;
+  std::vector<BlockConfig> blocks;
+  std::vector<int> block_sizes;  // BlockSizes, in nodes
+  std::vector<int> node_leaf;    // per node: leaf switch index or -1
+  std::vector<int> node_block;   // per node: block index or -1
+  int root = -1;                 // the single top switch, -1 when there is none or several
+};
+
+struct ClusterConfig {
+  std::string conf_path, gres_conf_path, topology_conf_path;  // empty when not read
+  ClusterSettings settings;
+  std::vector<NodeConfig> nodes;
+  std::vector<PartitionConfig> partitions;
+  TopologyConfig topology;
+
+  int FindNode(std::string_view name) const;  // -1 when unknown
+  // Indexes of the named nodes; names no NodeName line defines go to `unknown`.
+  std::vector<int> ResolveNodes(const std::vector<std::string>& names,
+                                std::vector<std::string>& unknown) const;
+  int FindPartition(std::string_view name) const;  // -1 when unknown
+  int DefaultPartition() const;                    // -1 when none is Default=YES
+
+  std::map<std::string, int> node_index;  // name -> index
+};
+
+struct ConfigLoad {
+  ClusterConfig config;
+  Diagnostics diagnostics;
+  bool ok() const { return !diagnostics.has_errors(); }
+};
+
+// Reads slurm.conf at `path` and the gres.conf and topology.conf beside it (when present, or
+// required by TopologyPlugin), then cross-checks them. Errors and warnings are collected, not
+// stopped at: an administrator sees every problem at once.
+ConfigLoad LoadClusterConfig(const std::string& path);
+
+// "node 'n5' is not defined by any NodeName line" or "nodes n[5-9] are not defined by ...".
+std::string UndefinedNodesMessage(const std::vector<std::string>& unknown);
+
+// The same from text in memory (files named slurm.conf, gres.conf, topology.conf; no Include):
+// for tests, fuzzing and the simulator's generated clusters.
+ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
+                                 const std::optional<std::string>& gres_conf = std::nullopt,
+                                 const std::optional<std::string>& topology_conf = std::nullopt);
+
+// The slurm.conf to use: `explicit_path` when given, else $DROVER_CONF, else $SLURM_CONF, else
+// /etc/slurm/slurm.conf.
+std::string ResolveConfPath(const std::string& explicit_path);
+
+}  // namespace drover

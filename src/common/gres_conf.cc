@@ -1,0 +1,285 @@
+// gres.conf lines to GpuDevice records on each node; see gres_conf.h.
+#include "common/gres_conf.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "common/documented_keys.h"
+#include "common/hostlist.h"
+
+namespace drover {
+namespace {
+
+struct GresLine {
+  std::vector<int> nodes;  // empty: every node
+  bool all_nodes = true;
+  std::string name, type, flags;
+  std::vector<std::string> files;
+  std::optional<uint64_t> count;
+  std::vector<int> cores;
+  std::vector<int> links;
+  bool has_links = false;
+  std::string autodetect;
+};
+
+// The device index of "/dev/nvidia3" is 3: the trailing number of the file name.
+std::optional<int> DeviceIndex(const std::string& file) {
+  size_t end = file.size(), start = end;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(file[start - 1]))) --start;
+  if (start == end) return std::nullopt;
+  auto number = ParseInt64(std::string_view(file).substr(start));
+  if (!number || *number > 1 << 20) return std::nullopt;
+  return static_cast<int>(*number);
+}
+
+Result<std::vector<int>> ParseLinks(std::string_view text) {
+  std::vector<int> links;
+  for (const std::string& item : Split(text, ',')) {
+    auto number = ParseInt64(Trim(item));
+    if (!number || *number < -1 || *number > 1 << 16)
+      return MakeError(
+          fmt::format("invalid Links '{}' (expected one number per GPU on the node: "
+                      "-1 for the GPU itself, 0 for no link, N for N NVLinks)",
+                      text));
+    links.push_back(static_cast<int>(*number));
+  }
+  return links;
+}
+
+// Reads one line's keys; false when it is unusable (reported).
+bool ReadLine(const ConfLine& line, const ClusterConfig& config, GresLine& out,
+              Diagnostics& diagnostics, KeyReporter& reporter) {
+  for (const ConfPair& pair : line.pairs) {
+    auto fail = [&](const std::string& message) {
+      diagnostics.Error(line.where, fmt::format("{}: {}", pair.key, message));
+      return false;
+    };
+    const std::string key = ToLower(pair.key);
+    if (key == "nodename") {
+      auto names = ExpandHostlist(pair.value);
+      if (!names) return fail(names.error());
+      out.all_nodes = false;
+      std::vector<std::string> unknown;
+      out.nodes = config.ResolveNodes(*names, unknown);
+      if (!unknown.empty()) return fail(UndefinedNodesMessage(unknown));
+    } else if (key == "name") {
+      out.name = pair.value;
+    } else if (key == "type") {
+      out.type = pair.value;
+    } else if (key == "file" || key == "multiplefiles") {
+      auto files = ExpandHostlist(pair.value);
+      if (!files) return fail(files.error());
+      if (key == "multiplefiles") files->resize(std::min<size_t>(files->size(), 1));
+      out.files = std::move(*files);
+    } else if (key == "count") {
+      auto count = ParseMemoryMB(pair.value);  // Slurm accepts K/M/G multipliers here
+      auto plain = ParseUint64(pair.value);
+      if (!plain && !count) return fail(fmt::format("invalid count '{}'", pair.value));
+      out.count = plain ? *plain : *count;
+    } else if (key == "cores") {
+      auto cores = ParseIndexList(pair.value);
+      if (!cores) return fail(cores.error());
+      out.cores = std::move(*cores);
+    } else if (key == "links") {
+      auto links = ParseLinks(pair.value);
+      if (!links) return fail(links.error());
+      out.links = std::move(*links);
+      out.has_links = true;
+    } else if (key == "flags") {
+      out.flags = pair.value;
+    } else if (key == "autodetect") {
+      out.autodetect = ToLower(pair.value);
+      if (out.autodetect != "off" && out.autodetect != "nvml" && out.autodetect != "nvidia" &&
+          out.autodetect != "rsmi" && out.autodetect != "oneapi" && out.autodetect != "nrt")
+        return fail(fmt::format("invalid value '{}' (expected off or nvml)", pair.value));
+    } else {
+      static const std::vector<std::string_view> implemented = {
+          "AutoDetect", "Cores",         "Count", "File",     "Flags",
+          "Links",      "MultipleFiles", "Name",  "NodeName", "Type"};
+      reporter.Report(diagnostics, line.where, pair.key, "gres.conf", implemented,
+                      GresConfDocumentedKeys());
+    }
+  }
+  return true;
+}
+
+Status CheckLine(const GresLine& gres, const NodeConfig& node) {
+  for (int core : gres.cores)
+    if (core >= node.cores())
+      return MakeError(
+          fmt::format("node {}: Cores= names core {} but the node has {} cores "
+                      "(0-{})",
+                      node.name, core, node.cores(), node.cores() - 1));
+  if (gres.has_links && gres.files.size() > 1)
+    return MakeError("Links= describes one GPU; write one line per GPU (File=/dev/nvidiaN)");
+  if (gres.count && !gres.files.empty() && *gres.count != gres.files.size())
+    return MakeError(
+        fmt::format("Count={} but File= names {} devices; drop Count or make them "
+                    "agree",
+                    *gres.count, gres.files.size()));
+  return OkStatus();
+}
+
+void AddGpus(const GresLine& gres, const SourceLocation& where, NodeConfig& node,
+             Diagnostics& diagnostics) {
+  if (Status ok = CheckLine(gres, node); !ok) {
+    diagnostics.Error(where, ok.error());
+    return;
+  }
+  std::vector<GpuDevice> added;
+  if (gres.files.empty()) {
+    int next = 0;
+    for (const GpuDevice& gpu : node.gpus) next = std::max(next, gpu.index + 1);
+    for (uint64_t i = 0; i < gres.count.value_or(1) && i < 4096; ++i)
+      added.push_back({gres.type, next + static_cast<int>(i), "", gres.cores, gres.links});
+  }
+  for (const std::string& file : gres.files) {
+    auto index = DeviceIndex(file);
+    if (!index) {
+      diagnostics.Error(where, fmt::format("File={}: a GPU device file must end in its index "
+                                           "(e.g. /dev/nvidia0)",
+                                           file));
+      return;
+    }
+    added.push_back({gres.type, *index, file, gres.cores, gres.links});
+  }
+  for (GpuDevice& gpu : added) {
+    for (const GpuDevice& existing : node.gpus) {
+      if (existing.index == gpu.index) {
+        diagnostics.Error(where,
+                          fmt::format("node {}: GPU {} is declared twice", node.name, gpu.index));
+        return;
+      }
+    }
+    node.gpus.push_back(std::move(gpu));
+  }
+}
+
+uint64_t DeclaredGpus(const NodeConfig& node, const std::string& type) {
+  uint64_t count = 0;
+  for (const GresSpec& gres : node.gres)
+    if (gres.name == "gpu" && (type.empty() || gres.type == type)) count += gres.count;
+  return count;
+}
+
+std::string DescribeDeclared(const NodeConfig& node) {
+  std::vector<GresSpec> gpus;
+  for (const GresSpec& gres : node.gres)
+    if (gres.name == "gpu") gpus.push_back(gres);
+  return gpus.empty() ? "no Gres=gpu" : "Gres=" + FormatGres(gpus);
+}
+
+// What is wrong with one node's GPUs, with "{}" standing for the node; empty when nothing is.
+std::vector<std::string> NodeGpuProblems(const NodeConfig& node) {
+  std::vector<std::string> problems;
+  uint64_t declared = DeclaredGpus(node, "");
+  if (declared != node.gpus.size()) {
+    problems.push_back(
+        fmt::format("{{}}: slurm.conf declares {} but gres.conf describes {} GPU{}; "
+                    "make them agree",
+                    DescribeDeclared(node), node.gpus.size(), node.gpus.size() == 1 ? "" : "s"));
+    return problems;
+  }
+  for (const GresSpec& gres : node.gres) {
+    if (gres.name != "gpu" || gres.type.empty()) continue;
+    auto described = std::count_if(node.gpus.begin(), node.gpus.end(),
+                                   [&](const GpuDevice& gpu) { return gpu.type == gres.type; });
+    if (static_cast<uint64_t>(described) != gres.count)
+      problems.push_back(
+          fmt::format("{{}}: slurm.conf declares {} {} GPUs but gres.conf "
+                      "describes {} of Type={}; make them agree",
+                      gres.count, gres.type, described, gres.type));
+  }
+  for (const GpuDevice& gpu : node.gpus) {
+    if (!gpu.links.empty() && gpu.links.size() != node.gpus.size())
+      problems.push_back(fmt::format("{{}}: GPU {} has Links= for {} GPUs but the node has {}",
+                                     gpu.index, gpu.links.size(), node.gpus.size()));
+  }
+  return problems;
+}
+
+}  // namespace
+
+Result<std::vector<int>> ParseIndexList(std::string_view text) {
+  std::vector<int> indexes;
+  auto expanded = ExpandHostlist(fmt::format("i[{}]", text), 1 << 20);
+  if (!expanded || Trim(text).empty())
+    return MakeError(fmt::format("invalid index list '{}' (expected e.g. 0-7 or 0-3,8-11)", text));
+  for (const std::string& item : *expanded) {
+    auto number = ParseInt64(std::string_view(item).substr(1));
+    if (!number || *number > 1 << 20)
+      return MakeError(
+          fmt::format("invalid index list '{}' (expected e.g. 0-7 or 0-3,8-11)", text));
+    indexes.push_back(static_cast<int>(*number));
+  }
+  return indexes;
+}
+
+void ApplyGresConf(const std::vector<ConfLine>& lines, ClusterConfig& config,
+                   Diagnostics& diagnostics, KeyReporter& reporter) {
+  std::string global_autodetect = "off";
+  std::vector<std::string> node_autodetect(config.nodes.size());  // per-node AutoDetect=
+  for (const ConfLine& line : lines) {
+    GresLine gres;
+    if (!ReadLine(line, config, gres, diagnostics, reporter)) continue;
+    if (gres.name.empty()) {
+      if (!gres.autodetect.empty() && gres.all_nodes) global_autodetect = gres.autodetect;
+      for (int index : gres.nodes) node_autodetect[index] = gres.autodetect;
+      if (!gres.autodetect.empty()) continue;
+      diagnostics.Error(line.where, "a GRES line needs Name= (e.g. Name=gpu)");
+      continue;
+    }
+    if (!gres.all_nodes && gres.nodes.empty()) continue;
+    std::vector<int> targets = gres.nodes;
+    if (gres.all_nodes)
+      for (size_t i = 0; i < config.nodes.size(); ++i) targets.push_back(static_cast<int>(i));
+    for (int index : targets) {
+      NodeConfig& node = config.nodes[index];
+      if (!gres.autodetect.empty()) node_autodetect[index] = gres.autodetect;
+      if (gres.name == "gpu") AddGpus(gres, line.where, node, diagnostics);
+    }
+  }
+  for (size_t i = 0; i < config.nodes.size(); ++i) {
+    const std::string& mode = node_autodetect[i].empty() ? global_autodetect : node_autodetect[i];
+    config.nodes[i].gpus_autodetect = mode != "off";
+  }
+  for (NodeConfig& node : config.nodes)
+    std::sort(node.gpus.begin(), node.gpus.end(),
+              [](const GpuDevice& a, const GpuDevice& b) { return a.index < b.index; });
+}
+
+void FinishGpus(ClusterConfig& config, Diagnostics& diagnostics) {
+  // The same problem on many nodes of one line is one error naming them all.
+  std::map<std::tuple<std::string, int, std::string>, std::vector<std::string>> problems;
+  for (NodeConfig& node : config.nodes) {
+    if (!node.gpus.empty()) {
+      for (std::string& problem : NodeGpuProblems(node)) {
+        problems[{node.defined_at.file, node.defined_at.line, std::move(problem)}].push_back(
+            node.name);
+      }
+      continue;
+    }
+    // Declared in slurm.conf only: emulated GPUs, or ones NVML will find on the node.
+    int index = 0;
+    for (const GresSpec& gres : node.gres) {
+      if (gres.name != "gpu") continue;
+      for (uint64_t i = 0; i < gres.count && index < 4096; ++i)
+        node.gpus.push_back({gres.type, index++, "", {}, {}});
+    }
+  }
+  for (const auto& [key, names] : problems) {
+    const auto& [file, line, problem] = key;
+    std::string who =
+        names.size() == 1 ? "node " + names.front() : "nodes " + CompressHostlist(names);
+    diagnostics.Error({file, line}, fmt::format(fmt::runtime(problem), who));
+  }
+}
+
+uint64_t NodeConfig::gpu_count() const {
+  return gpus.size();
+}
+
+}  // namespace drover

@@ -1,0 +1,124 @@
+// gres.conf: device files with ranges, types, core affinity and NVLink peers, emulated GPUs,
+// and the cross-checks against slurm.conf's Gres= counts.
+#include "common/gres_conf.h"
+
+#include <gtest/gtest.h>
+
+namespace drover {
+namespace {
+
+ConfigLoad Load(const std::string& nodes, const std::string& gres) {
+  return LoadClusterConfigText(
+      "ClusterName=t\nGresTypes=gpu\n" + nodes + "PartitionName=p Nodes=ALL Default=YES\n", gres);
+}
+
+std::string Messages(const std::vector<Diagnostic>& list) {
+  std::string out;
+  for (const Diagnostic& d : list) out += d.ToString() + "\n";
+  return out;
+}
+
+TEST(GresConf, DeviceFilesCoresAndLinks) {
+  ConfigLoad load =
+      Load("NodeName=g[1-2] Sockets=2 CoresPerSocket=4 Gres=gpu:h100:4\n",
+           "AutoDetect=off\n"
+           "NodeName=g[1-2] Name=gpu Type=h100 File=/dev/nvidia0 Cores=0-3 Links=-1,2,0,0\n"
+           "NodeName=g[1-2] Name=gpu Type=h100 File=/dev/nvidia1 Cores=0-3 Links=2,-1,0,0\n"
+           "NodeName=g[1-2] Name=gpu Type=h100 File=/dev/nvidia[2-3] Cores=4-7\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const NodeConfig& node = load.config.nodes[1];
+  ASSERT_EQ(node.gpus.size(), 4u);
+  EXPECT_EQ(node.gpus[0].file, "/dev/nvidia0");
+  EXPECT_EQ(node.gpus[0].links, (std::vector<int>{-1, 2, 0, 0}));
+  EXPECT_EQ(node.gpus[1].cores, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(node.gpus[3].index, 3);
+  EXPECT_EQ(node.gpus[3].cores, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(node.gpus[3].type, "h100");
+  EXPECT_FALSE(node.gpus_autodetect);
+}
+
+TEST(GresConf, EmulatedGpusHaveNoFiles) {
+  ConfigLoad load = Load("NodeName=e1 CPUs=16 Gres=gpu:8\n",
+                         "Name=gpu Count=4 Cores=0-7\nName=gpu Count=4 Cores=8-15\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const NodeConfig& node = load.config.nodes[0];
+  ASSERT_EQ(node.gpus.size(), 8u);
+  EXPECT_EQ(node.gpus[5].index, 5);
+  EXPECT_EQ(node.gpus[5].file, "");
+  EXPECT_EQ(node.gpus[5].cores.front(), 8);
+}
+
+TEST(GresConf, WithoutGresConfTheDeclaredGpusAreEmulated) {
+  ConfigLoad load =
+      LoadClusterConfigText("ClusterName=t\nGresTypes=gpu\nNodeName=e1 Gres=gpu:a100:2,gpu:t4:1\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const auto& gpus = load.config.nodes[0].gpus;
+  ASSERT_EQ(gpus.size(), 3u);
+  EXPECT_EQ(gpus[1].type, "a100");
+  EXPECT_EQ(gpus[2].type, "t4");
+  EXPECT_EQ(gpus[2].index, 2);
+}
+
+TEST(GresConf, AutoDetectMarksNodes) {
+  ConfigLoad load = Load("NodeName=g1 Gres=gpu:8\n", "AutoDetect=nvml\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_TRUE(load.config.nodes[0].gpus_autodetect);
+  EXPECT_EQ(load.config.nodes[0].gpus.size(), 8u);
+
+  ConfigLoad mixed =
+      Load("NodeName=g[1-2] Gres=gpu:8\n", "AutoDetect=nvml\nNodeName=g2 AutoDetect=off\n");
+  ASSERT_TRUE(mixed.ok()) << Messages(mixed.diagnostics.errors());
+  EXPECT_TRUE(mixed.config.nodes[0].gpus_autodetect);
+  EXPECT_FALSE(mixed.config.nodes[1].gpus_autodetect);
+}
+
+TEST(GresConf, Errors) {
+  struct Case {
+    std::string nodes, gres, errors;
+  } cases[] = {
+      {"NodeName=g1 Gres=gpu:8\n", "NodeName=g1 Name=gpu File=/dev/nvidia[0-3]\n",
+       "slurm.conf:3: node g1: slurm.conf declares Gres=gpu:8 but gres.conf describes 4 GPUs; "
+       "make them agree\n"},
+      {"NodeName=g1\n", "NodeName=g1 Name=gpu File=/dev/nvidia0\n",
+       "slurm.conf:3: node g1: slurm.conf declares no Gres=gpu but gres.conf describes 1 GPU; "
+       "make them agree\n"},
+      {"NodeName=g1 Gres=gpu:h100:2\n", "NodeName=g1 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n",
+       "slurm.conf:3: node g1: slurm.conf declares 2 h100 GPUs but gres.conf describes 0 of "
+       "Type=h100; make them agree\n"},
+      {"NodeName=g1 Gres=gpu:1\n", "NodeName=g9 Name=gpu File=/dev/nvidia0\n",
+       "gres.conf:1: NodeName: node 'g9' is not defined by any NodeName line\n"},
+      {"NodeName=g1 CPUs=4 Gres=gpu:1\n", "NodeName=g1 Name=gpu File=/dev/nvidia0 Cores=0-7\n",
+       "gres.conf:1: node g1: Cores= names core 4 but the node has 4 cores (0-3)\n"},
+      {"NodeName=g1 Gres=gpu:2\n", "NodeName=g1 Name=gpu File=/dev/nvidia[0-1] Links=-1,4\n",
+       "gres.conf:1: Links= describes one GPU; write one line per GPU (File=/dev/nvidiaN)\n"},
+      {"NodeName=g1 Gres=gpu:2\n",
+       "NodeName=g1 Name=gpu File=/dev/nvidia0 Links=-1\nNodeName=g1 Name=gpu File=/dev/nvidia1\n",
+       "slurm.conf:3: node g1: GPU 0 has Links= for 1 GPUs but the node has 2\n"},
+      {"NodeName=g1 Gres=gpu:2\n", "NodeName=g1 Name=gpu File=/dev/nvidia[0-1] Count=3\n",
+       "gres.conf:1: Count=3 but File= names 2 devices; drop Count or make them agree\n"},
+      {"NodeName=g1 Gres=gpu:2\n",
+       "NodeName=g1 Name=gpu File=/dev/nvidia0\n"
+       "NodeName=g1 Name=gpu File=/dev/nvidia0\n",
+       "gres.conf:2: node g1: GPU 0 is declared twice\n"
+       "slurm.conf:3: node g1: slurm.conf declares Gres=gpu:2 but gres.conf describes 1 GPU; "
+       "make them agree\n"},
+      {"NodeName=g1 Gres=gpu:1\n", "NodeName=g1 File=/dev/nvidia0\n",
+       "gres.conf:1: a GRES line needs Name= (e.g. Name=gpu)\n"},
+      {"NodeName=g1 Gres=gpu:1\n", "AutoDetect=magic\n",
+       "gres.conf:1: AutoDetect: invalid value 'magic' (expected off or nvml)\n"},
+  };
+  for (const Case& c : cases) {
+    ConfigLoad load = Load(c.nodes, c.gres);
+    EXPECT_EQ(Messages(load.diagnostics.errors()), c.errors) << c.gres;
+  }
+}
+
+TEST(GresConf, IndexLists) {
+  EXPECT_EQ(*ParseIndexList("0-3,8"), (std::vector<int>{0, 1, 2, 3, 8}));
+  EXPECT_EQ(ParseIndexList("3-1").error(),
+            "invalid index list '3-1' (expected e.g. 0-7 or 0-3,8-11)");
+  EXPECT_EQ(ParseIndexList("").error(), "invalid index list '' (expected e.g. 0-7 or 0-3,8-11)");
+}
+
+}  // namespace
+}  // namespace drover

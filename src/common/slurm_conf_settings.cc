@@ -1,0 +1,343 @@
+// The cluster-wide keys of slurm.conf: one table row per key of CONFIG_KEYS.md, each parsing
+// its value with Slurm's meaning into ClusterSettings. Keys Slurm documents but Drover does not
+// act on are reported by slurm_conf.cc, not here.
+#include <fmt/format.h>
+
+#include "common/slurm_conf.h"
+#include "common/tres.h"
+
+namespace drover {
+namespace {
+
+using S = ClusterSettings;
+using namespace conf;  // NOLINT: the setter builders read best unqualified in the table
+
+SetResult SetControllerHost(S& s, std::string_view value) {
+  // "name" or "name(address)"; each SlurmctldHost line adds a backup controller.
+  ControllerHost host;
+  size_t open = value.find('(');
+  if (open == std::string_view::npos) {
+    host.name = std::string(value);
+  } else {
+    if (value.back() != ')') return Invalid(value, "expected NAME or NAME(ADDRESS)");
+    host.name = std::string(value.substr(0, open));
+    host.address = std::string(value.substr(open + 1, value.size() - open - 2));
+  }
+  if (host.name.empty()) return Invalid(value, "expected NAME or NAME(ADDRESS)");
+  s.controller_hosts.push_back(std::move(host));
+  return std::nullopt;
+}
+
+SetResult SetControlAddr(S& s, std::string_view value) {
+  if (s.controller_hosts.empty()) s.controller_hosts.push_back({std::string(value), ""});
+  s.controller_hosts.front().address = std::string(value);
+  return std::nullopt;
+}
+
+// SlurmctldPort may be a range ("6817-6818"); the controller listens on the first.
+SetResult SetPort(int S::*member, std::string_view value, S& s) {
+  std::string_view first = value.substr(0, value.find('-'));
+  auto port = ParseInt64(first);
+  if (!port || *port < 1 || *port > 65535) return Invalid(value, "expected a port from 1 to 65535");
+  s.*member = static_cast<int>(*port);
+  return std::nullopt;
+}
+
+SetResult SetSelectParameters(S& s, std::string_view value) {
+  ResourceSelection selection;
+  selection.memory = false;
+  using Unit = ResourceSelection::Unit;
+  static const std::vector<std::tuple<std::string_view, Unit, bool>> kUnits = {
+      {"CR_CPU", Unit::kCpu, false},       {"CR_CPU_Memory", Unit::kCpu, true},
+      {"CR_Core", Unit::kCore, false},     {"CR_Core_Memory", Unit::kCore, true},
+      {"CR_Socket", Unit::kSocket, false}, {"CR_Socket_Memory", Unit::kSocket, true},
+      {"CR_Board", Unit::kBoard, false},   {"CR_Board_Memory", Unit::kBoard, true},
+      {"CR_Memory", Unit::kMemory, true},
+  };
+  for (const std::string& item : Split(value, ',')) {
+    std::string_view option = Trim(item);
+    bool known = false;
+    for (const auto& [name, unit, memory] : kUnits) {
+      if (EqualsIgnoreCase(option, name)) {
+        selection.unit = unit;
+        selection.memory = memory;
+        known = true;
+      }
+    }
+    if (EqualsIgnoreCase(option, "CR_Pack_Nodes")) selection.pack_nodes = known = true;
+    if (EqualsIgnoreCase(option, "CR_LLN")) selection.least_loaded = known = true;
+    // Options that refine task layout but not what is allocated.
+    for (std::string_view accepted : {"CR_ONE_TASK_PER_CORE", "CR_CORE_DEFAULT_DIST_BLOCK",
+                                      "CR_OTHER_CONS_RES", "CR_OTHER_CONS_TRES"})
+      if (EqualsIgnoreCase(option, accepted)) known = true;
+    if (!known)
+      return Invalid(option,
+                     "expected CR_Core, CR_Core_Memory, CR_CPU, CR_CPU_Memory, "
+                     "CR_Socket, CR_Memory, CR_Pack_Nodes or CR_LLN");
+  }
+  s.selection = selection;
+  return std::nullopt;
+}
+
+SetResult SetSchedulerParameters(S& s, std::string_view value) {
+  SchedulerParameters params;
+  struct IntOption {
+    std::string_view name;
+    int64_t SchedulerParameters::*member;
+    int64_t min;
+  };
+  static const IntOption kIntOptions[] = {
+      {"bf_window", &SchedulerParameters::bf_window_minutes, 1},
+      {"bf_resolution", &SchedulerParameters::bf_resolution_seconds, 1},
+      {"bf_interval", &SchedulerParameters::bf_interval_seconds, -1},
+      {"bf_max_job_test", &SchedulerParameters::bf_max_job_test, 1},
+      {"bf_max_job_user", &SchedulerParameters::bf_max_job_user, 0},
+      {"default_queue_depth", &SchedulerParameters::default_queue_depth, 0},
+      {"sched_min_interval", &SchedulerParameters::sched_min_interval_us, 0},
+      {"sched_interval", &SchedulerParameters::sched_interval_seconds, -1},
+      {"max_switch_wait", &SchedulerParameters::max_switch_wait_seconds, 0},
+      {"bf_reservation_depth", &SchedulerParameters::bf_reservation_depth, 1},
+  };
+  for (const std::string& item : Split(value, ',')) {
+    std::string_view option = Trim(item);
+    if (option.empty()) continue;
+    size_t eq = option.find('=');
+    std::string name = ToLower(option.substr(0, eq));
+    std::string_view argument = eq == std::string_view::npos ? "" : option.substr(eq + 1);
+    if (name == "bf_continue") {
+      params.bf_continue = true;
+      continue;
+    }
+    if (name == "bf_conservative" || name == "drover_conservative") {
+      params.conservative = true;
+      continue;
+    }
+    bool matched = false;
+    for (const IntOption& known : kIntOptions) {
+      if (name != known.name) continue;
+      auto number = ParseInt64(argument);
+      if (!number || *number < known.min)
+        return fmt::format(
+            "invalid SchedulerParameters option '{}' (expected {}=NUMBER, at "
+            "least {})",
+            option, known.name, known.min);
+      params.*known.member = *number;
+      matched = true;
+    }
+    if (!matched) params.other[name] = std::string(argument);
+  }
+  s.scheduler_params = std::move(params);
+  return std::nullopt;
+}
+
+SetResult SetWeightTres(S& s, std::string_view value) {
+  auto weights = ParseTresWeights(value);
+  if (!weights) return weights.error();
+  s.weight_tres = std::move(*weights);
+  return std::nullopt;
+}
+
+SetResult SetPreemptModeKey(S& s, std::string_view value) {
+  auto mode = ParsePreemptMode(value);
+  if (!mode)
+    return Invalid(value,
+                   "expected OFF, CANCEL, REQUEUE or SUSPEND, optionally with "
+                   ",GANG or ,WITHIN");
+  s.preempt_mode = *mode;
+  return std::nullopt;
+}
+
+// OverTimeLimit is in minutes, or UNLIMITED.
+SetResult SetOverTimeLimit(S& s, std::string_view value) {
+  if (EqualsIgnoreCase(value, "UNLIMITED") || EqualsIgnoreCase(value, "INFINITE")) {
+    s.over_time_limit_minutes = kUnlimitedSeconds;
+    return std::nullopt;
+  }
+  auto minutes = ParseInt64(value);
+  if (!minutes || *minutes < 0) return Invalid(value, "expected minutes or UNLIMITED");
+  s.over_time_limit_minutes = *minutes;
+  return std::nullopt;
+}
+
+SetResult SetJobRequeue(S& s, std::string_view value) {
+  auto number = ParseInt64(value);
+  if (!number || (*number != 0 && *number != 1)) return Invalid(value, "expected 0 or 1");
+  s.job_requeue = *number == 1;
+  return std::nullopt;
+}
+
+std::vector<ConfField<S>> BuildFields() {
+  std::vector<ConfField<S>> f = {
+      // cluster
+      {"ClusterName", String(&S::cluster_name)},
+      {"SlurmctldHost", SetControllerHost},
+      {"ControlMachine", SetControllerHost},
+      {"ControlAddr", SetControlAddr},
+      {"SlurmctldPort",
+       [](S& s, std::string_view v) { return SetPort(&S::controller_port, v, s); }},
+      {"SlurmdPort", [](S& s, std::string_view v) { return SetPort(&S::agent_port, v, s); }},
+      {"StateSaveLocation", String(&S::state_save_location)},
+      {"SlurmdSpoolDir", String(&S::slurmd_spool_dir)},
+      {"SlurmUser", String(&S::slurm_user)},
+      {"SlurmctldLogFile", String(&S::controller_log_file)},
+      {"SlurmdLogFile", String(&S::agent_log_file)},
+      {"SlurmctldDebug", String(&S::controller_debug)},
+      {"SlurmdDebug", String(&S::agent_debug)},
+      {"SlurmctldPidFile", String(&S::controller_pid_file)},
+      {"SlurmdPidFile", String(&S::agent_pid_file)},
+      {"AuthType", Choice(&S::auth,
+                          {{"auth/munge", AuthType::kMunge},
+                           {"auth/slurm", AuthType::kHmac},
+                           {"auth/drover", AuthType::kHmac}},
+                          "expected auth/munge or auth/slurm")},
+      // resources and selection
+      {"SelectType", Choice(&S::select,
+                            {{"select/cons_tres", SelectType::kConsTres},
+                             {"select/cons_res", SelectType::kConsTres},
+                             {"select/linear", SelectType::kLinear}},
+                            "expected select/cons_tres or select/linear")},
+      {"SelectTypeParameters", SetSelectParameters},
+      {"GresTypes", List(&S::gres_types)},
+      {"TopologyPlugin", Choice(&S::topology,
+                                {{"topology/tree", TopologyKind::kTree},
+                                 {"topology/block", TopologyKind::kBlock},
+                                 {"topology/flat", TopologyKind::kFlat},
+                                 {"topology/default", TopologyKind::kFlat},
+                                 {"topology/none", TopologyKind::kFlat}},
+                                "expected topology/tree, topology/block or topology/flat")},
+      {"TopologyParam", List(&S::topology_params)},
+      {"DefMemPerCPU", Memory(&S::def_mem_per_cpu_mb)},
+      {"DefMemPerGPU", Memory(&S::def_mem_per_gpu_mb)},
+      {"DefMemPerNode", Memory(&S::def_mem_per_node_mb)},
+      {"DefCpuPerGPU", Integer(&S::def_cpu_per_gpu, 0, 1 << 20)},
+      {"MaxMemPerCPU", Memory(&S::max_mem_per_cpu_mb)},
+      {"MaxMemPerNode", Memory(&S::max_mem_per_node_mb)},
+      {"ProctrackType", String(&S::proctrack_type)},
+      {"TaskPlugin", String(&S::task_plugin)},
+      {"JobAcctGatherType", String(&S::job_acct_gather_type)},
+      {"JobAcctGatherFrequency", String(&S::job_acct_gather_frequency)},
+      {"TmpFS", String(&S::tmp_fs)},
+      // scheduling and priority
+      {"SchedulerType", Choice(&S::scheduler,
+                               {{"sched/backfill", SchedulerType::kBackfill},
+                                {"sched/builtin", SchedulerType::kBuiltin}},
+                               "expected sched/backfill or sched/builtin")},
+      {"SchedulerParameters", SetSchedulerParameters},
+      {"PriorityType", Choice(&S::priority,
+                              {{"priority/basic", PriorityType::kBasic},
+                               {"priority/multifactor", PriorityType::kMultifactor}},
+                              "expected priority/multifactor or priority/basic")},
+      {"PriorityWeightAge", Integer(&S::weight_age, 0, UINT32_MAX)},
+      {"PriorityWeightFairshare", Integer(&S::weight_fairshare, 0, UINT32_MAX)},
+      {"PriorityWeightJobSize", Integer(&S::weight_job_size, 0, UINT32_MAX)},
+      {"PriorityWeightPartition", Integer(&S::weight_partition, 0, UINT32_MAX)},
+      {"PriorityWeightQOS", Integer(&S::weight_qos, 0, UINT32_MAX)},
+      {"PriorityWeightAssoc", Integer(&S::weight_assoc, 0, UINT32_MAX)},
+      {"PriorityWeightTRES", SetWeightTres},
+      {"PriorityDecayHalfLife", Duration(&S::decay_half_life_seconds)},
+      {"PriorityMaxAge", Duration(&S::priority_max_age_seconds)},
+      {"PriorityFavorSmall", Bool(&S::favor_small)},
+      {"PriorityFlags", List(&S::priority_flags, /*upper=*/true)},
+      {"PriorityCalcPeriod", Duration(&S::priority_calc_period_seconds)},
+      {"PriorityUsageResetPeriod",
+       Choice(&S::usage_reset, {{"NONE", UsageResetPeriod::kNone},
+                                {"NOW", UsageResetPeriod::kNow},
+                                {"DAILY", UsageResetPeriod::kDaily},
+                                {"WEEKLY", UsageResetPeriod::kWeekly},
+                                {"MONTHLY", UsageResetPeriod::kMonthly},
+                                {"QUARTERLY", UsageResetPeriod::kQuarterly},
+                                {"YEARLY", UsageResetPeriod::kYearly}})},
+      {"PreemptType", Choice(&S::preempt,
+                             {{"preempt/none", PreemptType::kNone},
+                              {"preempt/partition_prio", PreemptType::kPartitionPriority},
+                              {"preempt/qos", PreemptType::kQos}},
+                             "expected preempt/none, preempt/partition_prio or preempt/qos")},
+      {"PreemptMode", SetPreemptModeKey},
+      {"PreemptExemptTime", Duration(&S::preempt_exempt_seconds)},
+      {"MaxJobCount", Integer(&S::max_job_count, 1, INT64_MAX)},
+      {"FirstJobId", Integer(&S::first_job_id, 1, 0x03FFFFFF)},
+      {"MaxArraySize", Integer(&S::max_array_size, 0, 4000001)},
+      {"MinJobAge", Integer(&S::min_job_age_seconds, 0, UINT32_MAX)},
+      {"OverTimeLimit", SetOverTimeLimit},
+      {"JobRequeue", SetJobRequeue},
+      {"KillWait", Integer(&S::kill_wait_seconds, 0, 65533)},
+      {"InactiveLimit", Integer(&S::inactive_limit_seconds, 0, 65533)},
+      {"EnforcePartLimits", Choice(&S::enforce_part_limits, {{"NO", EnforcePartLimits::kNo},
+                                                             {"YES", EnforcePartLimits::kAny},
+                                                             {"ANY", EnforcePartLimits::kAny},
+                                                             {"ALL", EnforcePartLimits::kAll}})},
+      // nodes, health, faults
+      {"HealthCheckProgram", String(&S::health_check_program)},
+      {"HealthCheckInterval", Integer(&S::health_check_interval_seconds, 0, UINT32_MAX)},
+      {"HealthCheckNodeState", List(&S::health_check_node_state, /*upper=*/true)},
+      {"Prolog", String(&S::prolog)},
+      {"Epilog", String(&S::epilog)},
+      {"PrologFlags", List(&S::prolog_flags, /*upper=*/true)},
+      {"PrologEpilogTimeout", Integer(&S::prolog_epilog_timeout_seconds, 0, 65535)},
+      {"SlurmdTimeout", Integer(&S::slurmd_timeout_seconds, 0, 65533)},
+      {"SlurmctldTimeout", Integer(&S::slurmctld_timeout_seconds, 0, 65533)},
+      {"ReturnToService", Integer(&S::return_to_service, 0, 2)},
+      {"MessageTimeout", Integer(&S::message_timeout_seconds, 1, 65533)},
+      {"UnkillableStepTimeout", Integer(&S::unkillable_step_timeout_seconds, 0, 65533)},
+      {"ResumeTimeout", Integer(&S::resume_timeout_seconds, 0, 65533)},
+      // accounting
+      {"AccountingStorageType", String(&S::accounting_storage_type)},
+      {"AccountingStorageEnforce", List(&S::accounting_storage_enforce)},
+      {"AccountingStorageTRES", List(&S::accounting_storage_tres)},
+      {"AccountingStorageHost", String(&S::accounting_storage_host)},
+      {"AccountingStoragePort", Integer(&S::accounting_storage_port, 1, 65535)},
+      {"JobCompType", String(&S::job_comp_type)},
+  };
+  return f;
+}
+
+}  // namespace
+
+const std::vector<ConfField<ClusterSettings>>& ClusterSettingsFields() {
+  static const std::vector<ConfField<ClusterSettings>> fields = BuildFields();
+  return fields;
+}
+
+std::optional<PreemptMode> ParsePreemptMode(std::string_view value) {
+  PreemptMode mode;
+  bool base_seen = false;
+  for (const std::string& item : Split(value, ',')) {
+    std::string_view word = Trim(item);
+    using Base = PreemptMode::Base;
+    std::optional<Base> base;
+    if (EqualsIgnoreCase(word, "OFF")) base = Base::kOff;
+    if (EqualsIgnoreCase(word, "CANCEL")) base = Base::kCancel;
+    if (EqualsIgnoreCase(word, "REQUEUE")) base = Base::kRequeue;
+    if (EqualsIgnoreCase(word, "SUSPEND")) base = Base::kSuspend;
+    if (base) {
+      if (base_seen) return std::nullopt;
+      mode.base = *base;
+      base_seen = true;
+    } else if (EqualsIgnoreCase(word, "GANG")) {
+      mode.gang = true;
+    } else if (EqualsIgnoreCase(word, "WITHIN")) {
+      mode.within = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return mode;
+}
+
+std::string FormatPreemptMode(const PreemptMode& mode) {
+  static constexpr std::string_view kNames[] = {"OFF", "CANCEL", "REQUEUE", "SUSPEND"};
+  std::string out(kNames[static_cast<int>(mode.base)]);
+  if (mode.gang) out += mode.base == PreemptMode::Base::kOff ? "GANG" : ",GANG";
+  if (mode.base == PreemptMode::Base::kOff && mode.gang) out = "GANG";
+  if (mode.within) out += ",WITHIN";
+  return out;
+}
+
+bool ClusterSettings::fair_tree() const {
+  if (priority != PriorityType::kMultifactor) return false;
+  for (const std::string& flag : priority_flags)
+    if (flag == "NO_FAIR_TREE") return false;
+  return true;
+}
+
+}  // namespace drover

@@ -1,0 +1,237 @@
+// slurm.conf: cluster keys with Slurm's defaults, NodeName and PartitionName lines with their
+// DEFAULT lines, and every kind of bad input with the message an administrator sees.
+#include "common/slurm_conf.h"
+
+#include <gtest/gtest.h>
+
+#include "common/cluster_config.h"
+
+namespace drover {
+namespace {
+
+constexpr const char* kBase = "ClusterName=t\nGresTypes=gpu\n";
+
+ConfigLoad Load(const std::string& body) {
+  return LoadClusterConfigText(kBase + body);
+}
+
+// With a node and a default partition after `body`, so only what `body` gets wrong is reported.
+ConfigLoad LoadComplete(const std::string& body) {
+  return Load(body + "NodeName=zz\nPartitionName=zz Nodes=zz Default=YES\n");
+}
+
+std::string Messages(const std::vector<Diagnostic>& list) {
+  std::string out;
+  for (const Diagnostic& d : list) out += d.ToString() + "\n";
+  return out;
+}
+
+TEST(SlurmConf, DefaultsAreSlurms) {
+  ConfigLoad load = Load("NodeName=n1\nPartitionName=p Nodes=n1\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const ClusterSettings& s = load.config.settings;
+  EXPECT_EQ(s.kill_wait_seconds, 30);
+  EXPECT_EQ(s.min_job_age_seconds, 300);
+  EXPECT_EQ(s.max_array_size, 1001u);
+  EXPECT_EQ(s.max_job_count, 10000u);
+  EXPECT_EQ(s.slurmd_timeout_seconds, 300);
+  EXPECT_EQ(s.decay_half_life_seconds, 7 * 86400);
+  EXPECT_EQ(s.priority, PriorityType::kBasic);
+  EXPECT_EQ(s.select, SelectType::kConsTres);
+  EXPECT_EQ(s.topology, TopologyKind::kFlat);
+  EXPECT_TRUE(s.job_requeue);
+  EXPECT_EQ(s.scheduler_params.bf_window_minutes, 1440);
+  const NodeConfig& node = load.config.nodes[0];
+  EXPECT_EQ(node.cpus, 1);
+  EXPECT_EQ(node.real_memory_mb, 1u);
+  EXPECT_EQ(node.weight, 1u);
+  const PartitionConfig& p = load.config.partitions[0];
+  EXPECT_EQ(p.max_time_seconds, kUnlimitedSeconds);
+  EXPECT_EQ(p.priority_tier, 1u);
+  EXPECT_FALSE(p.default_time_seconds.has_value());
+}
+
+TEST(SlurmConf, ClusterKeysAreCaseInsensitiveAndTyped) {
+  ConfigLoad load = Load(
+      "killwait=45\nSLURMDTIMEOUT=120\nPriorityType=priority/multifactor\n"
+      "PriorityDecayHalfLife=2-12:00:00\nPriorityMaxAge=1-0\nPriorityWeightFairshare=10000\n"
+      "PriorityWeightTRES=CPU=1,GRES/gpu=100\nSelectTypeParameters=CR_CPU_Memory,CR_Pack_Nodes\n"
+      "SchedulerParameters=bf_window=10080,bf_resolution=300,bf_continue,max_switch_wait=600\n"
+      "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nOverTimeLimit=UNLIMITED\n"
+      "EnforcePartLimits=YES\nDefMemPerGPU=16G\nSlurmctldHost=head1(10.0.0.1)\n"
+      "SlurmctldHost=head2\nSlurmctldPort=6817-6818\nPriorityFlags=no_fair_tree\n"
+      "NodeName=n1\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const ClusterSettings& s = load.config.settings;
+  EXPECT_EQ(s.kill_wait_seconds, 45);
+  EXPECT_EQ(s.slurmd_timeout_seconds, 120);
+  EXPECT_EQ(s.decay_half_life_seconds, 2 * 86400 + 12 * 3600);
+  EXPECT_EQ(s.priority_max_age_seconds, 86400);
+  EXPECT_EQ(s.weight_fairshare, 10000u);
+  ASSERT_EQ(s.weight_tres.size(), 2u);
+  EXPECT_EQ(s.weight_tres[1].first, "gres/gpu");
+  EXPECT_EQ(s.selection.unit, ResourceSelection::Unit::kCpu);
+  EXPECT_TRUE(s.selection.memory);
+  EXPECT_TRUE(s.selection.pack_nodes);
+  EXPECT_EQ(s.scheduler_params.bf_window_minutes, 10080);
+  EXPECT_EQ(s.scheduler_params.bf_resolution_seconds, 300);
+  EXPECT_TRUE(s.scheduler_params.bf_continue);
+  EXPECT_EQ(s.scheduler_params.max_switch_wait_seconds, 600);
+  EXPECT_EQ(s.preempt, PreemptType::kPartitionPriority);
+  EXPECT_EQ(s.preempt_mode.base, PreemptMode::Base::kSuspend);
+  EXPECT_TRUE(s.preempt_mode.gang);
+  EXPECT_EQ(s.over_time_limit_minutes, kUnlimitedSeconds);
+  EXPECT_EQ(s.enforce_part_limits, EnforcePartLimits::kAny);
+  EXPECT_EQ(s.def_mem_per_gpu_mb, 16384u);
+  ASSERT_EQ(s.controller_hosts.size(), 2u);
+  EXPECT_EQ(s.controller_hosts[0].address, "10.0.0.1");
+  EXPECT_EQ(s.controller_hosts[1].name, "head2");
+  EXPECT_EQ(s.controller_port, 6817);
+  EXPECT_FALSE(s.fair_tree());
+}
+
+TEST(SlurmConf, NodeCpuLayoutFollowsSlurm) {
+  struct Case {
+    std::string line;
+    int cpus, sockets, cores, threads;
+  } cases[] = {
+      {"NodeName=n1 CPUs=8", 8, 8, 1, 1},
+      {"NodeName=n1 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2", 32, 2, 8, 2},
+      {"NodeName=n1 CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2", 16, 2, 8, 2},
+      {"NodeName=n1 Boards=2 SocketsPerBoard=2 CoresPerSocket=4", 16, 2, 4, 1},
+      {"NodeName=n1 Boards=2 Sockets=4 CoresPerSocket=4", 16, 2, 4, 1},
+  };
+  for (const Case& c : cases) {
+    ConfigLoad load = Load(c.line + "\n");
+    ASSERT_TRUE(load.ok()) << c.line << Messages(load.diagnostics.errors());
+    const NodeConfig& node = load.config.nodes[0];
+    EXPECT_EQ(node.cpus, c.cpus) << c.line;
+    EXPECT_EQ(node.sockets, c.sockets) << c.line;
+    EXPECT_EQ(node.cores_per_socket, c.cores) << c.line;
+    EXPECT_EQ(node.threads_per_core, c.threads) << c.line;
+  }
+  ConfigLoad mismatch = LoadComplete("NodeName=n1 CPUs=10 Sockets=2 CoresPerSocket=4\n");
+  EXPECT_EQ(Messages(mismatch.diagnostics.warnings()),
+            "slurm.conf:3: node n1: CPUs=10 does not match Sockets x CoresPerSocket x "
+            "ThreadsPerCore = 8; using 8\n");
+  EXPECT_EQ(mismatch.config.nodes[0].cpus, 8);
+}
+
+TEST(SlurmConf, NodeLinesAsLargeSitesWriteThem) {
+  ConfigLoad load = Load(
+      "NodeName=DEFAULT Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=2000000 \\\n"
+      "  Gres=gpu:h100:8 Features=h100,ib\n"
+      "NodeName=DEFAULT Weight=10\n"
+      "NodeName=gpu[001-004] NodeAddr=10.1.0.[1-4] Port=7001-7004\n"
+      "NodeName=gpu[005-006] Features=h100,ib,big RealMemory=4T State=DRAIN Reason=\"new "
+      "hardware\"\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  ASSERT_EQ(load.config.nodes.size(), 6u);
+  const NodeConfig& first = load.config.nodes[0];
+  EXPECT_EQ(first.name, "gpu001");
+  EXPECT_EQ(first.address, "10.1.0.1");
+  EXPECT_EQ(first.hostname, "gpu001");
+  EXPECT_EQ(first.port, 7001);
+  EXPECT_EQ(load.config.nodes[3].port, 7004);
+  EXPECT_EQ(first.cpus, 224);
+  EXPECT_EQ(first.weight, 10u);
+  EXPECT_EQ(first.gpus.size(), 8u);
+  EXPECT_EQ(first.gpus[7].index, 7);
+  EXPECT_EQ(first.gpus[0].type, "h100");
+  const NodeConfig& last = load.config.nodes[5];
+  EXPECT_EQ(last.real_memory_mb, 4u * 1024 * 1024);
+  EXPECT_EQ(last.features, (std::vector<std::string>{"h100", "ib", "big"}));
+  EXPECT_EQ(last.state, "DRAIN");
+  EXPECT_EQ(last.reason, "new hardware");
+  EXPECT_EQ(last.address, "gpu006");
+}
+
+TEST(SlurmConf, PartitionLines) {
+  ConfigLoad load = Load(
+      "NodeName=n[1-4] CPUs=4\n"
+      "NodeSet=evens Nodes=n[2,4]\n"
+      "PartitionName=DEFAULT State=UP MaxTime=1-00:00:00 DefMemPerCPU=1000\n"
+      "PartitionName=all Nodes=ALL Default=YES DefaultTime=30\n"
+      "PartitionName=some Nodes=n[3-4],n1 MaxNodes=2 MinNodes=1 PriorityTier=5 "
+      "PreemptMode=requeue GraceTime=120 OverSubscribe=FORCE:2 AllowAccounts=a,b\n"
+      "PartitionName=even Nodes=evens State=DOWN MaxTime=UNLIMITED Hidden=YES "
+      "TRESBillingWeights=CPU=1.0,Mem=0.25G\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const auto& parts = load.config.partitions;
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(load.config.DefaultPartition(), 0);
+  EXPECT_EQ(parts[0].nodes, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(parts[0].default_time_seconds, 1800);
+  EXPECT_EQ(parts[0].max_time_seconds, 86400);
+  EXPECT_EQ(parts[0].def_mem_per_cpu_mb, 1000u);
+  EXPECT_EQ(parts[1].nodes, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(parts[1].max_nodes, 2u);
+  EXPECT_EQ(parts[1].priority_tier, 5u);
+  EXPECT_EQ(parts[1].preempt_mode->base, PreemptMode::Base::kRequeue);
+  EXPECT_EQ(parts[1].grace_time_seconds, 120);
+  EXPECT_EQ(parts[1].over_subscribe.mode, OverSubscribe::Mode::kForce);
+  EXPECT_EQ(parts[1].over_subscribe.max_share, 2);
+  EXPECT_EQ(parts[1].allow_accounts, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(parts[2].nodes, (std::vector<int>{1, 3}));
+  EXPECT_EQ(parts[2].state, PartitionState::kDown);
+  EXPECT_EQ(parts[2].max_time_seconds, kUnlimitedSeconds);
+  EXPECT_TRUE(parts[2].hidden);
+  ASSERT_EQ(parts[2].billing_weights.size(), 2u);
+  EXPECT_DOUBLE_EQ(parts[2].billing_weights[1].second, 0.25 / 1024);
+}
+
+TEST(SlurmConf, ErrorsNameTheLineAndWhatToDo) {
+  struct Case {
+    std::string body, errors;
+  } cases[] = {
+      {"KillWait=soon\n",
+       "slurm.conf:3: KillWait: invalid value 'soon' (expected a whole number from 0 to 65533)\n"},
+      {"PriorityType=priority/fancy\n",
+       "slurm.conf:3: PriorityType: invalid value 'priority/fancy' (expected priority/multifactor "
+       "or priority/basic)\n"},
+      {"NodeName=n1\nNodeName=n1\n", "slurm.conf:4: node n1 is already defined at slurm.conf:3\n"},
+      {"NodeName=n[1-\n", "slurm.conf:3: NodeName: unbalanced '[' in 'n[1-'\n"},
+      {"NodeName=n1\nPartitionName=p Nodes=n[1-2]\n",
+       "slurm.conf:4: partition p: node 'n2' is not defined by any NodeName line\n"},
+      {"NodeName=n1\nPartitionName=p Nodes=n1\nPartitionName=p Nodes=n1\n",
+       "slurm.conf:5: partition p is already defined at slurm.conf:4\n"},
+      {"NodeName=n1 Gres=nic:1\n",
+       "slurm.conf:3: node n1: Gres 'nic' is not listed in GresTypes; add GresTypes=gpu,nic\n"},
+      {"NodeName=n1\nPartitionName=p Nodes=n1 MinNodes=3 MaxNodes=2\n",
+       "slurm.conf:4: partition p: MinNodes=3 is above MaxNodes=2\n"},
+      {"NodeName=n[1-2] Port=1-3\n",
+       "slurm.conf:3: Port=1-3: expected one port, or a range with one port per node (2 nodes)\n"},
+      {"NodeName=n1 RealMemory=lots\n",
+       "slurm.conf:3: RealMemory: invalid memory size 'lots' (expected a number of megabytes, or "
+       "a number with K, M, G or T, e.g. 16G)\n"},
+      {"NodeName=n1\nPartitionName=p Nodes=n1 OverSubscribe=SOMETIMES\n",
+       "slurm.conf:4: OverSubscribe: invalid value 'SOMETIMES' (expected NO, EXCLUSIVE, YES[:N] "
+       "or FORCE[:N])\n"},
+  };
+  for (const Case& c : cases) {
+    ConfigLoad load = LoadComplete(c.body);
+    EXPECT_EQ(Messages(load.diagnostics.errors()), c.errors) << c.body;
+  }
+  ConfigLoad nameless = LoadClusterConfigText("NodeName=n1\n");
+  EXPECT_EQ(Messages(nameless.diagnostics.errors()),
+            "slurm.conf: ClusterName is not set; add a line such as ClusterName=mycluster\n");
+}
+
+TEST(SlurmConf, UnknownKeysWarnWithASuggestionAndDocumentedOnesOnce) {
+  ConfigLoad load = Load(
+      "NodeName=n1\nPartitoinName=p Nodes=n1\nMpiDefault=pmix\nMpiDefault=none\n"
+      "FrobnicateLevel=3\nNodeName=n2 CPUz=4\nSchedulerTypo=sched/backfill\n");
+  EXPECT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(Messages(load.diagnostics.warnings()),
+            "slurm.conf:4: unknown slurm.conf key 'PartitoinName' — did you mean 'PartitionName'?\n"
+            "slurm.conf:5: 'MpiDefault' is accepted but has no effect in Drover\n"
+            "slurm.conf:7: unknown slurm.conf key 'FrobnicateLevel' — it is ignored\n"
+            "slurm.conf:8: unknown NodeName key 'CPUz' — did you mean 'CPUs'?\n"
+            "slurm.conf:9: unknown slurm.conf key 'SchedulerTypo' — did you mean "
+            "'SchedulerType'?\n"
+            "slurm.conf: no partitions are defined; jobs cannot be submitted until a "
+            "PartitionName= line is added\n");
+}
+
+}  // namespace
+}  // namespace drover
