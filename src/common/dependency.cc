@@ -1,0 +1,129 @@
+// Parsing and printing of Slurm's --dependency lists. Parsing is strict: anything Slurm would
+// refuse, and the forms Drover does not support (array task ids like 123_4), is an error that
+// quotes the whole input so the user sees which option was wrong.
+#include "common/dependency.h"
+
+#include <array>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "common/text.h"
+
+namespace drover {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, DependencyType>, 6> kTypeNames = {{
+    {"after", DependencyType::kAfter},
+    {"afterany", DependencyType::kAfterAny},
+    {"afterok", DependencyType::kAfterOk},
+    {"afternotok", DependencyType::kAfterNotOk},
+    {"aftercorr", DependencyType::kAfterCorr},
+    {"singleton", DependencyType::kSingleton},
+}};
+
+Error Invalid(std::string_view text) {
+  return MakeError("invalid dependency '" + std::string(text) +
+                   "' (expected TYPE:JOBID[:JOBID...][+MINUTES], e.g. afterok:123, or singleton)");
+}
+
+// Slurm matches type names without regard to case.
+std::optional<DependencyType> TypeFromName(std::string_view name) {
+  for (const auto& [type_name, type] : kTypeNames) {
+    if (EqualsIgnoreCase(name, type_name)) return type;
+  }
+  return std::nullopt;
+}
+
+std::string_view TypeName(DependencyType type) {
+  for (const auto& [type_name, candidate] : kTypeNames) {
+    if (candidate == type) return type_name;
+  }
+  return "?";
+}
+
+// Only the "wait for a job" types take "+time"; aftercorr and singleton have no delay in Slurm.
+bool TakesDelay(DependencyType type) {
+  return type != DependencyType::kAfterCorr && type != DependencyType::kSingleton;
+}
+
+// "+MINUTES" as seconds; nullopt when not a whole number of minutes or too large to hold.
+std::optional<int64_t> ParseDelay(std::string_view minutes_text) {
+  std::optional<uint64_t> minutes = ParseUint64(minutes_text);
+  if (!minutes || *minutes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 60))
+    return std::nullopt;
+  return static_cast<int64_t>(*minutes) * 60;
+}
+
+// One item between separators: "singleton" or "type:id[:id...][+minutes]". Appends its terms;
+// false when the item is malformed (the caller builds the message from the whole input).
+bool ParseItem(std::string_view item, std::vector<DependencyTerm>& terms) {
+  if (EqualsIgnoreCase(item, "singleton")) {
+    terms.push_back({DependencyType::kSingleton, 0, 0});
+    return true;
+  }
+  size_t colon = item.find(':');
+  if (colon == std::string_view::npos) return false;
+  std::optional<DependencyType> type = TypeFromName(item.substr(0, colon));
+  if (!type || *type == DependencyType::kSingleton) return false;
+
+  std::string_view ids = item.substr(colon + 1);
+  int64_t delay = 0;
+  if (size_t plus = ids.find('+'); plus != std::string_view::npos) {
+    std::optional<int64_t> parsed =
+        TakesDelay(*type) ? ParseDelay(ids.substr(plus + 1)) : std::nullopt;
+    if (!parsed) return false;
+    delay = *parsed;
+    ids = ids.substr(0, plus);
+  }
+  for (const std::string& id_text : Split(ids, ':')) {
+    std::optional<uint64_t> id = ParseUint64(id_text);  // refuses "123_4" array forms too
+    if (!id || *id == 0) return false;
+    terms.push_back({*type, *id, delay});
+  }
+  return true;
+}
+
+// Consecutive terms print together when Slurm's syntax lets one item hold them all.
+bool SameItem(const DependencyTerm& a, const DependencyTerm& b) {
+  return a.type == b.type && a.delay_seconds == b.delay_seconds &&
+         a.type != DependencyType::kSingleton;
+}
+
+}  // namespace
+
+Result<DependencySpec> ParseDependency(std::string_view text) {
+  std::string_view trimmed = Trim(text);
+  DependencySpec spec;
+  if (trimmed.empty()) return spec;
+  bool has_all = trimmed.find(',') != std::string_view::npos;
+  spec.any = trimmed.find('?') != std::string_view::npos;
+  if (has_all && spec.any) {
+    return MakeError("invalid dependency '" + std::string(text) +
+                     "' (use ',' for all or '?' for any, not both)");
+  }
+  for (const std::string& item : Split(trimmed, spec.any ? '?' : ',')) {
+    if (!ParseItem(item, spec.terms)) return Invalid(text);
+  }
+  return spec;
+}
+
+std::string FormatDependency(const DependencySpec& spec) {
+  std::vector<std::string> items;
+  for (size_t i = 0; i < spec.terms.size();) {
+    const DependencyTerm& first = spec.terms[i];
+    std::string item(TypeName(first.type));
+    size_t j = i;
+    for (; j < spec.terms.size() && (j == i || SameItem(first, spec.terms[j])); ++j) {
+      if (first.type != DependencyType::kSingleton)
+        item += ":" + std::to_string(spec.terms[j].job_id);
+    }
+    // Parsed delays are whole minutes; a delay set in seconds elsewhere prints rounded down.
+    if (first.delay_seconds > 0) item += "+" + std::to_string(first.delay_seconds / 60);
+    items.push_back(std::move(item));
+    i = j;
+  }
+  return Join(items, spec.any ? "?" : ",");
+}
+
+}  // namespace drover

@@ -1,0 +1,63 @@
+// JobSpec: what a user asked for, validated and normalised at the edge (command options, RPC),
+// so the scheduler never re-parses strings. A job is its spec, its state and its allocation;
+// this file holds only the spec and must never hold state that changes after submission.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/dependency.h"
+#include "common/gres.h"
+
+namespace drover {
+
+inline constexpr uint32_t kNoArrayTask = UINT32_MAX;
+
+enum class HoldKind { kNone, kUser, kAdmin };
+
+struct JobSpec {
+  uint64_t job_id = 0;
+  uint64_t array_job_id = 0;  // 0 when not an array task
+  uint32_t array_task_id = kNoArrayTask;
+  std::string name;
+  std::string user, account, qos;
+  uint32_t uid = 0, gid = 0;
+  std::vector<std::string> partitions;  // -p a,b; empty: the default partition
+
+  // Shape. Slurm's rules for what was not given are applied before the scheduler sees it:
+  // ntasks >= 1, min_nodes >= 1, max_nodes >= min_nodes.
+  uint32_t min_nodes = 1, max_nodes = 1;
+  uint32_t ntasks = 1;
+  uint32_t ntasks_per_node = 0;  // 0: not given
+  uint32_t cpus_per_task = 1;
+
+  // Memory: at most one of these is non-zero; all zero means the partition's or cluster's
+  // default (DefMemPerCPU, DefMemPerGPU, DefMemPerNode) applies.
+  uint64_t mem_per_node_mb = 0, mem_per_cpu_mb = 0, mem_per_gpu_mb = 0;
+
+  // GPUs, from --gpus, --gpus-per-node, --gpus-per-task, --gres=gpu[:type]:N (which is per node).
+  std::string gpu_type;  // empty: any type
+  uint32_t gpus = 0, gpus_per_node = 0, gpus_per_task = 0;
+  uint32_t cpus_per_gpu = 0;
+  std::vector<GresSpec> other_gres;  // non-GPU GRES per node
+
+  std::string constraint;  // --constraint: features with & | and counts (feature*N)
+  std::vector<std::string> nodelist, exclude;
+  bool exclusive = false;
+
+  int64_t time_limit_seconds = 0;  // 0: the partition's DefaultTime (or MaxTime)
+  int64_t time_min_seconds = 0;
+  int64_t submit_time = 0;
+  int64_t begin_time = 0;  // --begin; 0: none
+  DependencySpec dependency;
+  HoldKind hold = HoldKind::kNone;
+  int32_t nice = 0;
+  uint32_t switches = 0;  // --switches=N[@max-wait]; 0: none
+  int64_t switch_wait_seconds = -1;  // -1: the cluster's max_switch_wait
+  uint32_t segment = 0;              // --segment=N (block topology)
+  std::string reservation;
+  uint32_t array_max_running = 0;  // the %N of --array; 0: no limit
+};
+
+}  // namespace drover

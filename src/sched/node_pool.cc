@@ -1,0 +1,235 @@
+// Free resources per node and the choice of exact cores and GPUs on one node; see node_pool.h.
+// GPUs are chosen as the NVLink-best connected set (then fewest sockets, then lowest indexes);
+// cores first from the chosen GPUs' local cores, then best-fit by socket.
+#include "sched/node_pool.h"
+
+#include <algorithm>
+#include <bit>
+#include <tuple>
+
+namespace drover::sched {
+namespace {
+
+bool TestBit(const std::vector<uint64_t>& bits, int i) {
+  return (bits[i / 64] >> (i % 64)) & 1;
+}
+void ClearBit(std::vector<uint64_t>& bits, int i) {
+  bits[i / 64] &= ~(uint64_t{1} << (i % 64));
+}
+
+int GpuPosition(const NodeConfig& node, int device_index) {
+  for (size_t p = 0; p < node.gpus.size(); ++p)
+    if (node.gpus[p].index == device_index) return static_cast<int>(p);
+  return -1;
+}
+
+int Links(const NodeConfig& node, int a, int b) {
+  const std::vector<int>& links = node.gpus[a].links;
+  if (links.size() != node.gpus.size()) return 0;
+  return std::max(links[b], 0);
+}
+
+}  // namespace
+
+NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& states)
+    : cluster_(cluster), nodes_(cluster.nodes.size()), gpu_socket_(cluster.nodes.size()) {
+  size_t max_gpus = 0;
+  for (const NodeConfig& config : cluster.nodes) max_gpus = std::max(max_gpus, config.gpus.size());
+  count_by_free_gpus_.assign(max_gpus + 1, 0);
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    const NodeConfig& config = cluster.nodes[i];
+    Node& node = nodes_[i];
+    int cores = config.cores();
+    node.free_cores.assign((cores + 63) / 64, 0);
+    for (int c = 0; c < cores; ++c) node.free_cores[c / 64] |= uint64_t{1} << (c % 64);
+    node.free_core_count = cores;
+    node.free_memory_mb = config.real_memory_mb;
+    int gpus = static_cast<int>(std::min<size_t>(config.gpus.size(), 64));
+    node.free_gpus = gpus == 64 ? ~uint64_t{0} : (uint64_t{1} << gpus) - 1;
+    node.free_gpu_count = gpus;
+    node.usable = states.empty() || states[i] == NodeState::kUp;
+    for (const GpuDevice& gpu : config.gpus)
+      gpu_socket_[i].push_back(gpu.cores.empty() ? -1
+                                                 : gpu.cores.front() / config.cores_per_socket);
+    Index(static_cast<int>(i));
+  }
+}
+
+void NodePool::Index(int node) {
+  if (!nodes_[node].usable) return;
+  buckets_[{cluster_.nodes[node].weight, nodes_[node].free_gpu_count}].insert(node);
+  ++count_by_free_gpus_[nodes_[node].free_gpu_count];
+}
+
+void NodePool::Unindex(int node) {
+  if (!nodes_[node].usable) return;
+  auto it = buckets_.find({cluster_.nodes[node].weight, nodes_[node].free_gpu_count});
+  it->second.erase(node);
+  if (it->second.empty()) buckets_.erase(it);
+  --count_by_free_gpus_[nodes_[node].free_gpu_count];
+}
+
+int NodePool::CountWithFreeGpus(int gpus) const {
+  int count = 0;
+  for (size_t g = std::max(gpus, 0); g < count_by_free_gpus_.size(); ++g)
+    count += count_by_free_gpus_[g];
+  return count;
+}
+
+void NodePool::Take(const Allocation& allocation) {
+  for (const NodeAllocation& part : allocation.nodes) Commit(part, allocation.exclusive);
+}
+
+void NodePool::Commit(const NodeAllocation& part, bool exclusive) {
+  Unindex(part.node);
+  Node& node = nodes_[part.node];
+  const NodeConfig& config = cluster_.nodes[part.node];
+  for (int core : part.cores) {
+    if (core < 0 || core >= config.cores() || !TestBit(node.free_cores, core)) continue;
+    ClearBit(node.free_cores, core);
+    --node.free_core_count;
+  }
+  node.free_memory_mb -= std::min(node.free_memory_mb, part.memory_mb);
+  for (int device : part.gpus) {
+    int position = GpuPosition(config, device);
+    if (position < 0 || position >= 64 || !((node.free_gpus >> position) & 1)) continue;
+    node.free_gpus &= ~(uint64_t{1} << position);
+    --node.free_gpu_count;
+  }
+  if (exclusive) {
+    std::fill(node.free_cores.begin(), node.free_cores.end(), 0);
+    node.free_core_count = 0;
+    node.free_memory_mb = 0;
+    node.free_gpus = 0;
+    node.free_gpu_count = 0;
+  }
+  ++node.jobs;
+  Index(part.node);
+}
+
+int NodePool::CoresNeeded(int node, const NodeRequest& request) const {
+  const NodeConfig& config = cluster_.nodes[node];
+  if (request.exclusive) return config.cores();
+  int threads = std::max(config.threads_per_core, 1);
+  return std::max(1, (request.cpus + threads - 1) / threads);
+}
+
+bool NodePool::MightFit(int node, const NodeRequest& request) const {
+  const Node& free = nodes_[node];
+  const NodeConfig& config = cluster_.nodes[node];
+  if (!free.usable) return false;
+  if (request.exclusive && free.jobs > 0) return false;
+  if (request.max_cpus_per_node && static_cast<uint64_t>(request.cpus) > request.max_cpus_per_node)
+    return false;
+  if (request.cpus > config.cpus || free.free_core_count < CoresNeeded(node, request)) return false;
+  uint64_t memory = request.whole_memory ? config.real_memory_mb : request.memory_mb;
+  if (free.free_memory_mb < memory) return false;
+  if (request.whole_memory && free.free_memory_mb < config.real_memory_mb) return false;
+  return free.free_gpu_count >= request.gpus;
+}
+
+std::optional<NodeAllocation> NodePool::Fit(int node, const NodeRequest& request) const {
+  if (!MightFit(node, request)) return std::nullopt;
+  const NodeConfig& config = cluster_.nodes[node];
+  std::vector<int> gpu_positions = ChooseGpus(node, request);
+  if (static_cast<int>(gpu_positions.size()) < request.gpus) return std::nullopt;
+  NodeAllocation allocation;
+  allocation.node = node;
+  if (request.exclusive) {
+    for (int c = 0; c < config.cores(); ++c) allocation.cores.push_back(c);
+    allocation.memory_mb = config.real_memory_mb;
+    for (const GpuDevice& gpu : config.gpus) allocation.gpus.push_back(gpu.index);
+    return allocation;
+  }
+  allocation.cores =
+      ChooseCores(node, CoresNeeded(node, request), gpu_positions, request.cores_follow_gpus);
+  allocation.memory_mb = request.whole_memory ? config.real_memory_mb : request.memory_mb;
+  for (int position : gpu_positions) allocation.gpus.push_back(config.gpus[position].index);
+  std::sort(allocation.gpus.begin(), allocation.gpus.end());
+  return allocation;
+}
+
+// The free GPUs of the requested type, grown greedily from each seed by NVLink count, then
+// same socket, then index; the set with the most links, fewest sockets and lowest indexes wins.
+std::vector<int> NodePool::ChooseGpus(int node, const NodeRequest& request) const {
+  const NodeConfig& config = cluster_.nodes[node];
+  std::vector<int> candidates;
+  for (size_t p = 0; p < config.gpus.size() && p < 64; ++p)
+    if (((nodes_[node].free_gpus >> p) & 1) &&
+        (request.gpu_type.empty() || config.gpus[p].type == request.gpu_type))
+      candidates.push_back(static_cast<int>(p));
+  if (request.gpus <= 0 || static_cast<int>(candidates.size()) < request.gpus) return {};
+  if (static_cast<int>(candidates.size()) == request.gpus) return candidates;
+  const std::vector<int>& socket = gpu_socket_[node];
+  std::vector<int> best;
+  std::tuple<int, int, int> best_score{-1, 0, 0};
+  for (int seed : candidates) {
+    std::vector<int> chosen{seed};
+    while (static_cast<int>(chosen.size()) < request.gpus) {
+      int pick = -1;
+      std::tuple<int, int, int> pick_score{-1, 0, 0};
+      for (int c : candidates) {
+        if (std::find(chosen.begin(), chosen.end(), c) != chosen.end()) continue;
+        int links = 0;
+        for (int member : chosen) links += Links(config, member, c);
+        std::tuple<int, int, int> score{links, socket[c] == socket[seed] ? 1 : 0, -c};
+        if (score > pick_score) pick_score = score, pick = c;
+      }
+      chosen.push_back(pick);
+    }
+    int links = 0;
+    std::set<int> sockets;
+    int index_sum = 0;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      sockets.insert(socket[chosen[i]]);
+      index_sum += chosen[i];
+      for (size_t j = i + 1; j < chosen.size(); ++j) links += Links(config, chosen[i], chosen[j]);
+    }
+    std::tuple<int, int, int> score{links, -static_cast<int>(sockets.size()), -index_sum};
+    if (score > best_score) best_score = score, best = chosen;
+  }
+  std::sort(best.begin(), best.end());
+  return best;
+}
+
+// Cores local to the chosen GPUs first; then the socket with the fewest free cores that still
+// holds the rest (keeping whole sockets free), else sockets in order.
+std::vector<int> NodePool::ChooseCores(int node, int count, const std::vector<int>& gpu_positions,
+                                       bool follow_gpus) const {
+  const NodeConfig& config = cluster_.nodes[node];
+  std::vector<uint64_t> free = nodes_[node].free_cores;
+  std::vector<int> chosen;
+  auto take = [&](int core) {
+    if (static_cast<int>(chosen.size()) >= count || !TestBit(free, core)) return;
+    ClearBit(free, core);
+    chosen.push_back(core);
+  };
+  for (int position : gpu_positions)
+    for (int core : config.gpus[position].cores)
+      if (core < config.cores()) take(core);
+  (void)follow_gpus;  // GPU-local cores are always preferred; binding only changes the order
+  int per_socket = std::max(config.cores_per_socket, 1);
+  int sockets = config.cores() / per_socket;
+  while (static_cast<int>(chosen.size()) < count) {
+    int remaining = count - static_cast<int>(chosen.size());
+    int best_socket = -1, best_free = 0;
+    for (int s = 0; s < sockets; ++s) {
+      int socket_free = 0;
+      for (int c = s * per_socket; c < (s + 1) * per_socket; ++c) socket_free += TestBit(free, c);
+      if (socket_free == 0) continue;
+      bool suffices = socket_free >= remaining;
+      bool best_suffices = best_free >= remaining;
+      if (best_socket < 0 || (suffices && (!best_suffices || socket_free < best_free)) ||
+          (!suffices && !best_suffices && socket_free > best_free)) {
+        best_socket = s;
+        best_free = socket_free;
+      }
+    }
+    if (best_socket < 0) break;
+    for (int c = best_socket * per_socket; c < (best_socket + 1) * per_socket; ++c) take(c);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace drover::sched

@@ -1,0 +1,55 @@
+// priority/multifactor as Slurm defines it: factors in [0, 1] for age, fair share, job size,
+// partition and QOS, TRES factors, and nice; weighted by the PriorityWeight* keys. Under
+// priority/basic every job's priority is 0 and order is submit time, then job ID.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sched/fair_share.h"
+#include "sched/model.h"
+
+namespace drover::sched {
+
+struct PriorityFactors {
+  uint64_t job_id = 0;
+  double age = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0, assoc = 0;
+  std::vector<std::pair<std::string, double>> tres;  // per PriorityWeightTRES name, in [0, 1]
+  int32_t nice = 0;
+  int64_t priority = 0;  // the weighted sum, as sprio's PRIORITY; never below 1 for multifactor
+};
+
+class PriorityCalculator {
+ public:
+  // Precomputes cluster totals, the largest PriorityJobFactor and QOS priority.
+  PriorityCalculator(const ClusterConfig& cluster, const std::vector<Association>& associations,
+                     const FairShare& fair_share, const std::vector<Qos>& qos, int64_t now);
+
+  // `partition` is the index of the partition the factor is taken from (the job's first).
+  PriorityFactors Compute(const JobSpec& job, int partition) const;
+
+ private:
+  const ClusterConfig& cluster_;
+  const std::vector<Association>& associations_;
+  const FairShare& fair_share_;
+  const std::vector<Qos>& qos_;
+  int64_t now_;
+  uint64_t total_nodes_ = 0, total_cpus_ = 0, total_gpus_ = 0, total_memory_mb_ = 0;
+  uint32_t max_partition_factor_ = 1, max_qos_priority_ = 0;
+
+  // Compute runs for every pending job every pass, so lookups by name are hashed up front; the
+  // views point into `associations_` and `qos_`.
+  using AssociationKey = std::pair<std::string_view, std::string_view>;  // account, user
+  struct AssociationKeyHash {
+    size_t operator()(const AssociationKey& key) const;
+  };
+  std::unordered_map<AssociationKey, int, AssociationKeyHash> user_associations_;
+  std::unordered_map<std::string_view, uint32_t> qos_priorities_;
+  std::vector<double> tres_totals_;  // the cluster's amount per settings.weight_tres entry
+};
+
+}  // namespace drover::sched

@@ -1,0 +1,77 @@
+// Per-node requirements with Slurm's defaults; see request.h.
+#include "sched/request.h"
+
+#include <algorithm>
+
+namespace drover::sched {
+namespace {
+
+uint32_t CeilDiv(uint64_t a, uint64_t b) {
+  return static_cast<uint32_t>((a + b - 1) / b);
+}
+
+int NodeCount(const JobSpec& job, int max_node_cpus) {
+  uint32_t nodes = std::max<uint32_t>(job.min_nodes, 1);
+  if (job.ntasks_per_node == 0 && max_node_cpus > 0) {
+    uint64_t cpus = uint64_t{job.ntasks} * std::max<uint32_t>(job.cpus_per_task, 1);
+    nodes = std::max(nodes, CeilDiv(cpus, static_cast<uint64_t>(max_node_cpus)));
+  }
+  if (job.gpus > 0 && job.gpus_per_node > 0)
+    nodes = std::max(nodes, CeilDiv(job.gpus, job.gpus_per_node));
+  return static_cast<int>(std::min(nodes, std::max(job.max_nodes, job.min_nodes)));
+}
+
+uint64_t MemoryPerNode(const ClusterConfig& cluster, const JobSpec& job,
+                       const PartitionConfig& partition, int cpus, int gpus, bool& whole) {
+  const ClusterSettings& s = cluster.settings;
+  whole = false;
+  if (job.mem_per_node_mb) return job.mem_per_node_mb;
+  if (job.mem_per_cpu_mb) return job.mem_per_cpu_mb * cpus;
+  if (job.mem_per_gpu_mb) return job.mem_per_gpu_mb * gpus;
+  uint64_t per_gpu = partition.def_mem_per_gpu_mb.value_or(s.def_mem_per_gpu_mb);
+  if (gpus > 0 && per_gpu) return per_gpu * gpus;
+  uint64_t per_cpu = partition.def_mem_per_cpu_mb.value_or(s.def_mem_per_cpu_mb);
+  if (per_cpu) return per_cpu * cpus;
+  if (s.def_mem_per_node_mb) return s.def_mem_per_node_mb;
+  whole = true;  // Slurm: no request and no default means all of the node's memory
+  return 0;
+}
+
+}  // namespace
+
+ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
+                               const PartitionConfig& partition, int max_node_cpus) {
+  ResolvedRequest r;
+  r.nodes = std::max(NodeCount(job, max_node_cpus), 1);
+  uint32_t tasks = job.ntasks_per_node ? job.ntasks_per_node : CeilDiv(job.ntasks, r.nodes);
+  tasks = std::max<uint32_t>(tasks, 1);
+  uint32_t gpus = job.gpus_per_node   ? job.gpus_per_node
+                  : job.gpus_per_task ? job.gpus_per_task * tasks
+                  : job.gpus          ? CeilDiv(job.gpus, r.nodes)
+                                      : 0;
+  uint64_t cpus = uint64_t{tasks} * std::max<uint32_t>(job.cpus_per_task, 1);
+  int64_t cpus_per_gpu = job.cpus_per_gpu
+                             ? job.cpus_per_gpu
+                             : partition.def_cpu_per_gpu.value_or(cluster.settings.def_cpu_per_gpu);
+  if (gpus > 0 && cpus_per_gpu > 0) cpus = std::max<uint64_t>(cpus, cpus_per_gpu * gpus);
+  NodeRequest& node = r.per_node;
+  node.cpus = static_cast<int>(std::min<uint64_t>(cpus, 1 << 20));
+  node.gpus = static_cast<int>(gpus);
+  node.gpu_type = job.gpu_type;
+  node.exclusive =
+      job.exclusive || partition.over_subscribe.mode == OverSubscribe::Mode::kExclusive;
+  node.cores_follow_gpus = job.gpus_per_task > 0 || job.cpus_per_gpu > 0;
+  node.max_cpus_per_node =
+      partition.max_cpus_per_node == kUnlimitedCount ? 0 : partition.max_cpus_per_node;
+  if (cluster.settings.selection.memory)
+    node.memory_mb =
+        MemoryPerNode(cluster, job, partition, node.cpus, node.gpus, node.whole_memory);
+  r.total_cpus = cpus * r.nodes;
+  r.total_gpus = uint64_t{gpus} * r.nodes;
+  r.time_limit_seconds = job.time_limit_seconds
+                             ? job.time_limit_seconds
+                             : partition.default_time_seconds.value_or(partition.max_time_seconds);
+  return r;
+}
+
+}  // namespace drover::sched

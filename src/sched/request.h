@@ -1,0 +1,26 @@
+// From a JobSpec and the partition it would run in to what it needs on each node: tasks, CPUs,
+// GPUs and memory, with Slurm's defaults (DefMemPerCPU, DefMemPerGPU, DefMemPerNode,
+// DefCpuPerGPU, DefaultTime) applied as Slurm applies them.
+#pragma once
+
+#include <cstdint>
+
+#include "common/cluster_config.h"
+#include "common/job_spec.h"
+#include "sched/node_pool.h"
+
+namespace drover::sched {
+
+struct ResolvedRequest {
+  int nodes = 1;
+  NodeRequest per_node;
+  int64_t time_limit_seconds = 0;  // kUnlimitedSeconds for UNLIMITED
+  uint64_t total_cpus = 0, total_gpus = 0;
+};
+
+// `max_node_cpus` is the most CPUs of any node in the partition: a task count that no one
+// node can hold spreads over more nodes, up to the job's max_nodes.
+ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
+                               const PartitionConfig& partition, int max_node_cpus);
+
+}  // namespace drover::sched

@@ -1,0 +1,451 @@
+// The main pass; see scheduler.h. Per job: eligibility (hold, begin time, dependencies), then
+// each of its partitions in turn: state, partition limits, QOS and association limits, the
+// partition's block, and finally placement. Placement is best-fit on one node, or topology-aware
+// over the candidates that can each hold the per-node share.
+#include "sched/scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "sched/constraint.h"
+#include "sched/dependency.h"
+#include "sched/limits.h"
+#include "sched/placement.h"
+#include "sched/request.h"
+
+namespace drover::sched {
+namespace {
+
+JobUsage UsageOf(const ClusterConfig& cluster, const Allocation& allocation) {
+  JobUsage usage;
+  for (const NodeAllocation& part : allocation.nodes) {
+    const NodeConfig& node = cluster.nodes[part.node];
+    usage.cpus += part.cores.size() * std::max(node.threads_per_core, 1);
+    usage.gpus += part.gpus.size();
+    usage.memory_mb += part.memory_mb;
+    ++usage.nodes;
+  }
+  return usage;
+}
+
+std::vector<int> JobPartitions(const ClusterConfig& cluster, const JobSpec& job) {
+  std::vector<int> partitions;
+  for (const std::string& name : job.partitions)
+    if (int p = cluster.FindPartition(name); p >= 0) partitions.push_back(p);
+  if (job.partitions.empty() && cluster.DefaultPartition() >= 0)
+    partitions.push_back(cluster.DefaultPartition());
+  return partitions;
+}
+
+// Whether the partition has enough nodes with each counted feature ("a100*2") at all.
+bool CountsPossible(const ClusterConfig& cluster, int p, const Constraint& constraint) {
+  std::vector<const std::vector<std::string>*> features;
+  for (int node : cluster.partitions[p].nodes) features.push_back(&cluster.nodes[node].features);
+  return constraint.CountsMet(features);
+}
+
+// How many nodes of partition `p` could hold the per-node request if they were idle.
+int NodesEverFitting(const ClusterConfig& cluster, int p, const ResolvedRequest& r,
+                     const Constraint& constraint) {
+  int fitting = 0;
+  for (int node : cluster.partitions[p].nodes) {
+    const NodeConfig& config = cluster.nodes[node];
+    int gpus = 0;
+    for (const GpuDevice& gpu : config.gpus)
+      gpus += r.per_node.gpu_type.empty() || gpu.type == r.per_node.gpu_type;
+    fitting += constraint.NodeMatches(config.features) && r.per_node.cpus <= config.cpus &&
+               gpus >= r.per_node.gpus && r.per_node.memory_mb <= config.real_memory_mb;
+  }
+  return fitting;
+}
+
+class Pass {
+ public:
+  explicit Pass(const SchedulerInput& input)
+      : in_(input),
+        cluster_(*input.cluster),
+        pool_(cluster_, input.node_states),
+        limits_(input.associations, input.qos),
+        blocked_(cluster_.partitions.size(), false),
+        member_(cluster_.partitions.size(), std::vector<char>(cluster_.nodes.size(), 0)),
+        max_cpus_(cluster_.partitions.size(), 0) {
+    for (size_t p = 0; p < cluster_.partitions.size(); ++p)
+      for (int node : cluster_.partitions[p].nodes) {
+        member_[p][node] = 1;
+        max_cpus_[p] = std::max(max_cpus_[p], cluster_.nodes[node].cpus);
+      }
+    for (size_t a = 0; a < input.associations.size(); ++a)
+      if (!input.associations[a].user.empty())
+        associations_.emplace(std::pair<std::string_view, std::string_view>(
+                                  input.associations[a].account, input.associations[a].user),
+                              static_cast<int>(a));
+  }
+
+  void Run(SchedulerResult& result);
+
+ private:
+  // Small on purpose: 100,000 of these are sorted every pass.
+  struct Candidate {
+    int64_t priority;
+    int64_t submit_time;
+    uint64_t job_id;
+    uint32_t index;  // into input.pending
+    int association;
+  };
+
+  void TakeRunning();
+  void IndexSingletons();
+  std::vector<Candidate> Prioritise(SchedulerResult& result);
+  PendingReason Decide(const Candidate& candidate, SchedulerResult& result);
+  int Association(const std::string& account, const std::string& user) const;
+  PendingReason Eligibility(const JobSpec& job) const;
+  PendingReason TryPartition(const JobSpec& job, int partition, int association,
+                             const Constraint& constraint, SchedulerResult& result);
+  std::optional<Allocation> Place(const JobSpec& job, int partition, const ResolvedRequest& r,
+                                  const Constraint& constraint) const;
+  std::optional<Allocation> PlaceOnNodes(const JobSpec& job, const std::vector<int>& nodes,
+                                         const ResolvedRequest& r) const;
+  bool Allowed(const JobSpec& job, int partition, const Constraint& constraint, int node) const;
+  bool EverFits(int partition, const ResolvedRequest& r, const Constraint& constraint) const;
+  int MaxLeaves(const JobSpec& job) const;
+
+  const SchedulerInput& in_;
+  const ClusterConfig& cluster_;
+  NodePool pool_;
+  LimitTracker limits_;
+  std::vector<char> blocked_;
+  std::vector<std::vector<char>> member_;
+  std::vector<int> max_cpus_;
+  std::unordered_set<std::string> running_names_;            // "user\nname" running
+  std::unordered_map<std::string, uint64_t> first_pending_;  // "user\nname" -> lowest job ID
+  std::map<std::pair<std::string_view, std::string_view>, int> associations_;  // (account, user)
+  std::vector<int> first_partition_;  // per input.pending index; -1 when unknown
+};
+
+int Pass::Association(const std::string& account, const std::string& user) const {
+  auto it = associations_.find({account, user});
+  return it == associations_.end() ? -1 : it->second;
+}
+
+void Pass::TakeRunning() {
+  for (const RunningJob& job : in_.running) {
+    pool_.Take(job.allocation);
+    limits_.Add(job.user, limits_.FindQos(job.qos), Association(job.account, job.user),
+                job.array_job_id, UsageOf(cluster_, job.allocation));
+    if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
+  }
+}
+
+void Pass::IndexSingletons() {
+  for (const JobSpec* job : in_.pending) {
+    bool singleton =
+        std::any_of(job->dependency.terms.begin(), job->dependency.terms.end(),
+                    [](const auto& t) { return t.type == DependencyType::kSingleton; });
+    if (!singleton) continue;
+    auto [it, inserted] = first_pending_.emplace(job->user + "\n" + job->name, job->job_id);
+    if (!inserted) it->second = std::min(it->second, job->job_id);
+  }
+}
+
+// Priorities are computed into result.priorities in input order, then the candidates sorted and
+// the factors permuted into priority order in place: no second copy of 100,000 records.
+std::vector<Pass::Candidate> Pass::Prioritise(SchedulerResult& result) {
+  result.fair_share = cluster_.settings.fair_tree() ? ComputeFairTree(in_.associations)
+                                                    : ComputeClassicFairShare(in_.associations);
+  PriorityCalculator calculator(cluster_, in_.associations, result.fair_share, in_.qos, in_.now);
+  std::vector<Candidate> order;
+  order.reserve(in_.pending.size());
+  result.priorities.clear();
+  first_partition_.resize(in_.pending.size());
+  for (uint32_t i = 0; i < in_.pending.size(); ++i) {
+    const JobSpec& job = *in_.pending[i];
+    int partition = job.partitions.empty() ? cluster_.DefaultPartition()
+                                           : cluster_.FindPartition(job.partitions.front());
+    first_partition_[i] = partition;
+    result.priorities.push_back(calculator.Compute(job, partition));
+    order.push_back({result.priorities.back().priority, job.submit_time, job.job_id, i,
+                     Association(job.account, job.user)});
+  }
+  std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
+    return a.job_id < b.job_id;
+  });
+  // Position k of the output takes input record order[k].index: follow each cycle once.
+  std::vector<uint32_t> source(order.size());
+  for (size_t k = 0; k < order.size(); ++k) source[k] = order[k].index;
+  for (size_t start = 0; start < source.size(); ++start) {
+    if (source[start] == start || source[start] == UINT32_MAX) continue;
+    PriorityFactors first = std::move(result.priorities[start]);
+    size_t k = start;
+    while (source[k] != start) {
+      result.priorities[k] = std::move(result.priorities[source[k]]);
+      size_t next = source[k];
+      source[k] = UINT32_MAX;
+      k = next;
+    }
+    result.priorities[k] = std::move(first);
+    source[k] = UINT32_MAX;
+  }
+  return order;
+}
+
+void Pass::Run(SchedulerResult& result) {
+  result.started.clear();
+  result.pending.clear();
+  TakeRunning();
+  IndexSingletons();
+  std::vector<Candidate> order = Prioritise(result);
+  result.pending.reserve(order.size());
+  for (const Candidate& candidate : order) {
+    PendingReason reason = Decide(candidate, result);
+    if (reason != PendingReason::kNone) result.pending.push_back({candidate.job_id, reason});
+  }
+}
+
+PendingReason Pass::Eligibility(const JobSpec& job) const {
+  if (job.hold == HoldKind::kUser) return PendingReason::kJobHeldUser;
+  if (job.hold == HoldKind::kAdmin) return PendingReason::kJobHeldAdmin;
+  if (!job.dependency.empty()) {
+    std::string key = job.user + "\n" + job.name;
+    auto first = first_pending_.find(key);
+    bool singleton_blocked = running_names_.count(key) > 0 ||
+                             (first != first_pending_.end() && first->second < job.job_id);
+    switch (EvaluateDependencies(job, in_.outcomes, in_.now, singleton_blocked)) {
+      case DependencyStatus::kWaiting:
+        return PendingReason::kDependency;
+      case DependencyStatus::kNeverSatisfied:
+        return PendingReason::kDependencyNeverSatisfied;
+      case DependencyStatus::kSatisfied:
+        break;
+    }
+  }
+  if (job.begin_time > in_.now) return PendingReason::kBeginTime;
+  return PendingReason::kNone;
+}
+
+PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) {
+  const JobSpec& job = *in_.pending[candidate.index];
+  if (PendingReason reason = Eligibility(job); reason != PendingReason::kNone) return reason;
+  auto constraint = ParseConstraint(job.constraint);
+  if (!constraint) return PendingReason::kBadConstraints;
+  // Most jobs name one partition: no list is built for them.
+  int single[1] = {first_partition_[candidate.index]};
+  std::vector<int> several;
+  if (job.partitions.size() > 1) several = JobPartitions(cluster_, job);
+  std::span<const int> partitions =
+      several.empty() ? std::span<const int>(single, 1) : std::span<const int>(several);
+  if (partitions.front() < 0) return PendingReason::kBadConstraints;
+  PendingReason first = PendingReason::kNone;
+  bool resources = false;
+  for (int partition : partitions) {
+    PendingReason reason = TryPartition(job, partition, candidate.association, *constraint, result);
+    if (reason == PendingReason::kNone) {
+      if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
+      return reason;
+    }
+    if (first == PendingReason::kNone) first = reason;
+    resources = resources || reason == PendingReason::kResources;
+  }
+  return resources ? PendingReason::kResources : first;
+}
+
+PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
+                                 const Constraint& constraint, SchedulerResult& result) {
+  const PartitionConfig& partition = cluster_.partitions[p];
+  if (partition.state == PartitionState::kDown) return PendingReason::kPartitionDown;
+  if (partition.state == PartitionState::kInactive) return PendingReason::kPartitionInactive;
+  ResolvedRequest r = ResolveRequest(cluster_, job, partition, max_cpus_[p]);
+  if (r.time_limit_seconds > partition.max_time_seconds) return PendingReason::kPartitionTimeLimit;
+  if (static_cast<uint64_t>(r.nodes) > partition.max_nodes ||
+      static_cast<uint64_t>(r.nodes) < partition.min_nodes ||
+      static_cast<size_t>(r.nodes) > partition.nodes.size())
+    return PendingReason::kPartitionNodeLimit;
+  int qos = limits_.FindQos(job.qos);
+  JobUsage wanted{r.total_cpus, r.total_gpus, static_cast<uint64_t>(r.nodes),
+                  r.per_node.memory_mb * r.nodes};
+  if (PendingReason reason = limits_.Check(job, qos, association, wanted, r.time_limit_seconds);
+      reason != PendingReason::kNone)
+    return reason;
+  if (blocked_[p]) return PendingReason::kPriority;
+  std::optional<Allocation> allocation = Place(job, p, r, constraint);
+  if (!allocation) {
+    if (!EverFits(p, r, constraint)) return PendingReason::kBadConstraints;
+    for (const std::string& name : job.nodelist)
+      if (int node = cluster_.FindNode(name); node >= 0 && !pool_.usable(node))
+        return PendingReason::kReqNodeNotAvail;
+    blocked_[p] = true;
+    return PendingReason::kResources;
+  }
+  pool_.Take(*allocation);
+  limits_.Add(job.user, qos, association, job.array_job_id, UsageOf(cluster_, *allocation));
+  int64_t end = r.time_limit_seconds >= kUnlimitedSeconds - in_.now
+                    ? kUnlimitedSeconds
+                    : in_.now + r.time_limit_seconds;
+  result.started.push_back({job.job_id, p, std::move(*allocation), r.time_limit_seconds, end});
+  return PendingReason::kNone;
+}
+
+bool Pass::Allowed(const JobSpec& job, int partition, const Constraint& constraint,
+                   int node) const {
+  if (!member_[partition][node]) return false;
+  if (!constraint.NodeMatches(cluster_.nodes[node].features)) return false;
+  const std::string& name = cluster_.nodes[node].name;
+  return std::find(job.exclude.begin(), job.exclude.end(), name) == job.exclude.end();
+}
+
+int Pass::MaxLeaves(const JobSpec& job) const {
+  if (job.switches == 0) return 0;
+  int64_t limit = cluster_.settings.scheduler_params.max_switch_wait_seconds;
+  int64_t wait = job.switch_wait_seconds >= 0 ? std::min(job.switch_wait_seconds, limit) : limit;
+  int64_t eligible = std::max(job.submit_time, job.begin_time);
+  return in_.now - eligible >= wait ? 0 : static_cast<int>(job.switches);
+}
+
+std::optional<Allocation> Pass::PlaceOnNodes(const JobSpec& job, const std::vector<int>& nodes,
+                                             const ResolvedRequest& r) const {
+  Allocation allocation;
+  allocation.exclusive = r.per_node.exclusive;
+  for (int node : nodes) {
+    auto fit = pool_.Fit(node, r.per_node);
+    if (!fit) return std::nullopt;
+    allocation.nodes.push_back(std::move(*fit));
+  }
+  (void)job;
+  return allocation;
+}
+
+std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedRequest& r,
+                                      const Constraint& constraint) const {
+  if (pool_.CountWithFreeGpus(r.per_node.gpus) < r.nodes) return std::nullopt;
+  auto allowed = [&](int node) { return Allowed(job, p, constraint, node); };
+  bool counted = std::any_of(constraint.terms.begin(), constraint.terms.end(),
+                             [](const Constraint::Term& t) { return t.count > 0; });
+  if (r.nodes == 1 && job.nodelist.empty() && !counted) {
+    auto fit = pool_.FindSingleNode(r.per_node, allowed);
+    if (!fit) return std::nullopt;
+    Allocation allocation;
+    allocation.exclusive = r.per_node.exclusive;
+    allocation.nodes.push_back(std::move(*fit));
+    return allocation;
+  }
+  std::vector<int> required;
+  for (const std::string& name : job.nodelist) {
+    int node = cluster_.FindNode(name);
+    if (node < 0 || !allowed(node) || !pool_.MightFit(node, r.per_node)) return std::nullopt;
+    required.push_back(node);
+  }
+  std::vector<int> candidates;
+  for (int node : cluster_.partitions[p].nodes)
+    if (allowed(node) && pool_.MightFit(node, r.per_node) &&
+        std::find(required.begin(), required.end(), node) == required.end())
+      candidates.push_back(node);
+  // Best fit: lowest weight, then the fewest free GPUs and cores that suffice; nodes carrying
+  // counted features first so the counts can be met. Keys are computed once, then sorted.
+  using Key = std::tuple<int, uint32_t, int, int, int>;
+  std::vector<Key> keys;
+  keys.reserve(candidates.size());
+  for (int node : candidates) {
+    int with = 0;
+    if (counted) {
+      const std::vector<std::string>& features = cluster_.nodes[node].features;
+      for (const auto& term : constraint.terms)
+        with += term.count > 0 &&
+                std::find(features.begin(), features.end(), term.feature) != features.end();
+    }
+    keys.emplace_back(-with, cluster_.nodes[node].weight, pool_.free_gpus(node),
+                      pool_.free_cores(node), node);
+  }
+  std::sort(keys.begin(), keys.end());
+  for (size_t i = 0; i < keys.size(); ++i) candidates[i] = std::get<4>(keys[i]);
+  std::vector<int> chosen = required;
+  int more = r.nodes - static_cast<int>(required.size());
+  if (more > 0) {
+    if (!required.empty()) {
+      if (static_cast<int>(candidates.size()) < more) return std::nullopt;
+      chosen.insert(chosen.end(), candidates.begin(), candidates.begin() + more);
+    } else {
+      auto placed = ChooseNodes(cluster_, candidates,
+                                {r.nodes, MaxLeaves(job), static_cast<int>(job.segment)});
+      if (!placed) return std::nullopt;
+      chosen = std::move(*placed);
+    }
+  }
+  std::sort(chosen.begin(), chosen.end());
+  if (counted) {
+    std::vector<const std::vector<std::string>*> features;
+    for (int node : chosen) features.push_back(&cluster_.nodes[node].features);
+    if (!constraint.CountsMet(features)) return std::nullopt;
+  }
+  return PlaceOnNodes(job, chosen, r);
+}
+
+// Whether enough nodes of the partition, idle, match the job: false means it can never run
+// there as the cluster is configured (BadConstraints), not that it must wait.
+bool Pass::EverFits(int p, const ResolvedRequest& r, const Constraint& constraint) const {
+  return NodesEverFitting(cluster_, p, r, constraint) >= r.nodes &&
+         CountsPossible(cluster_, p, constraint);
+}
+
+Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
+                      const Constraint& constraint) {
+  const PartitionConfig& partition = cluster.partitions[p];
+  int max_cpus = 0;
+  for (int node : partition.nodes) max_cpus = std::max(max_cpus, cluster.nodes[node].cpus);
+  ResolvedRequest r = ResolveRequest(cluster, job, partition, max_cpus);
+  if (static_cast<size_t>(r.nodes) > partition.nodes.size())
+    return MakeError(
+        fmt::format("Node count specification invalid (partition {} has {} nodes, "
+                    "the job asks for {})",
+                    partition.name, partition.nodes.size(), r.nodes));
+  int fitting = NodesEverFitting(cluster, p, r, constraint);
+  if (fitting >= r.nodes && CountsPossible(cluster, p, constraint)) return OkStatus();
+  std::string gpus =
+      r.per_node.gpus == 0
+          ? ""
+          : fmt::format(", {} {}GPUs", r.per_node.gpus,
+                        r.per_node.gpu_type.empty() ? "" : r.per_node.gpu_type + " ");
+  return MakeError(
+      fmt::format("Requested node configuration is not available (partition {} has "
+                  "{} node{} with {} CPUs{}{}{}; the job needs {})",
+                  partition.name, fitting, fitting == 1 ? "" : "s", r.per_node.cpus, gpus,
+                  r.per_node.memory_mb ? fmt::format(", {}M memory", r.per_node.memory_mb) : "",
+                  constraint.empty() ? "" : " and features " + job.constraint, r.nodes));
+}
+
+}  // namespace
+
+Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job) {
+  auto constraint = ParseConstraint(job.constraint);
+  if (!constraint) return MakeError(constraint.error());
+  for (const std::string& name : job.partitions)
+    if (cluster.FindPartition(name) < 0)
+      return MakeError(fmt::format("invalid partition name specified ({})", name));
+  std::vector<int> partitions = JobPartitions(cluster, job);
+  if (partitions.empty())
+    return MakeError("No partition specified or system default partition (give one with -p)");
+  Status last = OkStatus();
+  for (int p : partitions) {
+    last = CheckPartition(cluster, job, p, *constraint);
+    if (last.ok()) return last;
+  }
+  return last;
+}
+
+SchedulerResult Schedule(const SchedulerInput& input) {
+  SchedulerResult result;
+  Schedule(input, result);
+  return result;
+}
+
+void Schedule(const SchedulerInput& input, SchedulerResult& result) {
+  Pass pass(input);
+  pass.Run(result);
+}
+
+}  // namespace drover::sched

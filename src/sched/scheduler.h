@@ -1,0 +1,51 @@
+// The scheduler's main pass: one pure call from the cluster, the running and pending jobs, the
+// association tree and `now` to decisions — which jobs start, on exactly which cores, memory
+// and GPUs of which nodes; why every other job waits; and every pending job's priority. The
+// controller and the simulator both call this; nothing else decides.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/result.h"
+#include "sched/fair_share.h"
+#include "sched/model.h"
+#include "sched/pending_reason.h"
+#include "sched/priority.h"
+
+namespace drover::sched {
+
+struct StartDecision {
+  uint64_t job_id = 0;
+  int partition = -1;
+  Allocation allocation;
+  int64_t time_limit_seconds = 0;
+  int64_t end_time = 0;  // now + time limit (kUnlimitedSeconds when unlimited)
+};
+
+struct PendingDecision {
+  uint64_t job_id = 0;
+  PendingReason reason = PendingReason::kNone;
+};
+
+struct SchedulerResult {
+  std::vector<StartDecision> started;       // in the order decided (priority order)
+  std::vector<PendingDecision> pending;     // every job not started, in priority order
+  std::vector<PriorityFactors> priorities;  // every pending job, in priority order
+  FairShare fair_share;                     // per association, for sshare
+};
+
+// One main pass. Jobs are taken by priority (then submit time, then job ID); each gets all it
+// asked for at once or nothing; a job that waits for resources blocks the lower-priority jobs
+// of its partitions (they wait with reason Priority).
+SchedulerResult Schedule(const SchedulerInput& input);
+// The same into `result`, reusing its storage: a controller that keeps one result between passes
+// does not allocate (and fault in) 100,000 records' worth of memory every pass.
+void Schedule(const SchedulerInput& input, SchedulerResult& result);
+
+// At submission: whether this job could ever run on this cluster with every node up and idle,
+// in at least one of its partitions. Errors are Slurm's words with what to change, e.g.
+// "Requested node configuration is not available (no node of partition gpu has 16 GPUs)".
+Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job);
+
+}  // namespace drover::sched
