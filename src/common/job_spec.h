@@ -25,9 +25,9 @@ struct JobSpec {
   uint32_t uid = 0, gid = 0;
   std::vector<std::string> partitions;  // -p a,b; empty: the default partition
 
-  // Shape. Slurm's rules for what was not given are applied before the scheduler sees it:
-  // ntasks >= 1, min_nodes >= 1, max_nodes >= min_nodes.
-  uint32_t min_nodes = 1, max_nodes = 1;
+  // Shape: ntasks >= 1 and min_nodes >= 1. max_nodes 0 means -N was not given: as many nodes
+  // as the tasks (or --gpus with --gpus-per-node) need, as Slurm does.
+  uint32_t min_nodes = 1, max_nodes = 0;
   uint32_t ntasks = 1;
   uint32_t ntasks_per_node = 0;  // 0: not given
   uint32_t cpus_per_task = 1;

@@ -18,7 +18,8 @@ int NodeCount(const JobSpec& job, int max_node_cpus) {
   }
   if (job.gpus > 0 && job.gpus_per_node > 0)
     nodes = std::max(nodes, CeilDiv(job.gpus, job.gpus_per_node));
-  return static_cast<int>(std::min(nodes, std::max(job.max_nodes, job.min_nodes)));
+  uint32_t cap = job.max_nodes ? std::max(job.max_nodes, job.min_nodes) : UINT32_MAX;
+  return static_cast<int>(std::min(nodes, cap));
 }
 
 uint64_t MemoryPerNode(const ClusterConfig& cluster, const JobSpec& job,
