@@ -57,6 +57,10 @@ struct JobSpec {
   int64_t switch_wait_seconds = -1;  // -1: the cluster's max_switch_wait
   uint32_t segment = 0;              // --segment=N (block topology)
   std::string reservation;
+  int signal_number = 0;           // --signal=[B:]SIG@secs; 0: none
+  int64_t signal_seconds = 60;     // how long before the time limit
+  bool signal_batch_only = false;  // the B: form: the batch shell only
+  bool requeue = true;             // --requeue / --no-requeue, resolved against JobRequeue
   uint32_t array_max_running = 0;  // the %N of --array; 0: no limit
 };
 

@@ -1,0 +1,228 @@
+// The engine's core: batching, copy-on-write job records, snapshots, and the helpers every
+// handler shares. Handlers live in engine_jobs.cc, engine_nodes.cc and engine_cycle.cc.
+#include "ctld/engine/engine.h"
+
+#include <algorithm>
+
+namespace drover::ctld {
+
+bool JobFilter::empty() const {
+  return job_ids.empty() && array_tasks.empty() && user.empty() && name.empty() &&
+         partition.empty() && !state;
+}
+
+std::string NodeStateName(const NodeStatus& node, bool fully_allocated) {
+  std::string state;
+  if (node.down) {
+    state = "DOWN";
+  } else if (!node.registered) {
+    state = "UNKNOWN";
+  } else if (node.drain) {
+    state = node.jobs.empty() ? "DRAINED" : "DRAINING";
+  } else if (node.jobs.empty()) {
+    state = "IDLE";
+  } else {
+    state = fully_allocated ? "ALLOCATED" : "MIXED";
+  }
+  if (node.not_responding) state += "*";
+  return state;
+}
+
+Engine::Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions options)
+    : cluster_(cluster),
+      clock_(clock),
+      options_(options),
+      nodes_(cluster.nodes.size()),
+      next_job_id_(cluster.settings.first_job_id) {
+  last_accrual_ = clock_.Now();
+  associations_.push_back({"root", "", -1, 1, 0, {}, 0});
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeConfig& config = cluster.nodes[i];
+    nodes_[i].last_heard = clock_.Now();
+    if (config.state == "DOWN" || config.state == "FAIL") nodes_[i].down = true;
+    if (config.state == "DRAIN" || config.state == "FAIL") nodes_[i].drain = true;
+    nodes_[i].reason = config.reason;
+  }
+}
+
+EngineOutput Engine::Apply(std::vector<Event> events) {
+  EngineOutput out;
+  for (const Event& event : events) std::visit([&](const auto& e) { On(e, out); }, event);
+  MaybeSchedule(out);
+  std::sort(out.changed_jobs.begin(), out.changed_jobs.end());
+  out.changed_jobs.erase(std::unique(out.changed_jobs.begin(), out.changed_jobs.end()),
+                         out.changed_jobs.end());
+  std::sort(out.changed_nodes.begin(), out.changed_nodes.end());
+  out.changed_nodes.erase(std::unique(out.changed_nodes.begin(), out.changed_nodes.end()),
+                          out.changed_nodes.end());
+  return out;
+}
+
+std::shared_ptr<const Snapshot> Engine::Publish() const {
+  auto snapshot = std::make_shared<Snapshot>();
+  snapshot->time = clock_.Now();
+  snapshot->jobs.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) snapshot->jobs.push_back(job);
+  snapshot->nodes = nodes_;
+  snapshot->priorities = last_result_.priorities;
+  snapshot->fair_share = last_result_.fair_share;
+  snapshot->associations = associations_;
+  snapshot->next_job_id = next_job_id_;
+  snapshot->cycles = cycles_;
+  snapshot->last_cycle_considered = last_result_.priorities.size();
+  return snapshot;
+}
+
+void Engine::Restore(std::vector<Job> jobs, uint64_t next_job_id) {
+  next_job_id_ = std::max(next_job_id, next_job_id_);
+  for (Job& job : jobs) {
+    uint64_t id = job.spec.job_id;
+    next_job_id_ = std::max(next_job_id_, id + 1);
+    if (job.spec.array_job_id) array_tasks_[{job.spec.array_job_id, job.spec.array_task_id}] = id;
+    Association(job.spec.account, job.spec.user);
+    if (job.state == JobState::kRunning)
+      for (const sched::NodeAllocation& part : job.allocation.nodes)
+        nodes_[part.node].jobs.insert(id);
+    jobs_[id] = std::make_shared<const Job>(std::move(job));
+  }
+  schedule_requested_ = true;
+}
+
+void Engine::RestoreNode(int node, const NodeStatus& status) {
+  std::set<uint64_t> jobs = std::move(nodes_[node].jobs);
+  nodes_[node] = status;
+  nodes_[node].jobs = std::move(jobs);
+  nodes_[node].registered = false;  // until its agent registers again
+  nodes_[node].last_heard = clock_.Now();
+}
+
+void Engine::RestoreUsage(const std::string& account, const std::string& user, double usage) {
+  associations_[Association(account, user)].usage = usage;
+}
+
+const Job* Engine::FindJob(uint64_t id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second.get();
+}
+
+Job& Engine::Mutable(uint64_t id, EngineOutput& out) {
+  JobPtr& slot = jobs_.at(id);
+  auto copy = std::make_shared<Job>(*slot);
+  slot = copy;
+  out.changed_jobs.push_back(id);
+  return *copy;
+}
+
+Job& Engine::MutableTransient(uint64_t id) {
+  JobPtr& slot = jobs_.at(id);
+  auto copy = std::make_shared<Job>(*slot);
+  slot = copy;
+  return *copy;
+}
+
+bool Engine::MayAct(const Caller& caller, const Job& job) const {
+  return caller.operator_ || caller.uid == 0 || caller.uid == job.spec.uid;
+}
+
+std::vector<uint64_t> Engine::Select(const JobFilter& filter) const {
+  std::vector<uint64_t> ids;
+  auto matches = [&](const Job& job) {
+    if (!filter.user.empty() && job.spec.user != filter.user) return false;
+    if (!filter.name.empty() && job.spec.name != filter.name) return false;
+    if (!filter.partition.empty() &&
+        (job.partition < 0
+             ? job.spec.partitions.empty() || job.spec.partitions.front() != filter.partition
+             : cluster_.partitions[job.partition].name != filter.partition))
+      return false;
+    return !filter.state || job.state == *filter.state;
+  };
+  for (uint64_t id : filter.job_ids) {
+    if (auto it = jobs_.find(id); it != jobs_.end() && matches(*it->second)) ids.push_back(id);
+    // An array job's ID names every task of the array.
+    for (auto it = array_tasks_.lower_bound({id, 0});
+         it != array_tasks_.end() && it->first.first == id; ++it)
+      if (it->second != id && matches(*jobs_.at(it->second))) ids.push_back(it->second);
+  }
+  for (const auto& task : filter.array_tasks)
+    if (auto it = array_tasks_.find(task);
+        it != array_tasks_.end() && matches(*jobs_.at(it->second)))
+      ids.push_back(it->second);
+  if (filter.job_ids.empty() && filter.array_tasks.empty())
+    for (const auto& [id, job] : jobs_)
+      if (matches(*job)) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+void Engine::Release(Job& job) {
+  for (const sched::NodeAllocation& part : job.allocation.nodes)
+    nodes_[part.node].jobs.erase(job.spec.job_id);
+  schedule_requested_ = true;
+}
+
+void Engine::Finish(Job& job, JobState state, EngineOutput& out) {
+  (void)out;
+  if (job.state == JobState::kRunning || job.state == JobState::kSuspended) Release(job);
+  job.state = state;
+  job.end_time = clock_.Now();
+  job.reason = sched::PendingReason::kNone;
+}
+
+sched::JobOutcome Engine::Find(uint64_t job_id) const {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    auto purged = purged_outcomes_.find(job_id);
+    return purged == purged_outcomes_.end() ? sched::JobOutcome{} : purged->second;
+  }
+  const Job& job = *it->second;
+  using State = sched::JobOutcome::State;
+  State state = State::kFailed;
+  switch (job.state) {
+    case JobState::kPending:
+      state = State::kPending;
+      break;
+    case JobState::kRunning:
+    case JobState::kSuspended:
+    case JobState::kCompleting:
+      state = State::kRunning;
+      break;
+    case JobState::kCompleted:
+      state = State::kCompleted;
+      break;
+    case JobState::kCancelled:
+      state = State::kCancelled;
+      break;
+    default:
+      state = State::kFailed;
+      break;
+  }
+  return {state, job.start_time, job.end_time};
+}
+
+sched::JobOutcome Engine::FindArrayTask(uint64_t array_job_id, uint32_t task_id) const {
+  auto it = array_tasks_.find({array_job_id, task_id});
+  return it == array_tasks_.end() ? sched::JobOutcome{} : Find(it->second);
+}
+
+int Engine::Association(const std::string& account, const std::string& user) {
+  // Until accounts are managed explicitly, jobs' accounts and users form the tree.
+  auto account_it = association_index_.find({account, ""});
+  if (account_it == association_index_.end()) {
+    associations_.push_back({account, "", 0, 1, 0, {}, 0});
+    account_it =
+        association_index_
+            .emplace(std::pair(account, std::string()), static_cast<int>(associations_.size() - 1))
+            .first;
+  }
+  auto user_it = association_index_.find({account, user});
+  if (user_it == association_index_.end()) {
+    associations_.push_back({account, user, account_it->second, 1, 0, {}, 0});
+    user_it = association_index_
+                  .emplace(std::pair(account, user), static_cast<int>(associations_.size() - 1))
+                  .first;
+  }
+  return user_it->second;
+}
+
+}  // namespace drover::ctld

@@ -1,0 +1,148 @@
+// The controller's engine: the single owner of the cluster's mutable state. It takes a batch of
+// events and returns effects (replies, launches, signals) and the records the batch changed;
+// the caller commits those records before carrying out the effects. It never sleeps, never
+// reads the wall clock (a Clock is injected) and does no I/O, so the daemon, the simulator and
+// tests drive the same code.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "ctld/engine/events.h"
+#include "ctld/engine/job.h"
+#include "sched/scheduler.h"
+
+namespace drover::ctld {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual int64_t Now() const = 0;  // seconds since the epoch
+};
+
+class ManualClock : public Clock {
+ public:
+  explicit ManualClock(int64_t now = 1'700'000'000) : now_(now) {}
+  int64_t Now() const override { return now_; }
+  void Advance(int64_t seconds) { now_ += seconds; }
+  void Set(int64_t now) { now_ = now; }
+
+ private:
+  int64_t now_;
+};
+
+// A node as the controller sees it; its Slurm state is derived (NodeStateName).
+struct NodeStatus {
+  bool registered = false;
+  bool down = false;
+  bool drain = false;
+  bool drained_by_health = false;
+  bool not_responding = false;
+  std::string reason;
+  int64_t reason_time = 0;
+  uint32_t reason_uid = 0;
+  int64_t last_heard = 0;
+  std::set<uint64_t> jobs;  // running jobs with a share of this node
+};
+
+// "IDLE", "MIXED", "ALLOCATED", "DRAINING", "DRAINED", "DOWN", "UNKNOWN" — with "*" appended
+// while not responding, as sinfo does.
+std::string NodeStateName(const NodeStatus& node, bool fully_allocated);
+
+// What readers see: an immutable copy published after each batch.
+struct Snapshot {
+  int64_t time = 0;
+  std::vector<JobPtr> jobs;  // the live queue (pending, running, recently finished), by ID
+  std::vector<NodeStatus> nodes;
+  std::vector<sched::PriorityFactors> priorities;
+  sched::FairShare fair_share;
+  std::vector<sched::Association> associations;
+  uint64_t next_job_id = 0;
+  uint64_t cycles = 0;
+  size_t last_cycle_considered = 0;
+};
+
+struct EngineOptions {
+  // The shortest time between two event-triggered scheduling cycles (SchedulerParameters
+  // sched_min_interval, in microseconds; rounded up to whole seconds on this clock); a cycle
+  // also runs every sched_interval seconds.
+  int64_t min_cycle_interval_seconds = 0;
+};
+
+class Engine : private sched::JobOutcomes {
+ public:
+  Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions options = {});
+
+  EngineOutput Apply(std::vector<Event> events);
+  std::shared_ptr<const Snapshot> Publish() const;
+
+  // Start-up: jobs, node states and usage loaded from the store.
+  void Restore(std::vector<Job> jobs, uint64_t next_job_id);
+  void RestoreNode(int node, const NodeStatus& status);
+  void RestoreUsage(const std::string& account, const std::string& user, double usage);
+
+  const Job* FindJob(uint64_t id) const;
+  const NodeStatus& node(int index) const { return nodes_[index]; }
+  uint64_t next_job_id() const { return next_job_id_; }
+  const std::vector<sched::Association>& associations() const { return associations_; }
+
+ private:
+  // event handlers (engine_jobs.cc, engine_nodes.cc)
+  void On(const SubmitJob& event, EngineOutput& out);
+  void On(const CancelJobs& event, EngineOutput& out);
+  void On(const HoldJobs& event, EngineOutput& out);
+  void On(const RequeueJobs& event, EngineOutput& out);
+  void On(const UpdateNode& event, EngineOutput& out);
+  void On(const NodeRegistered& event, EngineOutput& out);
+  void On(const Heartbeat& event, EngineOutput& out);
+  void On(const JobEnded& event, EngineOutput& out);
+  void On(const Tick& event, EngineOutput& out);
+
+  // jobs
+  Job& Mutable(uint64_t id, EngineOutput& out);
+  // A change readers must see but the store need not keep (a pending reason).
+  Job& MutableTransient(uint64_t id);
+  std::vector<uint64_t> Select(const JobFilter& filter) const;
+  bool MayAct(const Caller& caller, const Job& job) const;
+  void Finish(Job& job, JobState state, EngineOutput& out);
+  void Release(Job& job);  // frees the job's nodes
+  void Requeue(Job& job, JobState run_state, EngineOutput& out);
+  std::string Validate(const JobSpec& spec, size_t tasks) const;
+
+  // time (engine_cycle.cc)
+  void EnforceTimeLimits(EngineOutput& out);
+  void CheckNodeLiveness(EngineOutput& out);
+  void AccrueUsage();
+  void PurgeOldJobs(EngineOutput& out);
+  void MaybeSchedule(EngineOutput& out);
+  void RunCycle(EngineOutput& out);
+  int Association(const std::string& account, const std::string& user);
+
+  // sched::JobOutcomes
+  sched::JobOutcome Find(uint64_t job_id) const override;
+  sched::JobOutcome FindArrayTask(uint64_t array_job_id, uint32_t task_id) const override;
+
+  const ClusterConfig& cluster_;
+  const Clock& clock_;
+  EngineOptions options_;
+  std::map<uint64_t, JobPtr> jobs_;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> array_tasks_;  // (array, task) -> job ID
+  std::unordered_map<uint64_t, sched::JobOutcome> purged_outcomes_;
+  std::vector<NodeStatus> nodes_;
+  std::vector<sched::Association> associations_;
+  std::map<std::pair<std::string, std::string>, int> association_index_;
+  uint64_t next_job_id_;
+  bool schedule_requested_ = true;
+  int64_t last_cycle_ = INT64_MIN / 2;
+  int64_t last_accrual_ = 0;
+  uint64_t cycles_ = 0;
+  sched::SchedulerResult last_result_;
+};
+
+}  // namespace drover::ctld

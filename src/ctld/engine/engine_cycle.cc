@@ -1,0 +1,142 @@
+// Time passing: time limits (SIGTERM at the limit plus OverTimeLimit, SIGKILL KillWait later),
+// --signal before the limit, node liveness, fair-share usage (charged in billing TRES x seconds
+// and decayed by PriorityDecayHalfLife), purging finished jobs from the live queue after
+// MinJobAge, and scheduling cycles.
+#include <csignal>
+
+#include "ctld/engine/engine.h"
+#include "sched/billing.h"
+
+namespace drover::ctld {
+
+void Engine::On(const Tick&, EngineOutput& out) {
+  EnforceTimeLimits(out);
+  CheckNodeLiveness(out);
+  AccrueUsage();
+  out.changed_usage = true;
+  PurgeOldJobs(out);
+}
+
+void Engine::EnforceTimeLimits(EngineOutput& out) {
+  int64_t now = clock_.Now();
+  const ClusterSettings& s = cluster_.settings;
+  int64_t over = s.over_time_limit_minutes >= kUnlimitedSeconds / 60
+                     ? kUnlimitedSeconds
+                     : s.over_time_limit_minutes * 60;
+  std::vector<uint64_t> running;
+  for (const auto& [id, job] : jobs_)
+    if (job->state == JobState::kRunning && job->end_time < kUnlimitedSeconds)
+      running.push_back(id);
+  for (uint64_t id : running) {
+    const Job& current = *jobs_.at(id);
+    std::vector<int> nodes;
+    for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
+    if (current.spec.signal_number && !current.user_signal_sent &&
+        now >= current.end_time - current.spec.signal_seconds) {
+      Job& job = Mutable(id, out);
+      job.user_signal_sent = true;
+      out.effects.push_back(
+          SignalJob{id, nodes, current.spec.signal_number, current.spec.signal_batch_only});
+    }
+    if (over < kUnlimitedSeconds && !current.time_limit_signalled_at &&
+        now >= current.end_time + over) {
+      Job& job = Mutable(id, out);
+      job.time_limit_signalled_at = now;
+      out.effects.push_back(TerminateJob{id, nodes, s.kill_wait_seconds});
+    }
+  }
+}
+
+void Engine::AccrueUsage() {
+  int64_t now = clock_.Now();
+  int64_t elapsed = now - last_accrual_;
+  if (elapsed <= 0) return;
+  last_accrual_ = now;
+  int64_t half_life = cluster_.settings.decay_half_life_seconds;
+  for (sched::Association& association : associations_)
+    association.usage = sched::DecayUsage(association.usage, elapsed, half_life);
+  for (const auto& [id, job] : jobs_) {
+    if (job->state != JobState::kRunning || job->partition < 0) continue;
+    sched::JobUsage usage;
+    for (const auto& part : job->allocation.nodes) {
+      usage.cpus += part.cores.size() * std::max(cluster_.nodes[part.node].threads_per_core, 1);
+      usage.gpus += part.gpus.size();
+      usage.memory_mb += part.memory_mb;
+      ++usage.nodes;
+    }
+    double billing = sched::BillingOf(cluster_.partitions[job->partition].billing_weights, usage,
+                                      job->spec.gpu_type);
+    associations_[Association(job->spec.account, job->spec.user)].usage +=
+        billing * static_cast<double>(std::min(elapsed, now - job->start_time));
+  }
+}
+
+void Engine::PurgeOldJobs(EngineOutput& out) {
+  int64_t now = clock_.Now();
+  std::vector<uint64_t> old;
+  for (const auto& [id, job] : jobs_)
+    if (IsFinal(job->state) && now - job->end_time >= cluster_.settings.min_job_age_seconds)
+      old.push_back(id);
+  for (uint64_t id : old) {
+    purged_outcomes_[id] = Find(id);
+    const Job& job = *jobs_.at(id);
+    if (job.spec.array_job_id) array_tasks_.erase({job.spec.array_job_id, job.spec.array_task_id});
+    jobs_.erase(id);
+    out.purged_jobs.push_back(id);
+  }
+}
+
+void Engine::MaybeSchedule(EngineOutput& out) {
+  int64_t now = clock_.Now();
+  int64_t periodic = cluster_.settings.scheduler_params.sched_interval_seconds;
+  bool due = (schedule_requested_ && now - last_cycle_ >= options_.min_cycle_interval_seconds) ||
+             (periodic > 0 && now - last_cycle_ >= periodic);
+  if (due) RunCycle(out);
+}
+
+void Engine::RunCycle(EngineOutput& out) {
+  int64_t now = clock_.Now();
+  last_cycle_ = now;
+  schedule_requested_ = false;
+  ++cycles_;
+  out.scheduled = true;
+  sched::SchedulerInput input;
+  input.cluster = &cluster_;
+  input.now = now;
+  input.outcomes = this;
+  input.associations = associations_;
+  input.node_states.resize(nodes_.size(), sched::NodeState::kUp);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeStatus& node = nodes_[i];
+    if (node.down || !node.registered)
+      input.node_states[i] = sched::NodeState::kDown;
+    else if (node.drain)
+      input.node_states[i] = sched::NodeState::kDrain;
+  }
+  for (const auto& [id, job] : jobs_) {
+    if (job->state == JobState::kPending) input.pending.push_back(&job->spec);
+    if (job->state != JobState::kRunning) continue;
+    input.running.push_back({id, job->spec.name, job->spec.user, job->spec.account, job->spec.qos,
+                             job->partition, job->allocation, job->start_time, job->end_time,
+                             job->spec.array_job_id});
+  }
+  sched::Schedule(input, last_result_);
+  for (const sched::StartDecision& start : last_result_.started) {
+    Job& job = Mutable(start.job_id, out);
+    job.state = JobState::kRunning;
+    job.reason = sched::PendingReason::kNone;
+    job.partition = start.partition;
+    job.allocation = start.allocation;
+    job.start_time = now;
+    job.time_limit_seconds = start.time_limit_seconds;
+    job.end_time = start.end_time;
+    for (const auto& part : job.allocation.nodes) nodes_[part.node].jobs.insert(start.job_id);
+    out.effects.push_back(Launch{start.job_id, jobs_.at(start.job_id)});
+  }
+  for (const sched::PendingDecision& pending : last_result_.pending) {
+    if (jobs_.at(pending.job_id)->reason == pending.reason) continue;
+    MutableTransient(pending.job_id).reason = pending.reason;
+  }
+}
+
+}  // namespace drover::ctld

@@ -1,0 +1,216 @@
+// Job events: submit (plain and arrays), cancel and signal, hold and release, requeue, and the
+// end of a job reported by its agent. Each handler changes records through Mutable() so the
+// batch knows what to persist.
+#include <fmt/format.h>
+
+#include <csignal>
+
+#include "common/array_spec.h"
+#include "ctld/engine/engine.h"
+
+namespace drover::ctld {
+namespace {
+
+Reply Error(uint64_t token, std::string message) {
+  return Reply{token, false, std::move(message), {}};
+}
+
+}  // namespace
+
+std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
+  const ClusterSettings& settings = cluster_.settings;
+  if (jobs_.size() + tasks > settings.max_job_count)
+    return fmt::format(
+        "Slurm temporarily unable to accept job (MaxJobCount={} reached); try "
+        "again later",
+        settings.max_job_count);
+  if (Status ok = sched::CheckSatisfiable(cluster_, spec); !ok) return ok.error();
+  if (settings.enforce_part_limits == EnforcePartLimits::kNo || spec.time_limit_seconds == 0)
+    return "";
+  std::vector<int> partitions;
+  for (const std::string& name : spec.partitions)
+    partitions.push_back(cluster_.FindPartition(name));
+  if (spec.partitions.empty()) partitions.push_back(cluster_.DefaultPartition());
+  for (int p : partitions) {
+    if (p < 0 || spec.time_limit_seconds <= cluster_.partitions[p].max_time_seconds) continue;
+    return fmt::format(
+        "Requested time limit is invalid (missing or exceeds some limit): "
+        "partition {} has MaxTime={}",
+        cluster_.partitions[p].name, FormatDuration(cluster_.partitions[p].max_time_seconds));
+  }
+  return "";
+}
+
+void Engine::On(const SubmitJob& event, EngineOutput& out) {
+  std::vector<uint32_t> tasks;
+  uint32_t max_running = 0;
+  if (!event.array.empty()) {
+    auto array = ParseArraySpec(event.array, cluster_.settings.max_array_size);
+    if (!array) return out.effects.push_back(Error(event.token, array.error()));
+    tasks = std::move(array->indexes);
+    max_running = array->max_running;
+  }
+  if (std::string error = Validate(event.spec, std::max<size_t>(tasks.size(), 1)); !error.empty())
+    return out.effects.push_back(Error(event.token, std::move(error)));
+  uint64_t first = next_job_id_;
+  size_t count = std::max<size_t>(tasks.size(), 1);
+  for (size_t i = 0; i < count; ++i) {
+    auto job = std::make_shared<Job>();
+    job->spec = event.spec;
+    job->spec.job_id = next_job_id_++;
+    job->spec.uid = event.caller.uid;
+    job->spec.gid = event.caller.gid;
+    job->spec.submit_time = clock_.Now();
+    job->spec.requeue = event.spec.requeue && cluster_.settings.job_requeue;
+    if (!tasks.empty()) {
+      job->spec.array_job_id = first;
+      job->spec.array_task_id = tasks[i];
+      job->spec.array_max_running = max_running;
+      array_tasks_[{first, tasks[i]}] = job->spec.job_id;
+    }
+    Association(job->spec.account, job->spec.user);
+    out.changed_jobs.push_back(job->spec.job_id);
+    jobs_[job->spec.job_id] = std::move(job);
+  }
+  out.new_scripts.emplace_back(first, event.script);
+  out.effects.push_back(Reply{event.token, true, "", {first}});
+  schedule_requested_ = true;
+}
+
+void Engine::On(const CancelJobs& event, EngineOutput& out) {
+  std::vector<uint64_t> ids = Select(event.filter);
+  if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
+  Reply reply{event.token, true, "", {}};
+  for (uint64_t id : ids) {
+    const Job& current = *jobs_.at(id);
+    if (!MayAct(event.caller, current)) {
+      reply = Error(event.token, "Access/permission denied");
+      continue;
+    }
+    if (IsFinal(current.state)) {
+      if (!event.filter.job_ids.empty() && ids.size() == 1)
+        reply = Error(event.token, "Job/step already completing or completed");
+      continue;
+    }
+    reply.job_ids.push_back(id);
+    std::vector<int> nodes;
+    for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
+    if (event.signal != 0) {
+      if (current.state == JobState::kRunning)
+        out.effects.push_back(SignalJob{id, nodes, event.signal, event.batch_only});
+      continue;
+    }
+    Job& job = Mutable(id, out);
+    job.cancelled_by = event.caller.uid;
+    if (job.state == JobState::kPending) {
+      Finish(job, JobState::kCancelled, out);
+    } else if (job.cancel_requested_at == 0) {
+      job.cancel_requested_at = clock_.Now();
+      out.effects.push_back(TerminateJob{id, nodes, cluster_.settings.kill_wait_seconds});
+    }
+  }
+  out.effects.push_back(std::move(reply));
+}
+
+void Engine::On(const HoldJobs& event, EngineOutput& out) {
+  std::vector<uint64_t> ids = Select(event.filter);
+  if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
+  Reply reply{event.token, true, "", {}};
+  for (uint64_t id : ids) {
+    const Job& current = *jobs_.at(id);
+    bool admin = event.caller.operator_ || event.caller.uid == 0;
+    if (!MayAct(event.caller, current) ||
+        (event.release && current.spec.hold == HoldKind::kAdmin && !admin)) {
+      reply = Error(event.token, "Access/permission denied");
+      continue;
+    }
+    if (current.state != JobState::kPending) {
+      reply = Error(event.token, "Job is no longer pending execution");
+      continue;
+    }
+    Job& job = Mutable(id, out);
+    job.spec.hold = event.release ? HoldKind::kNone : admin ? HoldKind::kAdmin : HoldKind::kUser;
+    reply.job_ids.push_back(id);
+  }
+  schedule_requested_ = true;
+  out.effects.push_back(std::move(reply));
+}
+
+void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
+  std::vector<int> nodes;
+  for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
+  if (job.state == JobState::kRunning || job.state == JobState::kSuspended) {
+    out.effects.push_back(
+        TerminateJob{job.spec.job_id, nodes, cluster_.settings.kill_wait_seconds});
+    Release(job);
+  }
+  job.history.push_back(JobRun{job.start_time, clock_.Now(), run_state, job.exit_code,
+                               job.exit_signal, nodes, job.restart_count});
+  job.state = JobState::kPending;
+  job.reason = sched::PendingReason::kNone;
+  job.allocation = {};
+  job.partition = -1;
+  job.start_time = job.end_time = 0;
+  job.exit_code = job.exit_signal = 0;
+  job.cancel_requested_at = job.time_limit_signalled_at = 0;
+  job.user_signal_sent = false;
+  ++job.restart_count;
+  schedule_requested_ = true;
+}
+
+void Engine::On(const RequeueJobs& event, EngineOutput& out) {
+  std::vector<uint64_t> ids = Select(event.filter);
+  if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
+  Reply reply{event.token, true, "", {}};
+  for (uint64_t id : ids) {
+    const Job& current = *jobs_.at(id);
+    if (!MayAct(event.caller, current)) {
+      reply = Error(event.token, "Access/permission denied");
+      continue;
+    }
+    if (current.state == JobState::kPending) {
+      reply = Error(event.token, "Job is pending execution");
+      continue;
+    }
+    Job& job = Mutable(id, out);
+    Requeue(job, JobState::kRequeued, out);
+    if (event.hold) job.spec.hold = HoldKind::kUser;
+    reply.job_ids.push_back(id);
+  }
+  out.effects.push_back(std::move(reply));
+}
+
+void Engine::On(const JobEnded& event, EngineOutput& out) {
+  auto it = jobs_.find(event.job_id);
+  // Reports are resent until committed: one for a job that already ended is a duplicate.
+  if (it == jobs_.end() || it->second->state != JobState::kRunning) return;
+  int reporter = cluster_.FindNode(event.node);
+  Job& job = Mutable(event.job_id, out);
+  if (event.prolog_failed && reporter >= 0) {
+    NodeStatus& node = nodes_[reporter];
+    node.drain = true;
+    node.reason = "Prolog error";
+    node.reason_time = clock_.Now();
+    out.changed_nodes.push_back(reporter);
+    return Requeue(job, JobState::kRequeued, out);
+  }
+  job.exit_code = event.exit_code;
+  job.exit_signal = event.signal;
+  JobState state = JobState::kFailed;
+  if (job.cancel_requested_at) {
+    state = JobState::kCancelled;
+  } else if (job.time_limit_signalled_at) {
+    state = JobState::kTimeout;
+  } else if (event.out_of_memory) {
+    state = JobState::kOutOfMemory;
+  } else if (event.exit_code == 0 && event.signal == 0) {
+    state = JobState::kCompleted;
+  }
+  std::vector<int> others;
+  for (const auto& part : job.allocation.nodes)
+    if (part.node != reporter) others.push_back(part.node);
+  if (!others.empty()) out.effects.push_back(TerminateJob{job.spec.job_id, others, 0});
+  Finish(job, state, out);
+}
+
+}  // namespace drover::ctld

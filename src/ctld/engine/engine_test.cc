@@ -1,0 +1,293 @@
+// Engine tests: a manual clock, the demo-like cluster, and agents played by the test (they
+// register, heartbeat and report job ends; launches and signals are read from the effects).
+#include "ctld/engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <csignal>
+
+namespace drover::ctld {
+namespace {
+
+constexpr const char* kCluster =
+    "ClusterName=t\nGresTypes=gpu\nDefMemPerCPU=100\nKillWait=30\nSlurmdTimeout=300\n"
+    "MinJobAge=300\nReturnToService=1\nMaxArraySize=100\nMaxJobCount=50\n"
+    "NodeName=n[1-2] CPUs=8 RealMemory=8000 Gres=gpu:2\n"
+    "PartitionName=p Nodes=ALL Default=YES MaxTime=2:00:00\n";
+
+class EngineTest : public ::testing::Test {
+ protected:
+  EngineTest() : load_(LoadClusterConfigText(kCluster)), engine_(load_.config, clock_) {
+    EXPECT_TRUE(load_.ok());
+    Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}});
+  }
+
+  template <typename... Events>
+  EngineOutput Apply(Events... events) {
+    std::vector<Event> batch{Event(std::move(events))...};
+    last_ = engine_.Apply(std::move(batch));
+    return last_;
+  }
+
+  // Time passes with both agents alive.
+  EngineOutput Pass(int64_t seconds) {
+    clock_.Advance(seconds);
+    return Apply(Heartbeat{"n1", true, ""}, Heartbeat{"n2", true, ""}, Tick{});
+  }
+
+  uint64_t Submit(JobSpec spec, const std::string& array = "") {
+    spec.user = spec.user.empty() ? "alice" : spec.user;
+    spec.account = "research";
+    if (spec.time_limit_seconds == 0) spec.time_limit_seconds = 3600;
+    EngineOutput out = Apply(SubmitJob{++token_, Caller{1000, 1000}, spec, array, "#!/bin/sh\n"});
+    const Reply* reply = FindReply(out, token_);
+    EXPECT_TRUE(reply && reply->ok) << (reply ? reply->error : "no reply");
+    return reply && reply->ok ? reply->job_ids.front() : 0;
+  }
+
+  static const Reply* FindReply(const EngineOutput& out, uint64_t token) {
+    for (const Effect& effect : out.effects)
+      if (auto* reply = std::get_if<Reply>(&effect); reply && reply->token == token) return reply;
+    return nullptr;
+  }
+  template <typename T>
+  std::vector<T> Effects() const {
+    std::vector<T> found;
+    for (const Effect& effect : last_.effects)
+      if (auto* e = std::get_if<T>(&effect)) found.push_back(*e);
+    return found;
+  }
+  JobState State(uint64_t id) const { return engine_.FindJob(id)->state; }
+  std::string Reason(uint64_t id) const {
+    return std::string(sched::PendingReasonName(engine_.FindJob(id)->reason));
+  }
+
+  ManualClock clock_;
+  ConfigLoad load_;
+  Engine engine_;
+  EngineOutput last_;
+  uint64_t token_ = 0;
+};
+
+JobSpec Gpus(uint32_t gpus) {
+  JobSpec spec;
+  spec.gpus_per_node = gpus;
+  return spec;
+}
+
+TEST_F(EngineTest, SubmitLaunchCompleteWithSlurmExitCodes) {
+  uint64_t ok = Submit({});
+  uint64_t bad = Submit({});
+  EXPECT_EQ(ok, 1u);
+  EXPECT_EQ(State(ok), JobState::kRunning);
+  ASSERT_EQ(Effects<Launch>().size(), 1u);  // the second submit's batch launched job 2
+  EXPECT_EQ(State(bad), JobState::kRunning);
+  Apply(JobEnded{ok, "n1", 0, 0}, JobEnded{bad, "n1", 1, 0});
+  EXPECT_EQ(State(ok), JobState::kCompleted);
+  EXPECT_EQ(engine_.FindJob(ok)->ExitCodeText(), "0:0");
+  EXPECT_EQ(State(bad), JobState::kFailed);
+  EXPECT_EQ(engine_.FindJob(bad)->ExitCodeText(), "1:0");
+  EXPECT_EQ(last_.changed_jobs, (std::vector<uint64_t>{ok, bad}));
+  Apply(JobEnded{ok, "n1", 0, 0});  // a resent report changes nothing
+  EXPECT_TRUE(last_.changed_jobs.empty());
+}
+
+TEST_F(EngineTest, SignalledAndOutOfMemoryEnds) {
+  uint64_t killed = Submit({});
+  uint64_t oom = Submit({});
+  Apply(JobEnded{killed, "n1", 0, 9}, JobEnded{oom, "n1", 0, 9, true});
+  EXPECT_EQ(State(killed), JobState::kFailed);
+  EXPECT_EQ(engine_.FindJob(killed)->ExitCodeText(), "0:9");
+  EXPECT_EQ(State(oom), JobState::kOutOfMemory);
+}
+
+TEST_F(EngineTest, PendingThenStartsWhenResourcesFree) {
+  uint64_t first = Submit(Gpus(2));
+  uint64_t second = Submit(Gpus(2));
+  uint64_t third = Submit(Gpus(2));
+  EXPECT_EQ(State(third), JobState::kPending);
+  EXPECT_EQ(Reason(third), "Resources");
+  Apply(JobEnded{first, "n1", 0, 0});
+  EXPECT_EQ(State(third), JobState::kRunning);
+  (void)second;
+}
+
+TEST_F(EngineTest, CancelPendingAndRunning) {
+  uint64_t running = Submit(Gpus(2));
+  Submit(Gpus(2));
+  uint64_t pending = Submit(Gpus(2));
+  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0, false};
+  cancel.filter.job_ids = {pending, running};
+  Apply(cancel);
+  EXPECT_EQ(State(pending), JobState::kCancelled);
+  EXPECT_EQ(State(running), JobState::kRunning);  // until its agent reports the end
+  ASSERT_EQ(Effects<TerminateJob>().size(), 1u);
+  EXPECT_EQ(Effects<TerminateJob>()[0].grace_seconds, 30);
+  Apply(JobEnded{running, "n1", 0, 15});
+  EXPECT_EQ(State(running), JobState::kCancelled);
+  EXPECT_EQ(engine_.FindJob(running)->cancelled_by, 1000u);
+
+  CancelJobs other{++token_, Caller{2000, 2000}, {}, 0, false};
+  other.filter.job_ids = {2};
+  EXPECT_EQ(FindReply(Apply(other), token_)->error, "Access/permission denied");
+  CancelJobs missing{++token_, Caller{1000, 1000}, {}, 0, false};
+  missing.filter.job_ids = {999};
+  EXPECT_EQ(FindReply(Apply(missing), token_)->error, "Invalid job id specified");
+}
+
+TEST_F(EngineTest, HoldAndRelease) {
+  Submit(Gpus(2));
+  Submit(Gpus(2));
+  uint64_t job = Submit(Gpus(2));
+  HoldJobs hold{++token_, Caller{1000, 1000}, {}, false};
+  hold.filter.job_ids = {job};
+  Apply(hold);
+  EXPECT_EQ(Reason(job), "JobHeldUser");
+  HoldJobs admin{++token_, Caller{0, 0}, {}, false};
+  admin.filter.job_ids = {job};
+  Apply(admin);
+  EXPECT_EQ(Reason(job), "JobHeldAdmin");
+  HoldJobs release{++token_, Caller{1000, 1000}, {}, true};
+  release.filter.job_ids = {job};
+  EXPECT_EQ(FindReply(Apply(release), token_)->error, "Access/permission denied");
+  release.caller = Caller{0, 0};
+  Apply(release);
+  EXPECT_EQ(engine_.FindJob(job)->spec.hold, HoldKind::kNone);
+}
+
+TEST_F(EngineTest, TimeLimitSignalsThenTimesOut) {
+  JobSpec spec;
+  spec.time_limit_seconds = 600;
+  spec.signal_number = SIGUSR1;
+  spec.signal_seconds = 120;
+  uint64_t job = Submit(spec);
+  Pass(479);
+  EXPECT_TRUE(Effects<SignalJob>().empty());
+  Pass(1);
+  ASSERT_EQ(Effects<SignalJob>().size(), 1u);
+  EXPECT_EQ(Effects<SignalJob>()[0].signal, SIGUSR1);
+  Pass(120);
+  ASSERT_EQ(Effects<TerminateJob>().size(), 1u);
+  EXPECT_EQ(Effects<TerminateJob>()[0].grace_seconds, 30);
+  Apply(JobEnded{job, "n1", 0, 15});
+  EXPECT_EQ(State(job), JobState::kTimeout);
+}
+
+TEST_F(EngineTest, SilentNodeGoesDownAndItsJobsRequeueOrFail) {
+  uint64_t again = Submit(Gpus(2));  // n1; may be requeued (JobRequeue=1)
+  JobSpec no_requeue = Gpus(2);
+  no_requeue.requeue = false;
+  uint64_t lost = Submit(no_requeue);  // n2
+  ASSERT_EQ(engine_.FindJob(again)->allocation.nodes[0].node, 0);
+  ASSERT_EQ(engine_.FindJob(lost)->allocation.nodes[0].node, 1);
+  clock_.Advance(200);
+  Apply(Heartbeat{"n2", true, ""});
+  clock_.Advance(200);  // n1 silent for 400 s > SlurmdTimeout=300
+  Apply(Tick{});
+  EXPECT_EQ(NodeStateName(engine_.node(0), false), "DOWN*");
+  EXPECT_EQ(engine_.node(0).reason, "Not responding");
+  // Requeued: same ID, a restart counted, the lost run kept in the history, waiting again.
+  const Job* requeued = engine_.FindJob(again);
+  EXPECT_EQ(requeued->state, JobState::kPending);
+  EXPECT_EQ(Reason(again), "Resources");
+  EXPECT_EQ(requeued->restart_count, 1u);
+  ASSERT_EQ(requeued->history.size(), 1u);
+  EXPECT_EQ(requeued->history[0].state, JobState::kNodeFail);
+  clock_.Advance(400);  // now n2 is silent too; its job may not be requeued
+  Apply(Tick{});
+  EXPECT_EQ(State(lost), JobState::kNodeFail);
+  // ReturnToService=1: a node that went DOWN for not responding returns when it registers.
+  Apply(NodeRegistered{"n1", {}});
+  EXPECT_EQ(NodeStateName(engine_.node(0), true), "ALLOCATED");
+  EXPECT_EQ(State(again), JobState::kRunning);
+}
+
+TEST_F(EngineTest, ArraysWithConcurrencyLimit) {
+  uint64_t array = Submit({}, "0-5%2");
+  int running = 0;
+  for (uint64_t id = array; id < array + 6; ++id) {
+    const Job* task = engine_.FindJob(id);
+    ASSERT_NE(task, nullptr);
+    EXPECT_EQ(task->spec.array_job_id, array);
+    EXPECT_EQ(task->spec.array_task_id, id - array);
+    running += task->state == JobState::kRunning;
+    if (task->state == JobState::kPending) {
+      EXPECT_EQ(Reason(id), "JobArrayTaskLimit");
+    }
+  }
+  EXPECT_EQ(running, 2);
+  Apply(JobEnded{array, "n1", 0, 0});
+  EXPECT_EQ(State(array + 2), JobState::kRunning);
+  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0, false};
+  cancel.filter.job_ids = {array};  // the array's ID names every task
+  Apply(cancel);
+  EXPECT_EQ(State(array + 5), JobState::kCancelled);
+}
+
+TEST_F(EngineTest, SubmissionErrorsAreSlurms) {
+  JobSpec too_big = Gpus(3);
+  EngineOutput out = Apply(SubmitJob{++token_, Caller{1000, 1000}, too_big, "", ""});
+  EXPECT_EQ(FindReply(out, token_)->error,
+            "Requested node configuration is not available (partition p has 0 nodes with 1 CPUs, "
+            "3 GPUs, 100M memory; the job needs 1)");
+  out = Apply(SubmitJob{++token_, Caller{1000, 1000}, JobSpec{}, "0-200", ""});
+  EXPECT_EQ(FindReply(out, token_)->error, "array index 200 is at or above MaxArraySize=100");
+  out = Apply(SubmitJob{++token_, Caller{1000, 1000}, JobSpec{}, "0-60", ""});
+  EXPECT_EQ(FindReply(out, token_)->error,
+            "Slurm temporarily unable to accept job (MaxJobCount=50 reached); try again later");
+}
+
+TEST_F(EngineTest, HealthDrainAndResume) {
+  Apply(Heartbeat{"n2", false, "GPU 1 has fallen off the bus"});
+  EXPECT_EQ(NodeStateName(engine_.node(1), false), "DRAINED");
+  EXPECT_EQ(engine_.node(1).reason, "GPU 1 has fallen off the bus");
+  Submit(Gpus(2));
+  uint64_t waits = Submit(Gpus(2));
+  EXPECT_EQ(State(waits), JobState::kPending);
+  Apply(Heartbeat{"n2", true, ""});
+  EXPECT_EQ(NodeStateName(engine_.node(1), true), "ALLOCATED");
+  EXPECT_EQ(State(waits), JobState::kRunning);
+}
+
+TEST_F(EngineTest, AdminDrainNeedsAReasonAndRequeueKeepsTheId) {
+  UpdateNode drain{++token_, Caller{0, 0}, "n[1-2]", UpdateNode::Action::kDrain, ""};
+  EXPECT_EQ(FindReply(Apply(drain), token_)->error,
+            "You must specify a reason when DOWNING or DRAINING a node");
+  uint64_t job = Submit({});
+  RequeueJobs requeue{++token_, Caller{1000, 1000}, {}, false};
+  requeue.filter.job_ids = {job};
+  Apply(requeue);
+  const Job* again = engine_.FindJob(job);
+  EXPECT_EQ(again->restart_count, 1u);
+  EXPECT_EQ(again->history.at(0).state, JobState::kRequeued);
+  EXPECT_EQ(again->state, JobState::kRunning);  // started again in the same batch
+}
+
+TEST_F(EngineTest, FinishedJobsLeaveTheLiveQueueAfterMinJobAge) {
+  uint64_t job = Submit({});
+  Apply(JobEnded{job, "n1", 0, 0});
+  Pass(299);
+  EXPECT_NE(engine_.FindJob(job), nullptr);
+  Pass(1);
+  EXPECT_EQ(engine_.FindJob(job), nullptr);
+  EXPECT_EQ(last_.purged_jobs, (std::vector<uint64_t>{job}));
+  JobSpec after;
+  after.dependency = *ParseDependency(fmt::format("afterok:{}", job));
+  EXPECT_EQ(State(Submit(after)), JobState::kRunning) << "the outcome outlives the record";
+}
+
+TEST_F(EngineTest, FairShareUsageAccruesInBillingSeconds) {
+  JobSpec spec;
+  spec.ntasks = 4;
+  Submit(spec);
+  Pass(100);
+  double usage = 0;
+  for (const auto& association : engine_.associations())
+    if (association.user == "alice") usage = association.usage;
+  EXPECT_NEAR(usage, 4 * 100, 1);
+}
+
+}  // namespace
+}  // namespace drover::ctld

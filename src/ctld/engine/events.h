@@ -1,0 +1,140 @@
+// The closed set of events the engine consumes and effects it produces. Transports (gRPC, the
+// simulator, tests) turn requests into events and carry effects out; the engine does neither.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/job_spec.h"
+#include "ctld/engine/job.h"
+#include "sched/model.h"
+
+namespace drover::ctld {
+
+// Who asks. Until credentials land, uid/gid are taken from the request (see DESIGN.md, Security).
+struct Caller {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  bool operator_ = false;  // operators and administrators act on every job
+};
+
+// --- client events (each carries a reply token the transport matches to its reply) ---
+struct SubmitJob {
+  uint64_t token = 0;
+  Caller caller;
+  JobSpec spec;
+  std::string array;   // --array expression; empty for a plain job
+  std::string script;  // the batch script (stored, not kept in memory after launch)
+};
+
+// Which jobs a cancel, signal, hold, release or requeue acts on.
+struct JobFilter {
+  std::vector<uint64_t> job_ids;  // a job, or every task of an array job by its ID
+  std::vector<std::pair<uint64_t, uint32_t>> array_tasks;  // N_i
+  std::string user, name, partition;
+  std::optional<JobState> state;
+  bool empty() const;
+};
+
+struct CancelJobs {
+  uint64_t token = 0;
+  Caller caller;
+  JobFilter filter;
+  int signal = 0;           // 0: cancel (SIGTERM, SIGKILL after KillWait); else only signal
+  bool batch_only = false;  // scancel -b
+};
+
+struct HoldJobs {
+  uint64_t token = 0;
+  Caller caller;
+  JobFilter filter;
+  bool release = false;
+};
+
+struct RequeueJobs {
+  uint64_t token = 0;
+  Caller caller;
+  JobFilter filter;
+  bool hold = false;  // scontrol requeuehold
+};
+
+struct UpdateNode {
+  uint64_t token = 0;
+  Caller caller;
+  std::string nodes;  // hostlist
+  enum class Action { kDrain, kResume, kDown, kUndrain } action = Action::kDrain;
+  std::string reason;
+};
+
+// --- agent events ---
+struct NodeRegistered {
+  std::string node;
+  std::vector<uint64_t> running_jobs;  // jobs the agent still runs (re-adoption)
+};
+
+struct Heartbeat {
+  std::string node;
+  bool healthy = true;
+  std::string health_output;  // the health check's output when it failed
+};
+
+struct JobEnded {
+  uint64_t job_id = 0;
+  std::string node;
+  int32_t exit_code = 0;
+  int32_t signal = 0;
+  bool out_of_memory = false;
+  bool prolog_failed = false;
+};
+
+// Time passed: enforce limits, notice silent nodes, run a scheduling cycle when due.
+struct Tick {};
+
+using Event = std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateNode, NodeRegistered,
+                           Heartbeat, JobEnded, Tick>;
+
+// --- effects ---
+struct Reply {
+  uint64_t token = 0;
+  bool ok = true;
+  std::string error;              // Slurm's words, e.g. "Invalid job id specified"
+  std::vector<uint64_t> job_ids;  // submitted IDs, or the jobs acted on
+};
+
+struct Launch {
+  uint64_t job_id = 0;
+  JobPtr job;  // spec and allocation at launch
+};
+
+struct SignalJob {
+  uint64_t job_id = 0;
+  std::vector<int> nodes;
+  int signal = 0;
+  bool batch_only = false;
+};
+
+// SIGTERM, then SIGKILL after `grace_seconds`, to every process of the job on these nodes.
+struct TerminateJob {
+  uint64_t job_id = 0;
+  std::vector<int> nodes;
+  int64_t grace_seconds = 0;
+};
+
+using Effect = std::variant<Reply, Launch, SignalJob, TerminateJob>;
+
+// What one batch of events produced: effects to carry out after the changed records are
+// committed (replies must not leave before the commit).
+struct EngineOutput {
+  std::vector<Effect> effects;
+  std::vector<uint64_t> changed_jobs;  // records to persist (or delete when purged)
+  std::vector<uint64_t> purged_jobs;   // finished past MinJobAge: out of the live queue
+  std::vector<int> changed_nodes;
+  std::vector<std::pair<uint64_t, std::string>> new_scripts;  // job ID, batch script
+  bool changed_usage = false;
+  bool scheduled = false;  // a scheduling cycle ran
+};
+
+}  // namespace drover::ctld

@@ -1,0 +1,71 @@
+// A job as the controller keeps it: its spec, its state and its allocation, plus the runs it has
+// had (a requeued job keeps its ID and its earlier runs for sacct). Records are immutable once
+// published: the engine replaces a job's record on every change, so snapshots can share them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/job_spec.h"
+#include "sched/model.h"
+#include "sched/pending_reason.h"
+
+namespace drover::ctld {
+
+enum class JobState {
+  kPending,
+  kRunning,
+  kSuspended,
+  kCompleting,
+  kCompleted,
+  kFailed,
+  kCancelled,
+  kTimeout,
+  kNodeFail,
+  kPreempted,
+  kOutOfMemory,
+  kBootFail,
+  kDeadline,
+  kRequeued,  // only in the history of runs: the run that ended in a requeue
+};
+
+std::string_view JobStateName(JobState state);  // "PENDING", "OUT_OF_MEMORY", ...
+std::string_view JobStateCode(JobState state);  // "PD", "OOM", ...
+bool IsFinal(JobState state);
+
+// One run of a job, ended or current.
+struct JobRun {
+  int64_t start_time = 0, end_time = 0;
+  JobState state = JobState::kRunning;
+  int32_t exit_code = 0, exit_signal = 0;
+  std::vector<int> nodes;
+  uint32_t restart_count = 0;
+};
+
+struct Job {
+  JobSpec spec;
+  JobState state = JobState::kPending;
+  sched::PendingReason reason = sched::PendingReason::kNone;
+  int partition = -1;
+  sched::Allocation allocation;
+  int64_t start_time = 0;
+  int64_t end_time = 0;  // running: when the time limit ends it; final: when it ended
+  int64_t time_limit_seconds = 0;
+  int32_t exit_code = 0, exit_signal = 0;
+  uint32_t restart_count = 0;
+  int64_t cancel_requested_at = 0;  // scancel of a running job: waiting for it to end
+  uint32_t cancelled_by = 0;
+  int64_t time_limit_signalled_at = 0;  // SIGTERM sent at the limit; SIGKILL after KillWait
+  bool user_signal_sent = false;        // --signal delivered
+  std::vector<JobRun> history;          // earlier runs (requeued, preempted)
+
+  // "0:0", "1:0", "0:9": Slurm's exit code and signal.
+  std::string ExitCodeText() const;
+};
+
+using JobPtr = std::shared_ptr<const Job>;
+
+}  // namespace drover::ctld

@@ -1,0 +1,110 @@
+// The controller's durable store: tables of key -> bytes, changed only by group commits.
+// The engine sees this interface alone, never SQLite; a Commit that returns OK must never be lost,
+// and a failed one must never leave part of its batch behind.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace drover::ctld {
+
+// One group commit: every put and delete of one engine batch, applied atomically.
+// Puts are applied first, then deletes, so a key both put and deleted in one batch (a job
+// submitted and finished within one batch) ends up absent.
+struct WriteBatch {
+  struct Put {
+    std::string table;
+    std::string key;
+    std::string value;
+  };
+  struct Delete {
+    std::string table;
+    std::string key;
+  };
+  std::vector<Put> puts;
+  std::vector<Delete> deletes;
+
+  bool empty() const { return puts.empty() && deletes.empty(); }
+};
+
+using Table = std::vector<std::pair<std::string, std::string>>;  // key, value; sorted by key
+
+// Not thread-safe, by design: the engine thread owns the store and is its only caller.
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Durable when it returns OK: survives kill -9 of the process (and, for SQLite, power loss per
+  // synchronous=FULL in WAL mode). All of the batch or none of it.
+  virtual Status Commit(const WriteBatch& batch) = 0;
+  // Every row of `table` (empty when the table has none).
+  virtual Result<Table> Load(const std::string& table) = 0;
+};
+
+// Tables the controller uses; others are refused with an error naming them.
+inline constexpr std::string_view kStoreTables[] = {"jobs",  "job_history",  "scripts", "nodes",
+                                                    "usage", "reservations", "meta"};
+
+// OK when `table` is one of kStoreTables, else an error naming it and the known tables.
+inline Status CheckStoreTable(std::string_view table) {
+  std::string known;
+  for (std::string_view name : kStoreTables) {
+    if (name == table) return OkStatus();
+    known += known.empty() ? "" : ", ";
+    known += name;
+  }
+  return MakeError("unknown store table '" + std::string(table) + "' (tables: " + known + ")");
+}
+
+// CheckStoreTable for every put and delete of `batch`, so nothing is applied when one is wrong.
+inline Status CheckStoreTables(const WriteBatch& batch) {
+  for (const WriteBatch::Put& put : batch.puts) {
+    if (Status status = CheckStoreTable(put.table); !status) return status;
+  }
+  for (const WriteBatch::Delete& del : batch.deletes) {
+    if (Status status = CheckStoreTable(del.table); !status) return status;
+  }
+  return OkStatus();
+}
+
+// Opens (creating if needed) the SQLite store in `directory` (StateSaveLocation): file
+// drover.db, WAL mode, synchronous=FULL, a busy timeout. Errors name the path and what to do
+// ("cannot create /var/spool/x: Permission denied; set StateSaveLocation to a writable folder").
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& directory);
+
+// For tests: an in-memory store that keeps committed batches and injects failures, so a test can
+// check that the engine replies only after durability and recovers what was really synced.
+// Like every Store it belongs to one thread: configure it before handing it to the engine.
+class MemoryStore : public Store {
+ public:
+  Status Commit(const WriteBatch& batch) override;
+  Result<Table> Load(const std::string& table) override;
+
+  // The next `count` commits fail with an error and apply nothing.
+  void FailNextCommits(int count) { failures_left_ = count; }
+  // Of the batches committed from now on, the first `count` are kept and every later one is
+  // dropped while its Commit still returns OK: what a process killed before syncing leaves.
+  void CrashAfter(size_t count) {
+    crashed_ = true;
+    kept_before_crash_ = count;
+  }
+  // The batches that reached the store, in commit order (failed and dropped ones excluded).
+  const std::vector<WriteBatch>& committed() const { return committed_; }
+
+ private:
+  void Apply(const WriteBatch& batch);
+
+  std::map<std::string, std::map<std::string, std::string>> tables_;
+  std::vector<WriteBatch> committed_;
+  int failures_left_ = 0;
+  bool crashed_ = false;
+  size_t kept_before_crash_ = 0;
+};
+
+}  // namespace drover::ctld
