@@ -32,6 +32,16 @@ Result<Table> MemoryStore::Load(const std::string& table) {
   return rows;
 }
 
+Result<std::optional<std::string>> MemoryStore::Get(const std::string& table,
+                                                    const std::string& key) {
+  if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
+  auto found = tables_.find(table);
+  if (found == tables_.end()) return std::optional<std::string>();
+  auto row = found->second.find(key);
+  if (row == found->second.end()) return std::optional<std::string>();
+  return std::optional<std::string>(row->second);
+}
+
 void MemoryStore::Apply(const WriteBatch& batch) {
   for (const WriteBatch::Put& put : batch.puts) tables_[put.table][put.key] = put.value;
   for (const WriteBatch::Delete& del : batch.deletes) tables_[del.table].erase(del.key);

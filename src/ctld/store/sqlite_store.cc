@@ -111,6 +111,7 @@ class SqliteStore : public Store {
   Status Configure();
   Status Commit(const WriteBatch& batch) override;
   Result<Table> Load(const std::string& table) override;
+  Result<std::optional<std::string>> Get(const std::string& table, const std::string& key) override;
 
  private:
   Status Execute(const char* sql, std::string_view doing);
@@ -240,6 +241,21 @@ void SqliteStore::Rollback() {
   if (sqlite3_get_autocommit(db_.get()) == 0) {
     sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
   }
+}
+
+Result<std::optional<std::string>> SqliteStore::Get(const std::string& table,
+                                                    const std::string& key) {
+  if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
+  auto statement = Prepare("SELECT value FROM " + table + " WHERE key = ?1");
+  if (!statement) return std::move(statement).take_error();
+  sqlite3_stmt* select = statement->get();
+  sqlite3_bind_text(select, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+  int code = sqlite3_step(select);
+  if (code == SQLITE_DONE) return std::optional<std::string>();
+  if (code != SQLITE_ROW) return SqlError("read " + table);
+  const auto* value = static_cast<const char*>(sqlite3_column_blob(select, 0));
+  return std::optional<std::string>(
+      std::string(value != nullptr ? value : "", sqlite3_column_bytes(select, 0)));
 }
 
 Result<Table> SqliteStore::Load(const std::string& table) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,6 +46,9 @@ class Store {
   virtual Status Commit(const WriteBatch& batch) = 0;
   // Every row of `table` (empty when the table has none).
   virtual Result<Table> Load(const std::string& table) = 0;
+  // One row's value; nullopt when the key is absent.
+  virtual Result<std::optional<std::string>> Get(const std::string& table,
+                                                 const std::string& key) = 0;
 };
 
 // Tables the controller uses; others are refused with an error naming them.
@@ -85,6 +89,7 @@ class MemoryStore : public Store {
  public:
   Status Commit(const WriteBatch& batch) override;
   Result<Table> Load(const std::string& table) override;
+  Result<std::optional<std::string>> Get(const std::string& table, const std::string& key) override;
 
   // The next `count` commits fail with an error and apply nothing.
   void FailNextCommits(int count) { failures_left_ = count; }

@@ -110,6 +110,18 @@ TEST_P(StoreContractTest, KeepsValuesByteForByte) {
   EXPECT_EQ(MustLoad(*store_, "scripts"), (Table{{"7", binary}, {"8", ""}}));
 }
 
+TEST_P(StoreContractTest, GetReadsOneRow) {
+  const std::string binary("\0\x01\xff", 3);
+  MustCommit(Puts({{"scripts", "7", binary}}));
+  auto found = store_->Get("scripts", "7");
+  ASSERT_TRUE(found.ok()) << found.error();
+  EXPECT_EQ(*found, std::optional<std::string>(binary));
+  auto missing = store_->Get("scripts", "8");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+  EXPECT_FALSE(store_->Get("qos", "x").ok());
+}
+
 TEST_P(StoreContractTest, PutReplacesTheValue) {
   MustCommit(Puts({{"meta", "next_job_id", "100"}}));
   MustCommit(Puts({{"meta", "next_job_id", "101"}}));

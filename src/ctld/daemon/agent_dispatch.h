@@ -1,0 +1,50 @@
+// Carries the engine's launches, signals and terminations to the agents over gRPC, on its own
+// thread, retrying launches that did not get through (an agent runs a launch it has seen once).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "common/cluster_config.h"
+#include "ctld/daemon/engine_loop.h"
+#include "proto/drover.grpc.pb.h"
+
+namespace drover::ctld {
+
+class AgentDispatcher : public EffectSink {
+ public:
+  explicit AgentDispatcher(const ClusterConfig& cluster);
+  ~AgentDispatcher() override;
+
+  void Launch(const drover::ctld::Launch& launch, std::string script) override;
+  void Signal(const SignalJob& signal) override;
+  void Terminate(const TerminateJob& terminate) override;
+
+ private:
+  struct Call {
+    int node;
+    std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send;
+    int attempts_left;
+    std::chrono::steady_clock::time_point not_before;
+  };
+  void Enqueue(int node, std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send,
+               int attempts);
+  void Run();
+  v1::Agent::Stub& StubFor(int node);
+
+  const ClusterConfig& cluster_;
+  std::map<int, std::unique_ptr<v1::Agent::Stub>> stubs_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Call> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace drover::ctld

@@ -1,0 +1,192 @@
+// droverctld as a real process: started on a loopback port chosen at run time with its own
+// temporary state, driven over gRPC, killed with SIGKILL mid-stream, restarted; every job ID it
+// acknowledged is there exactly once. Every process started here is stopped by PID.
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "proto/drover.grpc.pb.h"
+
+namespace drover::ctld {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class Controller {
+ public:
+  explicit Controller(const fs::path& dir) : dir_(dir) {}
+  ~Controller() { Kill(SIGKILL); }
+
+  void Start() {
+    fs::remove(dir_ / "port");
+    pid_ = fork();
+    if (pid_ == 0) {
+      int log = open((dir_ / "ctld.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(log, 2);
+      execl(DROVERCTLD_PATH, "droverctld", "--conf", (dir_ / "slurm.conf").c_str(), "--state",
+            (dir_ / "state").c_str(), "--listen", "127.0.0.1:0", "--port-file",
+            (dir_ / "port").c_str(), nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 200 && port_ == 0; ++i) {
+      std::this_thread::sleep_for(50ms);
+      std::ifstream in(dir_ / "port");
+      in >> port_;
+    }
+    ASSERT_GT(port_, 0) << "droverctld did not start; see " << (dir_ / "ctld.log");
+    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                       grpc::InsecureChannelCredentials());
+    stub_ = v1::Controller::NewStub(channel);
+  }
+
+  void Kill(int signal) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, signal);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = 0;
+    port_ = 0;
+  }
+
+  v1::Controller::Stub& stub() { return *stub_; }
+
+ private:
+  fs::path dir_;
+  pid_t pid_ = 0;
+  int port_ = 0;
+  std::unique_ptr<v1::Controller::Stub> stub_;
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("drover_ctld_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "slurm.conf")
+        << "ClusterName=daemontest\nGresTypes=gpu\nMaxJobCount=100000\nDefMemPerCPU=100\n"
+           "NodeName=n[1-2] CPUs=8 RealMemory=8000 Gres=gpu:2\n"
+           "PartitionName=p Nodes=ALL Default=YES MaxTime=1:00:00\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static grpc::Status Submit(v1::Controller::Stub& stub, const std::string& name, uint64_t* id) {
+    v1::SubmitRequest request;
+    request.mutable_caller()->set_uid(1000);
+    v1::JobSpec* spec = request.mutable_spec();
+    spec->set_name(name);
+    spec->set_user("alice");
+    spec->set_account("research");
+    spec->set_min_nodes(1);
+    spec->set_max_nodes(1);
+    spec->set_ntasks(1);
+    spec->set_cpus_per_task(1);
+    spec->set_time_limit_seconds(600);
+    spec->set_array_task_id(UINT32_MAX);
+    spec->set_requeue(true);
+    request.set_script("#!/bin/sh\ntrue\n");
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    v1::SubmitReply reply;
+    grpc::Status status = stub.Submit(&context, request, &reply);
+    *id = reply.job_id();
+    return status;
+  }
+
+  static std::vector<v1::Job> AllJobs(v1::Controller::Stub& stub) {
+    v1::JobQuery query;
+    query.set_all_states(true);
+    v1::JobList list;
+    grpc::ClientContext context;
+    EXPECT_TRUE(stub.ListJobs(&context, query, &list).ok());
+    return {list.jobs().begin(), list.jobs().end()};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(DaemonTest, SubmitQueryPingAndErrors) {
+  Controller ctld(dir_);
+  ctld.Start();
+  uint64_t id = 0;
+  ASSERT_TRUE(Submit(ctld.stub(), "first", &id).ok());
+  EXPECT_EQ(id, 1u);
+  std::vector<v1::Job> jobs = AllJobs(ctld.stub());
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].spec().name(), "first");
+  EXPECT_EQ(jobs[0].state(), "PENDING");  // no agent has registered its node yet
+  v1::PingReply ping;
+  grpc::ClientContext context;
+  ASSERT_TRUE(ctld.stub().Ping(&context, v1::PingRequest(), &ping).ok());
+  EXPECT_EQ(ping.cluster_name(), "daemontest");
+
+  v1::SubmitRequest bad;
+  bad.mutable_spec()->set_min_nodes(1);
+  bad.mutable_spec()->set_ntasks(1);
+  bad.mutable_spec()->set_cpus_per_task(1);
+  bad.mutable_spec()->set_gpus_per_node(3);
+  bad.mutable_spec()->set_array_task_id(UINT32_MAX);
+  grpc::ClientContext bad_context;
+  v1::SubmitReply reply;
+  grpc::Status status = ctld.stub().Submit(&bad_context, bad, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("Requested node configuration is not available"),
+            std::string::npos)
+      << status.error_message();
+}
+
+TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnce) {
+  Controller ctld(dir_);
+  ctld.Start();
+  std::mutex mutex;
+  std::set<uint64_t> acknowledged;
+  std::atomic<int> attempts{0};
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 8; ++t) {
+    submitters.emplace_back([&] {
+      while (attempts++ < 1000) {
+        uint64_t id = 0;
+        if (!Submit(ctld.stub(), "load", &id).ok()) continue;
+        std::lock_guard lock(mutex);
+        EXPECT_TRUE(acknowledged.insert(id).second) << "job ID " << id << " given twice";
+      }
+    });
+  }
+  // Kill while submissions are in flight.
+  while (true) {
+    std::this_thread::sleep_for(5ms);
+    std::lock_guard lock(mutex);
+    if (acknowledged.size() >= 300) break;
+  }
+  ctld.Kill(SIGKILL);
+  for (std::thread& thread : submitters) thread.join();
+  size_t before = acknowledged.size();
+  ASSERT_GE(before, 300u);
+
+  ctld.Start();
+  std::vector<v1::Job> jobs = AllJobs(ctld.stub());
+  std::multiset<uint64_t> found;
+  for (const v1::Job& job : jobs) found.insert(job.spec().job_id());
+  for (uint64_t id : acknowledged) EXPECT_EQ(found.count(id), 1u) << "job " << id;
+  // New IDs continue after every stored one.
+  uint64_t next = 0;
+  ASSERT_TRUE(Submit(ctld.stub(), "after", &next).ok());
+  EXPECT_GT(next, *found.rbegin());
+}
+
+}  // namespace
+}  // namespace drover::ctld

@@ -1,0 +1,206 @@
+// The engine thread and its group commit; see engine_loop.h.
+#include "ctld/daemon/engine_loop.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "ctld/records.h"
+
+namespace drover::ctld {
+namespace {
+
+std::string JobKey(uint64_t id) {
+  return fmt::format("{:020d}", id);
+}
+
+template <typename T>
+concept HasToken = requires(T event) {
+  event.token;
+};
+
+}  // namespace
+
+EngineLoop::EngineLoop(const ClusterConfig& cluster, std::unique_ptr<Store> store,
+                       const Clock& clock, EffectSink& sink, EngineLoopOptions options)
+    : cluster_(cluster),
+      store_(std::move(store)),
+      clock_(clock),
+      sink_(sink),
+      options_(options),
+      engine_(cluster, clock) {
+  snapshot_ = engine_.Publish();
+}
+
+EngineLoop::~EngineLoop() {
+  Stop();
+}
+
+Status EngineLoop::Restore() {
+  auto rows = store_->Load("jobs");
+  if (!rows) return std::move(rows).take_error();
+  std::vector<Job> jobs;
+  for (const auto& [key, value] : *rows) {
+    v1::Job record;
+    if (!record.ParseFromString(value))
+      return MakeError(fmt::format("job record {} in the store cannot be read", key));
+    auto job = FromProto(record, cluster_);
+    if (!job) return std::move(job).take_error();
+    jobs.push_back(std::move(*job));
+  }
+  auto meta = store_->Get("meta", "next_job_id");
+  if (!meta) return std::move(meta).take_error();
+  uint64_t next = *meta ? std::strtoull((*meta)->c_str(), nullptr, 10) : 0;
+  engine_.Restore(std::move(jobs), next);
+  auto nodes = store_->Load("nodes");
+  if (!nodes) return std::move(nodes).take_error();
+  for (const auto& [name, value] : *nodes) {
+    v1::NodeStatus record;
+    int index = cluster_.FindNode(name);
+    if (index >= 0 && record.ParseFromString(value)) engine_.RestoreNode(index, FromProto(record));
+  }
+  auto usage = store_->Load("usage");
+  if (!usage) return std::move(usage).take_error();
+  for (const auto& [key, value] : *usage) {
+    size_t split = key.find('\n');
+    if (split != std::string::npos)
+      engine_.RestoreUsage(key.substr(0, split), key.substr(split + 1), std::atof(value.c_str()));
+  }
+  std::lock_guard lock(mutex_);
+  snapshot_ = engine_.Publish();
+  return OkStatus();
+}
+
+void EngineLoop::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void EngineLoop::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::future<Reply> EngineLoop::Submit(Event event) {
+  std::lock_guard lock(mutex_);
+  uint64_t token = next_token_++;
+  std::visit(
+      [token](auto& e) {
+        if constexpr (HasToken<decltype(e)>) e.token = token;
+      },
+      event);
+  queue_.push_back(Request{std::move(event), token, {}});
+  std::future<Reply> reply = queue_.back().done.get_future();
+  wake_.notify_one();
+  return reply;
+}
+
+std::shared_ptr<const Snapshot> EngineLoop::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return snapshot_;
+}
+
+void EngineLoop::Run() {
+  int64_t next_tick = clock_.Now();
+  while (true) {
+    std::vector<Request> requests;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, std::chrono::milliseconds(200),
+                     [&] { return stop_ || !queue_.empty(); });
+      if (stop_ && queue_.empty()) return;
+      while (!queue_.empty() && requests.size() < options_.max_batch) {
+        requests.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    bool tick = clock_.Now() >= next_tick;
+    if (tick) next_tick = clock_.Now() + options_.tick_seconds;
+    if (!requests.empty() || tick) ApplyBatch(requests, tick);
+  }
+}
+
+void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
+  std::vector<Event> events;
+  events.reserve(requests.size() + 1);
+  for (Request& request : requests) events.push_back(request.event);
+  if (tick) events.push_back(Tick{});
+  EngineOutput out = engine_.Apply(std::move(events));
+  WriteBatch batch = Records(out);
+  if (!batch.empty()) {
+    if (Status committed = store_->Commit(batch); !committed) {
+      // The engine has moved on but the store has not: nothing may be acknowledged, and the
+      // only safe state to continue from is the store's. Stop and let the restart reload it.
+      for (Request& request : requests)
+        request.done.set_value(
+            Reply{request.token, false, "state save failed: " + committed.error(), {}});
+      std::fprintf(stderr, "droverctld: fatal: %s\n", committed.error().c_str());
+      std::_Exit(1);
+    }
+  }
+  ++batches_;
+  {
+    std::lock_guard lock(mutex_);
+    snapshot_ = engine_.Publish();
+  }
+  CarryOut(out, requests);
+}
+
+WriteBatch EngineLoop::Records(const EngineOutput& out) {
+  WriteBatch batch;
+  for (uint64_t id : out.changed_jobs) {
+    const Job* job = engine_.FindJob(id);
+    if (!job) continue;
+    v1::Job record;
+    ToProto(*job, cluster_, &record);
+    batch.puts.push_back({"jobs", JobKey(id), record.SerializeAsString()});
+  }
+  for (uint64_t id : out.purged_jobs) {
+    batch.deletes.push_back({"jobs", JobKey(id)});
+    batch.deletes.push_back({"scripts", JobKey(id)});
+  }
+  for (const auto& [id, script] : out.new_scripts)
+    batch.puts.push_back({"scripts", JobKey(id), script});
+  for (int index : out.changed_nodes) {
+    v1::NodeStatus record;
+    ToProto(engine_.node(index), cluster_.nodes[index].name, false, &record);
+    batch.puts.push_back({"nodes", cluster_.nodes[index].name, record.SerializeAsString()});
+  }
+  if (!out.changed_jobs.empty())
+    batch.puts.push_back({"meta", "next_job_id", std::to_string(engine_.next_job_id())});
+  if (out.changed_usage)
+    for (const sched::Association& association : engine_.associations())
+      if (!association.user.empty())
+        batch.puts.push_back({"usage", association.account + "\n" + association.user,
+                              fmt::format("{:.6f}", association.usage)});
+  return batch;
+}
+
+void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& requests) {
+  std::unordered_map<uint64_t, Reply> replies;
+  for (const Effect& effect : out.effects) {
+    if (const auto* reply = std::get_if<Reply>(&effect)) {
+      replies[reply->token] = *reply;
+    } else if (const auto* launch = std::get_if<Launch>(&effect)) {
+      uint64_t script_id =
+          launch->job->spec.array_job_id ? launch->job->spec.array_job_id : launch->job_id;
+      auto script = store_->Get("scripts", JobKey(script_id));
+      sink_.Launch(*launch, script.ok() && *script ? **script : std::string());
+    } else if (const auto* signal = std::get_if<SignalJob>(&effect)) {
+      sink_.Signal(*signal);
+    } else if (const auto* terminate = std::get_if<TerminateJob>(&effect)) {
+      sink_.Terminate(*terminate);
+    }
+  }
+  for (Request& request : requests) {
+    auto it = replies.find(request.token);
+    request.done.set_value(it != replies.end() ? it->second : Reply{request.token, true, "", {}});
+  }
+}
+
+}  // namespace drover::ctld

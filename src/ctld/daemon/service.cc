@@ -1,0 +1,179 @@
+// gRPC handlers; see service.h. The caller's uid/gid come from the request until credentials
+// land (DESIGN.md, Security): CallerOf() is the one place that will change.
+#include "ctld/daemon/service.h"
+
+#include <unistd.h>
+
+#include <set>
+
+#include "common/text.h"
+#include "ctld/records.h"
+
+namespace drover::ctld {
+namespace {
+
+Caller CallerOf(const v1::Caller& caller) {
+  return Caller{caller.uid(), caller.gid(), false};
+}
+
+grpc::Status Invalid(const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
+}
+
+Result<JobFilter> FilterOf(const v1::JobFilter& filter) {
+  JobFilter out;
+  out.job_ids.assign(filter.job_ids().begin(), filter.job_ids().end());
+  for (const auto& task : filter.array_tasks())
+    out.array_tasks.emplace_back(task.array_job_id(), task.task_id());
+  out.user = filter.user();
+  out.name = filter.name();
+  out.partition = filter.partition();
+  if (!filter.state().empty()) {
+    auto state = ParseJobState(filter.state());
+    if (!state) return MakeError("Invalid job state specified: " + filter.state());
+    out.state = *state;
+  }
+  return out;
+}
+
+grpc::Status FromReply(const Reply& reply) {
+  return reply.ok ? grpc::Status::OK : Invalid(reply.error);
+}
+
+}  // namespace
+
+ControllerService::ControllerService(const ClusterConfig& cluster, EngineLoop& loop)
+    : cluster_(cluster), loop_(loop) {}
+
+grpc::Status ControllerService::Submit(grpc::ServerContext*, const v1::SubmitRequest* request,
+                                       v1::SubmitReply* reply) {
+  auto spec = FromProto(request->spec());
+  if (!spec) return Invalid(spec.error());
+  Reply result = loop_
+                     .Submit(SubmitJob{0, CallerOf(request->caller()), std::move(*spec),
+                                       request->array(), request->script()})
+                     .get();
+  if (!result.ok) return Invalid(result.error);
+  reply->set_job_id(result.job_ids.front());
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::Act(Event event, v1::ActionReply* reply) {
+  Reply result = loop_.Submit(std::move(event)).get();
+  for (uint64_t id : result.job_ids) reply->add_job_ids(id);
+  return FromReply(result);
+}
+
+grpc::Status ControllerService::Cancel(grpc::ServerContext*, const v1::CancelRequest* request,
+                                       v1::ActionReply* reply) {
+  auto filter = FilterOf(request->filter());
+  if (!filter) return Invalid(filter.error());
+  return Act(CancelJobs{0, CallerOf(request->caller()), std::move(*filter), request->signal(),
+                        request->batch_only()},
+             reply);
+}
+
+grpc::Status ControllerService::Hold(grpc::ServerContext*, const v1::HoldRequest* request,
+                                     v1::ActionReply* reply) {
+  auto filter = FilterOf(request->filter());
+  if (!filter) return Invalid(filter.error());
+  return Act(HoldJobs{0, CallerOf(request->caller()), std::move(*filter), request->release()},
+             reply);
+}
+
+grpc::Status ControllerService::Requeue(grpc::ServerContext*, const v1::RequeueRequest* request,
+                                        v1::ActionReply* reply) {
+  auto filter = FilterOf(request->filter());
+  if (!filter) return Invalid(filter.error());
+  return Act(RequeueJobs{0, CallerOf(request->caller()), std::move(*filter), request->hold()},
+             reply);
+}
+
+grpc::Status ControllerService::UpdateNode(grpc::ServerContext*,
+                                           const v1::UpdateNodeRequest* request,
+                                           v1::ActionReply* reply) {
+  using Action = drover::ctld::UpdateNode::Action;
+  std::string state = ToLower(request->state());
+  Action action;
+  if (state == "drain")
+    action = Action::kDrain;
+  else if (state == "resume")
+    action = Action::kResume;
+  else if (state == "down")
+    action = Action::kDown;
+  else if (state == "undrain")
+    action = Action::kUndrain;
+  else
+    return Invalid("Invalid node state specified: " + request->state());
+  return Act(drover::ctld::UpdateNode{0, CallerOf(request->caller()), request->nodes(), action,
+                                      request->reason()},
+             reply);
+}
+
+grpc::Status ControllerService::ListJobs(grpc::ServerContext*, const v1::JobQuery* query,
+                                         v1::JobList* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  auto filter = FilterOf(query->filter());
+  if (!filter) return Invalid(filter.error());
+  reply->set_time(snapshot->time);
+  std::set<uint64_t> ids(filter->job_ids.begin(), filter->job_ids.end());
+  for (const JobPtr& job : snapshot->jobs) {
+    const JobSpec& spec = job->spec;
+    if (!ids.empty() && !ids.count(spec.job_id) && !ids.count(spec.array_job_id)) continue;
+    if (!filter->user.empty() && spec.user != filter->user) continue;
+    if (filter->state && job->state != *filter->state) continue;
+    if (!query->all_states() && IsFinal(job->state) && ids.empty()) continue;
+    ToProto(*job, cluster_, reply->add_jobs());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::ListNodes(grpc::ServerContext*, const v1::NodeQuery*,
+                                          v1::NodeList* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  reply->set_time(snapshot->time);
+  for (size_t i = 0; i < snapshot->nodes.size(); ++i)
+    ToProto(snapshot->nodes[i], cluster_.nodes[i].name, false, reply->add_nodes());
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::Ping(grpc::ServerContext*, const v1::PingRequest*,
+                                     v1::PingReply* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  reply->set_cluster_name(cluster_.settings.cluster_name);
+  reply->set_host(host);
+  reply->set_time(snapshot->time);
+  reply->set_jobs(snapshot->jobs.size());
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::Register(grpc::ServerContext*, const v1::RegisterRequest* request,
+                                         v1::RegisterReply*) {
+  if (cluster_.FindNode(request->node()) < 0)
+    return Invalid("node " + request->node() + " is not in this cluster's slurm.conf");
+  NodeRegistered event{request->node(), {}};
+  event.running_jobs.assign(request->running_jobs().begin(), request->running_jobs().end());
+  return FromReply(loop_.Submit(std::move(event)).get());
+}
+
+grpc::Status ControllerService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* request,
+                                          v1::HeartbeatReply*) {
+  return FromReply(loop_
+                       .Submit(drover::ctld::Heartbeat{request->node(), request->healthy(),
+                                                       request->health_output()})
+                       .get());
+}
+
+grpc::Status ControllerService::JobEnded(grpc::ServerContext*, const v1::JobEndedRequest* request,
+                                         v1::JobEndedReply*) {
+  // The reply leaves after the end is committed: the agent may then forget it.
+  return FromReply(loop_
+                       .Submit(drover::ctld::JobEnded{
+                           request->job_id(), request->node(), request->exit_code(),
+                           request->signal(), request->out_of_memory(), request->prolog_failed()})
+                       .get());
+}
+
+}  // namespace drover::ctld

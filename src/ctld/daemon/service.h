@@ -1,0 +1,40 @@
+// The controller's gRPC service: validates each request at the boundary, turns it into an engine
+// event, and waits for the committed reply; queries read the latest snapshot and never wait.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "common/cluster_config.h"
+#include "ctld/daemon/engine_loop.h"
+#include "proto/drover.grpc.pb.h"
+
+namespace drover::ctld {
+
+class ControllerService final : public v1::Controller::Service {
+ public:
+  ControllerService(const ClusterConfig& cluster, EngineLoop& loop);
+
+  grpc::Status Submit(grpc::ServerContext*, const v1::SubmitRequest*, v1::SubmitReply*) override;
+  grpc::Status Cancel(grpc::ServerContext*, const v1::CancelRequest*, v1::ActionReply*) override;
+  grpc::Status Hold(grpc::ServerContext*, const v1::HoldRequest*, v1::ActionReply*) override;
+  grpc::Status Requeue(grpc::ServerContext*, const v1::RequeueRequest*, v1::ActionReply*) override;
+  grpc::Status UpdateNode(grpc::ServerContext*, const v1::UpdateNodeRequest*,
+                          v1::ActionReply*) override;
+  grpc::Status ListJobs(grpc::ServerContext*, const v1::JobQuery*, v1::JobList*) override;
+  grpc::Status ListNodes(grpc::ServerContext*, const v1::NodeQuery*, v1::NodeList*) override;
+  grpc::Status Ping(grpc::ServerContext*, const v1::PingRequest*, v1::PingReply*) override;
+  grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest*,
+                        v1::RegisterReply*) override;
+  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*,
+                         v1::HeartbeatReply*) override;
+  grpc::Status JobEnded(grpc::ServerContext*, const v1::JobEndedRequest*,
+                        v1::JobEndedReply*) override;
+
+ private:
+  grpc::Status Act(Event event, v1::ActionReply* reply);
+
+  const ClusterConfig& cluster_;
+  EngineLoop& loop_;
+};
+
+}  // namespace drover::ctld

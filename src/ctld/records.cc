@@ -1,0 +1,444 @@
+// Conversions between the engine's records and drover.proto's messages (see records.h). Reading
+// a record back is strict about what the configuration must contain, because a store written
+// under another slurm.conf would otherwise index past the end of its nodes or partitions.
+#include "ctld/records.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "common/hostlist.h"
+
+namespace drover::ctld {
+namespace {
+
+using sched::PendingReason;
+
+// The last enumerators: lookups walk every value up to these.
+constexpr JobState kLastJobState = JobState::kRequeued;
+constexpr PendingReason kLastReason = PendingReason::kInvalidQos;
+
+v1::Dependency::Type ToProto(DependencyType type) {
+  switch (type) {
+    case DependencyType::kAfter:
+      return v1::Dependency::AFTER;
+    case DependencyType::kAfterAny:
+      return v1::Dependency::AFTER_ANY;
+    case DependencyType::kAfterOk:
+      return v1::Dependency::AFTER_OK;
+    case DependencyType::kAfterNotOk:
+      return v1::Dependency::AFTER_NOT_OK;
+    case DependencyType::kAfterCorr:
+      return v1::Dependency::AFTER_CORR;
+    case DependencyType::kSingleton:
+      return v1::Dependency::SINGLETON;
+  }
+  return v1::Dependency::AFTER_ANY;
+}
+
+// proto3 enums are open: a record may carry a number this build does not know.
+std::optional<DependencyType> FromProto(int type) {
+  switch (type) {
+    case v1::Dependency::AFTER:
+      return DependencyType::kAfter;
+    case v1::Dependency::AFTER_ANY:
+      return DependencyType::kAfterAny;
+    case v1::Dependency::AFTER_OK:
+      return DependencyType::kAfterOk;
+    case v1::Dependency::AFTER_NOT_OK:
+      return DependencyType::kAfterNotOk;
+    case v1::Dependency::AFTER_CORR:
+      return DependencyType::kAfterCorr;
+    case v1::Dependency::SINGLETON:
+      return DependencyType::kSingleton;
+    default:
+      return std::nullopt;
+  }
+}
+
+v1::JobSpec::Hold ToProto(HoldKind hold) {
+  switch (hold) {
+    case HoldKind::kNone:
+      return v1::JobSpec::NONE;
+    case HoldKind::kUser:
+      return v1::JobSpec::USER;
+    case HoldKind::kAdmin:
+      return v1::JobSpec::ADMIN;
+  }
+  return v1::JobSpec::NONE;
+}
+
+std::optional<HoldKind> HoldFromProto(int hold) {
+  switch (hold) {
+    case v1::JobSpec::NONE:
+      return HoldKind::kNone;
+    case v1::JobSpec::USER:
+      return HoldKind::kUser;
+    case v1::JobSpec::ADMIN:
+      return HoldKind::kAdmin;
+    default:
+      return std::nullopt;
+  }
+}
+
+void ToProto(const DependencySpec& dependency, v1::Dependency* out) {
+  for (const DependencyTerm& term : dependency.terms) {
+    v1::Dependency::Term* t = out->add_terms();
+    t->set_type(ToProto(term.type));
+    t->set_job_id(term.job_id);
+    t->set_delay_seconds(term.delay_seconds);
+  }
+  out->set_any(dependency.any);
+}
+
+Result<DependencySpec> FromProto(const v1::Dependency& dependency, uint64_t job_id) {
+  DependencySpec out;
+  for (const v1::Dependency::Term& t : dependency.terms()) {
+    std::optional<DependencyType> type = FromProto(t.type());
+    if (!type) {
+      return MakeError(
+          fmt::format("job {}: unknown dependency type {} in the store", job_id, t.type()));
+    }
+    out.terms.push_back({*type, t.job_id(), t.delay_seconds()});
+  }
+  out.any = dependency.any();
+  return out;
+}
+
+template <typename T, typename Repeated>
+std::vector<T> ToVector(const Repeated& repeated) {
+  return std::vector<T>(repeated.begin(), repeated.end());
+}
+
+template <typename Repeated, typename Values>
+void Assign(const Values& values, Repeated* out) {
+  out->Add(values.begin(), values.end());
+}
+
+PendingReason ParseReason(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(kLastReason); ++i) {
+    auto reason = static_cast<PendingReason>(i);
+    if (sched::PendingReasonName(reason) == name) return reason;
+  }
+  return PendingReason::kNone;  // a reason only explains a wait; losing it is harmless
+}
+
+std::string Mismatch(uint64_t job_id, std::string_view what) {
+  return fmt::format("job {}: {}: the store does not match this configuration", job_id, what);
+}
+
+Result<JobState> StateFromProto(const std::string& name, uint64_t job_id) {
+  std::optional<JobState> state = ParseJobState(name);
+  if (!state) {
+    return MakeError(fmt::format("job {}: unknown state '{}' in the store", job_id, name));
+  }
+  return *state;
+}
+
+Status CheckNode(int node, const ClusterConfig& cluster, uint64_t job_id) {
+  if (node >= 0 && static_cast<size_t>(node) < cluster.nodes.size()) return OkStatus();
+  return MakeError(Mismatch(
+      job_id, fmt::format("node index {} in the store is out of range ({} nodes configured)", node,
+                          cluster.nodes.size())));
+}
+
+void ToProto(const sched::NodeAllocation& node, v1::NodeAllocation* out) {
+  out->set_node(node.node);
+  Assign(node.cores, out->mutable_cores());
+  out->set_memory_mb(node.memory_mb);
+  Assign(node.gpus, out->mutable_gpus());
+}
+
+sched::NodeAllocation FromProto(const v1::NodeAllocation& node) {
+  return {node.node(), ToVector<int>(node.cores()), node.memory_mb(), ToVector<int>(node.gpus())};
+}
+
+void ToProto(const JobRun& run, v1::JobRun* out) {
+  out->set_start_time(run.start_time);
+  out->set_end_time(run.end_time);
+  out->set_state(std::string(JobStateName(run.state)));
+  out->set_exit_code(run.exit_code);
+  out->set_exit_signal(run.exit_signal);
+  Assign(run.nodes, out->mutable_nodes());
+  out->set_restart_count(run.restart_count);
+}
+
+Result<JobRun> FromProto(const v1::JobRun& run, const ClusterConfig& cluster, uint64_t job_id) {
+  Result<JobState> state = StateFromProto(run.state(), job_id);
+  if (!state) return std::move(state).take_error();
+  for (int node : run.nodes()) {
+    if (Status s = CheckNode(node, cluster, job_id); !s) return std::move(s).take_error();
+  }
+  return JobRun{run.start_time(),   run.end_time(),    *state,
+                run.exit_code(),    run.exit_signal(), ToVector<int>(run.nodes()),
+                run.restart_count()};
+}
+
+std::string PartitionName(int partition, const ClusterConfig& cluster) {
+  if (partition < 0 || static_cast<size_t>(partition) >= cluster.partitions.size()) return "";
+  return cluster.partitions[partition].name;
+}
+
+std::string NodeList(const sched::Allocation& allocation, const ClusterConfig& cluster) {
+  std::vector<std::string> names;
+  for (const sched::NodeAllocation& node : allocation.nodes) {
+    if (node.node >= 0 && static_cast<size_t>(node.node) < cluster.nodes.size()) {
+      names.push_back(cluster.nodes[node.node].name);
+    }
+  }
+  return CompressHostlist(names);
+}
+
+// Everything in v1::Job besides the spec, the allocation and the history.
+void ScalarsToProto(const Job& job, v1::Job* out) {
+  out->set_state(std::string(JobStateName(job.state)));
+  out->set_reason(std::string(sched::PendingReasonName(job.reason)));
+  out->set_partition(job.partition);
+  out->set_exclusive(job.allocation.exclusive);
+  out->set_start_time(job.start_time);
+  out->set_end_time(job.end_time);
+  out->set_time_limit_seconds(job.time_limit_seconds);
+  out->set_exit_code(job.exit_code);
+  out->set_exit_signal(job.exit_signal);
+  out->set_restart_count(job.restart_count);
+  out->set_cancel_requested_at(job.cancel_requested_at);
+  out->set_cancelled_by(job.cancelled_by);
+  out->set_time_limit_signalled_at(job.time_limit_signalled_at);
+  out->set_user_signal_sent(job.user_signal_sent);
+}
+
+void ScalarsFromProto(const v1::Job& job, Job* out) {
+  out->reason = ParseReason(job.reason());
+  out->partition = job.partition();
+  out->allocation.exclusive = job.exclusive();
+  out->start_time = job.start_time();
+  out->end_time = job.end_time();
+  out->time_limit_seconds = job.time_limit_seconds();
+  out->exit_code = job.exit_code();
+  out->exit_signal = job.exit_signal();
+  out->restart_count = job.restart_count();
+  out->cancel_requested_at = job.cancel_requested_at();
+  out->cancelled_by = job.cancelled_by();
+  out->time_limit_signalled_at = job.time_limit_signalled_at();
+  out->user_signal_sent = job.user_signal_sent();
+}
+
+// The job's place in the configuration: partition and allocated nodes.
+Status PlacementFromProto(const v1::Job& job, const ClusterConfig& cluster, Job* out) {
+  const uint64_t id = out->spec.job_id;
+  if (job.partition() < -1 || job.partition() >= static_cast<int>(cluster.partitions.size())) {
+    return MakeError(Mismatch(
+        id,
+        fmt::format("partition index {} in the store is out of range ({} partitions configured)",
+                    job.partition(), cluster.partitions.size())));
+  }
+  for (const v1::NodeAllocation& node : job.allocation()) {
+    if (Status s = CheckNode(node.node(), cluster, id); !s) return s;
+    out->allocation.nodes.push_back(FromProto(node));
+  }
+  return OkStatus();
+}
+
+// Scalar fields of JobSpec, split from the repeated and nested ones to keep functions short.
+void SpecScalarsToProto(const JobSpec& spec, v1::JobSpec* out) {
+  out->set_job_id(spec.job_id);
+  out->set_array_job_id(spec.array_job_id);
+  out->set_array_task_id(spec.array_task_id);
+  out->set_name(spec.name);
+  out->set_user(spec.user);
+  out->set_account(spec.account);
+  out->set_qos(spec.qos);
+  out->set_uid(spec.uid);
+  out->set_gid(spec.gid);
+  out->set_min_nodes(spec.min_nodes);
+  out->set_max_nodes(spec.max_nodes);
+  out->set_ntasks(spec.ntasks);
+  out->set_ntasks_per_node(spec.ntasks_per_node);
+  out->set_cpus_per_task(spec.cpus_per_task);
+  out->set_mem_per_node_mb(spec.mem_per_node_mb);
+  out->set_mem_per_cpu_mb(spec.mem_per_cpu_mb);
+  out->set_mem_per_gpu_mb(spec.mem_per_gpu_mb);
+  out->set_gpu_type(spec.gpu_type);
+  out->set_gpus(spec.gpus);
+  out->set_gpus_per_node(spec.gpus_per_node);
+  out->set_gpus_per_task(spec.gpus_per_task);
+  out->set_cpus_per_gpu(spec.cpus_per_gpu);
+  out->set_constraint(spec.constraint);
+  out->set_exclusive(spec.exclusive);
+  out->set_time_limit_seconds(spec.time_limit_seconds);
+  out->set_time_min_seconds(spec.time_min_seconds);
+  out->set_submit_time(spec.submit_time);
+  out->set_begin_time(spec.begin_time);
+  out->set_nice(spec.nice);
+  out->set_switches(spec.switches);
+  out->set_switch_wait_seconds(spec.switch_wait_seconds);
+  out->set_segment(spec.segment);
+  out->set_reservation(spec.reservation);
+  out->set_array_max_running(spec.array_max_running);
+  out->set_signal_number(spec.signal_number);
+  out->set_signal_seconds(spec.signal_seconds);
+  out->set_signal_batch_only(spec.signal_batch_only);
+  out->set_requeue(spec.requeue);
+}
+
+void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
+  out->job_id = spec.job_id();
+  out->array_job_id = spec.array_job_id();
+  out->array_task_id = spec.array_task_id();
+  out->name = spec.name();
+  out->user = spec.user();
+  out->account = spec.account();
+  out->qos = spec.qos();
+  out->uid = spec.uid();
+  out->gid = spec.gid();
+  out->min_nodes = spec.min_nodes();
+  out->max_nodes = spec.max_nodes();
+  out->ntasks = spec.ntasks();
+  out->ntasks_per_node = spec.ntasks_per_node();
+  out->cpus_per_task = spec.cpus_per_task();
+  out->mem_per_node_mb = spec.mem_per_node_mb();
+  out->mem_per_cpu_mb = spec.mem_per_cpu_mb();
+  out->mem_per_gpu_mb = spec.mem_per_gpu_mb();
+  out->gpu_type = spec.gpu_type();
+  out->gpus = spec.gpus();
+  out->gpus_per_node = spec.gpus_per_node();
+  out->gpus_per_task = spec.gpus_per_task();
+  out->cpus_per_gpu = spec.cpus_per_gpu();
+  out->constraint = spec.constraint();
+  out->exclusive = spec.exclusive();
+  out->time_limit_seconds = spec.time_limit_seconds();
+  out->time_min_seconds = spec.time_min_seconds();
+  out->submit_time = spec.submit_time();
+  out->begin_time = spec.begin_time();
+  out->nice = spec.nice();
+  out->switches = spec.switches();
+  out->switch_wait_seconds = spec.switch_wait_seconds();
+  out->segment = spec.segment();
+  out->reservation = spec.reservation();
+  out->array_max_running = spec.array_max_running();
+  out->signal_number = spec.signal_number();
+  out->signal_seconds = spec.signal_seconds();
+  out->signal_batch_only = spec.signal_batch_only();
+  out->requeue = spec.requeue();
+}
+
+Status CheckShape(const v1::JobSpec& spec) {
+  if (spec.min_nodes() == 0) {
+    return MakeError(fmt::format("job {}: min_nodes is 0 in the store", spec.job_id()));
+  }
+  if (spec.ntasks() == 0) {
+    return MakeError(fmt::format("job {}: ntasks is 0 in the store", spec.job_id()));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::optional<JobState> ParseJobState(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(kLastJobState); ++i) {
+    auto state = static_cast<JobState>(i);
+    if (JobStateName(state) == name) return state;
+  }
+  return std::nullopt;
+}
+
+void ToProto(const JobSpec& spec, v1::JobSpec* out) {
+  SpecScalarsToProto(spec, out);
+  Assign(spec.partitions, out->mutable_partitions());
+  for (const GresSpec& gres : spec.other_gres) {
+    v1::Gres* g = out->add_other_gres();
+    g->set_name(gres.name);
+    g->set_type(gres.type);
+    g->set_count(gres.count);
+  }
+  Assign(spec.nodelist, out->mutable_nodelist());
+  Assign(spec.exclude, out->mutable_exclude());
+  ToProto(spec.dependency, out->mutable_dependency());
+  out->set_hold(ToProto(spec.hold));
+}
+
+Result<JobSpec> FromProto(const v1::JobSpec& spec) {
+  if (Status s = CheckShape(spec); !s) return std::move(s).take_error();
+  JobSpec out;
+  SpecScalarsFromProto(spec, &out);
+  out.partitions = ToVector<std::string>(spec.partitions());
+  for (const v1::Gres& g : spec.other_gres()) {
+    out.other_gres.push_back({g.name(), g.type(), g.count(), {}});
+  }
+  out.nodelist = ToVector<std::string>(spec.nodelist());
+  out.exclude = ToVector<std::string>(spec.exclude());
+  Result<DependencySpec> dependency = FromProto(spec.dependency(), spec.job_id());
+  if (!dependency) return std::move(dependency).take_error();
+  out.dependency = std::move(dependency).value();
+  std::optional<HoldKind> hold = HoldFromProto(spec.hold());
+  if (!hold) {
+    return MakeError(
+        fmt::format("job {}: unknown hold kind {} in the store", spec.job_id(), spec.hold()));
+  }
+  out.hold = *hold;
+  return out;
+}
+
+void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out) {
+  ToProto(job.spec, out->mutable_spec());
+  ScalarsToProto(job, out);
+  for (const sched::NodeAllocation& node : job.allocation.nodes) {
+    ToProto(node, out->add_allocation());
+  }
+  for (const JobRun& run : job.history) ToProto(run, out->add_history());
+  out->set_partition_name(PartitionName(job.partition, cluster));
+  out->set_node_list(NodeList(job.allocation, cluster));
+}
+
+Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster) {
+  Result<JobSpec> spec = FromProto(job.spec());
+  if (!spec) return std::move(spec).take_error();
+  Job out;
+  out.spec = std::move(spec).value();
+  Result<JobState> state = StateFromProto(job.state(), out.spec.job_id);
+  if (!state) return std::move(state).take_error();
+  out.state = *state;
+  ScalarsFromProto(job, &out);
+  if (Status s = PlacementFromProto(job, cluster, &out); !s) return std::move(s).take_error();
+  for (const v1::JobRun& run : job.history()) {
+    Result<JobRun> r = FromProto(run, cluster, out.spec.job_id);
+    if (!r) return std::move(r).take_error();
+    out.history.push_back(std::move(r).value());
+  }
+  return out;
+}
+
+void ToProto(const NodeStatus& node, const std::string& name, bool fully_allocated,
+             v1::NodeStatus* out) {
+  out->set_name(name);
+  out->set_state(NodeStateName(node, fully_allocated));
+  out->set_registered(node.registered);
+  out->set_down(node.down);
+  out->set_drain(node.drain);
+  out->set_drained_by_health(node.drained_by_health);
+  out->set_not_responding(node.not_responding);
+  out->set_reason(node.reason);
+  out->set_reason_time(node.reason_time);
+  out->set_reason_uid(node.reason_uid);
+  out->set_last_heard(node.last_heard);
+  Assign(node.jobs, out->mutable_jobs());
+}
+
+NodeStatus FromProto(const v1::NodeStatus& node) {
+  NodeStatus out;
+  out.registered = node.registered();
+  out.down = node.down();
+  out.drain = node.drain();
+  out.drained_by_health = node.drained_by_health();
+  out.not_responding = node.not_responding();
+  out.reason = node.reason();
+  out.reason_time = node.reason_time();
+  out.reason_uid = node.reason_uid();
+  out.last_heard = node.last_heard();
+  out.jobs.insert(node.jobs().begin(), node.jobs().end());
+  return out;
+}
+
+}  // namespace drover::ctld

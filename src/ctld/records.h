@@ -1,0 +1,29 @@
+// Conversions between the engine's records and drover.proto's messages: what the store keeps
+// and what queries return. The only place that knows both shapes.
+#pragma once
+
+#include "common/cluster_config.h"
+#include "common/result.h"
+#include "ctld/engine/engine.h"
+#include "ctld/engine/job.h"
+#include "proto/drover.pb.h"
+
+namespace drover::ctld {
+
+void ToProto(const JobSpec& spec, v1::JobSpec* out);
+Result<JobSpec> FromProto(const v1::JobSpec& spec);  // errors on values out of range
+
+// `cluster` names the partition and nodes (partition_name, node_list) for readers.
+void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out);
+// Errors when the record names a state, partition or node the configuration does not have
+// (a store written under another configuration).
+Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster);
+
+void ToProto(const NodeStatus& node, const std::string& name, bool fully_allocated,
+             v1::NodeStatus* out);
+NodeStatus FromProto(const v1::NodeStatus& node);
+
+// "PENDING" -> kPending; nullopt for anything else.
+std::optional<JobState> ParseJobState(std::string_view name);
+
+}  // namespace drover::ctld
