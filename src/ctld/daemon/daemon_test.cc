@@ -188,5 +188,36 @@ TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnce) {
   EXPECT_GT(next, *found.rbegin());
 }
 
+TEST_F(DaemonTest, FinishedJobsLeaveTheQueueButStayInTheHistory) {
+  std::ofstream(dir_ / "slurm.conf", std::ios::app) << "MinJobAge=1\n";
+  Controller ctld(dir_);
+  ctld.Start();
+  uint64_t id = 0;
+  ASSERT_TRUE(Submit(ctld.stub(), "short", &id).ok());
+  v1::CancelRequest cancel;
+  cancel.mutable_caller()->set_uid(1000);
+  cancel.mutable_filter()->add_job_ids(id);
+  v1::ActionReply cancelled;
+  grpc::ClientContext cancel_context;
+  ASSERT_TRUE(ctld.stub().Cancel(&cancel_context, cancel, &cancelled).ok());
+  for (int i = 0; i < 100 && !AllJobs(ctld.stub()).empty(); ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(AllJobs(ctld.stub()).empty()) << "MinJobAge=1 should have purged job " << id;
+  auto history = [&] {
+    v1::HistoryQuery query;
+    query.mutable_filter()->add_job_ids(id);
+    v1::JobList list;
+    grpc::ClientContext context;
+    EXPECT_TRUE(ctld.stub().History(&context, query, &list).ok());
+    return list;
+  };
+  v1::JobList found = history();
+  ASSERT_EQ(found.jobs_size(), 1);
+  EXPECT_EQ(found.jobs(0).state(), "CANCELLED");
+  EXPECT_EQ(found.jobs(0).cancelled_by(), 1000u);
+  ctld.Kill(SIGTERM);
+  ctld.Start();
+  EXPECT_EQ(history().jobs_size(), 1) << "the history survives a restart";
+}
+
 }  // namespace
 }  // namespace drover::ctld

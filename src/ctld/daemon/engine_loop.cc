@@ -130,10 +130,18 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
   events.reserve(requests.size() + 1);
   for (Request& request : requests) events.push_back(request.event);
   if (tick) events.push_back(Tick{});
+  auto started = std::chrono::steady_clock::now();
   EngineOutput out = engine_.Apply(std::move(events));
+  auto seconds_since = [](std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  };
+  if (out.scheduled) stats_.cycle_seconds.Observe(seconds_since(started));
   WriteBatch batch = Records(out);
   if (!batch.empty()) {
-    if (Status committed = store_->Commit(batch); !committed) {
+    auto commit_started = std::chrono::steady_clock::now();
+    Status committed = store_->Commit(batch);
+    stats_.commit_seconds.Observe(seconds_since(commit_started));
+    if (!committed) {
       // The engine has moved on but the store has not: nothing may be acknowledged, and the
       // only safe state to continue from is the store's. Stop and let the restart reload it.
       for (Request& request : requests)
@@ -143,7 +151,7 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
       std::_Exit(1);
     }
   }
-  ++batches_;
+  ++stats_.batches;
   {
     std::lock_guard lock(mutex_);
     snapshot_ = engine_.Publish();
@@ -160,9 +168,14 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
     ToProto(*job, cluster_, &record);
     batch.puts.push_back({"jobs", JobKey(id), record.SerializeAsString()});
   }
-  for (uint64_t id : out.purged_jobs) {
-    batch.deletes.push_back({"jobs", JobKey(id)});
-    batch.deletes.push_back({"scripts", JobKey(id)});
+  // A finished job leaves the live queue but stays in the history that sacct reads.
+  for (const JobPtr& job : out.purged_records) {
+    v1::Job record;
+    ToProto(*job, cluster_, &record);
+    std::string key = JobKey(job->spec.job_id);
+    batch.puts.push_back({"job_history", key, record.SerializeAsString()});
+    batch.deletes.push_back({"jobs", key});
+    batch.deletes.push_back({"scripts", key});
   }
   for (const auto& [id, script] : out.new_scripts)
     batch.puts.push_back({"scripts", JobKey(id), script});

@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "ctld/daemon/loop_stats.h"
 #include "ctld/engine/engine.h"
 #include "ctld/store/store.h"
 
@@ -49,7 +50,8 @@ class EngineLoop {
   std::future<Reply> Submit(Event event);
 
   std::shared_ptr<const Snapshot> snapshot() const;
-  uint64_t batches() const { return batches_; }
+  uint64_t batches() const { return stats_.batches; }
+  const LoopStats& stats() const { return stats_; }
 
  private:
   struct Request {
@@ -76,7 +78,7 @@ class EngineLoop {
   bool stop_ = false;
   std::shared_ptr<const Snapshot> snapshot_;
   uint64_t next_token_ = 1;
-  std::atomic<uint64_t> batches_{0};
+  LoopStats stats_;
   std::thread thread_;
 };
 

@@ -1,10 +1,13 @@
 // droverctld: the controller daemon. Reads the configuration, opens the store under
-// StateSaveLocation, reloads every job, node and usage record, and serves the gRPC API.
+// StateSaveLocation, reloads every job, node and usage record, and serves the gRPC API and HTTP
+// (/metrics).
 //   droverctld [--conf FILE] [--state DIR] [--listen HOST:PORT] [--port-file FILE]
+//              [--http-listen HOST:PORT] [--http-port-file FILE]
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -12,6 +15,8 @@
 
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
+#include "ctld/daemon/http_server.h"
+#include "ctld/daemon/metrics.h"
 #include "ctld/daemon/service.h"
 
 namespace {
@@ -27,10 +32,12 @@ class SystemClock : public drover::ctld::Clock {
 
 struct Options {
   std::string conf, state, listen, port_file;
+  std::string http_listen, http_port_file;
 };
 
 constexpr const char* kUsage =
-    "Usage: droverctld [--conf FILE] [--state DIR] [--listen HOST:PORT] [--port-file FILE]\n";
+    "Usage: droverctld [--conf FILE] [--state DIR] [--listen HOST:PORT] [--port-file FILE]\n"
+    "                  [--http-listen HOST:PORT] [--http-port-file FILE]\n";
 
 bool ParseOptions(int argc, char** argv, Options& options) {
   for (int i = 1; i < argc; ++i) {
@@ -49,6 +56,10 @@ bool ParseOptions(int argc, char** argv, Options& options) {
       ok = value(options.listen);
     else if (arg == "--port-file")
       ok = value(options.port_file);
+    else if (arg == "--http-listen")
+      ok = value(options.http_listen);
+    else if (arg == "--http-port-file")
+      ok = value(options.http_port_file);
     else if (arg == "-D")
       continue;  // always in the foreground
     else
@@ -60,6 +71,20 @@ bool ParseOptions(int argc, char** argv, Options& options) {
   }
   return true;
 }
+
+// "HOST:PORT" (the host may be "[v6]") split at the last colon; false when malformed.
+bool SplitHostPort(const std::string& listen, std::string& host, int& port) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  const char* end = listen.data() + listen.size();
+  auto [rest, error] = std::from_chars(listen.data() + colon + 1, end, port);
+  return error == std::errc() && rest == end && port >= 0 && port <= 65535;
+}
+
+constexpr const char* kDefaultHttpListen = "0.0.0.0:7820";  // Drover's HTTP port
 
 std::atomic<bool> stopping{false};
 
@@ -89,7 +114,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   loop.Start();
-  ctld::ControllerService service(cluster, loop);
+  auto history = ctld::OpenSqliteStore(state);  // a second connection, for sacct's reads
+  ctld::ControllerService service(cluster, loop,
+                                  history ? std::move(*history) : std::unique_ptr<ctld::Store>());
   std::string listen = options.listen.empty()
                            ? fmt::format("0.0.0.0:{}", cluster.settings.controller_port)
                            : options.listen;
@@ -104,12 +131,31 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!options.port_file.empty()) std::ofstream(options.port_file) << port << "\n";
-  fmt::print(stderr, "droverctld: cluster {} listening on port {}, state in {}\n",
-             cluster.settings.cluster_name, port, state);
+  ctld::HttpServer http([&cluster, &loop] {
+    std::shared_ptr<const ctld::Snapshot> snapshot = loop.snapshot();
+    return ctld::RenderMetrics(cluster, snapshot ? *snapshot : ctld::Snapshot{}, loop.stats());
+  });
+  std::string http_listen = options.http_listen.empty() ? kDefaultHttpListen : options.http_listen;
+  std::string http_host;
+  int http_port = 0;
+  Status http_started = SplitHostPort(http_listen, http_host, http_port)
+                            ? http.Start(http_host, http_port)
+                            : MakeError("--http-listen wants HOST:PORT, not " + http_listen);
+  // Only an explicit --http-listen is fatal: on the default port, a busy port (tests, a second
+  // controller on the host) leaves the controller serving gRPC without /metrics.
+  if (!http_started && !options.http_listen.empty()) {
+    fmt::print(stderr, "droverctld: error: {}\n", http_started.error());
+    return 1;
+  }
+  if (!http_started) fmt::print(stderr, "droverctld: warning: {}\n", http_started.error());
+  if (!options.http_port_file.empty()) std::ofstream(options.http_port_file) << http.port() << "\n";
+  fmt::print(stderr, "droverctld: cluster {} listening on port {} (HTTP {}), state in {}\n",
+             cluster.settings.cluster_name, port, http.port(), state);
   std::signal(SIGTERM, [](int) { stopping = true; });
   std::signal(SIGINT, [](int) { stopping = true; });
   while (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  http.Stop();
   loop.Stop();
   return 0;
 }

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "common/text.h"
 #include "ctld/records.h"
@@ -42,8 +44,9 @@ grpc::Status FromReply(const Reply& reply) {
 
 }  // namespace
 
-ControllerService::ControllerService(const ClusterConfig& cluster, EngineLoop& loop)
-    : cluster_(cluster), loop_(loop) {}
+ControllerService::ControllerService(const ClusterConfig& cluster, EngineLoop& loop,
+                                     std::unique_ptr<Store> history)
+    : cluster_(cluster), loop_(loop), history_(std::move(history)) {}
 
 grpc::Status ControllerService::Submit(grpc::ServerContext*, const v1::SubmitRequest* request,
                                        v1::SubmitReply* reply) {
@@ -126,6 +129,138 @@ grpc::Status ControllerService::ListJobs(grpc::ServerContext*, const v1::JobQuer
     ToProto(*job, cluster_, reply->add_jobs());
   }
   return grpc::Status::OK;
+}
+
+namespace {
+
+bool InWindow(const v1::Job& job, const v1::HistoryQuery& query) {
+  if (query.start_time() && job.end_time() && job.end_time() < query.start_time()) return false;
+  return !query.end_time() || job.spec().submit_time() <= query.end_time();
+}
+
+bool Matches(const v1::Job& job, const JobFilter& filter) {
+  const v1::JobSpec& spec = job.spec();
+  if (!filter.job_ids.empty() &&
+      std::find(filter.job_ids.begin(), filter.job_ids.end(), spec.job_id()) ==
+          filter.job_ids.end() &&
+      std::find(filter.job_ids.begin(), filter.job_ids.end(), spec.array_job_id()) ==
+          filter.job_ids.end())
+    return false;
+  if (!filter.user.empty() && spec.user() != filter.user) return false;
+  return !filter.state || job.state() == JobStateName(*filter.state);
+}
+
+}  // namespace
+
+grpc::Status ControllerService::History(grpc::ServerContext*, const v1::HistoryQuery* query,
+                                        v1::JobList* reply) {
+  auto filter = FilterOf(query->filter());
+  if (!filter) return Invalid(filter.error());
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  reply->set_time(snapshot->time);
+  std::set<uint64_t> live;
+  for (const JobPtr& job : snapshot->jobs) live.insert(job->spec.job_id);
+  if (history_) {
+    std::lock_guard lock(history_mutex_);
+    auto rows = history_->Load("job_history");
+    if (!rows) return grpc::Status(grpc::StatusCode::INTERNAL, rows.error());
+    for (const auto& [key, value] : *rows) {
+      v1::Job job;
+      if (!job.ParseFromString(value) || live.count(job.spec().job_id())) continue;
+      if (InWindow(job, *query) && Matches(job, *filter)) *reply->add_jobs() = std::move(job);
+    }
+  }
+  for (const JobPtr& job : snapshot->jobs) {
+    v1::Job record;
+    ToProto(*job, cluster_, &record);
+    if (InWindow(record, *query) && Matches(record, *filter))
+      *reply->add_jobs() = std::move(record);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::Priorities(grpc::ServerContext*, const v1::PriorityQuery* query,
+                                           v1::PriorityList* reply) {
+  auto filter = FilterOf(query->filter());
+  if (!filter) return Invalid(filter.error());
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  std::unordered_map<uint64_t, const Job*> jobs;
+  for (const JobPtr& job : snapshot->jobs) jobs[job->spec.job_id] = job.get();
+  for (const sched::PriorityFactors& factors : *snapshot->priorities) {
+    auto it = jobs.find(factors.job_id);
+    if (it == jobs.end() || it->second->state != JobState::kPending) continue;
+    const JobSpec& spec = it->second->spec;
+    if (!filter->job_ids.empty() && std::find(filter->job_ids.begin(), filter->job_ids.end(),
+                                              spec.job_id) == filter->job_ids.end())
+      continue;
+    if (!filter->user.empty() && spec.user != filter->user) continue;
+    v1::JobPriority* out = reply->add_jobs();
+    out->set_job_id(spec.job_id);
+    out->set_user(spec.user);
+    out->set_account(spec.account);
+    int p = spec.partitions.empty() ? cluster_.DefaultPartition()
+                                    : cluster_.FindPartition(spec.partitions.front());
+    out->set_partition(p >= 0 ? cluster_.partitions[p].name : "");
+    out->set_priority(factors.priority);
+    out->set_age(factors.age);
+    out->set_fairshare(factors.fairshare);
+    out->set_job_size(factors.job_size);
+    out->set_partition_factor(factors.partition);
+    out->set_qos(factors.qos);
+    out->set_assoc(factors.assoc);
+    out->set_nice(factors.nice);
+    for (const auto& [name, value] : factors.tres) (*out->mutable_tres())[name] = value;
+  }
+  const ClusterSettings& s = cluster_.settings;
+  auto& weights = *reply->mutable_weights();
+  weights["age"] = s.weight_age;
+  weights["fairshare"] = s.weight_fairshare;
+  weights["jobsize"] = s.weight_job_size;
+  weights["partition"] = s.weight_partition;
+  weights["qos"] = s.weight_qos;
+  weights["assoc"] = s.weight_assoc;
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::Shares(grpc::ServerContext*, const v1::ShareQuery*,
+                                       v1::ShareList* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  const auto& tree = snapshot->associations;
+  const sched::FairShare& fair = *snapshot->fair_share;
+  auto at = [](const std::vector<double>& values, size_t i) {
+    return i < values.size() ? values[i] : 0.0;
+  };
+  for (size_t i = 0; i < tree.size(); ++i) {
+    v1::Share* share = reply->add_shares();
+    share->set_account(tree[i].account);
+    share->set_user(tree[i].user);
+    if (tree[i].parent >= 0) share->set_parent(tree[tree[i].parent].account);
+    share->set_raw_shares(tree[i].shares);
+    share->set_raw_usage(tree[i].usage);
+    share->set_norm_shares(at(fair.norm_shares, i));
+    share->set_norm_usage(at(fair.norm_usage, i));
+    share->set_effective_usage(at(fair.effective_usage, i));
+    share->set_level_fs(at(fair.level_fs, i));
+    share->set_fairshare(at(fair.factor, i));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::UpdateJob(grpc::ServerContext*, const v1::UpdateJobRequest* request,
+                                          v1::ActionReply* reply) {
+  auto filter = FilterOf(request->filter());
+  if (!filter) return Invalid(filter.error());
+  drover::ctld::UpdateJob event{0, CallerOf(request->caller()), std::move(*filter), {}, {}, {}, {},
+                                {}};
+  if (request->has_time_limit_seconds()) {
+    if (request->time_limit_seconds() <= 0) return Invalid("Invalid time limit specified");
+    event.time_limit_seconds = request->time_limit_seconds();
+  }
+  if (request->has_nice()) event.nice = request->nice();
+  if (request->has_partition()) event.partition = request->partition();
+  if (request->has_name()) event.name = request->name();
+  if (request->has_qos()) event.qos = request->qos();
+  return Act(std::move(event), reply);
 }
 
 grpc::Status ControllerService::ListNodes(grpc::ServerContext*, const v1::NodeQuery*,

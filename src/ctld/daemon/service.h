@@ -4,6 +4,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <mutex>
+
 #include "common/cluster_config.h"
 #include "ctld/daemon/engine_loop.h"
 #include "proto/drover.grpc.pb.h"
@@ -12,7 +14,9 @@ namespace drover::ctld {
 
 class ControllerService final : public v1::Controller::Service {
  public:
-  ControllerService(const ClusterConfig& cluster, EngineLoop& loop);
+  // `history` is a second, read-only use of the store for job history (may be null).
+  ControllerService(const ClusterConfig& cluster, EngineLoop& loop,
+                    std::unique_ptr<Store> history = nullptr);
 
   grpc::Status Submit(grpc::ServerContext*, const v1::SubmitRequest*, v1::SubmitReply*) override;
   grpc::Status Cancel(grpc::ServerContext*, const v1::CancelRequest*, v1::ActionReply*) override;
@@ -23,6 +27,12 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status ListJobs(grpc::ServerContext*, const v1::JobQuery*, v1::JobList*) override;
   grpc::Status ListNodes(grpc::ServerContext*, const v1::NodeQuery*, v1::NodeList*) override;
   grpc::Status Ping(grpc::ServerContext*, const v1::PingRequest*, v1::PingReply*) override;
+  grpc::Status History(grpc::ServerContext*, const v1::HistoryQuery*, v1::JobList*) override;
+  grpc::Status Priorities(grpc::ServerContext*, const v1::PriorityQuery*,
+                          v1::PriorityList*) override;
+  grpc::Status Shares(grpc::ServerContext*, const v1::ShareQuery*, v1::ShareList*) override;
+  grpc::Status UpdateJob(grpc::ServerContext*, const v1::UpdateJobRequest*,
+                         v1::ActionReply*) override;
   grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest*,
                         v1::RegisterReply*) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*,
@@ -35,6 +45,8 @@ class ControllerService final : public v1::Controller::Service {
 
   const ClusterConfig& cluster_;
   EngineLoop& loop_;
+  std::mutex history_mutex_;  // the store is not thread-safe; gRPC handlers are concurrent
+  std::unique_ptr<Store> history_;
 };
 
 }  // namespace drover::ctld

@@ -34,6 +34,11 @@ Engine::Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions o
       options_(options),
       nodes_(cluster.nodes.size()),
       next_job_id_(cluster.settings.first_job_id) {
+  if (options_.min_cycle_interval_seconds == 0)
+    options_.min_cycle_interval_seconds =
+        cluster.settings.scheduler_params.sched_min_interval_us / 1'000'000;
+  priorities_ = std::make_shared<const std::vector<sched::PriorityFactors>>();
+  fair_share_ = std::make_shared<const sched::FairShare>();
   last_accrual_ = clock_.Now();
   associations_.push_back({"root", "", -1, 1, 0, {}, 0});
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -64,12 +69,14 @@ std::shared_ptr<const Snapshot> Engine::Publish() const {
   snapshot->jobs.reserve(jobs_.size());
   for (const auto& [id, job] : jobs_) snapshot->jobs.push_back(job);
   snapshot->nodes = nodes_;
-  snapshot->priorities = last_result_.priorities;
-  snapshot->fair_share = last_result_.fair_share;
+  snapshot->priorities = priorities_;
+  snapshot->fair_share = fair_share_;
   snapshot->associations = associations_;
   snapshot->next_job_id = next_job_id_;
   snapshot->cycles = cycles_;
-  snapshot->last_cycle_considered = last_result_.priorities.size();
+  snapshot->submitted_total = submitted_total_;
+  snapshot->finished_total = finished_total_;
+  snapshot->last_cycle_considered = priorities_ ? priorities_->size() : 0;
   return snapshot;
 }
 
@@ -165,6 +172,7 @@ void Engine::Finish(Job& job, JobState state, EngineOutput& out) {
   (void)out;
   if (job.state == JobState::kRunning || job.state == JobState::kSuspended) Release(job);
   job.state = state;
+  ++finished_total_[state];
   job.end_time = clock_.Now();
   job.reason = sched::PendingReason::kNone;
 }

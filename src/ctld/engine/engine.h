@@ -60,12 +60,15 @@ struct Snapshot {
   int64_t time = 0;
   std::vector<JobPtr> jobs;  // the live queue (pending, running, recently finished), by ID
   std::vector<NodeStatus> nodes;
-  std::vector<sched::PriorityFactors> priorities;
-  sched::FairShare fair_share;
+  // From the last scheduling cycle; shared between snapshots until the next cycle.
+  std::shared_ptr<const std::vector<sched::PriorityFactors>> priorities;
+  std::shared_ptr<const sched::FairShare> fair_share;
   std::vector<sched::Association> associations;
   uint64_t next_job_id = 0;
   uint64_t cycles = 0;
   size_t last_cycle_considered = 0;
+  uint64_t submitted_total = 0;                 // jobs accepted since start
+  std::map<JobState, uint64_t> finished_total;  // jobs ended since start, by final state
 };
 
 struct EngineOptions {
@@ -98,6 +101,8 @@ class Engine : private sched::JobOutcomes {
   void On(const CancelJobs& event, EngineOutput& out);
   void On(const HoldJobs& event, EngineOutput& out);
   void On(const RequeueJobs& event, EngineOutput& out);
+  void On(const UpdateJob& event, EngineOutput& out);
+  std::string UpdateOne(const UpdateJob& event, Job& job);
   void On(const UpdateNode& event, EngineOutput& out);
   void On(const NodeRegistered& event, EngineOutput& out);
   void On(const Heartbeat& event, EngineOutput& out);
@@ -142,7 +147,11 @@ class Engine : private sched::JobOutcomes {
   int64_t last_cycle_ = INT64_MIN / 2;
   int64_t last_accrual_ = 0;
   uint64_t cycles_ = 0;
+  uint64_t submitted_total_ = 0;
+  std::map<JobState, uint64_t> finished_total_;
   sched::SchedulerResult last_result_;
+  std::shared_ptr<const std::vector<sched::PriorityFactors>> priorities_;
+  std::shared_ptr<const sched::FairShare> fair_share_;
 };
 
 }  // namespace drover::ctld

@@ -81,6 +81,7 @@ void Engine::PurgeOldJobs(EngineOutput& out) {
     purged_outcomes_[id] = Find(id);
     const Job& job = *jobs_.at(id);
     if (job.spec.array_job_id) array_tasks_.erase({job.spec.array_job_id, job.spec.array_task_id});
+    out.purged_records.push_back(jobs_.at(id));
     jobs_.erase(id);
     out.purged_jobs.push_back(id);
   }
@@ -121,6 +122,9 @@ void Engine::RunCycle(EngineOutput& out) {
                              job->spec.array_job_id});
   }
   sched::Schedule(input, last_result_);
+  priorities_ =
+      std::make_shared<const std::vector<sched::PriorityFactors>>(last_result_.priorities);
+  fair_share_ = std::make_shared<const sched::FairShare>(last_result_.fair_share);
   for (const sched::StartDecision& start : last_result_.started) {
     Job& job = Mutable(start.job_id, out);
     job.state = JobState::kRunning;

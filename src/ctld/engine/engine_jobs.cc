@@ -25,6 +25,11 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
         "again later",
         settings.max_job_count);
   if (Status ok = sched::CheckSatisfiable(cluster_, spec); !ok) return ok.error();
+  for (const DependencyTerm& term : spec.dependency.terms)
+    if (term.type != DependencyType::kSingleton && !jobs_.count(term.job_id) &&
+        !purged_outcomes_.count(term.job_id))
+      return fmt::format("Job dependency problem: job {} is not known to this controller",
+                         term.job_id);
   if (settings.enforce_part_limits == EnforcePartLimits::kNo || spec.time_limit_seconds == 0)
     return "";
   std::vector<int> partitions;
@@ -71,6 +76,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     Association(job->spec.account, job->spec.user);
     out.changed_jobs.push_back(job->spec.job_id);
     jobs_[job->spec.job_id] = std::move(job);
+    ++submitted_total_;
   }
   out.new_scripts.emplace_back(first, event.script);
   out.effects.push_back(Reply{event.token, true, "", {first}});
@@ -177,6 +183,57 @@ void Engine::On(const RequeueJobs& event, EngineOutput& out) {
     if (event.hold) job.spec.hold = HoldKind::kUser;
     reply.job_ids.push_back(id);
   }
+  out.effects.push_back(std::move(reply));
+}
+
+// One job's update; the message of the first refusal, or "".
+std::string Engine::UpdateOne(const UpdateJob& event, Job& job) {
+  bool admin = event.caller.operator_ || event.caller.uid == 0;
+  bool pending = job.state == JobState::kPending;
+  if (event.time_limit_seconds) {
+    if (!admin && *event.time_limit_seconds > job.spec.time_limit_seconds &&
+        job.spec.time_limit_seconds != 0)
+      return "Access/permission denied (only an operator may lengthen a time limit)";
+    job.spec.time_limit_seconds = *event.time_limit_seconds;
+    if (!pending) {
+      job.time_limit_seconds = *event.time_limit_seconds;
+      job.end_time = *event.time_limit_seconds >= kUnlimitedSeconds - job.start_time
+                         ? kUnlimitedSeconds
+                         : job.start_time + *event.time_limit_seconds;
+    }
+  }
+  if (event.nice) {
+    if (!admin && *event.nice < 0) return "Access/permission denied (negative nice)";
+    job.spec.nice = *event.nice;
+  }
+  if (event.name) job.spec.name = *event.name;
+  if ((event.partition || event.qos) && !pending) return "Job is no longer pending execution";
+  if (event.partition) {
+    if (cluster_.FindPartition(*event.partition) < 0) return "Invalid partition name specified";
+    job.spec.partitions = {*event.partition};
+  }
+  if (event.qos) job.spec.qos = *event.qos;
+  return "";
+}
+
+void Engine::On(const UpdateJob& event, EngineOutput& out) {
+  std::vector<uint64_t> ids = Select(event.filter);
+  if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
+  Reply reply{event.token, true, "", {}};
+  for (uint64_t id : ids) {
+    if (!MayAct(event.caller, *jobs_.at(id))) {
+      reply = Error(event.token, "Access/permission denied");
+      continue;
+    }
+    Job updated = *jobs_.at(id);
+    if (std::string error = UpdateOne(event, updated); !error.empty()) {
+      reply = Error(event.token, std::move(error));
+      continue;
+    }
+    Mutable(id, out) = std::move(updated);
+    reply.job_ids.push_back(id);
+  }
+  schedule_requested_ = true;
   out.effects.push_back(std::move(reply));
 }
 

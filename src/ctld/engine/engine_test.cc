@@ -278,6 +278,27 @@ TEST_F(EngineTest, FinishedJobsLeaveTheLiveQueueAfterMinJobAge) {
   EXPECT_EQ(State(Submit(after)), JobState::kRunning) << "the outcome outlives the record";
 }
 
+TEST_F(EngineTest, UpdateJobFieldsWithSlurmsPermissions) {
+  uint64_t job = Submit({});  // running, time limit 3600
+  UpdateJob shorter{++token_, Caller{1000, 1000}, {}, 600, {}, {}, std::string("renamed"), {}};
+  shorter.filter.job_ids = {job};
+  ASSERT_TRUE(FindReply(Apply(shorter), token_)->ok);
+  EXPECT_EQ(engine_.FindJob(job)->end_time, engine_.FindJob(job)->start_time + 600);
+  EXPECT_EQ(engine_.FindJob(job)->spec.name, "renamed");
+  UpdateJob longer{++token_, Caller{1000, 1000}, {}, 7200, {}, {}, {}, {}};
+  longer.filter.job_ids = {job};
+  EXPECT_EQ(FindReply(Apply(longer), token_)->error,
+            "Access/permission denied (only an operator may lengthen a time limit)");
+  longer.caller = Caller{0, 0};
+  EXPECT_TRUE(FindReply(Apply(longer), token_)->ok);
+  UpdateJob nicer{++token_, Caller{1000, 1000}, {}, {}, -5, {}, {}, {}};
+  nicer.filter.job_ids = {job};
+  EXPECT_EQ(FindReply(Apply(nicer), token_)->error, "Access/permission denied (negative nice)");
+  UpdateJob move{++token_, Caller{1000, 1000}, {}, {}, {}, std::string("p"), {}, {}};
+  move.filter.job_ids = {job};
+  EXPECT_EQ(FindReply(Apply(move), token_)->error, "Job is no longer pending execution");
+}
+
 TEST_F(EngineTest, FairShareUsageAccruesInBillingSeconds) {
   JobSpec spec;
   spec.ntasks = 4;

@@ -61,6 +61,17 @@ struct RequeueJobs {
   bool hold = false;  // scontrol requeuehold
 };
 
+// scontrol update job: only the fields set change. Users may shorten a time limit, raise nice,
+// rename, and move pending jobs; lengthening a limit or lowering nice takes an operator.
+struct UpdateJob {
+  uint64_t token = 0;
+  Caller caller;
+  JobFilter filter;
+  std::optional<int64_t> time_limit_seconds;
+  std::optional<int32_t> nice;
+  std::optional<std::string> partition, name, qos;
+};
+
 struct UpdateNode {
   uint64_t token = 0;
   Caller caller;
@@ -93,8 +104,8 @@ struct JobEnded {
 // Time passed: enforce limits, notice silent nodes, run a scheduling cycle when due.
 struct Tick {};
 
-using Event = std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateNode, NodeRegistered,
-                           Heartbeat, JobEnded, Tick>;
+using Event = std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode,
+                           NodeRegistered, Heartbeat, JobEnded, Tick>;
 
 // --- effects ---
 struct Reply {
@@ -131,6 +142,7 @@ struct EngineOutput {
   std::vector<Effect> effects;
   std::vector<uint64_t> changed_jobs;  // records to persist (or delete when purged)
   std::vector<uint64_t> purged_jobs;   // finished past MinJobAge: out of the live queue
+  std::vector<JobPtr> purged_records;  // their last records, for the job history (sacct)
   std::vector<int> changed_nodes;
   std::vector<std::pair<uint64_t, std::string>> new_scripts;  // job ID, batch script
   bool changed_usage = false;

@@ -1,0 +1,41 @@
+// Timings and counters the engine thread records for /metrics: store commit latency and
+// scheduling cycle duration as Prometheus histograms, and batch counts. Written by the engine
+// thread, read by the HTTP thread: every field is atomic.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+namespace drover::ctld {
+
+class Histogram {
+ public:
+  // Upper bounds in seconds, as Prometheus' "le" labels; +Inf is implicit.
+  static constexpr std::array<double, 12> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                     0.05,   0.1,   0.25,   0.5,   1,    2.5};
+  void Observe(double seconds) {
+    for (size_t i = 0; i < kBounds.size(); ++i)
+      if (seconds <= kBounds[i]) buckets_[i].fetch_add(1, std::memory_order_relaxed);
+    count_.fetch_add(1, std::memory_order_relaxed);
+    uint64_t micros = static_cast<uint64_t>(seconds * 1e6);
+    sum_micros_.fetch_add(micros, std::memory_order_relaxed);
+  }
+  uint64_t bucket(size_t i) const { return buckets_[i].load(std::memory_order_relaxed); }
+  uint64_t count() const { return count_.load(std::memory_order_relaxed); }
+  double sum() const { return static_cast<double>(sum_micros_.load()) / 1e6; }
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size()> buckets_{};  // cumulative, as Prometheus
+  std::atomic<uint64_t> count_{0};
+  std::atomic<uint64_t> sum_micros_{0};
+};
+
+struct LoopStats {
+  Histogram commit_seconds;        // one store transaction (group commit)
+  Histogram cycle_seconds;         // a batch that ran a scheduling cycle
+  std::atomic<uint64_t> batches{0};
+  std::atomic<uint64_t> jobs_considered_last_cycle{0};
+};
+
+}  // namespace drover::ctld
