@@ -13,7 +13,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -68,11 +67,21 @@ fs::path temp_dir;
   once.lock();
   std::fprintf(stderr, "submit_throughput: error: %s\n", message.c_str());
   if (pid_t pid = controller_pid.exchange(0); pid > 0) {
-    ::kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid)
+      std::fprintf(stderr, "droverctld had stopped: %s %d\n",
+                   WIFSIGNALED(status) ? "signal" : "exit status",
+                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    else if (::kill(pid, SIGKILL) == 0)
+      waitpid(pid, nullptr, 0);
   }
-  std::error_code ignored;
-  if (!temp_dir.empty()) fs::remove_all(temp_dir, ignored);
+  if (!temp_dir.empty()) {
+    std::ifstream log(temp_dir / "ctld.log");
+    for (std::string line; std::getline(log, line);)
+      std::fprintf(stderr, "  droverctld: %s\n", line.c_str());
+    std::error_code ignored;
+    fs::remove_all(temp_dir, ignored);
+  }
   std::_Exit(1);
 }
 
@@ -130,9 +139,8 @@ class Controller {
       std::this_thread::sleep_for(25ms);
       std::ifstream(dir_ / "port") >> port_;
     }
-    if (port_ == 0) Fail("droverctld (" + binary + ") did not start; see " + LogPath());
+    if (port_ == 0) Fail("droverctld (" + binary + ") did not start");
   }
-  std::string LogPath() const { return (dir_ / "ctld.log").string(); }
 
   fs::path dir_;
   pid_t pid_ = 0;
@@ -264,8 +272,8 @@ class Background {
   std::vector<std::thread> threads_;
 };
 
-// One ListJobs of every job; its latency in seconds and the number of jobs returned.
-double ListAll(Stub& stub, int* count) {
+// One ListJobs of every job: its latency in seconds, the jobs returned and the reply size.
+double ListAll(Stub& stub, int* count, size_t* bytes) {
   drover::v1::JobQuery query;
   query.set_all_states(true);
   grpc::ClientContext context;
@@ -276,6 +284,7 @@ double ListAll(Stub& stub, int* count) {
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (!status.ok()) Fail("ListJobs: " + status.error_message());
   *count = list.jobs_size();
+  *bytes = list.ByteSizeLong();
   return seconds;
 }
 
@@ -297,6 +306,7 @@ void ReportThroughput(const Options& options, const Load& load) {
 struct Query {
   std::vector<double> seconds;
   int listed = 0;
+  size_t bytes = 0;
   int submitted = 0;  // acknowledged by the background clients meanwhile
 };
 
@@ -304,7 +314,7 @@ Query MeasureQueries(std::vector<std::unique_ptr<Stub>>& stubs, Stub& reader,
                      std::atomic<int>& errors) {
   Query query;
   Background background({stubs[0].get(), stubs[1].get()}, errors);
-  for (int i = 0; i < 5; ++i) query.seconds.push_back(ListAll(reader, &query.listed));
+  for (int i = 0; i < 5; ++i) query.seconds.push_back(ListAll(reader, &query.listed, &query.bytes));
   query.submitted = background.Stop();
   std::sort(query.seconds.begin(), query.seconds.end());
   return query;
@@ -313,8 +323,9 @@ Query MeasureQueries(std::vector<std::unique_ptr<Stub>>& stubs, Stub& reader,
 void ReportQueries(const Query& query) {
   std::printf(
       "query: %d jobs listed in %.2f s (min %.2f, max %.2f) while 2 clients submit "
-      "(%d more acknowledged meanwhile)\n",
-      query.listed, query.seconds[2], query.seconds.front(), query.seconds.back(), query.submitted);
+      "(%d more acknowledged meanwhile; reply %.1f MiB)\n",
+      query.listed, query.seconds[2], query.seconds.front(), query.seconds.back(), query.submitted,
+      static_cast<double>(query.bytes) / (1 << 20));
 }
 
 void ReportMemory(uint64_t start, uint64_t before_queries, uint64_t end, uint64_t jobs) {
@@ -361,12 +372,12 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
   fs::path dir = MakeTempDir();
   std::printf(
       "droverctld %s, state in %s (SQLite, synchronous=FULL); 4 nodes, no agents: every "
       "job stays PENDING\n",
       options.droverctld.c_str(), dir.c_str());
-  std::fflush(stdout);
   {
     Controller ctld(dir, options.droverctld);
     Run(options, ctld);

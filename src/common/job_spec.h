@@ -61,6 +61,12 @@ struct JobSpec {
   int64_t signal_seconds = 60;     // how long before the time limit
   bool signal_batch_only = false;  // the B: form: the batch shell only
   bool requeue = true;             // --requeue / --no-requeue, resolved against JobRequeue
+
+  // What the agent needs to run it; the scheduler never looks at these.
+  std::string work_dir;                           // --chdir, default the submit directory
+  std::string stdout_path, stderr_path, stdin_path;  // with %j %A %a %u %x %N %n %t %% unexpanded
+  std::vector<std::string> environment;           // NAME=value, as --export decided
+  std::string comment;
   uint32_t array_max_running = 0;  // the %N of --array; 0: no limit
 };
 

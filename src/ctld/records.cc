@@ -281,6 +281,12 @@ void SpecScalarsToProto(const JobSpec& spec, v1::JobSpec* out) {
   out->set_signal_seconds(spec.signal_seconds);
   out->set_signal_batch_only(spec.signal_batch_only);
   out->set_requeue(spec.requeue);
+  out->set_work_dir(spec.work_dir);
+  out->set_stdout_path(spec.stdout_path);
+  out->set_stderr_path(spec.stderr_path);
+  out->set_stdin_path(spec.stdin_path);
+  for (const std::string& variable : spec.environment) out->add_environment(variable);
+  out->set_comment(spec.comment);
 }
 
 void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
@@ -322,6 +328,12 @@ void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
   out->signal_seconds = spec.signal_seconds();
   out->signal_batch_only = spec.signal_batch_only();
   out->requeue = spec.requeue();
+  out->work_dir = spec.work_dir();
+  out->stdout_path = spec.stdout_path();
+  out->stderr_path = spec.stderr_path();
+  out->stdin_path = spec.stdin_path();
+  out->environment.assign(spec.environment().begin(), spec.environment().end());
+  out->comment = spec.comment();
 }
 
 Status CheckShape(const v1::JobSpec& spec) {

@@ -60,6 +60,12 @@ JobSpec FullSpec() {
   spec.signal_batch_only = true;
   spec.requeue = false;
   spec.array_max_running = 5;
+  spec.work_dir = "/home/alice/proj";
+  spec.stdout_path = "slurm-%j.out";
+  spec.stderr_path = "slurm-%j.err";
+  spec.stdin_path = "/dev/null";
+  spec.environment = {"PATH=/usr/bin", "OMP_NUM_THREADS=8"};
+  spec.comment = "sweep 3";
   return spec;
 }
 
@@ -92,6 +98,10 @@ TEST(Records, JobSpecRoundTrip) {
   EXPECT_TRUE(s.signal_batch_only);
   EXPECT_FALSE(s.requeue);
   EXPECT_EQ(s.array_max_running, 5u);
+  EXPECT_EQ(s.work_dir, "/home/alice/proj");
+  EXPECT_EQ(s.stdout_path, "slurm-%j.out");
+  EXPECT_EQ(s.environment, FullSpec().environment);
+  EXPECT_EQ(s.comment, "sweep 3");
 }
 
 TEST(Records, NoArrayTaskIsAllOnes) {

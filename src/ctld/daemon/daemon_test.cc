@@ -37,7 +37,7 @@ class Controller {
       dup2(log, 2);
       execl(DROVERCTLD_PATH, "droverctld", "--conf", (dir_ / "slurm.conf").c_str(), "--state",
             (dir_ / "state").c_str(), "--listen", "127.0.0.1:0", "--port-file",
-            (dir_ / "port").c_str(), nullptr);
+            (dir_ / "port").c_str(), "--http-listen", "127.0.0.1:0", nullptr);
       _exit(127);
     }
     for (int i = 0; i < 200 && port_ == 0; ++i) {
@@ -123,7 +123,8 @@ TEST_F(DaemonTest, SubmitQueryPingAndErrors) {
   Controller ctld(dir_);
   ctld.Start();
   uint64_t id = 0;
-  ASSERT_TRUE(Submit(ctld.stub(), "first", &id).ok());
+  grpc::Status submitted = Submit(ctld.stub(), "first", &id);
+  ASSERT_TRUE(submitted.ok()) << submitted.error_message();
   EXPECT_EQ(id, 1u);
   std::vector<v1::Job> jobs = AllJobs(ctld.stub());
   ASSERT_EQ(jobs.size(), 1u);

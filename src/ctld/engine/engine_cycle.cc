@@ -28,7 +28,8 @@ void Engine::EnforceTimeLimits(EngineOutput& out) {
     if (job->state == JobState::kRunning && job->end_time < kUnlimitedSeconds)
       running.push_back(id);
   for (uint64_t id : running) {
-    const Job& current = *jobs_.at(id);
+    JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
+    const Job& current = *held;
     std::vector<int> nodes;
     for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
     if (current.spec.signal_number && !current.user_signal_sent &&

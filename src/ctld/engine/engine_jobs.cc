@@ -88,7 +88,8 @@ void Engine::On(const CancelJobs& event, EngineOutput& out) {
   if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
   Reply reply{event.token, true, "", {}};
   for (uint64_t id : ids) {
-    const Job& current = *jobs_.at(id);
+    JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
+    const Job& current = *held;
     if (!MayAct(event.caller, current)) {
       reply = Error(event.token, "Access/permission denied");
       continue;
@@ -123,7 +124,8 @@ void Engine::On(const HoldJobs& event, EngineOutput& out) {
   if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
   Reply reply{event.token, true, "", {}};
   for (uint64_t id : ids) {
-    const Job& current = *jobs_.at(id);
+    JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
+    const Job& current = *held;
     bool admin = event.caller.operator_ || event.caller.uid == 0;
     if (!MayAct(event.caller, current) ||
         (event.release && current.spec.hold == HoldKind::kAdmin && !admin)) {
@@ -169,7 +171,8 @@ void Engine::On(const RequeueJobs& event, EngineOutput& out) {
   if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
   Reply reply{event.token, true, "", {}};
   for (uint64_t id : ids) {
-    const Job& current = *jobs_.at(id);
+    JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
+    const Job& current = *held;
     if (!MayAct(event.caller, current)) {
       reply = Error(event.token, "Access/permission denied");
       continue;
