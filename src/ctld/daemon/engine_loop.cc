@@ -111,7 +111,7 @@ void EngineLoop::Run() {
     std::vector<Request> requests;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, std::chrono::milliseconds(200),
+      wake_.wait_for(lock, std::chrono::milliseconds(engine_.wants_cycle() ? 20 : 200),
                      [&] { return stop_ || !queue_.empty(); });
       if (stop_ && queue_.empty()) return;
       while (!queue_.empty() && requests.size() < options_.max_batch) {
@@ -121,7 +121,10 @@ void EngineLoop::Run() {
     }
     bool tick = clock_.Now() >= next_tick;
     if (tick) next_tick = clock_.Now() + options_.tick_seconds;
-    if (!requests.empty() || tick) ApplyBatch(requests, tick);
+    bool deferred_cycle_due =
+        engine_.wants_cycle() &&
+        std::chrono::steady_clock::now() - last_cycle_end_ >= last_cycle_length_;
+    if (!requests.empty() || tick || deferred_cycle_due) ApplyBatch(requests, tick);
   }
 }
 
@@ -131,11 +134,16 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
   for (Request& request : requests) events.push_back(request.event);
   if (tick) events.push_back(Tick{});
   auto started = std::chrono::steady_clock::now();
-  EngineOutput out = engine_.Apply(std::move(events));
+  bool may_schedule = started - last_cycle_end_ >= last_cycle_length_;
+  EngineOutput out = engine_.Apply(std::move(events), may_schedule);
   auto seconds_since = [](std::chrono::steady_clock::time_point from) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
   };
-  if (out.scheduled) stats_.cycle_seconds.Observe(seconds_since(started));
+  if (out.scheduled) {
+    stats_.cycle_seconds.Observe(seconds_since(started));
+    last_cycle_end_ = std::chrono::steady_clock::now();
+    last_cycle_length_ = last_cycle_end_ - started;
+  }
   WriteBatch batch = Records(out);
   if (!batch.empty()) {
     auto commit_started = std::chrono::steady_clock::now();

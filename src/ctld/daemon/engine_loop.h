@@ -4,6 +4,7 @@
 // take the snapshot published after each batch and never wait for a batch.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -79,6 +80,10 @@ class EngineLoop {
   std::shared_ptr<const Snapshot> snapshot_;
   uint64_t next_token_ = 1;
   LoopStats stats_;
+  // Cycles may take at most half of this thread's time: the next may start only once as long
+  // as the last one took has passed since it ended.
+  std::chrono::steady_clock::time_point last_cycle_end_{};
+  std::chrono::steady_clock::duration last_cycle_length_{};
   std::thread thread_;
 };
 

@@ -50,10 +50,10 @@ Engine::Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions o
   }
 }
 
-EngineOutput Engine::Apply(std::vector<Event> events) {
+EngineOutput Engine::Apply(std::vector<Event> events, bool may_schedule) {
   EngineOutput out;
   for (const Event& event : events) std::visit([&](const auto& e) { On(e, out); }, event);
-  MaybeSchedule(out);
+  if (may_schedule) MaybeSchedule(out);
   std::sort(out.changed_jobs.begin(), out.changed_jobs.end());
   out.changed_jobs.erase(std::unique(out.changed_jobs.begin(), out.changed_jobs.end()),
                          out.changed_jobs.end());

@@ -82,7 +82,9 @@ class Engine : private sched::JobOutcomes {
  public:
   Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions options = {});
 
-  EngineOutput Apply(std::vector<Event> events);
+  // `may_schedule` false defers any due scheduling cycle to a later batch: the daemon uses it
+  // to keep cycles from taking more than half of the engine thread's time under load.
+  EngineOutput Apply(std::vector<Event> events, bool may_schedule = true);
   std::shared_ptr<const Snapshot> Publish() const;
 
   // Start-up: jobs, node states and usage loaded from the store.
@@ -91,6 +93,7 @@ class Engine : private sched::JobOutcomes {
   void RestoreUsage(const std::string& account, const std::string& user, double usage);
 
   const Job* FindJob(uint64_t id) const;
+  bool wants_cycle() const { return schedule_requested_; }  // a deferred cycle is waiting
   const NodeStatus& node(int index) const { return nodes_[index]; }
   uint64_t next_job_id() const { return next_job_id_; }
   const std::vector<sched::Association>& associations() const { return associations_; }
