@@ -189,6 +189,31 @@ TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnce) {
   EXPECT_GT(next, *found.rbegin());
 }
 
+TEST_F(DaemonTest, SubmitManyGivesEachItsIdOrError) {
+  Controller ctld(dir_);
+  ctld.Start();
+  v1::SubmitManyRequest request;
+  for (int i = 0; i < 3; ++i) {
+    v1::SubmitRequest* one = request.add_jobs();
+    one->mutable_caller()->set_uid(1000);
+    v1::JobSpec* spec = one->mutable_spec();
+    spec->set_min_nodes(1);
+    spec->set_ntasks(1);
+    spec->set_cpus_per_task(1);
+    spec->set_array_task_id(UINT32_MAX);
+    if (i == 1) spec->set_gpus_per_node(3);  // more than any node has
+  }
+  v1::SubmitManyReply reply;
+  grpc::ClientContext context;
+  ASSERT_TRUE(ctld.stub().SubmitMany(&context, request, &reply).ok());
+  ASSERT_EQ(reply.results_size(), 3);
+  EXPECT_EQ(reply.results(0).job_id(), 1u);
+  EXPECT_EQ(reply.results(1).job_id(), 0u);
+  EXPECT_NE(reply.results(1).error().find("Requested node configuration is not available"),
+            std::string::npos);
+  EXPECT_EQ(reply.results(2).job_id(), 2u);
+}
+
 TEST_F(DaemonTest, FinishedJobsLeaveTheQueueButStayInTheHistory) {
   std::ofstream(dir_ / "slurm.conf", std::ios::app) << "MinJobAge=1\n";
   Controller ctld(dir_);

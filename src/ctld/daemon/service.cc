@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -58,6 +59,37 @@ grpc::Status ControllerService::Submit(grpc::ServerContext*, const v1::SubmitReq
                      .get();
   if (!result.ok) return Invalid(result.error);
   reply->set_job_id(result.job_ids.front());
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::SubmitMany(grpc::ServerContext*,
+                                           const v1::SubmitManyRequest* request,
+                                           v1::SubmitManyReply* reply) {
+  // Queued together, so they land in one engine batch and one commit.
+  std::vector<std::optional<std::future<Reply>>> pending;
+  std::vector<std::string> errors;
+  for (const v1::SubmitRequest& one : request->jobs()) {
+    auto spec = FromProto(one.spec());
+    errors.push_back(spec ? "" : spec.error());
+    if (!spec) {
+      pending.emplace_back();
+      continue;
+    }
+    pending.emplace_back(loop_.Submit(
+        SubmitJob{0, CallerOf(one.caller()), std::move(*spec), one.array(), one.script()}));
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    v1::SubmitManyReply::Result* result = reply->add_results();
+    if (!pending[i]) {
+      result->set_error(errors[i]);
+      continue;
+    }
+    Reply one = pending[i]->get();
+    if (one.ok)
+      result->set_job_id(one.job_ids.front());
+    else
+      result->set_error(one.error);
+  }
   return grpc::Status::OK;
 }
 

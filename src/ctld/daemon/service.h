@@ -19,6 +19,8 @@ class ControllerService final : public v1::Controller::Service {
                     std::unique_ptr<Store> history = nullptr);
 
   grpc::Status Submit(grpc::ServerContext*, const v1::SubmitRequest*, v1::SubmitReply*) override;
+  grpc::Status SubmitMany(grpc::ServerContext*, const v1::SubmitManyRequest*,
+                          v1::SubmitManyReply*) override;
   grpc::Status Cancel(grpc::ServerContext*, const v1::CancelRequest*, v1::ActionReply*) override;
   grpc::Status Hold(grpc::ServerContext*, const v1::HoldRequest*, v1::ActionReply*) override;
   grpc::Status Requeue(grpc::ServerContext*, const v1::RequeueRequest*, v1::ActionReply*) override;
