@@ -131,7 +131,7 @@ class Controller {
       if (log) dup2(fileno(log), 2);
       execl(binary.c_str(), "droverctld", "--conf", (dir_ / "slurm.conf").c_str(), "--state",
             (dir_ / "state").c_str(), "--listen", "127.0.0.1:0", "--port-file",
-            (dir_ / "port").c_str(), nullptr);
+            (dir_ / "port").c_str(), "--http-listen", "127.0.0.1:0", nullptr);
       _exit(127);
     }
     controller_pid = pid_;
