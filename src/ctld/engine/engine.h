@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -113,6 +115,13 @@ class Engine : private sched::JobOutcomes {
   void On(const Tick& event, EngineOutput& out);
 
   // jobs
+  // The frame of cancel, hold, requeue and update: select the jobs, refuse those the caller may
+  // not touch, and collect the reply. `act` returns nullopt when it acted on the job, "" to skip
+  // it quietly, or the refusal to report; `selected` is how many jobs the filter named.
+  using JobAction =
+      std::function<std::optional<std::string>(uint64_t id, const Job& job, size_t selected)>;
+  void ActOnJobs(uint64_t token, const Caller& caller, const JobFilter& filter, EngineOutput& out,
+                 const JobAction& act);
   Job& Mutable(uint64_t id, EngineOutput& out);
   // A change readers must see but the store need not keep (a pending reason).
   Job& MutableTransient(uint64_t id);

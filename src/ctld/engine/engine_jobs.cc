@@ -83,65 +83,66 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
   schedule_requested_ = true;
 }
 
-void Engine::On(const CancelJobs& event, EngineOutput& out) {
-  std::vector<uint64_t> ids = Select(event.filter);
-  if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
-  Reply reply{event.token, true, "", {}};
+void Engine::ActOnJobs(uint64_t token, const Caller& caller, const JobFilter& filter,
+                       EngineOutput& out, const JobAction& act) {
+  std::vector<uint64_t> ids = Select(filter);
+  if (ids.empty()) return out.effects.push_back(Error(token, "Invalid job id specified"));
+  Reply reply{token, true, "", {}};
   for (uint64_t id : ids) {
-    JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
-    const Job& current = *held;
-    if (!MayAct(event.caller, current)) {
-      reply = Error(event.token, "Access/permission denied");
+    JobPtr held = jobs_.at(id);  // keeps the record alive while `act` replaces it
+    if (!MayAct(caller, *held)) {
+      reply = Error(token, "Access/permission denied");
       continue;
     }
-    if (IsFinal(current.state)) {
-      if (!event.filter.job_ids.empty() && ids.size() == 1)
-        reply = Error(event.token, "Job/step already completing or completed");
-      continue;
-    }
-    reply.job_ids.push_back(id);
-    std::vector<int> nodes;
-    for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
-    if (event.signal != 0) {
-      if (current.state == JobState::kRunning)
-        out.effects.push_back(SignalJob{id, nodes, event.signal, event.batch_only});
-      continue;
-    }
-    Job& job = Mutable(id, out);
-    job.cancelled_by = event.caller.uid;
-    if (job.state == JobState::kPending) {
-      Finish(job, JobState::kCancelled, out);
-    } else if (job.cancel_requested_at == 0) {
-      job.cancel_requested_at = clock_.Now();
-      out.effects.push_back(TerminateJob{id, nodes, cluster_.settings.kill_wait_seconds});
+    std::optional<std::string> refused = act(id, *held, ids.size());
+    if (!refused) {
+      reply.job_ids.push_back(id);
+    } else if (!refused->empty()) {
+      reply = Error(token, std::move(*refused));
     }
   }
   out.effects.push_back(std::move(reply));
 }
 
+void Engine::On(const CancelJobs& event, EngineOutput& out) {
+  ActOnJobs(event.token, event.caller, event.filter, out,
+            [&](uint64_t id, const Job& current, size_t selected) -> std::optional<std::string> {
+              if (IsFinal(current.state))
+                return !event.filter.job_ids.empty() && selected == 1
+                           ? "Job/step already completing or completed"
+                           : "";
+              std::vector<int> nodes;
+              for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
+              if (event.signal != 0) {
+                if (current.state == JobState::kRunning)
+                  out.effects.push_back(SignalJob{id, nodes, event.signal, event.batch_only});
+                return std::nullopt;
+              }
+              Job& job = Mutable(id, out);
+              job.cancelled_by = event.caller.uid;
+              if (job.state == JobState::kPending) {
+                Finish(job, JobState::kCancelled, out);
+              } else if (job.cancel_requested_at == 0) {
+                job.cancel_requested_at = clock_.Now();
+                out.effects.push_back(TerminateJob{id, nodes, cluster_.settings.kill_wait_seconds});
+              }
+              return std::nullopt;
+            });
+}
+
 void Engine::On(const HoldJobs& event, EngineOutput& out) {
-  std::vector<uint64_t> ids = Select(event.filter);
-  if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
-  Reply reply{event.token, true, "", {}};
-  for (uint64_t id : ids) {
-    JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
-    const Job& current = *held;
-    bool admin = event.caller.operator_ || event.caller.uid == 0;
-    if (!MayAct(event.caller, current) ||
-        (event.release && current.spec.hold == HoldKind::kAdmin && !admin)) {
-      reply = Error(event.token, "Access/permission denied");
-      continue;
-    }
-    if (current.state != JobState::kPending) {
-      reply = Error(event.token, "Job is no longer pending execution");
-      continue;
-    }
-    Job& job = Mutable(id, out);
-    job.spec.hold = event.release ? HoldKind::kNone : admin ? HoldKind::kAdmin : HoldKind::kUser;
-    reply.job_ids.push_back(id);
-  }
+  bool admin = event.caller.operator_ || event.caller.uid == 0;
+  ActOnJobs(event.token, event.caller, event.filter, out,
+            [&](uint64_t id, const Job& current, size_t) -> std::optional<std::string> {
+              if (event.release && current.spec.hold == HoldKind::kAdmin && !admin)
+                return "Access/permission denied";
+              if (current.state != JobState::kPending) return "Job is no longer pending execution";
+              Mutable(id, out).spec.hold = event.release ? HoldKind::kNone
+                                           : admin       ? HoldKind::kAdmin
+                                                         : HoldKind::kUser;
+              return std::nullopt;
+            });
   schedule_requested_ = true;
-  out.effects.push_back(std::move(reply));
 }
 
 void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
@@ -167,26 +168,14 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
 }
 
 void Engine::On(const RequeueJobs& event, EngineOutput& out) {
-  std::vector<uint64_t> ids = Select(event.filter);
-  if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
-  Reply reply{event.token, true, "", {}};
-  for (uint64_t id : ids) {
-    JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
-    const Job& current = *held;
-    if (!MayAct(event.caller, current)) {
-      reply = Error(event.token, "Access/permission denied");
-      continue;
-    }
-    if (current.state == JobState::kPending) {
-      reply = Error(event.token, "Job is pending execution");
-      continue;
-    }
-    Job& job = Mutable(id, out);
-    Requeue(job, JobState::kRequeued, out);
-    if (event.hold) job.spec.hold = HoldKind::kUser;
-    reply.job_ids.push_back(id);
-  }
-  out.effects.push_back(std::move(reply));
+  ActOnJobs(event.token, event.caller, event.filter, out,
+            [&](uint64_t id, const Job& current, size_t) -> std::optional<std::string> {
+              if (current.state == JobState::kPending) return "Job is pending execution";
+              Job& job = Mutable(id, out);
+              Requeue(job, JobState::kRequeued, out);
+              if (event.hold) job.spec.hold = HoldKind::kUser;
+              return std::nullopt;
+            });
 }
 
 // One job's update; the message of the first refusal, or "".
@@ -220,24 +209,14 @@ std::string Engine::UpdateOne(const UpdateJob& event, Job& job) {
 }
 
 void Engine::On(const UpdateJob& event, EngineOutput& out) {
-  std::vector<uint64_t> ids = Select(event.filter);
-  if (ids.empty()) return out.effects.push_back(Error(event.token, "Invalid job id specified"));
-  Reply reply{event.token, true, "", {}};
-  for (uint64_t id : ids) {
-    if (!MayAct(event.caller, *jobs_.at(id))) {
-      reply = Error(event.token, "Access/permission denied");
-      continue;
-    }
-    Job updated = *jobs_.at(id);
-    if (std::string error = UpdateOne(event, updated); !error.empty()) {
-      reply = Error(event.token, std::move(error));
-      continue;
-    }
-    Mutable(id, out) = std::move(updated);
-    reply.job_ids.push_back(id);
-  }
+  ActOnJobs(event.token, event.caller, event.filter, out,
+            [&](uint64_t id, const Job& current, size_t) -> std::optional<std::string> {
+              Job updated = current;
+              if (std::string error = UpdateOne(event, updated); !error.empty()) return error;
+              Mutable(id, out) = std::move(updated);
+              return std::nullopt;
+            });
   schedule_requested_ = true;
-  out.effects.push_back(std::move(reply));
 }
 
 void Engine::On(const JobEnded& event, EngineOutput& out) {
