@@ -141,8 +141,7 @@ std::optional<NodeAllocation> NodePool::Fit(int node, const NodeRequest& request
     for (const GpuDevice& gpu : config.gpus) allocation.gpus.push_back(gpu.index);
     return allocation;
   }
-  allocation.cores =
-      ChooseCores(node, CoresNeeded(node, request), gpu_positions, request.cores_follow_gpus);
+  allocation.cores = ChooseCores(node, CoresNeeded(node, request), gpu_positions);
   allocation.memory_mb = request.whole_memory ? config.real_memory_mb : request.memory_mb;
   for (int position : gpu_positions) allocation.gpus.push_back(config.gpus[position].index);
   std::sort(allocation.gpus.begin(), allocation.gpus.end());
@@ -194,8 +193,8 @@ std::vector<int> NodePool::ChooseGpus(int node, const NodeRequest& request) cons
 
 // Cores local to the chosen GPUs first; then the socket with the fewest free cores that still
 // holds the rest (keeping whole sockets free), else sockets in order.
-std::vector<int> NodePool::ChooseCores(int node, int count, const std::vector<int>& gpu_positions,
-                                       bool follow_gpus) const {
+std::vector<int> NodePool::ChooseCores(int node, int count,
+                                       const std::vector<int>& gpu_positions) const {
   const NodeConfig& config = cluster_.nodes[node];
   std::vector<uint64_t> free = nodes_[node].free_cores;
   std::vector<int> chosen;
@@ -207,7 +206,6 @@ std::vector<int> NodePool::ChooseCores(int node, int count, const std::vector<in
   for (int position : gpu_positions)
     for (int core : config.gpus[position].cores)
       if (core < config.cores()) take(core);
-  (void)follow_gpus;  // GPU-local cores are always preferred; binding only changes the order
   int per_socket = std::max(config.cores_per_socket, 1);
   int sockets = config.cores() / per_socket;
   while (static_cast<int>(chosen.size()) < count) {

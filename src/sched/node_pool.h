@@ -24,7 +24,6 @@ struct NodeRequest {
   int gpus = 0;
   std::string gpu_type;            // empty: any
   bool exclusive = false;          // the whole node
-  bool cores_follow_gpus = false;  // --gpus-per-task / --cpus-per-gpu: cores on the GPUs' socket
   uint64_t max_cpus_per_node = 0;  // partition MaxCPUsPerNode; 0: none
 };
 
@@ -71,8 +70,9 @@ class NodePool {
   void Index(int node);
   void Unindex(int node);
   std::vector<int> ChooseGpus(int node, const NodeRequest& request) const;
-  std::vector<int> ChooseCores(int node, int count, const std::vector<int>& gpu_positions,
-                               bool follow_gpus) const;
+  // Cores local to the chosen GPUs come first, so --gpus-per-task and --cpus-per-gpu jobs (and
+  // every other GPU job) get cores on their GPUs' socket whenever it has them free.
+  std::vector<int> ChooseCores(int node, int count, const std::vector<int>& gpu_positions) const;
   int CoresNeeded(int node, const NodeRequest& request) const;
 
   const ClusterConfig& cluster_;

@@ -61,7 +61,6 @@ ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
   node.gpu_type = job.gpu_type;
   node.exclusive =
       job.exclusive || partition.over_subscribe.mode == OverSubscribe::Mode::kExclusive;
-  node.cores_follow_gpus = job.gpus_per_task > 0 || job.cpus_per_gpu > 0;
   node.max_cpus_per_node =
       partition.max_cpus_per_node == kUnlimitedCount ? 0 : partition.max_cpus_per_node;
   if (cluster.settings.selection.memory)

@@ -108,7 +108,7 @@ class Pass {
                              const Constraint& constraint, SchedulerResult& result);
   std::optional<Allocation> Place(const JobSpec& job, int partition, const ResolvedRequest& r,
                                   const Constraint& constraint) const;
-  std::optional<Allocation> PlaceOnNodes(const JobSpec& job, const std::vector<int>& nodes,
+  std::optional<Allocation> PlaceOnNodes(const std::vector<int>& nodes,
                                          const ResolvedRequest& r) const;
   bool Allowed(const JobSpec& job, int partition, const Constraint& constraint, int node) const;
   bool EverFits(int partition, const ResolvedRequest& r, const Constraint& constraint) const;
@@ -307,7 +307,7 @@ int Pass::MaxLeaves(const JobSpec& job) const {
   return in_.now - eligible >= wait ? 0 : static_cast<int>(job.switches);
 }
 
-std::optional<Allocation> Pass::PlaceOnNodes(const JobSpec& job, const std::vector<int>& nodes,
+std::optional<Allocation> Pass::PlaceOnNodes(const std::vector<int>& nodes,
                                              const ResolvedRequest& r) const {
   Allocation allocation;
   allocation.exclusive = r.per_node.exclusive;
@@ -316,7 +316,6 @@ std::optional<Allocation> Pass::PlaceOnNodes(const JobSpec& job, const std::vect
     if (!fit) return std::nullopt;
     allocation.nodes.push_back(std::move(*fit));
   }
-  (void)job;
   return allocation;
 }
 
@@ -382,7 +381,7 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
     for (int node : chosen) features.push_back(&cluster_.nodes[node].features);
     if (!constraint.CountsMet(features)) return std::nullopt;
   }
-  return PlaceOnNodes(job, chosen, r);
+  return PlaceOnNodes(chosen, r);
 }
 
 // Whether enough nodes of the partition, idle, match the job: false means it can never run

@@ -168,8 +168,7 @@ void Engine::Release(Job& job) {
   schedule_requested_ = true;
 }
 
-void Engine::Finish(Job& job, JobState state, EngineOutput& out) {
-  (void)out;
+void Engine::Finish(Job& job, JobState state) {
   if (job.state == JobState::kRunning || job.state == JobState::kSuspended) Release(job);
   job.state = state;
   ++finished_total_[state];

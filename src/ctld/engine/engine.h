@@ -127,7 +127,7 @@ class Engine : private sched::JobOutcomes {
   Job& MutableTransient(uint64_t id);
   std::vector<uint64_t> Select(const JobFilter& filter) const;
   bool MayAct(const Caller& caller, const Job& job) const;
-  void Finish(Job& job, JobState state, EngineOutput& out);
+  void Finish(Job& job, JobState state);
   void Release(Job& job);  // frees the job's nodes
   void Requeue(Job& job, JobState run_state, EngineOutput& out);
   std::string Validate(const JobSpec& spec, size_t tasks) const;

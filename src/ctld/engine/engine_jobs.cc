@@ -121,7 +121,7 @@ void Engine::On(const CancelJobs& event, EngineOutput& out) {
               Job& job = Mutable(id, out);
               job.cancelled_by = event.caller.uid;
               if (job.state == JobState::kPending) {
-                Finish(job, JobState::kCancelled, out);
+                Finish(job, JobState::kCancelled);
               } else if (job.cancel_requested_at == 0) {
                 job.cancel_requested_at = clock_.Now();
                 out.effects.push_back(TerminateJob{id, nodes, cluster_.settings.kill_wait_seconds});
@@ -249,7 +249,7 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
   for (const auto& part : job.allocation.nodes)
     if (part.node != reporter) others.push_back(part.node);
   if (!others.empty()) out.effects.push_back(TerminateJob{job.spec.job_id, others, 0});
-  Finish(job, state, out);
+  Finish(job, state);
 }
 
 }  // namespace drover::ctld

@@ -116,7 +116,7 @@ void Engine::CheckNodeLiveness(EngineOutput& out) {
       if (job.spec.requeue) {
         Requeue(job, JobState::kNodeFail, out);
       } else {
-        Finish(job, JobState::kNodeFail, out);
+        Finish(job, JobState::kNodeFail);
       }
     }
     schedule_requested_ = true;
