@@ -1,6 +1,8 @@
 // Agent calls with retries; see agent_dispatch.h.
 #include "ctld/daemon/agent_dispatch.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ctld/records.h"
@@ -43,35 +45,34 @@ void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string scr
       30);
 }
 
-void AgentDispatcher::Signal(const SignalJob& signal) {
-  for (int node : signal.nodes) {
-    v1::SignalRequest request;
-    request.set_job_id(signal.job_id);
-    request.set_signal(signal.signal);
-    request.set_batch_only(signal.batch_only);
+// One call per node, each with its own request message.
+template <typename Request, typename Rpc>
+void AgentDispatcher::EnqueueOnNodes(const std::vector<int>& nodes, const Request& request, Rpc rpc,
+                                     int attempts) {
+  for (int node : nodes) {
     Enqueue(
         node,
-        [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+        [request, rpc](v1::Agent::Stub& stub, grpc::ClientContext& context) {
           v1::AgentReply reply;
-          return stub.Signal(&context, request, &reply);
+          return (stub.*rpc)(&context, request, &reply);
         },
-        3);
+        attempts);
   }
 }
 
+void AgentDispatcher::Signal(const SignalJob& signal) {
+  v1::SignalRequest request;
+  request.set_job_id(signal.job_id);
+  request.set_signal(signal.signal);
+  request.set_batch_only(signal.batch_only);
+  EnqueueOnNodes(signal.nodes, request, &v1::Agent::Stub::Signal, 3);
+}
+
 void AgentDispatcher::Terminate(const TerminateJob& terminate) {
-  for (int node : terminate.nodes) {
-    v1::TerminateRequest request;
-    request.set_job_id(terminate.job_id);
-    request.set_grace_seconds(terminate.grace_seconds);
-    Enqueue(
-        node,
-        [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
-          v1::AgentReply reply;
-          return stub.Terminate(&context, request, &reply);
-        },
-        30);
-  }
+  v1::TerminateRequest request;
+  request.set_job_id(terminate.job_id);
+  request.set_grace_seconds(terminate.grace_seconds);
+  EnqueueOnNodes(terminate.nodes, request, &v1::Agent::Stub::Terminate, 30);
 }
 
 v1::Agent::Stub& AgentDispatcher::StubFor(int node) {
@@ -91,12 +92,21 @@ void AgentDispatcher::Run() {
     Call call;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, std::chrono::milliseconds(500),
-                     [&] { return stop_ || !queue_.empty(); });
+      // The first call that is due: a retry waiting out its delay holds up no other call, and
+      // the thread sleeps until the earliest retry rather than spinning on it.
+      auto due = queue_.end();
+      while (!stop_) {
+        auto now = std::chrono::steady_clock::now();
+        due = std::find_if(queue_.begin(), queue_.end(),
+                           [now](const Call& c) { return c.not_before <= now; });
+        if (due != queue_.end()) break;
+        auto earliest = now + std::chrono::milliseconds(500);
+        for (const Call& c : queue_) earliest = std::min(earliest, c.not_before);
+        wake_.wait_until(lock, earliest);
+      }
       if (stop_) return;
-      if (queue_.empty() || queue_.front().not_before > std::chrono::steady_clock::now()) continue;
-      call = std::move(queue_.front());
-      queue_.pop_front();
+      call = std::move(*due);
+      queue_.erase(due);
     }
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));

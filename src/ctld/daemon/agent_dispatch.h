@@ -35,6 +35,8 @@ class AgentDispatcher : public EffectSink {
   };
   void Enqueue(int node, std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send,
                int attempts);
+  template <typename Request, typename Rpc>
+  void EnqueueOnNodes(const std::vector<int>& nodes, const Request& request, Rpc rpc, int attempts);
   void Run();
   v1::Agent::Stub& StubFor(int node);
 
