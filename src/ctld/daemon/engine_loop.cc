@@ -74,6 +74,7 @@ Status EngineLoop::Restore() {
 }
 
 void EngineLoop::Start() {
+  commit_thread_ = std::thread([this] { RunCommits(); });
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -84,9 +85,15 @@ void EngineLoop::Stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lock(commit_mutex_);
+    commits_stop_ = true;  // after the engine thread's last batch: the queue drains first
+  }
+  commit_wake_.notify_all();
+  if (commit_thread_.joinable()) commit_thread_.join();
 }
 
-std::future<Reply> EngineLoop::Submit(Event event) {
+void EngineLoop::Submit(Event event, std::function<void(const Reply&)> done) {
   std::lock_guard lock(mutex_);
   uint64_t token = next_token_++;
   std::visit(
@@ -94,9 +101,14 @@ std::future<Reply> EngineLoop::Submit(Event event) {
         if constexpr (HasToken<decltype(e)>) e.token = token;
       },
       event);
-  queue_.push_back(Request{std::move(event), token, {}});
-  std::future<Reply> reply = queue_.back().done.get_future();
+  queue_.push_back(Request{std::move(event), token, std::move(done)});
   wake_.notify_one();
+}
+
+std::future<Reply> EngineLoop::Submit(Event event) {
+  auto promise = std::make_shared<std::promise<Reply>>();
+  std::future<Reply> reply = promise->get_future();
+  Submit(std::move(event), [promise](const Reply& result) { promise->set_value(result); });
   return reply;
 }
 
@@ -144,17 +156,41 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
     last_cycle_end_ = std::chrono::steady_clock::now();
     last_cycle_length_ = last_cycle_end_ - started;
   }
-  WriteBatch batch = Records(out);
-  if (!batch.empty()) {
+  Applied applied{std::move(requests), std::move(out), {}, nullptr};
+  applied.records = Records(applied.out);
+  applied.snapshot = engine_.Publish();
+  std::unique_lock lock(commit_mutex_);
+  commit_room_.wait(lock, [&] { return commits_.size() < kCommitDepth; });
+  commits_.push_back(std::move(applied));
+  commit_wake_.notify_one();
+}
+
+void EngineLoop::RunCommits() {
+  while (true) {
+    Applied applied;
+    {
+      std::unique_lock lock(commit_mutex_);
+      commit_wake_.wait(lock, [&] { return commits_stop_ || !commits_.empty(); });
+      if (commits_.empty()) return;
+      applied = std::move(commits_.front());
+      commits_.pop_front();
+    }
+    commit_room_.notify_one();
+    Commit(applied);
+  }
+}
+
+void EngineLoop::Commit(Applied& applied) {
+  if (!applied.records.empty()) {
     auto commit_started = std::chrono::steady_clock::now();
-    Status committed = store_->Commit(batch);
-    stats_.commit_seconds.Observe(seconds_since(commit_started));
+    Status committed = store_->Commit(applied.records);
+    stats_.commit_seconds.Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - commit_started).count());
     if (!committed) {
       // The engine has moved on but the store has not: nothing may be acknowledged, and the
       // only safe state to continue from is the store's. Stop and let the restart reload it.
-      for (Request& request : requests)
-        request.done.set_value(
-            Reply{request.token, false, "state save failed: " + committed.error(), {}});
+      for (Request& request : applied.requests)
+        request.done(Reply{request.token, false, "state save failed: " + committed.error(), {}});
       std::fprintf(stderr, "droverctld: fatal: %s\n", committed.error().c_str());
       std::_Exit(1);
     }
@@ -162,9 +198,9 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
   ++stats_.batches;
   {
     std::lock_guard lock(mutex_);
-    snapshot_ = engine_.Publish();
+    snapshot_ = std::move(applied.snapshot);
   }
-  CarryOut(out, requests);
+  CarryOut(applied.out, applied.requests);
 }
 
 WriteBatch EngineLoop::Records(const EngineOutput& out) {
@@ -220,7 +256,7 @@ void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& request
   }
   for (Request& request : requests) {
     auto it = replies.find(request.token);
-    request.done.set_value(it != replies.end() ? it->second : Reply{request.token, true, "", {}});
+    request.done(it != replies.end() ? it->second : Reply{request.token, true, "", {}});
   }
 }
 

@@ -1,7 +1,10 @@
-// The engine thread: the one thread that owns the Engine and the Store. Requests from gRPC
-// handlers queue here; each batch of queued events is applied, committed in one transaction
-// (group commit), and only then are the replies released and the effects carried out. Readers
-// take the snapshot published after each batch and never wait for a batch.
+// The engine thread owns the Engine; the commit thread owns the Store. Requests from gRPC
+// handlers queue here; each batch of queued events is applied by the engine thread, which then
+// hands the batch's records to the commit thread and goes on with the next batch while they
+// are written in one transaction (group commit). Only after the commit are the batch's replies
+// released, its effects carried out and its snapshot published: no reader sees, and no agent is
+// told, what the store does not hold yet. Readers take the last published snapshot and never
+// wait for a batch.
 #pragma once
 
 #include <chrono>
@@ -46,8 +49,10 @@ class EngineLoop {
   void Start();
   void Stop();
 
-  // Queues an event; the future holds the engine's reply once the batch is committed (an
-  // event without a reply of its own gets an OK reply then).
+  // Queues an event; `done` gets the engine's reply on the commit thread once the batch is
+  // committed (an event without a reply of its own gets an OK reply then). It must not block.
+  void Submit(Event event, std::function<void(const Reply&)> done);
+  // The same, waiting: the future holds the reply.
   std::future<Reply> Submit(Event event);
 
   std::shared_ptr<const Snapshot> snapshot() const;
@@ -58,12 +63,22 @@ class EngineLoop {
   struct Request {
     Event event;
     uint64_t token;
-    std::promise<Reply> done;
+    std::function<void(const Reply&)> done;
+  };
+
+  // One applied batch on its way to the store.
+  struct Applied {
+    std::vector<Request> requests;
+    EngineOutput out;
+    WriteBatch records;
+    std::shared_ptr<const Snapshot> snapshot;
   };
 
   void Run();
+  void RunCommits();
   void ApplyBatch(std::vector<Request>& requests, bool tick);
   WriteBatch Records(const EngineOutput& out);
+  void Commit(Applied& applied);
   void CarryOut(const EngineOutput& out, std::vector<Request>& requests);
 
   const ClusterConfig& cluster_;
@@ -84,7 +99,14 @@ class EngineLoop {
   // as the last one took has passed since it ended.
   std::chrono::steady_clock::time_point last_cycle_end_{};
   std::chrono::steady_clock::duration last_cycle_length_{};
-  std::thread thread_;
+  // Batches applied but not yet committed, oldest first; at most kCommitDepth wait, then the
+  // engine thread waits too (the store sets the pace).
+  static constexpr size_t kCommitDepth = 2;
+  std::mutex commit_mutex_;
+  std::condition_variable commit_wake_, commit_room_;
+  std::deque<Applied> commits_;
+  bool commits_stop_ = false;
+  std::thread thread_, commit_thread_;
 };
 
 }  // namespace drover::ctld

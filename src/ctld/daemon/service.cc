@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -43,90 +44,158 @@ grpc::Status FromReply(const Reply& reply) {
   return reply.ok ? grpc::Status::OK : Invalid(reply.error);
 }
 
+grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* context, grpc::Status status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(std::move(status));
+  return reactor;
+}
+
 }  // namespace
+
+QueryPool::QueryPool(int threads) {
+  for (int i = 0; i < threads; ++i)
+    threads_.emplace_back([this] {
+      while (true) {
+        std::function<void()> work;
+        {
+          std::unique_lock lock(mutex_);
+          wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+          if (queue_.empty()) return;
+          work = std::move(queue_.front());
+          queue_.pop_front();
+        }
+        work();
+      }
+    });
+}
+
+QueryPool::~QueryPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void QueryPool::Run(std::function<void()> work) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(work));
+  }
+  wake_.notify_one();
+}
 
 ControllerService::ControllerService(const ClusterConfig& cluster, EngineLoop& loop,
                                      std::unique_ptr<Store> history)
     : cluster_(cluster), loop_(loop), history_(std::move(history)) {}
 
-grpc::Status ControllerService::Submit(grpc::ServerContext*, const v1::SubmitRequest* request,
-                                       v1::SubmitReply* reply) {
+ControllerService::Reactor* ControllerService::Query(Context* context,
+                                                     std::function<grpc::Status()> query) {
+  Reactor* reactor = context->DefaultReactor();
+  queries_.Run([reactor, query = std::move(query)] { reactor->Finish(query()); });
+  return reactor;
+}
+
+ControllerService::Reactor* ControllerService::Submit(Context* context,
+                                                      const v1::SubmitRequest* request,
+                                                      v1::SubmitReply* reply) {
   auto spec = FromProto(request->spec());
-  if (!spec) return Invalid(spec.error());
-  Reply result = loop_
-                     .Submit(SubmitJob{0, CallerOf(request->caller()), std::move(*spec),
-                                       request->array(), request->script()})
-                     .get();
-  if (!result.ok) return Invalid(result.error);
-  reply->set_job_id(result.job_ids.front());
-  return grpc::Status::OK;
+  if (!spec) return Finished(context, Invalid(spec.error()));
+  Reactor* reactor = context->DefaultReactor();
+  loop_.Submit(SubmitJob{0, CallerOf(request->caller()), std::move(*spec), request->array(),
+                         request->script()},
+               [reactor, reply](const Reply& result) {
+                 if (result.ok) reply->set_job_id(result.job_ids.front());
+                 reactor->Finish(FromReply(result));
+               });
+  return reactor;
 }
 
-grpc::Status ControllerService::SubmitMany(grpc::ServerContext*,
-                                           const v1::SubmitManyRequest* request,
-                                           v1::SubmitManyReply* reply) {
-  // Queued together, so they land in one engine batch and one commit.
-  std::vector<std::optional<std::future<Reply>>> pending;
-  std::vector<std::string> errors;
-  for (const v1::SubmitRequest& one : request->jobs()) {
+ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
+                                                          const v1::SubmitManyRequest* request,
+                                                          v1::SubmitManyReply* reply) {
+  // Queued together, so they land in one engine batch and one commit. Each result is filled in
+  // by its own reply; the last one to arrive finishes the call.
+  Reactor* reactor = context->DefaultReactor();
+  for (int i = 0; i < request->jobs_size(); ++i) reply->add_results();
+  auto remaining = std::make_shared<std::atomic<int>>(request->jobs_size() + 1);
+  auto arrived = [reactor, remaining] {
+    if (remaining->fetch_sub(1) == 1) reactor->Finish(grpc::Status::OK);
+  };
+  for (int i = 0; i < request->jobs_size(); ++i) {
+    const v1::SubmitRequest& one = request->jobs(i);
+    v1::SubmitManyReply::Result* result = reply->mutable_results(i);
     auto spec = FromProto(one.spec());
-    errors.push_back(spec ? "" : spec.error());
     if (!spec) {
-      pending.emplace_back();
+      result->set_error(spec.error());
+      arrived();
       continue;
     }
-    pending.emplace_back(loop_.Submit(
-        SubmitJob{0, CallerOf(one.caller()), std::move(*spec), one.array(), one.script()}));
+    loop_.Submit(SubmitJob{0, CallerOf(one.caller()), std::move(*spec), one.array(), one.script()},
+                 [result, arrived](const Reply& outcome) {
+                   if (outcome.ok)
+                     result->set_job_id(outcome.job_ids.front());
+                   else
+                     result->set_error(outcome.error);
+                   arrived();
+                 });
   }
-  for (size_t i = 0; i < pending.size(); ++i) {
-    v1::SubmitManyReply::Result* result = reply->add_results();
-    if (!pending[i]) {
-      result->set_error(errors[i]);
-      continue;
-    }
-    Reply one = pending[i]->get();
-    if (one.ok)
-      result->set_job_id(one.job_ids.front());
-    else
-      result->set_error(one.error);
-  }
-  return grpc::Status::OK;
+  arrived();  // the loop's own share: the call cannot finish before every job is queued
+  return reactor;
 }
 
-grpc::Status ControllerService::Act(Event event, v1::ActionReply* reply) {
-  Reply result = loop_.Submit(std::move(event)).get();
-  for (uint64_t id : result.job_ids) reply->add_job_ids(id);
-  return FromReply(result);
+ControllerService::Reactor* ControllerService::Act(Context* context, Event event,
+                                                   v1::ActionReply* reply) {
+  Reactor* reactor = context->DefaultReactor();
+  loop_.Submit(std::move(event), [reactor, reply](const Reply& result) {
+    for (uint64_t id : result.job_ids) reply->add_job_ids(id);
+    reactor->Finish(FromReply(result));
+  });
+  return reactor;
 }
 
-grpc::Status ControllerService::Cancel(grpc::ServerContext*, const v1::CancelRequest* request,
-                                       v1::ActionReply* reply) {
+ControllerService::Reactor* ControllerService::Tell(Context* context, Event event) {
+  Reactor* reactor = context->DefaultReactor();
+  loop_.Submit(std::move(event),
+               [reactor](const Reply& result) { reactor->Finish(FromReply(result)); });
+  return reactor;
+}
+
+ControllerService::Reactor* ControllerService::Cancel(Context* context,
+                                                      const v1::CancelRequest* request,
+                                                      v1::ActionReply* reply) {
   auto filter = FilterOf(request->filter());
-  if (!filter) return Invalid(filter.error());
-  return Act(CancelJobs{0, CallerOf(request->caller()), std::move(*filter), request->signal(),
+  if (!filter) return Finished(context, Invalid(filter.error()));
+  return Act(context,
+             CancelJobs{0, CallerOf(request->caller()), std::move(*filter), request->signal(),
                         request->batch_only()},
              reply);
 }
 
-grpc::Status ControllerService::Hold(grpc::ServerContext*, const v1::HoldRequest* request,
-                                     v1::ActionReply* reply) {
+ControllerService::Reactor* ControllerService::Hold(Context* context,
+                                                    const v1::HoldRequest* request,
+                                                    v1::ActionReply* reply) {
   auto filter = FilterOf(request->filter());
-  if (!filter) return Invalid(filter.error());
-  return Act(HoldJobs{0, CallerOf(request->caller()), std::move(*filter), request->release()},
+  if (!filter) return Finished(context, Invalid(filter.error()));
+  return Act(context,
+             HoldJobs{0, CallerOf(request->caller()), std::move(*filter), request->release()},
              reply);
 }
 
-grpc::Status ControllerService::Requeue(grpc::ServerContext*, const v1::RequeueRequest* request,
-                                        v1::ActionReply* reply) {
+ControllerService::Reactor* ControllerService::Requeue(Context* context,
+                                                       const v1::RequeueRequest* request,
+                                                       v1::ActionReply* reply) {
   auto filter = FilterOf(request->filter());
-  if (!filter) return Invalid(filter.error());
-  return Act(RequeueJobs{0, CallerOf(request->caller()), std::move(*filter), request->hold()},
+  if (!filter) return Finished(context, Invalid(filter.error()));
+  return Act(context,
+             RequeueJobs{0, CallerOf(request->caller()), std::move(*filter), request->hold()},
              reply);
 }
 
-grpc::Status ControllerService::UpdateNode(grpc::ServerContext*,
-                                           const v1::UpdateNodeRequest* request,
-                                           v1::ActionReply* reply) {
+ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
+                                                          const v1::UpdateNodeRequest* request,
+                                                          v1::ActionReply* reply) {
   using Action = drover::ctld::UpdateNode::Action;
   std::string state = ToLower(request->state());
   Action action;
@@ -139,14 +208,19 @@ grpc::Status ControllerService::UpdateNode(grpc::ServerContext*,
   else if (state == "undrain")
     action = Action::kUndrain;
   else
-    return Invalid("Invalid node state specified: " + request->state());
-  return Act(drover::ctld::UpdateNode{0, CallerOf(request->caller()), request->nodes(), action,
+    return Finished(context, Invalid("Invalid node state specified: " + request->state()));
+  return Act(context,
+             drover::ctld::UpdateNode{0, CallerOf(request->caller()), request->nodes(), action,
                                       request->reason()},
              reply);
 }
 
-grpc::Status ControllerService::ListJobs(grpc::ServerContext*, const v1::JobQuery* query,
-                                         v1::JobList* reply) {
+ControllerService::Reactor* ControllerService::ListJobs(Context* context, const v1::JobQuery* query,
+                                                        v1::JobList* reply) {
+  return Query(context, [this, query, reply] { return DoListJobs(query, reply); });
+}
+
+grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobList* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
@@ -184,8 +258,13 @@ bool Matches(const v1::Job& job, const JobFilter& filter) {
 
 }  // namespace
 
-grpc::Status ControllerService::History(grpc::ServerContext*, const v1::HistoryQuery* query,
-                                        v1::JobList* reply) {
+ControllerService::Reactor* ControllerService::History(Context* context,
+                                                       const v1::HistoryQuery* query,
+                                                       v1::JobList* reply) {
+  return Query(context, [this, query, reply] { return DoHistory(query, reply); });
+}
+
+grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::JobList* reply) {
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
@@ -211,8 +290,14 @@ grpc::Status ControllerService::History(grpc::ServerContext*, const v1::HistoryQ
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::Priorities(grpc::ServerContext*, const v1::PriorityQuery* query,
-                                           v1::PriorityList* reply) {
+ControllerService::Reactor* ControllerService::Priorities(Context* context,
+                                                          const v1::PriorityQuery* query,
+                                                          v1::PriorityList* reply) {
+  return Query(context, [this, query, reply] { return DoPriorities(query, reply); });
+}
+
+grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
+                                             v1::PriorityList* reply) {
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
@@ -254,8 +339,12 @@ grpc::Status ControllerService::Priorities(grpc::ServerContext*, const v1::Prior
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::Shares(grpc::ServerContext*, const v1::ShareQuery*,
-                                       v1::ShareList* reply) {
+ControllerService::Reactor* ControllerService::Shares(Context* context, const v1::ShareQuery*,
+                                                      v1::ShareList* reply) {
+  return Query(context, [this, reply] { return DoShares(reply); });
+}
+
+grpc::Status ControllerService::DoShares(v1::ShareList* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   const auto& tree = snapshot->associations;
   const sched::FairShare& fair = *snapshot->fair_share;
@@ -278,25 +367,31 @@ grpc::Status ControllerService::Shares(grpc::ServerContext*, const v1::ShareQuer
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::UpdateJob(grpc::ServerContext*, const v1::UpdateJobRequest* request,
-                                          v1::ActionReply* reply) {
+ControllerService::Reactor* ControllerService::UpdateJob(Context* context,
+                                                         const v1::UpdateJobRequest* request,
+                                                         v1::ActionReply* reply) {
   auto filter = FilterOf(request->filter());
-  if (!filter) return Invalid(filter.error());
+  if (!filter) return Finished(context, Invalid(filter.error()));
   drover::ctld::UpdateJob event{0, CallerOf(request->caller()), std::move(*filter), {}, {}, {}, {},
                                 {}};
   if (request->has_time_limit_seconds()) {
-    if (request->time_limit_seconds() <= 0) return Invalid("Invalid time limit specified");
+    if (request->time_limit_seconds() <= 0)
+      return Finished(context, Invalid("Invalid time limit specified"));
     event.time_limit_seconds = request->time_limit_seconds();
   }
   if (request->has_nice()) event.nice = request->nice();
   if (request->has_partition()) event.partition = request->partition();
   if (request->has_name()) event.name = request->name();
   if (request->has_qos()) event.qos = request->qos();
-  return Act(std::move(event), reply);
+  return Act(context, std::move(event), reply);
 }
 
-grpc::Status ControllerService::ListNodes(grpc::ServerContext*, const v1::NodeQuery*,
-                                          v1::NodeList* reply) {
+ControllerService::Reactor* ControllerService::ListNodes(Context* context, const v1::NodeQuery*,
+                                                         v1::NodeList* reply) {
+  return Query(context, [this, reply] { return DoListNodes(reply); });
+}
+
+grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   reply->set_time(snapshot->time);
   for (size_t i = 0; i < snapshot->nodes.size(); ++i)
@@ -304,8 +399,8 @@ grpc::Status ControllerService::ListNodes(grpc::ServerContext*, const v1::NodeQu
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::Ping(grpc::ServerContext*, const v1::PingRequest*,
-                                     v1::PingReply* reply) {
+ControllerService::Reactor* ControllerService::Ping(Context* context, const v1::PingRequest*,
+                                                    v1::PingReply* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -313,34 +408,34 @@ grpc::Status ControllerService::Ping(grpc::ServerContext*, const v1::PingRequest
   reply->set_host(host);
   reply->set_time(snapshot->time);
   reply->set_jobs(snapshot->jobs.size());
-  return grpc::Status::OK;
+  return Finished(context, grpc::Status::OK);
 }
 
-grpc::Status ControllerService::Register(grpc::ServerContext*, const v1::RegisterRequest* request,
-                                         v1::RegisterReply*) {
+ControllerService::Reactor* ControllerService::Register(Context* context,
+                                                        const v1::RegisterRequest* request,
+                                                        v1::RegisterReply*) {
   if (cluster_.FindNode(request->node()) < 0)
-    return Invalid("node " + request->node() + " is not in this cluster's slurm.conf");
+    return Finished(context,
+                    Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
   NodeRegistered event{request->node(), {}};
   event.running_jobs.assign(request->running_jobs().begin(), request->running_jobs().end());
-  return FromReply(loop_.Submit(std::move(event)).get());
+  return Tell(context, std::move(event));
 }
 
-grpc::Status ControllerService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* request,
-                                          v1::HeartbeatReply*) {
-  return FromReply(loop_
-                       .Submit(drover::ctld::Heartbeat{request->node(), request->healthy(),
-                                                       request->health_output()})
-                       .get());
+ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
+                                                         const v1::HeartbeatRequest* request,
+                                                         v1::HeartbeatReply*) {
+  return Tell(context, drover::ctld::Heartbeat{request->node(), request->healthy(),
+                                               request->health_output()});
 }
 
-grpc::Status ControllerService::JobEnded(grpc::ServerContext*, const v1::JobEndedRequest* request,
-                                         v1::JobEndedReply*) {
+ControllerService::Reactor* ControllerService::JobEnded(Context* context,
+                                                        const v1::JobEndedRequest* request,
+                                                        v1::JobEndedReply*) {
   // The reply leaves after the end is committed: the agent may then forget it.
-  return FromReply(loop_
-                       .Submit(drover::ctld::JobEnded{
-                           request->job_id(), request->node(), request->exit_code(),
-                           request->signal(), request->out_of_memory(), request->prolog_failed()})
-                       .get());
+  return Tell(context, drover::ctld::JobEnded{request->job_id(), request->node(),
+                                              request->exit_code(), request->signal(),
+                                              request->out_of_memory(), request->prolog_failed()});
 }
 
 }  // namespace drover::ctld

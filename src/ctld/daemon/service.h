@@ -1,10 +1,17 @@
-// The controller's gRPC service: validates each request at the boundary, turns it into an engine
-// event, and waits for the committed reply; queries read the latest snapshot and never wait.
+// The controller's gRPC service (callback API: no thread waits for a commit). Each request is
+// validated at the boundary and turned into an engine event; its reply leaves from the commit
+// thread once the batch holding it is committed. Queries read the latest snapshot on the
+// service's query threads and never wait for a batch.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "common/cluster_config.h"
 #include "ctld/daemon/engine_loop.h"
@@ -12,43 +19,65 @@
 
 namespace drover::ctld {
 
-class ControllerService final : public v1::Controller::Service {
+// A few threads for queries, so a long one (100,000 jobs) holds none of gRPC's own threads.
+class QueryPool {
+ public:
+  explicit QueryPool(int threads);
+  ~QueryPool();
+  void Run(std::function<void()> work);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+class ControllerService final : public v1::Controller::CallbackService {
  public:
   // `history` is a second, read-only use of the store for job history (may be null).
   ControllerService(const ClusterConfig& cluster, EngineLoop& loop,
                     std::unique_ptr<Store> history = nullptr);
 
-  grpc::Status Submit(grpc::ServerContext*, const v1::SubmitRequest*, v1::SubmitReply*) override;
-  grpc::Status SubmitMany(grpc::ServerContext*, const v1::SubmitManyRequest*,
-                          v1::SubmitManyReply*) override;
-  grpc::Status Cancel(grpc::ServerContext*, const v1::CancelRequest*, v1::ActionReply*) override;
-  grpc::Status Hold(grpc::ServerContext*, const v1::HoldRequest*, v1::ActionReply*) override;
-  grpc::Status Requeue(grpc::ServerContext*, const v1::RequeueRequest*, v1::ActionReply*) override;
-  grpc::Status UpdateNode(grpc::ServerContext*, const v1::UpdateNodeRequest*,
-                          v1::ActionReply*) override;
-  grpc::Status ListJobs(grpc::ServerContext*, const v1::JobQuery*, v1::JobList*) override;
-  grpc::Status ListNodes(grpc::ServerContext*, const v1::NodeQuery*, v1::NodeList*) override;
-  grpc::Status Ping(grpc::ServerContext*, const v1::PingRequest*, v1::PingReply*) override;
-  grpc::Status History(grpc::ServerContext*, const v1::HistoryQuery*, v1::JobList*) override;
-  grpc::Status Priorities(grpc::ServerContext*, const v1::PriorityQuery*,
-                          v1::PriorityList*) override;
-  grpc::Status Shares(grpc::ServerContext*, const v1::ShareQuery*, v1::ShareList*) override;
-  grpc::Status UpdateJob(grpc::ServerContext*, const v1::UpdateJobRequest*,
-                         v1::ActionReply*) override;
-  grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest*,
-                        v1::RegisterReply*) override;
-  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*,
-                         v1::HeartbeatReply*) override;
-  grpc::Status JobEnded(grpc::ServerContext*, const v1::JobEndedRequest*,
-                        v1::JobEndedReply*) override;
+  using Context = grpc::CallbackServerContext;
+  using Reactor = grpc::ServerUnaryReactor;
+
+  Reactor* Submit(Context*, const v1::SubmitRequest*, v1::SubmitReply*) override;
+  Reactor* SubmitMany(Context*, const v1::SubmitManyRequest*, v1::SubmitManyReply*) override;
+  Reactor* Cancel(Context*, const v1::CancelRequest*, v1::ActionReply*) override;
+  Reactor* Hold(Context*, const v1::HoldRequest*, v1::ActionReply*) override;
+  Reactor* Requeue(Context*, const v1::RequeueRequest*, v1::ActionReply*) override;
+  Reactor* UpdateNode(Context*, const v1::UpdateNodeRequest*, v1::ActionReply*) override;
+  Reactor* UpdateJob(Context*, const v1::UpdateJobRequest*, v1::ActionReply*) override;
+  Reactor* ListJobs(Context*, const v1::JobQuery*, v1::JobList*) override;
+  Reactor* ListNodes(Context*, const v1::NodeQuery*, v1::NodeList*) override;
+  Reactor* Ping(Context*, const v1::PingRequest*, v1::PingReply*) override;
+  Reactor* History(Context*, const v1::HistoryQuery*, v1::JobList*) override;
+  Reactor* Priorities(Context*, const v1::PriorityQuery*, v1::PriorityList*) override;
+  Reactor* Shares(Context*, const v1::ShareQuery*, v1::ShareList*) override;
+  Reactor* Register(Context*, const v1::RegisterRequest*, v1::RegisterReply*) override;
+  Reactor* Heartbeat(Context*, const v1::HeartbeatRequest*, v1::HeartbeatReply*) override;
+  Reactor* JobEnded(Context*, const v1::JobEndedRequest*, v1::JobEndedReply*) override;
 
  private:
-  grpc::Status Act(Event event, v1::ActionReply* reply);
+  // Queues the event; the reactor finishes with the committed reply (job IDs into `reply`).
+  Reactor* Act(Context* context, Event event, v1::ActionReply* reply);
+  Reactor* Tell(Context* context, Event event);  // agents' events: an empty reply
+  // Runs a query on the query threads.
+  Reactor* Query(Context* context, std::function<grpc::Status()> query);
+
+  grpc::Status DoListJobs(const v1::JobQuery*, v1::JobList*);
+  grpc::Status DoListNodes(v1::NodeList*);
+  grpc::Status DoHistory(const v1::HistoryQuery*, v1::JobList*);
+  grpc::Status DoPriorities(const v1::PriorityQuery*, v1::PriorityList*);
+  grpc::Status DoShares(v1::ShareList*);
 
   const ClusterConfig& cluster_;
   EngineLoop& loop_;
-  std::mutex history_mutex_;  // the store is not thread-safe; gRPC handlers are concurrent
+  std::mutex history_mutex_;  // the store is not thread-safe; queries are concurrent
   std::unique_ptr<Store> history_;
+  QueryPool queries_{2};
 };
 
 }  // namespace drover::ctld

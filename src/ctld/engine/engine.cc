@@ -37,7 +37,7 @@ Engine::Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions o
   if (options_.min_cycle_interval_seconds == 0)
     options_.min_cycle_interval_seconds =
         cluster.settings.scheduler_params.sched_min_interval_us / 1'000'000;
-  priorities_ = std::make_shared<const std::vector<sched::PriorityFactors>>();
+  priorities_ = std::make_shared<std::vector<sched::PriorityFactors>>();
   fair_share_ = std::make_shared<const sched::FairShare>();
   last_accrual_ = clock_.Now();
   associations_.push_back({"root", "", -1, 1, 0, {}, 0});
@@ -66,8 +66,7 @@ EngineOutput Engine::Apply(std::vector<Event> events, bool may_schedule) {
 std::shared_ptr<const Snapshot> Engine::Publish() const {
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->time = clock_.Now();
-  snapshot->jobs.reserve(jobs_.size());
-  for (const auto& [id, job] : jobs_) snapshot->jobs.push_back(job);
+  snapshot->jobs = jobs_.Share();
   snapshot->nodes = nodes_;
   snapshot->priorities = priorities_;
   snapshot->fair_share = fair_share_;
@@ -90,7 +89,7 @@ void Engine::Restore(std::vector<Job> jobs, uint64_t next_job_id) {
     if (job.state == JobState::kRunning)
       for (const sched::NodeAllocation& part : job.allocation.nodes)
         nodes_[part.node].jobs.insert(id);
-    jobs_[id] = std::make_shared<const Job>(std::move(job));
+    jobs_.Set(id, std::make_shared<const Job>(std::move(job)));
   }
   schedule_requested_ = true;
 }
@@ -113,17 +112,13 @@ const Job* Engine::FindJob(uint64_t id) const {
 }
 
 Job& Engine::Mutable(uint64_t id, EngineOutput& out) {
-  JobPtr& slot = jobs_.at(id);
-  auto copy = std::make_shared<Job>(*slot);
-  slot = copy;
   out.changed_jobs.push_back(id);
-  return *copy;
+  return MutableTransient(id);
 }
 
 Job& Engine::MutableTransient(uint64_t id) {
-  JobPtr& slot = jobs_.at(id);
-  auto copy = std::make_shared<Job>(*slot);
-  slot = copy;
+  auto copy = std::make_shared<Job>(*jobs_.at(id));
+  jobs_.Set(id, copy);
   return *copy;
 }
 

@@ -18,6 +18,7 @@
 #include "common/cluster_config.h"
 #include "ctld/engine/events.h"
 #include "ctld/engine/job.h"
+#include "ctld/engine/job_table.h"
 #include "sched/scheduler.h"
 
 namespace drover::ctld {
@@ -60,7 +61,7 @@ std::string NodeStateName(const NodeStatus& node, bool fully_allocated);
 // What readers see: an immutable copy published after each batch.
 struct Snapshot {
   int64_t time = 0;
-  std::vector<JobPtr> jobs;  // the live queue (pending, running, recently finished), by ID
+  JobTable::View jobs;  // the live queue (pending, running, recently finished), by ID
   std::vector<NodeStatus> nodes;
   // From the last scheduling cycle; shared between snapshots until the next cycle.
   std::shared_ptr<const std::vector<sched::PriorityFactors>> priorities;
@@ -148,7 +149,7 @@ class Engine : private sched::JobOutcomes {
   const ClusterConfig& cluster_;
   const Clock& clock_;
   EngineOptions options_;
-  std::map<uint64_t, JobPtr> jobs_;
+  JobTable jobs_;
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> array_tasks_;  // (array, task) -> job ID
   std::unordered_map<uint64_t, sched::JobOutcome> purged_outcomes_;
   std::vector<NodeStatus> nodes_;
@@ -162,7 +163,8 @@ class Engine : private sched::JobOutcomes {
   uint64_t submitted_total_ = 0;
   std::map<JobState, uint64_t> finished_total_;
   sched::SchedulerResult last_result_;
-  std::shared_ptr<const std::vector<sched::PriorityFactors>> priorities_;
+  std::shared_ptr<std::vector<sched::PriorityFactors>> priorities_;  // the last cycle's
+  std::shared_ptr<std::vector<sched::PriorityFactors>> spare_priorities_;
   std::shared_ptr<const sched::FairShare> fair_share_;
 };
 

@@ -2,6 +2,7 @@
 // --signal before the limit, node liveness, fair-share usage (charged in billing TRES x seconds
 // and decayed by PriorityDecayHalfLife), purging finished jobs from the live queue after
 // MinJobAge, and scheduling cycles.
+#include <atomic>
 #include <csignal>
 
 #include "ctld/engine/engine.h"
@@ -123,8 +124,19 @@ void Engine::RunCycle(EngineOutput& out) {
                              job->spec.array_job_id});
   }
   sched::Schedule(input, last_result_);
-  priorities_ =
-      std::make_shared<const std::vector<sched::PriorityFactors>>(last_result_.priorities);
+  // The factors are handed to snapshots without copying them: this cycle's go into a buffer no
+  // snapshot holds any longer (usually the one from two cycles ago), and that buffer's storage
+  // goes back to the result for the next pass to fill without allocating.
+  std::shared_ptr<std::vector<sched::PriorityFactors>> fresh;
+  if (spare_priorities_.use_count() == 1) {
+    std::atomic_thread_fence(std::memory_order_acquire);  // see JobTable::Writable
+    fresh = std::move(spare_priorities_);
+  } else {
+    fresh = std::make_shared<std::vector<sched::PriorityFactors>>();
+  }
+  fresh->swap(last_result_.priorities);
+  spare_priorities_ = std::move(priorities_);
+  priorities_ = std::move(fresh);
   fair_share_ = std::make_shared<const sched::FairShare>(last_result_.fair_share);
   for (const sched::StartDecision& start : last_result_.started) {
     Job& job = Mutable(start.job_id, out);

@@ -75,7 +75,8 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     }
     Association(job->spec.account, job->spec.user);
     out.changed_jobs.push_back(job->spec.job_id);
-    jobs_[job->spec.job_id] = std::move(job);
+    uint64_t id = job->spec.job_id;
+    jobs_.Set(id, std::move(job));
     ++submitted_total_;
   }
   out.new_scripts.emplace_back(first, event.script);
