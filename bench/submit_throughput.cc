@@ -272,7 +272,8 @@ class Background {
   std::vector<std::thread> threads_;
 };
 
-// One ListJobs of every job: its latency in seconds, the jobs returned and the reply size.
+// One ListJobs of every job, parsed as squeue would: its latency in seconds, the jobs returned
+// and the reply size.
 double ListAll(Stub& stub, int* count, size_t* bytes) {
   drover::v1::JobQuery query;
   query.set_all_states(true);
@@ -281,8 +282,11 @@ double ListAll(Stub& stub, int* count, size_t* bytes) {
   drover::v1::JobList list;
   auto start = Clock::now();
   grpc::Status status = stub.ListJobs(&context, query, &list);
-  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (!status.ok()) Fail("ListJobs: " + status.error_message());
+  drover::v1::Job job;
+  for (const std::string& encoded : list.jobs())
+    if (!job.ParseFromString(encoded)) Fail("ListJobs: a job record cannot be parsed");
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   *count = list.jobs_size();
   *bytes = list.ByteSizeLong();
   return seconds;

@@ -113,7 +113,9 @@ class DaemonTest : public ::testing::Test {
     v1::JobList list;
     grpc::ClientContext context;
     EXPECT_TRUE(stub.ListJobs(&context, query, &list).ok());
-    return {list.jobs().begin(), list.jobs().end()};
+    std::vector<v1::Job> jobs(list.jobs_size());
+    for (int i = 0; i < list.jobs_size(); ++i) EXPECT_TRUE(jobs[i].ParseFromString(list.jobs(i)));
+    return jobs;
   }
 
   fs::path dir_;
@@ -238,8 +240,10 @@ TEST_F(DaemonTest, FinishedJobsLeaveTheQueueButStayInTheHistory) {
   };
   v1::JobList found = history();
   ASSERT_EQ(found.jobs_size(), 1);
-  EXPECT_EQ(found.jobs(0).state(), "CANCELLED");
-  EXPECT_EQ(found.jobs(0).cancelled_by(), 1000u);
+  v1::Job record;
+  ASSERT_TRUE(record.ParseFromString(found.jobs(0)));
+  EXPECT_EQ(record.state(), "CANCELLED");
+  EXPECT_EQ(record.cancelled_by(), 1000u);
   ctld.Kill(SIGTERM);
   ctld.Start();
   EXPECT_EQ(history().jobs_size(), 1) << "the history survives a restart";

@@ -2,6 +2,7 @@
 #include "ctld/daemon/engine_loop.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <chrono>
 #include <cstdio>
@@ -42,18 +43,23 @@ Status EngineLoop::Restore() {
   auto rows = store_->Load("jobs");
   if (!rows) return std::move(rows).take_error();
   std::vector<Job> jobs;
+  std::vector<uint64_t> ids;
   for (const auto& [key, value] : *rows) {
     v1::Job record;
     if (!record.ParseFromString(value))
       return MakeError(fmt::format("job record {} in the store cannot be read", key));
     auto job = FromProto(record, cluster_);
     if (!job) return std::move(job).take_error();
+    ids.push_back(job->spec.job_id);
     jobs.push_back(std::move(*job));
   }
   auto meta = store_->Get("meta", "next_job_id");
   if (!meta) return std::move(meta).take_error();
   uint64_t next = *meta ? std::strtoull((*meta)->c_str(), nullptr, 10) : 0;
   engine_.Restore(std::move(jobs), next);
+  EngineOutput restored;
+  restored.republished_jobs = std::move(ids);
+  Records(restored);  // encodes the records for ListJobs; writes nothing
   auto nodes = store_->Load("nodes");
   if (!nodes) return std::move(nodes).take_error();
   for (const auto& [name, value] : *nodes) {
@@ -74,8 +80,14 @@ Status EngineLoop::Restore() {
 }
 
 void EngineLoop::Start() {
-  commit_thread_ = std::thread([this] { RunCommits(); });
-  thread_ = std::thread([this] { Run(); });
+  commit_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ctld-commit");
+    RunCommits();
+  });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ctld-engine");
+    Run();
+  });
 }
 
 void EngineLoop::Stop() {
@@ -205,28 +217,34 @@ void EngineLoop::Commit(Applied& applied) {
 
 WriteBatch EngineLoop::Records(const EngineOutput& out) {
   WriteBatch batch;
-  for (uint64_t id : out.changed_jobs) {
-    const Job* job = engine_.FindJob(id);
-    if (!job) continue;
-    v1::Job record;
-    ToProto(*job, cluster_, &record);
-    batch.puts.push_back({"jobs", JobKey(id), record.SerializeAsString()});
-  }
+  // Every new record is encoded once, here, for the store and for every ListJobs after it.
+  v1::Job record;
+  auto encode = [&](const Job& job) {
+    if (!job.wire.get()) {
+      record.Clear();
+      ToProto(job, cluster_, &record);
+      job.wire.Set(std::make_shared<const std::string>(record.SerializeAsString()));
+    }
+    return job.wire.get();
+  };
+  for (uint64_t id : out.changed_jobs)
+    if (const Job* job = engine_.FindJob(id))
+      batch.puts.push_back({"jobs", JobKey(id), *encode(*job)});
+  for (uint64_t id : out.republished_jobs)
+    if (const Job* job = engine_.FindJob(id)) encode(*job);
   // A finished job leaves the live queue but stays in the history that sacct reads.
   for (const JobPtr& job : out.purged_records) {
-    v1::Job record;
-    ToProto(*job, cluster_, &record);
     std::string key = JobKey(job->spec.job_id);
-    batch.puts.push_back({"job_history", key, record.SerializeAsString()});
+    batch.puts.push_back({"job_history", key, *encode(*job)});
     batch.deletes.push_back({"jobs", key});
     batch.deletes.push_back({"scripts", key});
   }
   for (const auto& [id, script] : out.new_scripts)
     batch.puts.push_back({"scripts", JobKey(id), script});
   for (int index : out.changed_nodes) {
-    v1::NodeStatus record;
-    ToProto(engine_.node(index), cluster_.nodes[index].name, false, &record);
-    batch.puts.push_back({"nodes", cluster_.nodes[index].name, record.SerializeAsString()});
+    v1::NodeStatus node;
+    ToProto(engine_.node(index), cluster_.nodes[index].name, false, &node);
+    batch.puts.push_back({"nodes", cluster_.nodes[index].name, node.SerializeAsString()});
   }
   if (!out.changed_jobs.empty())
     batch.puts.push_back({"meta", "next_job_id", std::to_string(engine_.next_job_id())});

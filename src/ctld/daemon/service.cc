@@ -2,6 +2,7 @@
 // land (DESIGN.md, Security): CallerOf() is the one place that will change.
 #include "ctld/daemon/service.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +56,7 @@ grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* context, grpc::S
 QueryPool::QueryPool(int threads) {
   for (int i = 0; i < threads; ++i)
     threads_.emplace_back([this] {
+      pthread_setname_np(pthread_self(), "ctld-query");
       while (true) {
         std::function<void()> work;
         {
@@ -226,13 +228,20 @@ grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobLis
   if (!filter) return Invalid(filter.error());
   reply->set_time(snapshot->time);
   std::set<uint64_t> ids(filter->job_ids.begin(), filter->job_ids.end());
+  v1::Job record;
   for (const JobPtr& job : snapshot->jobs) {
     const JobSpec& spec = job->spec;
     if (!ids.empty() && !ids.count(spec.job_id) && !ids.count(spec.array_job_id)) continue;
     if (!filter->user.empty() && spec.user != filter->user) continue;
     if (filter->state && job->state != *filter->state) continue;
     if (!query->all_states() && IsFinal(job->state) && ids.empty()) continue;
-    ToProto(*job, cluster_, reply->add_jobs());
+    if (const auto& bytes = job->wire.get()) {
+      reply->add_jobs(*bytes);
+    } else {  // a record the engine has not encoded (none yet; kept for safety)
+      record.Clear();
+      ToProto(*job, cluster_, &record);
+      record.SerializeToString(reply->add_jobs());
+    }
   }
   return grpc::Status::OK;
 }
@@ -278,14 +287,14 @@ grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::Job
     for (const auto& [key, value] : *rows) {
       v1::Job job;
       if (!job.ParseFromString(value) || live.count(job.spec().job_id())) continue;
-      if (InWindow(job, *query) && Matches(job, *filter)) *reply->add_jobs() = std::move(job);
+      if (InWindow(job, *query) && Matches(job, *filter)) reply->add_jobs(value);
     }
   }
   for (const JobPtr& job : snapshot->jobs) {
     v1::Job record;
     ToProto(*job, cluster_, &record);
     if (InWindow(record, *query) && Matches(record, *filter))
-      *reply->add_jobs() = std::move(record);
+      record.SerializeToString(reply->add_jobs());
   }
   return grpc::Status::OK;
 }

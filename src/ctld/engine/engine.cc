@@ -113,10 +113,11 @@ const Job* Engine::FindJob(uint64_t id) const {
 
 Job& Engine::Mutable(uint64_t id, EngineOutput& out) {
   out.changed_jobs.push_back(id);
-  return MutableTransient(id);
+  return MutableTransient(id, out);
 }
 
-Job& Engine::MutableTransient(uint64_t id) {
+Job& Engine::MutableTransient(uint64_t id, EngineOutput& out) {
+  out.republished_jobs.push_back(id);
   auto copy = std::make_shared<Job>(*jobs_.at(id));
   jobs_.Set(id, copy);
   return *copy;

@@ -125,7 +125,7 @@ class Engine : private sched::JobOutcomes {
                  const JobAction& act);
   Job& Mutable(uint64_t id, EngineOutput& out);
   // A change readers must see but the store need not keep (a pending reason).
-  Job& MutableTransient(uint64_t id);
+  Job& MutableTransient(uint64_t id, EngineOutput& out);
   std::vector<uint64_t> Select(const JobFilter& filter) const;
   bool MayAct(const Caller& caller, const Job& job) const;
   void Finish(Job& job, JobState state);

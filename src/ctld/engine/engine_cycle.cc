@@ -152,7 +152,7 @@ void Engine::RunCycle(EngineOutput& out) {
   }
   for (const sched::PendingDecision& pending : last_result_.pending) {
     if (jobs_.at(pending.job_id)->reason == pending.reason) continue;
-    MutableTransient(pending.job_id).reason = pending.reason;
+    MutableTransient(pending.job_id, out).reason = pending.reason;
   }
 }
 

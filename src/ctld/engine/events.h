@@ -140,9 +140,10 @@ using Effect = std::variant<Reply, Launch, SignalJob, TerminateJob>;
 // committed (replies must not leave before the commit).
 struct EngineOutput {
   std::vector<Effect> effects;
-  std::vector<uint64_t> changed_jobs;  // records to persist (or delete when purged)
-  std::vector<uint64_t> purged_jobs;   // finished past MinJobAge: out of the live queue
-  std::vector<JobPtr> purged_records;  // their last records, for the job history (sacct)
+  std::vector<uint64_t> changed_jobs;      // records to persist (or delete when purged)
+  std::vector<uint64_t> republished_jobs;  // new records, persisted or not (wire encoding)
+  std::vector<uint64_t> purged_jobs;       // finished past MinJobAge: out of the live queue
+  std::vector<JobPtr> purged_records;      // their last records, for the job history (sacct)
   std::vector<int> changed_nodes;
   std::vector<std::pair<uint64_t, std::string>> new_scripts;  // job ID, batch script
   bool changed_usage = false;

@@ -45,6 +45,21 @@ struct JobRun {
   uint32_t restart_count = 0;
 };
 
+// A record's encoding, filled once for the record it was made from: a copy of the record
+// (which is about to change) starts without one.
+class WireCache {
+ public:
+  WireCache() = default;
+  WireCache(const WireCache&) {}
+  WireCache& operator=(const WireCache&) { return *this; }
+  const std::shared_ptr<const std::string>& get() const { return bytes_; }
+  // Only before the record is published to readers (the engine thread, ahead of Publish).
+  void Set(std::shared_ptr<const std::string> bytes) const { bytes_ = std::move(bytes); }
+
+ private:
+  mutable std::shared_ptr<const std::string> bytes_;
+};
+
 struct Job {
   JobSpec spec;
   JobState state = JobState::kPending;
@@ -61,6 +76,7 @@ struct Job {
   int64_t time_limit_signalled_at = 0;  // SIGTERM sent at the limit; SIGKILL after KillWait
   bool user_signal_sent = false;        // --signal delivered
   std::vector<JobRun> history;          // earlier runs (requeued, preempted)
+  WireCache wire;                       // the record as the store and ListJobs encode it
 
   // "0:0", "1:0", "0:9": Slurm's exit code and signal.
   std::string ExitCodeText() const;
