@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -206,6 +207,8 @@ void ScalarsToProto(const Job& job, v1::Job* out) {
   out->set_cancel_requested_at(job.cancel_requested_at);
   out->set_cancelled_by(job.cancelled_by);
   out->set_time_limit_signalled_at(job.time_limit_signalled_at);
+  out->set_suspend_time(job.suspend_time);
+  out->set_suspended_seconds(job.suspended_seconds);
   out->set_user_signal_sent(job.user_signal_sent);
 }
 
@@ -222,6 +225,8 @@ void ScalarsFromProto(const v1::Job& job, Job* out) {
   out->cancel_requested_at = job.cancel_requested_at();
   out->cancelled_by = job.cancelled_by();
   out->time_limit_signalled_at = job.time_limit_signalled_at();
+  out->suspend_time = job.suspend_time();
+  out->suspended_seconds = job.suspended_seconds();
   out->user_signal_sent = job.user_signal_sent();
 }
 
@@ -450,6 +455,46 @@ NodeStatus FromProto(const v1::NodeStatus& node) {
   out.reason_uid = node.reason_uid();
   out.last_heard = node.last_heard();
   out.jobs.insert(node.jobs().begin(), node.jobs().end());
+  return out;
+}
+
+void ToProto(const Reservation& reservation, const ClusterConfig& cluster, v1::Reservation* out) {
+  out->set_name(reservation.name);
+  out->set_start_time(reservation.start_time);
+  out->set_end_time(reservation.end_time);
+  std::vector<std::string> names;
+  for (int node : reservation.nodes) names.push_back(cluster.nodes[node].name);
+  out->set_node_list(CompressHostlistSorted(names));
+  Assign(names, out->mutable_nodes());
+  Assign(reservation.users, out->mutable_users());
+  Assign(reservation.accounts, out->mutable_accounts());
+  Assign(reservation.flags, out->mutable_flags());
+  out->set_partition(reservation.partition);
+  out->set_tres(reservation.tres);
+  out->set_created_by(reservation.created_by);
+}
+
+Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterConfig& cluster) {
+  Reservation out;
+  out.name = reservation.name();
+  out.start_time = reservation.start_time();
+  out.end_time = reservation.end_time();
+  for (const std::string& name : reservation.nodes()) {
+    int index = cluster.FindNode(name);
+    if (index < 0)
+      return MakeError(fmt::format(
+          "reservation {} names node {}, which slurm.conf no longer has; delete the reservation "
+          "or restore the node",
+          out.name, name));
+    out.nodes.push_back(index);
+  }
+  std::sort(out.nodes.begin(), out.nodes.end());
+  out.users.assign(reservation.users().begin(), reservation.users().end());
+  out.accounts.assign(reservation.accounts().begin(), reservation.accounts().end());
+  out.flags.insert(reservation.flags().begin(), reservation.flags().end());
+  out.partition = reservation.partition();
+  out.tres = reservation.tres();
+  out.created_by = reservation.created_by();
   return out;
 }
 

@@ -23,6 +23,10 @@ void ToProto(const NodeStatus& node, const std::string& name, bool fully_allocat
              v1::NodeStatus* out);
 NodeStatus FromProto(const v1::NodeStatus& node);
 
+void ToProto(const Reservation& reservation, const ClusterConfig& cluster, v1::Reservation* out);
+// Errors when the reservation names a node the configuration no longer has.
+Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterConfig& cluster);
+
 // "PENDING" -> kPending; nullopt for anything else.
 std::optional<JobState> ParseJobState(std::string_view name);
 

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -247,6 +248,79 @@ TEST_F(DaemonTest, FinishedJobsLeaveTheQueueButStayInTheHistory) {
   ctld.Kill(SIGTERM);
   ctld.Start();
   EXPECT_EQ(history().jobs_size(), 1) << "the history survives a restart";
+}
+
+}  // namespace
+}  // namespace drover::ctld
+
+namespace drover::ctld {
+namespace {
+
+TEST_F(DaemonTest, ReservationsAndPartitionsThroughTheApi) {
+  Controller ctld(dir_);
+  ctld.Start();
+  v1::ReservationRequest request;
+  request.mutable_caller()->set_uid(0);
+  request.set_name("maint");
+  request.set_start_time(std::time(nullptr) + 3600);
+  request.set_duration_seconds(7200);
+  request.set_node_list("n2");
+  request.set_users("root");
+  request.set_flags("MAINT");
+  {
+    grpc::ClientContext context;
+    v1::ReservationReply reply;
+    grpc::Status status = ctld.stub().CreateReservation(&context, request, &reply);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(reply.name(), "maint");
+  }
+  {
+    v1::ReservationRequest user = request;
+    user.mutable_caller()->set_uid(1000);
+    user.set_name("mine");
+    grpc::ClientContext context;
+    v1::ReservationReply reply;
+    grpc::Status status = ctld.stub().CreateReservation(&context, user, &reply);
+    EXPECT_EQ(status.error_message(), "Access/permission denied");
+  }
+  auto list = [&] {
+    grpc::ClientContext context;
+    v1::ReservationList reservations;
+    EXPECT_TRUE(ctld.stub().ListReservations(&context, v1::ReservationQuery(), &reservations).ok());
+    return reservations;
+  };
+  ctld.Kill(SIGKILL);
+  ctld.Start();
+  v1::ReservationList after = list();
+  ASSERT_EQ(after.reservations_size(), 1) << "reservations persist across a restart";
+  EXPECT_EQ(after.reservations(0).name(), "maint");
+  EXPECT_EQ(after.reservations(0).node_list(), "n2");
+  EXPECT_EQ(after.reservations(0).flags(0), "MAINT");
+
+  {
+    v1::DeleteReservationRequest remove;
+    remove.mutable_caller()->set_uid(0);
+    remove.set_name("maint");
+    grpc::ClientContext context;
+    v1::ActionReply reply;
+    ASSERT_TRUE(ctld.stub().DeleteReservation(&context, remove, &reply).ok());
+  }
+  ctld.Kill(SIGTERM);
+  ctld.Start();
+  EXPECT_EQ(list().reservations_size(), 0) << "a deleted reservation stays deleted";
+
+  grpc::ClientContext context;
+  v1::PartitionList partitions;
+  ASSERT_TRUE(ctld.stub().ListPartitions(&context, v1::PartitionQuery(), &partitions).ok());
+  ASSERT_EQ(partitions.partitions_size(), 1);
+  const v1::Partition& p = partitions.partitions(0);
+  EXPECT_EQ(p.name(), "p");
+  EXPECT_TRUE(p.is_default());
+  EXPECT_EQ(p.node_list(), "n[1-2]");
+  EXPECT_EQ(p.total_cpus(), 16u);
+  EXPECT_EQ(p.total_gpus(), 4u);
+  EXPECT_EQ(p.max_time_seconds(), 3600);
+  EXPECT_EQ(p.nodes_other(), 2u);  // no agent has registered
 }
 
 }  // namespace

@@ -67,6 +67,16 @@ Status EngineLoop::Restore() {
     int index = cluster_.FindNode(name);
     if (index >= 0 && record.ParseFromString(value)) engine_.RestoreNode(index, FromProto(record));
   }
+  auto reservations = store_->Load("reservations");
+  if (!reservations) return std::move(reservations).take_error();
+  for (const auto& [name, value] : *reservations) {
+    v1::Reservation record;
+    if (!record.ParseFromString(value))
+      return MakeError(fmt::format("reservation {} in the store cannot be read", name));
+    auto reservation = FromProto(record, cluster_);
+    if (!reservation) return std::move(reservation).take_error();
+    engine_.RestoreReservation(std::move(*reservation));
+  }
   auto usage = store_->Load("usage");
   if (!usage) return std::move(usage).take_error();
   for (const auto& [key, value] : *usage) {
@@ -202,7 +212,8 @@ void EngineLoop::Commit(Applied& applied) {
       // The engine has moved on but the store has not: nothing may be acknowledged, and the
       // only safe state to continue from is the store's. Stop and let the restart reload it.
       for (Request& request : applied.requests)
-        request.done(Reply{request.token, false, "state save failed: " + committed.error(), {}});
+        request.done(
+            Reply{request.token, false, "state save failed: " + committed.error(), {}, {}});
       std::fprintf(stderr, "droverctld: fatal: %s\n", committed.error().c_str());
       std::_Exit(1);
     }
@@ -246,6 +257,14 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
     ToProto(engine_.node(index), cluster_.nodes[index].name, false, &node);
     batch.puts.push_back({"nodes", cluster_.nodes[index].name, node.SerializeAsString()});
   }
+  for (const std::string& name : out.changed_reservations)
+    if (const Reservation* reservation = engine_.FindReservation(name)) {
+      v1::Reservation encoded;
+      ToProto(*reservation, cluster_, &encoded);
+      batch.puts.push_back({"reservations", name, encoded.SerializeAsString()});
+    }
+  for (const std::string& name : out.deleted_reservations)
+    if (!engine_.FindReservation(name)) batch.deletes.push_back({"reservations", name});
   if (!out.changed_jobs.empty())
     batch.puts.push_back({"meta", "next_job_id", std::to_string(engine_.next_job_id())});
   if (out.changed_usage)
@@ -274,7 +293,7 @@ void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& request
   }
   for (Request& request : requests) {
     auto it = replies.find(request.token);
-    request.done(it != replies.end() ? it->second : Reply{request.token, true, "", {}});
+    request.done(it != replies.end() ? it->second : Reply{request.token, true, "", {}, {}});
   }
 }
 

@@ -32,8 +32,8 @@ class Histogram {
 };
 
 struct LoopStats {
-  Histogram commit_seconds;        // one store transaction (group commit)
-  Histogram cycle_seconds;         // a batch that ran a scheduling cycle
+  Histogram commit_seconds;  // one store transaction (group commit)
+  Histogram cycle_seconds;   // a batch that ran a scheduling cycle
   std::atomic<uint64_t> batches{0};
   std::atomic<uint64_t> jobs_considered_last_cycle{0};
 };

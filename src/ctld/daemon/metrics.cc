@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "ctld/daemon/node_usage.h"
+
 namespace drover::ctld {
 namespace {
 
@@ -120,40 +122,6 @@ void RenderPendingReasons(Exposition& out, const Snapshot& snapshot) {
 
 // --- nodes ---
 
-// What the jobs holding an allocation hold on one node. Cores and GPUs are sets: with
-// OverSubscribe two jobs may share a core, and a node is never more than fully allocated.
-struct NodeUsage {
-  std::set<int> cores;
-  uint64_t memory_mb = 0;
-  std::set<int> gpus;
-};
-
-// The engine frees a suspended job's allocation only when it ends (Engine::Release).
-bool HoldsAllocation(const Job& job) {
-  return job.state == JobState::kRunning || job.state == JobState::kSuspended;
-}
-
-std::vector<NodeUsage> UsageByNode(const ClusterConfig& cluster, const Snapshot& snapshot) {
-  std::vector<NodeUsage> usage(cluster.nodes.size());
-  for (const JobPtr& job : snapshot.jobs) {
-    if (!HoldsAllocation(*job)) continue;
-    for (const sched::NodeAllocation& share : job->allocation.nodes) {
-      if (share.node < 0 || share.node >= static_cast<int>(usage.size())) continue;
-      NodeUsage& node = usage[share.node];
-      node.cores.insert(share.cores.begin(), share.cores.end());
-      node.memory_mb += share.memory_mb;
-      node.gpus.insert(share.gpus.begin(), share.gpus.end());
-    }
-  }
-  return usage;
-}
-
-std::string NodeState(const ClusterConfig& cluster, const Snapshot& snapshot,
-                      const std::vector<NodeUsage>& usage, size_t node) {
-  bool full = static_cast<int>(usage[node].cores.size()) >= cluster.nodes[node].cores();
-  return NodeStateName(snapshot.nodes[node], full);
-}
-
 size_t NodeCount(const ClusterConfig& cluster, const Snapshot& snapshot) {
   return std::min(cluster.nodes.size(), snapshot.nodes.size());
 }
@@ -231,11 +199,6 @@ void RenderUnavailableNodes(Exposition& out, const ClusterConfig& cluster, const
 }
 
 // --- resources, by partition (a node in two partitions counts in both, as sinfo shows it) ---
-
-int AllocatedCpus(const NodeConfig& node, const NodeUsage& usage) {
-  int cpus = static_cast<int>(usage.cores.size()) * std::max(node.threads_per_core, 1);
-  return std::min(cpus, node.cpus);
-}
 
 void RenderCpus(Exposition& out, const ClusterConfig& cluster,
                 const std::vector<NodeUsage>& usage) {

@@ -11,7 +11,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/hostlist.h"
+#include "common/slurm_conf.h"
 #include "common/text.h"
+#include "ctld/daemon/node_usage.h"
 #include "ctld/records.h"
 
 namespace drover::ctld {
@@ -403,8 +406,187 @@ ControllerService::Reactor* ControllerService::ListNodes(Context* context, const
 grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   reply->set_time(snapshot->time);
-  for (size_t i = 0; i < snapshot->nodes.size(); ++i)
-    ToProto(snapshot->nodes[i], cluster_.nodes[i].name, false, reply->add_nodes());
+  std::vector<NodeUsage> usage = UsageByNode(cluster_, *snapshot);
+  for (size_t i = 0; i < snapshot->nodes.size() && i < cluster_.nodes.size(); ++i) {
+    bool full = static_cast<int>(usage[i].cores.size()) >= cluster_.nodes[i].cores();
+    ToProto(snapshot->nodes[i], cluster_.nodes[i].name, full, reply->add_nodes());
+  }
+  return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::Suspend(Context* context,
+                                                       const v1::SuspendRequest* request,
+                                                       v1::ActionReply* reply) {
+  auto filter = FilterOf(request->filter());
+  if (!filter) return Finished(context, Invalid(filter.error()));
+  return Act(context,
+             SuspendJobs{0, CallerOf(request->caller()), std::move(*filter), request->resume()},
+             reply);
+}
+
+ControllerService::Reactor* ControllerService::ListPartitions(Context* context,
+                                                              const v1::PartitionQuery*,
+                                                              v1::PartitionList* reply) {
+  return Query(context, [this, reply] { return DoListPartitions(reply); });
+}
+
+namespace {
+
+std::string OverSubscribeText(const OverSubscribe& over) {
+  switch (over.mode) {
+    case OverSubscribe::Mode::kNo:
+      return "NO";
+    case OverSubscribe::Mode::kExclusive:
+      return "EXCLUSIVE";
+    case OverSubscribe::Mode::kYes:
+      return fmt::format("YES:{}", over.max_share);
+    case OverSubscribe::Mode::kForce:
+      return fmt::format("FORCE:{}", over.max_share);
+  }
+  return "NO";
+}
+
+}  // namespace
+
+grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  std::vector<NodeUsage> usage = UsageByNode(cluster_, *snapshot);
+  std::vector<uint32_t> pending(cluster_.partitions.size()), running(cluster_.partitions.size());
+  for (const JobPtr& job : snapshot->jobs) {
+    int p = job->partition;
+    if (job->state == JobState::kPending)
+      p = job->spec.partitions.empty() ? cluster_.DefaultPartition()
+                                       : cluster_.FindPartition(job->spec.partitions.front());
+    if (p < 0) continue;
+    if (job->state == JobState::kPending) ++pending[p];
+    if (HoldsAllocation(*job)) ++running[p];
+  }
+  for (size_t p = 0; p < cluster_.partitions.size(); ++p) {
+    const PartitionConfig& config = cluster_.partitions[p];
+    v1::Partition* out = reply->add_partitions();
+    out->set_name(config.name);
+    static constexpr std::string_view kStates[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
+    out->set_state(std::string(kStates[static_cast<int>(config.state)]));
+    out->set_is_default(config.is_default);
+    std::vector<std::string> names;
+    uint32_t cpus = 0, gpus = 0, allocated = 0, idle = 0, other = 0, cpus_used = 0, gpus_used = 0;
+    for (int node : config.nodes) {
+      const NodeConfig& n = cluster_.nodes[node];
+      names.push_back(n.name);
+      cpus += n.cpus;
+      gpus += n.gpus.size();
+      cpus_used += AllocatedCpus(n, usage[node]);
+      gpus_used += usage[node].gpus.size();
+      const NodeStatus& status = snapshot->nodes[node];
+      if (status.down || status.not_responding || !status.registered ||
+          (status.drain && usage[node].cores.empty()))
+        ++other;
+      else if (!usage[node].cores.empty())
+        ++allocated;
+      else
+        ++idle;
+    }
+    out->set_node_list(CompressHostlist(names));
+    out->set_total_nodes(config.nodes.size());
+    out->set_total_cpus(cpus);
+    out->set_total_gpus(gpus);
+    out->set_max_time_seconds(
+        config.max_time_seconds >= kUnlimitedSeconds ? -1 : config.max_time_seconds);
+    out->set_default_time_seconds(config.default_time_seconds.value_or(-1));
+    out->set_max_nodes(config.max_nodes >= kUnlimitedCount ? 0 : config.max_nodes);
+    out->set_min_nodes(config.min_nodes);
+    out->set_priority_tier(config.priority_tier);
+    out->set_priority_job_factor(config.priority_job_factor);
+    out->set_over_subscribe(OverSubscribeText(config.over_subscribe));
+    out->set_preempt_mode(
+        FormatPreemptMode(config.preempt_mode.value_or(cluster_.settings.preempt_mode)));
+    out->set_grace_time_seconds(config.grace_time_seconds);
+    for (const std::string& account : config.allow_accounts) out->add_allow_accounts(account);
+    for (const std::string& qos : config.allow_qos) out->add_allow_qos(qos);
+    out->set_qos(config.qos);
+    out->set_hidden(config.hidden);
+    out->set_root_only(config.root_only);
+    out->set_nodes_allocated(allocated);
+    out->set_nodes_idle(idle);
+    out->set_nodes_other(other);
+    out->set_cpus_allocated(cpus_used);
+    out->set_gpus_allocated(gpus_used);
+    out->set_pending_jobs(pending[p]);
+    out->set_running_jobs(running[p]);
+  }
+  return grpc::Status::OK;
+}
+
+namespace {
+
+ReservationFields FieldsOf(const v1::ReservationRequest& request) {
+  ReservationFields fields;
+  if (request.has_start_time()) fields.start_time = request.start_time();
+  if (request.has_end_time()) fields.end_time = request.end_time();
+  if (request.has_duration_seconds()) fields.duration_seconds = request.duration_seconds();
+  if (request.has_node_list()) fields.node_list = request.node_list();
+  if (request.has_node_count()) fields.node_count = request.node_count();
+  if (request.has_tres()) fields.tres = request.tres();
+  if (request.has_users()) fields.users = request.users();
+  if (request.has_accounts()) fields.accounts = request.accounts();
+  if (request.has_flags()) fields.flags = request.flags();
+  if (request.has_partition()) fields.partition = request.partition();
+  return fields;
+}
+
+}  // namespace
+
+ControllerService::Reactor* ControllerService::ChangeReservation(Context* context, Event event,
+                                                                 v1::ReservationReply* reply) {
+  Reactor* reactor = context->DefaultReactor();
+  loop_.Submit(std::move(event), [reactor, reply](const Reply& result) {
+    reply->set_name(result.name);
+    reactor->Finish(FromReply(result));
+  });
+  return reactor;
+}
+
+ControllerService::Reactor* ControllerService::CreateReservation(
+    Context* context, const v1::ReservationRequest* request, v1::ReservationReply* reply) {
+  return ChangeReservation(context,
+                           drover::ctld::CreateReservation{0, CallerOf(request->caller()),
+                                                           request->name(), FieldsOf(*request)},
+                           reply);
+}
+
+ControllerService::Reactor* ControllerService::UpdateReservation(
+    Context* context, const v1::ReservationRequest* request, v1::ReservationReply* reply) {
+  if (request->name().empty())
+    return Finished(context, Invalid("Requested reservation is invalid (give its name)"));
+  return ChangeReservation(context,
+                           drover::ctld::UpdateReservation{0, CallerOf(request->caller()),
+                                                           request->name(), FieldsOf(*request)},
+                           reply);
+}
+
+ControllerService::Reactor* ControllerService::DeleteReservation(
+    Context* context, const v1::DeleteReservationRequest* request, v1::ActionReply* reply) {
+  return Act(context,
+             drover::ctld::DeleteReservation{0, CallerOf(request->caller()), request->name()},
+             reply);
+}
+
+ControllerService::Reactor* ControllerService::ListReservations(Context* context,
+                                                                const v1::ReservationQuery* query,
+                                                                v1::ReservationList* reply) {
+  return Query(context, [this, query, reply] { return DoListReservations(query, reply); });
+}
+
+grpc::Status ControllerService::DoListReservations(const v1::ReservationQuery* query,
+                                                   v1::ReservationList* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  reply->set_time(snapshot->time);
+  if (!snapshot->reservations) return grpc::Status::OK;
+  for (const auto& [name, reservation] : *snapshot->reservations)
+    if (query->name().empty() || query->name() == name)
+      ToProto(reservation, cluster_, reply->add_reservations());
+  if (!query->name().empty() && reply->reservations_size() == 0)
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "Reservation " + query->name() + " not found");
   return grpc::Status::OK;
 }
 

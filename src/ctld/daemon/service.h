@@ -59,6 +59,15 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* Register(Context*, const v1::RegisterRequest*, v1::RegisterReply*) override;
   Reactor* Heartbeat(Context*, const v1::HeartbeatRequest*, v1::HeartbeatReply*) override;
   Reactor* JobEnded(Context*, const v1::JobEndedRequest*, v1::JobEndedReply*) override;
+  Reactor* Suspend(Context*, const v1::SuspendRequest*, v1::ActionReply*) override;
+  Reactor* ListPartitions(Context*, const v1::PartitionQuery*, v1::PartitionList*) override;
+  Reactor* CreateReservation(Context*, const v1::ReservationRequest*,
+                             v1::ReservationReply*) override;
+  Reactor* UpdateReservation(Context*, const v1::ReservationRequest*,
+                             v1::ReservationReply*) override;
+  Reactor* DeleteReservation(Context*, const v1::DeleteReservationRequest*,
+                             v1::ActionReply*) override;
+  Reactor* ListReservations(Context*, const v1::ReservationQuery*, v1::ReservationList*) override;
 
  private:
   // Queues the event; the reactor finishes with the committed reply (job IDs into `reply`).
@@ -72,6 +81,9 @@ class ControllerService final : public v1::Controller::CallbackService {
   grpc::Status DoHistory(const v1::HistoryQuery*, v1::JobList*);
   grpc::Status DoPriorities(const v1::PriorityQuery*, v1::PriorityList*);
   grpc::Status DoShares(v1::ShareList*);
+  grpc::Status DoListPartitions(v1::PartitionList*);
+  grpc::Status DoListReservations(const v1::ReservationQuery*, v1::ReservationList*);
+  Reactor* ChangeReservation(Context* context, Event event, v1::ReservationReply* reply);
 
   const ClusterConfig& cluster_;
   EngineLoop& loop_;

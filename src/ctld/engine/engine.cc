@@ -39,6 +39,7 @@ Engine::Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions o
         cluster.settings.scheduler_params.sched_min_interval_us / 1'000'000;
   priorities_ = std::make_shared<std::vector<sched::PriorityFactors>>();
   fair_share_ = std::make_shared<const sched::FairShare>();
+  reservations_ = std::make_shared<ReservationMap>();
   last_accrual_ = clock_.Now();
   associations_.push_back({"root", "", -1, 1, 0, {}, 0});
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -60,6 +61,10 @@ EngineOutput Engine::Apply(std::vector<Event> events, bool may_schedule) {
   std::sort(out.changed_nodes.begin(), out.changed_nodes.end());
   out.changed_nodes.erase(std::unique(out.changed_nodes.begin(), out.changed_nodes.end()),
                           out.changed_nodes.end());
+  std::sort(out.changed_reservations.begin(), out.changed_reservations.end());
+  out.changed_reservations.erase(
+      std::unique(out.changed_reservations.begin(), out.changed_reservations.end()),
+      out.changed_reservations.end());
   return out;
 }
 
@@ -70,6 +75,7 @@ std::shared_ptr<const Snapshot> Engine::Publish() const {
   snapshot->nodes = nodes_;
   snapshot->priorities = priorities_;
   snapshot->fair_share = fair_share_;
+  snapshot->reservations = reservations_;
   snapshot->associations = associations_;
   snapshot->next_job_id = next_job_id_;
   snapshot->cycles = cycles_;

@@ -66,6 +66,7 @@ struct Snapshot {
   // From the last scheduling cycle; shared between snapshots until the next cycle.
   std::shared_ptr<const std::vector<sched::PriorityFactors>> priorities;
   std::shared_ptr<const sched::FairShare> fair_share;
+  std::shared_ptr<const ReservationMap> reservations;  // shared until one changes
   std::vector<sched::Association> associations;
   uint64_t next_job_id = 0;
   uint64_t cycles = 0;
@@ -94,6 +95,8 @@ class Engine : private sched::JobOutcomes {
   void Restore(std::vector<Job> jobs, uint64_t next_job_id);
   void RestoreNode(int node, const NodeStatus& status);
   void RestoreUsage(const std::string& account, const std::string& user, double usage);
+  void RestoreReservation(Reservation reservation);
+  const Reservation* FindReservation(const std::string& name) const;
 
   const Job* FindJob(uint64_t id) const;
   bool wants_cycle() const { return schedule_requested_; }  // a deferred cycle is waiting
@@ -110,6 +113,14 @@ class Engine : private sched::JobOutcomes {
   void On(const UpdateJob& event, EngineOutput& out);
   std::string UpdateOne(const UpdateJob& event, Job& job);
   void On(const UpdateNode& event, EngineOutput& out);
+  void On(const SuspendJobs& event, EngineOutput& out);
+  void On(const CreateReservation& event, EngineOutput& out);
+  void On(const UpdateReservation& event, EngineOutput& out);
+  void On(const DeleteReservation& event, EngineOutput& out);
+  // Applies the fields to `reservation` (a copy); the refusal in Slurm's words, or "".
+  std::string ApplyReservation(const ReservationFields& fields, Reservation& reservation) const;
+  void ExpireReservations(EngineOutput& out);
+  ReservationMap& MutableReservations();
   void On(const NodeRegistered& event, EngineOutput& out);
   void On(const Heartbeat& event, EngineOutput& out);
   void On(const JobEnded& event, EngineOutput& out);
@@ -166,6 +177,8 @@ class Engine : private sched::JobOutcomes {
   std::shared_ptr<std::vector<sched::PriorityFactors>> priorities_;  // the last cycle's
   std::shared_ptr<std::vector<sched::PriorityFactors>> spare_priorities_;
   std::shared_ptr<const sched::FairShare> fair_share_;
+  std::shared_ptr<ReservationMap> reservations_;  // copied before a change a snapshot shares
+  uint64_t next_reservation_ = 1;
 };
 
 }  // namespace drover::ctld

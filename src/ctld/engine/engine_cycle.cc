@@ -16,6 +16,7 @@ void Engine::On(const Tick&, EngineOutput& out) {
   AccrueUsage();
   out.changed_usage = true;
   PurgeOldJobs(out);
+  ExpireReservations(out);
 }
 
 void Engine::EnforceTimeLimits(EngineOutput& out) {

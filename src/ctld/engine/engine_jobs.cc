@@ -12,7 +12,7 @@ namespace drover::ctld {
 namespace {
 
 Reply Error(uint64_t token, std::string message) {
-  return Reply{token, false, std::move(message), {}};
+  return Reply{token, false, std::move(message), {}, {}};
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     ++submitted_total_;
   }
   out.new_scripts.emplace_back(first, event.script);
-  out.effects.push_back(Reply{event.token, true, "", {first}});
+  out.effects.push_back(Reply{event.token, true, "", {first}, {}});
   schedule_requested_ = true;
 }
 
@@ -88,7 +88,7 @@ void Engine::ActOnJobs(uint64_t token, const Caller& caller, const JobFilter& fi
                        EngineOutput& out, const JobAction& act) {
   std::vector<uint64_t> ids = Select(filter);
   if (ids.empty()) return out.effects.push_back(Error(token, "Invalid job id specified"));
-  Reply reply{token, true, "", {}};
+  Reply reply{token, true, "", {}, {}};
   for (uint64_t id : ids) {
     JobPtr held = jobs_.at(id);  // keeps the record alive while `act` replaces it
     if (!MayAct(caller, *held)) {
@@ -115,7 +115,7 @@ void Engine::On(const CancelJobs& event, EngineOutput& out) {
               std::vector<int> nodes;
               for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
               if (event.signal != 0) {
-                if (current.state == JobState::kRunning)
+                if (current.state == JobState::kRunning || current.state == JobState::kSuspended)
                   out.effects.push_back(SignalJob{id, nodes, event.signal, event.batch_only});
                 return std::nullopt;
               }
@@ -163,6 +163,7 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   job.start_time = job.end_time = 0;
   job.exit_code = job.exit_signal = 0;
   job.cancel_requested_at = job.time_limit_signalled_at = 0;
+  job.suspend_time = job.suspended_seconds = 0;
   job.user_signal_sent = false;
   ++job.restart_count;
   schedule_requested_ = true;
@@ -190,9 +191,10 @@ std::string Engine::UpdateOne(const UpdateJob& event, Job& job) {
     job.spec.time_limit_seconds = *event.time_limit_seconds;
     if (!pending) {
       job.time_limit_seconds = *event.time_limit_seconds;
-      job.end_time = *event.time_limit_seconds >= kUnlimitedSeconds - job.start_time
+      int64_t begin = job.start_time + job.suspended_seconds;
+      job.end_time = *event.time_limit_seconds >= kUnlimitedSeconds - begin
                          ? kUnlimitedSeconds
-                         : job.start_time + *event.time_limit_seconds;
+                         : begin + *event.time_limit_seconds;
     }
   }
   if (event.nice) {
@@ -223,7 +225,9 @@ void Engine::On(const UpdateJob& event, EngineOutput& out) {
 void Engine::On(const JobEnded& event, EngineOutput& out) {
   auto it = jobs_.find(event.job_id);
   // Reports are resent until committed: one for a job that already ended is a duplicate.
-  if (it == jobs_.end() || it->second->state != JobState::kRunning) return;
+  if (it == jobs_.end() ||
+      (it->second->state != JobState::kRunning && it->second->state != JobState::kSuspended))
+    return;
   int reporter = cluster_.FindNode(event.node);
   Job& job = Mutable(event.job_id, out);
   if (event.prolog_failed && reporter >= 0) {

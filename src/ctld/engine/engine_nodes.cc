@@ -10,20 +10,20 @@ namespace drover::ctld {
 
 void Engine::On(const UpdateNode& event, EngineOutput& out) {
   auto names = ExpandHostlist(event.nodes);
-  if (!names) return out.effects.push_back(Reply{event.token, false, names.error(), {}});
+  if (!names) return out.effects.push_back(Reply{event.token, false, names.error(), {}, {}});
   if (!event.caller.operator_ && event.caller.uid != 0)
-    return out.effects.push_back(Reply{event.token, false, "Access/permission denied", {}});
+    return out.effects.push_back(Reply{event.token, false, "Access/permission denied", {}, {}});
   bool needs_reason =
       event.action == UpdateNode::Action::kDrain || event.action == UpdateNode::Action::kDown;
   if (needs_reason && event.reason.empty())
-    return out.effects.push_back(
-        Reply{event.token, false, "You must specify a reason when DOWNING or DRAINING a node", {}});
+    return out.effects.push_back(Reply{
+        event.token, false, "You must specify a reason when DOWNING or DRAINING a node", {}, {}});
   std::vector<int> targets;
   for (const std::string& name : *names) {
     int index = cluster_.FindNode(name);
     if (index < 0)
       return out.effects.push_back(
-          Reply{event.token, false, fmt::format("Invalid node name specified ({})", name), {}});
+          Reply{event.token, false, fmt::format("Invalid node name specified ({})", name), {}, {}});
     targets.push_back(index);
   }
   for (int index : targets) {
@@ -47,7 +47,7 @@ void Engine::On(const UpdateNode& event, EngineOutput& out) {
     out.changed_nodes.push_back(index);
   }
   schedule_requested_ = true;
-  out.effects.push_back(Reply{event.token, true, "", {}});
+  out.effects.push_back(Reply{event.token, true, "", {}, {}});
 }
 
 void Engine::On(const NodeRegistered& event, EngineOutput& out) {
@@ -69,7 +69,9 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
   for (uint64_t id : event.running_jobs) {
     auto it = jobs_.find(id);
     bool ours =
-        it != jobs_.end() && it->second->state == JobState::kRunning && node.jobs.count(id) > 0;
+        it != jobs_.end() &&
+        (it->second->state == JobState::kRunning || it->second->state == JobState::kSuspended) &&
+        node.jobs.count(id) > 0;
     if (!ours) out.effects.push_back(TerminateJob{id, {index}, 0});
   }
   out.changed_nodes.push_back(index);

@@ -10,6 +10,7 @@
 
 #include "common/job_spec.h"
 #include "ctld/engine/job.h"
+#include "ctld/engine/reservation.h"
 #include "sched/model.h"
 
 namespace drover::ctld {
@@ -80,6 +81,36 @@ struct UpdateNode {
   std::string reason;
 };
 
+// scontrol suspend/resume (operators): SIGSTOP/SIGCONT to the job; suspended time does not count
+// against its time limit; its resources stay allocated.
+struct SuspendJobs {
+  uint64_t token = 0;
+  Caller caller;
+  JobFilter filter;
+  bool resume = false;
+};
+
+// scontrol create|update|delete reservation (operators).
+struct CreateReservation {
+  uint64_t token = 0;
+  Caller caller;
+  std::string name;  // empty: one is made from the first user or account
+  ReservationFields fields;
+};
+
+struct UpdateReservation {
+  uint64_t token = 0;
+  Caller caller;
+  std::string name;
+  ReservationFields fields;
+};
+
+struct DeleteReservation {
+  uint64_t token = 0;
+  Caller caller;
+  std::string name;
+};
+
 // --- agent events ---
 struct NodeRegistered {
   std::string node;
@@ -105,6 +136,7 @@ struct JobEnded {
 struct Tick {};
 
 using Event = std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode,
+                           SuspendJobs, CreateReservation, UpdateReservation, DeleteReservation,
                            NodeRegistered, Heartbeat, JobEnded, Tick>;
 
 // --- effects ---
@@ -113,6 +145,7 @@ struct Reply {
   bool ok = true;
   std::string error;              // Slurm's words, e.g. "Invalid job id specified"
   std::vector<uint64_t> job_ids;  // submitted IDs, or the jobs acted on
+  std::string name;               // a created or updated reservation's name
 };
 
 struct Launch {
@@ -127,7 +160,8 @@ struct SignalJob {
   bool batch_only = false;
 };
 
-// SIGTERM, then SIGKILL after `grace_seconds`, to every process of the job on these nodes.
+// SIGCONT and SIGTERM, then SIGKILL after `grace_seconds`, to every process of the job on these
+// nodes (SIGCONT first, so that a suspended job can act on the SIGTERM).
 struct TerminateJob {
   uint64_t job_id = 0;
   std::vector<int> nodes;
@@ -145,6 +179,8 @@ struct EngineOutput {
   std::vector<uint64_t> purged_jobs;       // finished past MinJobAge: out of the live queue
   std::vector<JobPtr> purged_records;      // their last records, for the job history (sacct)
   std::vector<int> changed_nodes;
+  std::vector<std::string> changed_reservations;  // records to persist
+  std::vector<std::string> deleted_reservations;
   std::vector<std::pair<uint64_t, std::string>> new_scripts;  // job ID, batch script
   bool changed_usage = false;
   bool scheduled = false;  // a scheduling cycle ran

@@ -75,6 +75,8 @@ struct Job {
   uint32_t cancelled_by = 0;
   int64_t time_limit_signalled_at = 0;  // SIGTERM sent at the limit; SIGKILL after KillWait
   bool user_signal_sent = false;        // --signal delivered
+  int64_t suspend_time = 0;             // when last suspended (or resumed)
+  int64_t suspended_seconds = 0;        // time spent suspended (not counted against the limit)
   std::vector<JobRun> history;          // earlier runs (requeued, preempted)
   WireCache wire;                       // the record as the store and ListJobs encode it
 

@@ -1,0 +1,31 @@
+// What the jobs holding an allocation hold on each node, from one snapshot: the basis of a
+// node's ALLOCATED/MIXED state and of allocated CPUs, memory and GPUs (metrics, sinfo).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "ctld/engine/engine.h"
+
+namespace drover::ctld {
+
+// Cores and GPUs are sets: with OverSubscribe two jobs may share a core, and a node is never
+// more than fully allocated.
+struct NodeUsage {
+  std::set<int> cores;
+  uint64_t memory_mb = 0;
+  std::set<int> gpus;
+};
+
+// The engine frees a suspended job's allocation only when it ends (Engine::Release).
+bool HoldsAllocation(const Job& job);
+std::vector<NodeUsage> UsageByNode(const ClusterConfig& cluster, const Snapshot& snapshot);
+// Slurm's state name, ALLOCATED when every core is taken.
+std::string NodeState(const ClusterConfig& cluster, const Snapshot& snapshot,
+                      const std::vector<NodeUsage>& usage, size_t node);
+int AllocatedCpus(const NodeConfig& node, const NodeUsage& usage);
+
+}  // namespace drover::ctld
