@@ -1,0 +1,67 @@
+// The node's GPUs: found through NVML (libnvidia-ml loaded with dlopen, so building needs
+// nothing from NVIDIA), else as gres.conf declares them, else emulated for emulated nodes.
+// Discovery only reads; it never changes a GPU's settings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "common/result.h"
+
+namespace drover::agent {
+
+struct Gpu {
+  int index = 0;            // the node's GPU index, as gres.conf and CUDA_VISIBLE_DEVICES use it
+  std::string type;         // the GRES type ("h100"); empty when untyped
+  std::string name;         // NVML's product name ("NVIDIA H100 80GB HBM3"); empty otherwise
+  std::string uuid;         // "GPU-…"; empty when not from NVML
+  uint64_t memory_mb = 0;   // 0 when unknown
+  int minor = -1;           // N of /dev/nvidiaN (195:N); -1 for emulated GPUs
+  std::string device_path;  // "/dev/nvidia3"; empty for emulated GPUs
+  std::vector<int> cores;   // cores local to the GPU (core indexes, as gres.conf Cores=)
+  std::vector<int> links;   // per GPU index: NVLink count, -1 for itself; empty: unknown
+  bool operator==(const Gpu&) const = default;
+};
+
+enum class GpuSource { kNvml, kGresConf, kEmulated, kNone };
+const char* GpuSourceName(GpuSource source);  // "nvml", "gres.conf", "emulated", "none"
+
+struct GpuDiscovery {
+  GpuSource source = GpuSource::kNone;
+  std::vector<Gpu> gpus;
+  // Why NVML was not used or what it disagreed with, for the agent's log; empty when NVML
+  // answered and matched the configuration.
+  std::string note;
+};
+
+struct GpuDiscoveryOptions {
+  std::string nvml_library = "libnvidia-ml.so.1";  // a path or a name for dlopen
+  bool emulated = false;                           // the node is emulated: never ask NVML
+  // The host's cores as OS CPU lists (HostInfo::core_cpus), to turn NVML's CPU affinity into
+  // core indexes; empty: each CPU is taken as its own core.
+  std::vector<std::vector<int>> core_cpus;
+};
+
+// The node's GPUs: emulated when options.emulated; else NVML's when it loads and finds any
+// (a GPU's type comes from gres.conf when it names one for that index, else from NVML's
+// name); else gres.conf's. Never fails: what went wrong with NVML is in `note`.
+GpuDiscovery DiscoverGpus(const NodeConfig& node, const GpuDiscoveryOptions& options = {});
+
+// Asks NVML through `options.nvml_library`. Errors: "NVML not available: dlopen
+// libnvidia-ml.so.1: <dlerror>", "NVML: nvmlInit_v2 failed: Driver Not Loaded (9)", ...
+Result<std::vector<Gpu>> DiscoverNvmlGpus(const GpuDiscoveryOptions& options);
+
+// gres.conf's GPUs of `node` (File=, Type=, Cores=, Links=).
+std::vector<Gpu> GpusFromConfig(const NodeConfig& node);
+
+// One GPU per GPU the node's configuration declares, with no device files.
+std::vector<Gpu> EmulatedGpus(const NodeConfig& node);
+
+// The GRES type of a GPU that NVML found and gres.conf does not type: NVML's name in lower
+// case, a leading "nvidia " dropped, spaces as underscores ("NVIDIA H100 80GB HBM3" ->
+// "h100_80gb_hbm3").
+std::string GpuTypeFromName(std::string_view name);
+
+}  // namespace drover::agent
