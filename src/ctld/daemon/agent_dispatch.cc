@@ -30,9 +30,12 @@ void AgentDispatcher::Enqueue(
   wake_.notify_one();
 }
 
-void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string script) {
+void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string script,
+                             std::vector<std::string> environment) {
   auto request = std::make_shared<v1::LaunchRequest>();
   ToProto(*launch.job, cluster_, request->mutable_job());
+  for (std::string& entry : environment)
+    request->mutable_job()->mutable_spec()->add_environment(std::move(entry));
   request->set_script(std::move(script));
   // The batch script runs on the first node; the agent there starts the job.
   int node = launch.job->allocation.nodes.front().node;

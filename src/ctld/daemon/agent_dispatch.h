@@ -22,7 +22,8 @@ class AgentDispatcher : public EffectSink {
   explicit AgentDispatcher(const ClusterConfig& cluster);
   ~AgentDispatcher() override;
 
-  void Launch(const drover::ctld::Launch& launch, std::string script) override;
+  void Launch(const drover::ctld::Launch& launch, std::string script,
+              std::vector<std::string> environment) override;
   void Signal(const SignalJob& signal) override;
   void Terminate(const TerminateJob& terminate) override;
 

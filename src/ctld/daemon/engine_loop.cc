@@ -248,10 +248,20 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
     std::string key = JobKey(job->spec.job_id);
     batch.puts.push_back({"job_history", key, *encode(*job)});
     batch.deletes.push_back({"jobs", key});
-    batch.deletes.push_back({"scripts", key});
   }
-  for (const auto& [id, script] : out.new_scripts)
-    batch.puts.push_back({"scripts", JobKey(id), script});
+  for (uint64_t id : out.dropped_scripts) {
+    batch.deletes.push_back({"scripts", JobKey(id)});
+    batch.deletes.push_back({"environments", JobKey(id)});
+  }
+  for (const EngineOutput::Script& script : out.new_scripts) {
+    batch.puts.push_back({"scripts", JobKey(script.job_id), script.script});
+    std::string environment;  // NAME=value entries, each ended by a NUL
+    for (const std::string& entry : script.environment) {
+      environment += entry;
+      environment += '\0';
+    }
+    batch.puts.push_back({"environments", JobKey(script.job_id), std::move(environment)});
+  }
   for (int index : out.changed_nodes) {
     v1::NodeStatus node;
     ToProto(engine_.node(index), cluster_.nodes[index].name, false, &node);
@@ -284,7 +294,14 @@ void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& request
       uint64_t script_id =
           launch->job->spec.array_job_id ? launch->job->spec.array_job_id : launch->job_id;
       auto script = store_->Get("scripts", JobKey(script_id));
-      sink_.Launch(*launch, script.ok() && *script ? **script : std::string());
+      auto stored = store_->Get("environments", JobKey(script_id));
+      std::vector<std::string> environment;
+      if (stored.ok() && *stored)
+        for (size_t begin = 0, end; (end = (*stored)->find('\0', begin)) != std::string::npos;
+             begin = end + 1)
+          environment.push_back((*stored)->substr(begin, end - begin));
+      sink_.Launch(*launch, script.ok() && *script ? **script : std::string(),
+                   std::move(environment));
     } else if (const auto* signal = std::get_if<SignalJob>(&effect)) {
       sink_.Signal(*signal);
     } else if (const auto* terminate = std::get_if<TerminateJob>(&effect)) {

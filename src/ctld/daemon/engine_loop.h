@@ -28,7 +28,9 @@ namespace drover::ctld {
 class EffectSink {
  public:
   virtual ~EffectSink() = default;
-  virtual void Launch(const Launch& launch, std::string script) = 0;
+  // `script` and `environment` (NAME=value) as stored at submission.
+  virtual void Launch(const Launch& launch, std::string script,
+                      std::vector<std::string> environment) = 0;
   virtual void Signal(const SignalJob& signal) = 0;
   virtual void Terminate(const TerminateJob& terminate) = 0;
 };

@@ -85,8 +85,16 @@ void Engine::PurgeOldJobs(EngineOutput& out) {
     const Job& job = *jobs_.at(id);
     if (job.spec.array_job_id) array_tasks_.erase({job.spec.array_job_id, job.spec.array_task_id});
     out.purged_records.push_back(jobs_.at(id));
+    uint64_t script = job.spec.array_job_id ? job.spec.array_job_id : id;
     jobs_.erase(id);
     out.purged_jobs.push_back(id);
+    // An array's script serves every task: it goes with the last one.
+    bool needed = false;
+    if (job.spec.array_job_id) {
+      auto it = array_tasks_.lower_bound({script, 0});
+      needed = it != array_tasks_.end() && it->first.first == script;
+    }
+    if (!needed) out.dropped_scripts.push_back(script);
   }
 }
 

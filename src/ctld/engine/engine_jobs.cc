@@ -59,9 +59,14 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     return out.effects.push_back(Error(event.token, std::move(error)));
   uint64_t first = next_job_id_;
   size_t count = std::max<size_t>(tasks.size(), 1);
+  // The environment (often kilobytes) goes to the store with the script, not into the record
+  // kept in memory; the launch reads both back.
+  JobSpec shared = event.spec;
+  std::vector<std::string> environment = std::move(shared.environment);
+  shared.environment.clear();
   for (size_t i = 0; i < count; ++i) {
     auto job = std::make_shared<Job>();
-    job->spec = event.spec;
+    job->spec = shared;
     job->spec.job_id = next_job_id_++;
     job->spec.uid = event.caller.uid;
     job->spec.gid = event.caller.gid;
@@ -79,7 +84,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     jobs_.Set(id, std::move(job));
     ++submitted_total_;
   }
-  out.new_scripts.emplace_back(first, event.script);
+  out.new_scripts.push_back({first, event.script, std::move(environment)});
   out.effects.push_back(Reply{event.token, true, "", {first}, {}});
   schedule_requested_ = true;
 }

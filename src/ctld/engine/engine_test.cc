@@ -278,6 +278,23 @@ TEST_F(EngineTest, FinishedJobsLeaveTheLiveQueueAfterMinJobAge) {
   EXPECT_EQ(State(Submit(after)), JobState::kRunning) << "the outcome outlives the record";
 }
 
+TEST_F(EngineTest, ScriptsAndEnvironmentsLiveInTheStoreUntilTheLastTaskGoes) {
+  JobSpec spec = Gpus(2);
+  spec.environment = {"HOME=/home/alice", "PATH=/usr/bin"};
+  uint64_t array = Submit(spec, "0-1");
+  ASSERT_EQ(last_.new_scripts.size(), 1u);
+  EXPECT_EQ(last_.new_scripts[0].job_id, array);
+  EXPECT_EQ(last_.new_scripts[0].environment, spec.environment);
+  EXPECT_TRUE(engine_.FindJob(array)->spec.environment.empty()) << "not kept in memory";
+  Apply(JobEnded{array, "n1", 0, 0});
+  Pass(300);
+  EXPECT_EQ(last_.purged_jobs, (std::vector<uint64_t>{array}));
+  EXPECT_TRUE(last_.dropped_scripts.empty()) << "task 1 still needs the array's script";
+  Apply(JobEnded{array + 1, "n2", 0, 0});
+  Pass(300);
+  EXPECT_EQ(last_.dropped_scripts, (std::vector<uint64_t>{array}));
+}
+
 TEST_F(EngineTest, UpdateJobFieldsWithSlurmsPermissions) {
   uint64_t job = Submit({});  // running, time limit 3600
   UpdateJob shorter{++token_, Caller{1000, 1000}, {}, 600, {}, {}, std::string("renamed"), {}};

@@ -181,7 +181,14 @@ struct EngineOutput {
   std::vector<int> changed_nodes;
   std::vector<std::string> changed_reservations;  // records to persist
   std::vector<std::string> deleted_reservations;
-  std::vector<std::pair<uint64_t, std::string>> new_scripts;  // job ID, batch script
+  // A submission's batch script and environment, stored under its (array) job ID.
+  struct Script {
+    uint64_t job_id = 0;
+    std::string script;
+    std::vector<std::string> environment;
+  };
+  std::vector<Script> new_scripts;
+  std::vector<uint64_t> dropped_scripts;  // no live job needs them any more
   bool changed_usage = false;
   bool scheduled = false;  // a scheduling cycle ran
 };

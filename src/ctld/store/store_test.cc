@@ -165,9 +165,10 @@ TEST_P(StoreContractTest, DeleteFromUnknownTableAppliesNothing) {
 TEST_P(StoreContractTest, LoadOfUnknownTableNamesIt) {
   Result<Table> rows = store_->Load("qos");
   ASSERT_FALSE(rows.ok());
-  EXPECT_EQ(rows.error(),
-            "unknown store table 'qos' (tables: jobs, job_history, scripts, nodes, usage, "
-            "reservations, meta)");
+  EXPECT_EQ(
+      rows.error(),
+      "unknown store table 'qos' (tables: jobs, job_history, scripts, environments, nodes, usage, "
+      "reservations, meta)");
 }
 
 TEST_P(StoreContractTest, EmptyBatchCommits) {
