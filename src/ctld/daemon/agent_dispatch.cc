@@ -78,14 +78,27 @@ void AgentDispatcher::Terminate(const TerminateJob& terminate) {
   EnqueueOnNodes(terminate.nodes, request, &v1::Agent::Stub::Terminate, 30);
 }
 
+void AgentDispatcher::SetAddress(int node, std::string address) {
+  if (node < 0) return;
+  std::lock_guard lock(mutex_);
+  addresses_[node] = std::move(address);
+}
+
 v1::Agent::Stub& AgentDispatcher::StubFor(int node) {
-  auto& stub = stubs_[node];
-  if (!stub) {
+  std::string address;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = addresses_.find(node); it != addresses_.end()) address = it->second;
+  }
+  if (address.empty()) {
     const NodeConfig& config = cluster_.nodes[node];
     int port = config.port ? config.port : cluster_.settings.agent_port;
-    auto channel = grpc::CreateChannel(fmt::format("{}:{}", config.address, port),
-                                       grpc::InsecureChannelCredentials());
-    stub = v1::Agent::NewStub(channel);
+    address = fmt::format("{}:{}", config.address, port);
+  }
+  auto& [target, stub] = stubs_[node];
+  if (!stub || target != address) {
+    target = address;
+    stub = v1::Agent::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   }
   return *stub;
 }

@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <grpcpp/grpcpp.h>
 
@@ -26,6 +28,8 @@ class AgentDispatcher : public EffectSink {
               std::vector<std::string> environment) override;
   void Signal(const SignalJob& signal) override;
   void Terminate(const TerminateJob& terminate) override;
+  // The address (host:port) an agent registered with; replaces slurm.conf's NodeAddr/Port.
+  void SetAddress(int node, std::string address);
 
  private:
   struct Call {
@@ -42,7 +46,9 @@ class AgentDispatcher : public EffectSink {
   v1::Agent::Stub& StubFor(int node);
 
   const ClusterConfig& cluster_;
-  std::map<int, std::unique_ptr<v1::Agent::Stub>> stubs_;
+  // The dispatch thread's: per node, the address its stub talks to, and the stub.
+  std::map<int, std::pair<std::string, std::unique_ptr<v1::Agent::Stub>>> stubs_;
+  std::map<int, std::string> addresses_;  // registered; guarded by mutex_
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Call> queue_;

@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
   auto history = ctld::OpenSqliteStore(state);  // a second connection, for sacct's reads
   ctld::ControllerService service(cluster, loop,
                                   history ? std::move(*history) : std::unique_ptr<ctld::Store>());
+  service.SetAgents(&agents);
   std::string listen = options.listen.empty()
                            ? fmt::format("0.0.0.0:{}", cluster.settings.controller_port)
                            : options.listen;

@@ -608,6 +608,8 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
   if (cluster_.FindNode(request->node()) < 0)
     return Finished(context,
                     Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
+  if (agents_ && !request->address().empty())
+    agents_->SetAddress(cluster_.FindNode(request->node()), request->address());
   NodeRegistered event{request->node(), {}};
   event.running_jobs.assign(request->running_jobs().begin(), request->running_jobs().end());
   return Tell(context, std::move(event));
@@ -615,7 +617,15 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
 
 ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
                                                          const v1::HeartbeatRequest* request,
-                                                         v1::HeartbeatReply*) {
+                                                         v1::HeartbeatReply* reply) {
+  int node = cluster_.FindNode(request->node());
+  if (node < 0)
+    return Finished(context,
+                    Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
+  // After a controller restart every node waits for its agent to register again.
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  if (static_cast<size_t>(node) < snapshot->nodes.size() && !snapshot->nodes[node].registered)
+    reply->set_reregister(true);
   return Tell(context, drover::ctld::Heartbeat{request->node(), request->healthy(),
                                                request->health_output()});
 }
@@ -624,9 +634,11 @@ ControllerService::Reactor* ControllerService::JobEnded(Context* context,
                                                         const v1::JobEndedRequest* request,
                                                         v1::JobEndedReply*) {
   // The reply leaves after the end is committed: the agent may then forget it.
-  return Tell(context, drover::ctld::JobEnded{request->job_id(), request->node(),
-                                              request->exit_code(), request->signal(),
-                                              request->out_of_memory(), request->prolog_failed()});
+  drover::ctld::JobEnded event{
+      request->job_id(),        request->node(),          request->exit_code(),
+      request->signal(),        request->out_of_memory(), request->prolog_failed(),
+      request->epilog_failed(), request->restart_count(), request->reason()};
+  return Tell(context, std::move(event));
 }
 
 }  // namespace drover::ctld

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/cluster_config.h"
+#include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -39,6 +40,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   // `history` is a second, read-only use of the store for job history (may be null).
   ControllerService(const ClusterConfig& cluster, EngineLoop& loop,
                     std::unique_ptr<Store> history = nullptr);
+  // Where registering agents' addresses go (their launches and signals are sent there).
+  void SetAgents(AgentDispatcher* agents) { agents_ = agents; }
 
   using Context = grpc::CallbackServerContext;
   using Reactor = grpc::ServerUnaryReactor;
@@ -90,6 +93,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   std::mutex history_mutex_;  // the store is not thread-safe; queries are concurrent
   std::unique_ptr<Store> history_;
   QueryPool queries_{2};
+  AgentDispatcher* agents_ = nullptr;
 };
 
 }  // namespace drover::ctld

@@ -231,14 +231,22 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
   auto it = jobs_.find(event.job_id);
   // Reports are resent until committed: one for a job that already ended is a duplicate.
   if (it == jobs_.end() ||
-      (it->second->state != JobState::kRunning && it->second->state != JobState::kSuspended))
+      (it->second->state != JobState::kRunning && it->second->state != JobState::kSuspended) ||
+      it->second->restart_count != event.restart_count)
     return;
   int reporter = cluster_.FindNode(event.node);
+  if (event.epilog_failed && reporter >= 0) {
+    NodeStatus& node = nodes_[reporter];
+    node.drain = true;
+    node.reason = event.reason.empty() ? "Epilog error" : "Epilog error: " + event.reason;
+    node.reason_time = clock_.Now();
+    out.changed_nodes.push_back(reporter);
+  }
   Job& job = Mutable(event.job_id, out);
   if (event.prolog_failed && reporter >= 0) {
     NodeStatus& node = nodes_[reporter];
     node.drain = true;
-    node.reason = "Prolog error";
+    node.reason = event.reason.empty() ? "Prolog error" : "Prolog error: " + event.reason;
     node.reason_time = clock_.Now();
     out.changed_nodes.push_back(reporter);
     return Requeue(job, JobState::kRequeued, out);

@@ -130,6 +130,9 @@ struct JobEnded {
   int32_t signal = 0;
   bool out_of_memory = false;
   bool prolog_failed = false;
+  bool epilog_failed = false;
+  uint32_t restart_count = 0;  // the run that ended
+  std::string reason{};
 };
 
 // Time passed: enforce limits, notice silent nodes, run a scheduling cycle when due.
