@@ -1,0 +1,325 @@
+// See agent.h.
+#include "agent/daemon/agent.h"
+
+#include <fmt/format.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include "agent/host/cgroup.h"
+#include "agent/host/job_env.h"
+#include "agent/host/output_path.h"
+#include "agent/stepd/detach.h"
+#include "common/text.h"
+#include "ctld/records.h"
+
+namespace drover::agent {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kRunFile = "run";  // the restart count of the run the directory holds
+constexpr size_t kDoneKept = 2000;       // finished job directories kept for inspection
+
+std::optional<uint32_t> ReadRun(const fs::path& dir) {
+  std::ifstream in(dir / kRunFile);
+  uint32_t run = 0;
+  if (in >> run) return run;
+  return std::nullopt;
+}
+
+Status WriteRun(const fs::path& dir, uint32_t run) {
+  std::ofstream out(dir / kRunFile);
+  out << run << "\n";
+  out.close();
+  if (!out) return MakeError(fmt::format("cannot write {}", (dir / kRunFile).string()));
+  return OkStatus();
+}
+
+std::optional<uint64_t> JobIdOf(const fs::path& dir) {
+  std::string name = dir.filename().string();
+  if (!name.starts_with("job_")) return std::nullopt;
+  return ParseUint64(std::string_view(name).substr(4));
+}
+
+UserAccount AccountOf(const JobSpec& spec) {
+  UserAccount account{spec.user, "/", "/bin/sh"};
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(spec.uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
+    account.name = found->pw_name;
+    account.home = found->pw_dir;
+    account.shell = found->pw_shell && *found->pw_shell ? found->pw_shell : "/bin/sh";
+  }
+  if (account.name.empty()) account.name = std::to_string(spec.uid);
+  return account;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+}  // namespace
+
+Agent::Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery gpus,
+             AgentOptions options)
+    : cluster_(cluster),
+      node_(node),
+      node_name_(cluster.nodes[node].name),
+      host_(std::move(host)),
+      gpus_(std::move(gpus)),
+      options_(std::move(options)) {
+  std::error_code ignored;
+  fs::create_directories(options_.spool / "done", ignored);
+}
+
+fs::path Agent::JobDir(uint64_t job_id) const {
+  return JobDirectory(options_.spool, job_id);
+}
+
+fs::path Agent::DoneMarker(uint64_t job_id, uint32_t restart_count) const {
+  return options_.spool / "done" / fmt::format("job_{}.{}", job_id, restart_count);
+}
+
+// The switches from the top of the tree down to this node, as SLURM_TOPOLOGY_ADDR has them.
+std::string Agent::TopologyAddress() const {
+  const TopologyConfig& topology = cluster_.topology;
+  if (topology.kind != TopologyKind::kTree ||
+      static_cast<size_t>(node_) >= topology.node_leaf.size() || topology.node_leaf[node_] < 0)
+    return "";
+  std::vector<std::string> path{node_name_};
+  for (int s = topology.node_leaf[node_]; s >= 0; s = topology.switches[s].parent)
+    path.push_back(topology.switches[s].name);
+  std::reverse(path.begin(), path.end());
+  return Join(path, ".");
+}
+
+Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec, const fs::path& dir,
+                                   std::vector<std::string>& env) {
+  LaunchContext context;
+  context.node_name = node_name_;
+  context.node_list = job.node_list();
+  const v1::NodeAllocation* mine = nullptr;
+  for (int i = 0; i < job.allocation_size(); ++i) {
+    const v1::NodeAllocation& part = job.allocation(i);
+    int threads = part.node() >= 0 && static_cast<size_t>(part.node()) < cluster_.nodes.size()
+                      ? std::max(cluster_.nodes[part.node()].threads_per_core, 1)
+                      : 1;
+    context.cpus_per_node.push_back(static_cast<uint32_t>(part.cores_size() * threads));
+    if (part.node() == node_) {
+      mine = &part;
+      context.node_index = static_cast<uint32_t>(i);
+    }
+  }
+  if (!mine)
+    return MakeError(fmt::format("job {} has no allocation on node {}", spec.job_id, node_name_));
+  for (int gpu : mine->gpus()) context.gpu_indexes.push_back(static_cast<uint32_t>(gpu));
+  context.devices_constrained = !options_.emulated && gpus_.source == GpuSource::kNvml;
+  context.partition = job.partition_name();
+  context.cluster_name = cluster_.settings.cluster_name;
+  context.restart_count = job.restart_count();
+  context.submit_host = HostName();
+  for (const std::string& entry : spec.environment)
+    if (entry.starts_with("SLURM_SUBMIT_HOST=")) context.submit_host = entry.substr(18);
+  context.submit_dir = spec.work_dir;
+  context.slurm_conf = options_.conf_path;
+  context.user = AccountOf(spec);
+  context.topology_address = TopologyAddress();
+  if (!context.topology_address.empty()) {
+    size_t levels = static_cast<size_t>(
+        std::count(context.topology_address.begin(), context.topology_address.end(), '.'));
+    std::vector<std::string> pattern(levels, "switch");
+    pattern.push_back("node");
+    context.topology_pattern = Join(pattern, ".");
+  }
+  auto environment = BuildBatchEnvironment(spec, context);
+  if (!environment) return std::move(environment).take_error();
+  env = std::move(*environment);
+
+  BatchLaunch launch;
+  launch.job_id = spec.job_id;
+  launch.uid = spec.uid;
+  launch.gid = spec.gid;
+  launch.user = context.user.name;
+  launch.node_name = node_name_;
+  launch.work_dir = spec.work_dir.empty() ? context.user.home : spec.work_dir;
+  auto paths = ResolveBatchIoPaths(spec, BatchPatternContext(spec, node_name_));
+  if (!paths) return std::move(paths).take_error();
+  launch.stdout_path = paths->stdout_path;
+  launch.stderr_path = paths->stderr_path;
+  launch.stdin_path = paths->stdin_path;
+  launch.cgroup_mode = options_.cgroup_mode;
+  launch.cgroup_root = options_.cgroup_root;
+  if (!options_.emulated) {
+    std::vector<int> cores(mine->cores().begin(), mine->cores().end());
+    auto cpus = CpusOfCores(host_, cores);
+    if (cpus) launch.cpus = std::move(*cpus);
+    for (const Gpu& gpu : gpus_.gpus) {
+      if (gpu.minor < 0) continue;
+      bool given =
+          std::find(mine->gpus().begin(), mine->gpus().end(), gpu.index) != mine->gpus().end();
+      (given ? launch.gpu_minors : launch.gpu_minors_denied).push_back(gpu.minor);
+    }
+  }
+  launch.memory_limit_mib = mine->memory_mb();
+  launch.prolog = cluster_.settings.prolog;
+  launch.epilog = cluster_.settings.epilog;
+  launch.kill_wait_seconds = static_cast<uint32_t>(cluster_.settings.kill_wait_seconds);
+  (void)dir;
+  return launch;
+}
+
+Status Agent::Launch(const v1::LaunchRequest& request) {
+  const v1::Job& job = request.job();
+  uint64_t id = job.spec().job_id();
+  uint32_t run = job.restart_count();
+  std::lock_guard lock(mutex_);
+  if (fs::exists(DoneMarker(id, run))) return OkStatus();  // ran here and was reported
+  fs::path dir = JobDir(id);
+  if (fs::exists(dir)) {
+    std::optional<uint32_t> existing = ReadRun(dir);
+    bool started = fs::exists(dir / "supervisor.pid") || ReadStatus(dir);
+    // The same launch again; or one that an earlier agent process began and did not finish
+    // (no supervisor yet: launches here are one at a time), which starts over.
+    if (existing && *existing == run && started) return OkStatus();
+    if (existing && *existing == run) existing.reset();
+    // An earlier run of a requeued job: the controller no longer wants it.
+    if (existing && SupervisorAlive(dir)) {
+      if (auto supervisor = ReadProcessFile(dir / "supervisor.pid"); supervisor)
+        ::kill(supervisor->pid, SIGTERM);
+      return MakeError(
+          fmt::format("job {}: an earlier run is still ending on {}; retry", id, node_name_));
+    }
+    std::error_code ignored;
+    if (existing) fs::rename(dir, DoneMarker(id, *existing), ignored);
+    if (!existing || ignored) fs::remove_all(dir, ignored);
+  }
+  auto spec = ctld::FromProto(job.spec());
+  if (!spec) return MakeError(fmt::format("job {}: {}", id, spec.error()));
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error)
+    return MakeError(fmt::format("cannot create {}: {}; check the spool directory's permissions",
+                                 dir.string(), error.message()));
+  ::chmod(dir.c_str(), 0711);
+  if (Status written = WriteRun(dir, run); !written) return written;
+  auto fail = [&](const std::string& reason) {
+    BatchStatus status;
+    status.launch_failed = true;
+    status.exit_code = 1;
+    status.reason = reason;
+    status.end_time = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    return WriteStatus(dir, status);
+  };
+  if (geteuid() != 0 && spec->uid != geteuid())
+    return fail(fmt::format(
+        "droverd on {} runs as uid {} and can run only that user's jobs, not uid {}'s; run "
+        "droverd as root to run every user's jobs",
+        node_name_, geteuid(), spec->uid));
+  std::vector<std::string> env;
+  auto launch = Prepare(job, *spec, dir, env);
+  if (!launch) return fail(launch.error());
+  if (Status s = WriteScript(dir, request.script(), launch->uid, launch->gid); !s)
+    return fail(s.error());
+  if (Status s = WriteEnvironment(dir, env); !s) return fail(s.error());
+  if (Status s = WriteLaunch(dir, *launch); !s) return fail(s.error());
+  if (Status s = StartSupervisor(options_.stepd, dir); !s)
+    return fail("the step supervisor did not start: " + s.error());
+  return OkStatus();
+}
+
+Status Agent::Signal(uint64_t job_id, int signal, bool batch_only) {
+  fs::path dir = JobDir(job_id);
+  if (!fs::exists(dir) || ReadStatus(dir)) return OkStatus();  // not here, or already ended
+  auto process = ReadProcessFile(dir / (batch_only ? "job.pid" : "supervisor.pid"));
+  if (!process || !ProcessAlive(*process)) return OkStatus();
+  if (::kill(process->pid, signal) != 0)
+    return MakeError(fmt::format("cannot signal job {}: {}", job_id, std::strerror(errno)));
+  return OkStatus();
+}
+
+Status Agent::Terminate(uint64_t job_id) {
+  return Signal(job_id, SIGTERM, false);
+}
+
+std::vector<uint64_t> Agent::RunningJobs() {
+  std::vector<uint64_t> running;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
+    auto id = JobIdOf(entry.path());
+    if (id && entry.is_directory() && !ReadStatus(entry.path())) running.push_back(*id);
+  }
+  std::sort(running.begin(), running.end());
+  return running;
+}
+
+std::vector<EndedJob> Agent::EndedJobs() {
+  std::vector<EndedJob> ended;
+  std::lock_guard lock(mutex_);
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
+    auto id = JobIdOf(entry.path());
+    if (!id || !entry.is_directory()) continue;
+    const fs::path& dir = entry.path();
+    auto status = ReadStatus(dir);
+    if (!status && !SupervisorAlive(dir)) {
+      // Started but its supervisor is gone without a word (killed), or a launch this agent
+      // did not finish before it stopped: kill what is left and report it failed.
+      bool started = fs::exists(dir / "supervisor.pid");
+      auto age = fs::file_time_type::clock::now() - fs::last_write_time(dir, error);
+      if (!started && age < std::chrono::seconds(10)) continue;
+      CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
+      if (hierarchy.mode != CgroupMode::kNone)
+        if (auto cgroup = JobCgroup::Create(hierarchy, node_name_, *id); cgroup) {
+          (void)cgroup->KillAll();
+          (void)cgroup->Remove();
+        }
+      BatchStatus lost;
+      lost.signal = started ? SIGKILL : 0;
+      lost.launch_failed = !started;
+      lost.exit_code = started ? 0 : 1;
+      lost.reason = started ? "the job's supervisor died; what was left of the job was killed"
+                            : "droverd stopped while launching the job";
+      (void)WriteStatus(dir, lost);
+      status = ReadStatus(dir);
+    }
+    if (status) ended.push_back({*id, ReadRun(dir).value_or(0), *status});
+  }
+  return ended;
+}
+
+void Agent::Reported(uint64_t job_id) {
+  std::lock_guard lock(mutex_);
+  fs::path dir = JobDir(job_id);
+  uint32_t run = ReadRun(dir).value_or(0);
+  std::error_code error;
+  fs::remove_all(DoneMarker(job_id, run), error);
+  fs::rename(dir, DoneMarker(job_id, run), error);
+  if (error) fs::remove_all(dir, error);
+  PruneDone();
+}
+
+void Agent::PruneDone() {
+  if (++reports_since_prune_ < 200) return;
+  reports_since_prune_ = 0;
+  std::vector<std::pair<fs::file_time_type, fs::path>> done;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(options_.spool / "done", error))
+    done.emplace_back(entry.last_write_time(error), entry.path());
+  if (done.size() <= kDoneKept) return;
+  std::sort(done.begin(), done.end());
+  for (size_t i = 0; i + kDoneKept < done.size(); ++i) fs::remove_all(done[i].second, error);
+}
+
+}  // namespace drover::agent

@@ -1,0 +1,85 @@
+// The node agent's core: turns the controller's launches, signals and terminations into step
+// supervisors (droverstepd) and their job directories, and finds the jobs that ended there.
+// All state is in the spool, so an agent restarted with `kill -9` picks up where it was.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/host/gpu.h"
+#include "agent/host/host_info.h"
+#include "agent/stepd/spool.h"
+#include "common/cluster_config.h"
+#include "common/job_spec.h"
+#include "common/result.h"
+#include "proto/drover.pb.h"
+
+namespace drover::agent {
+
+struct AgentOptions {
+  std::filesystem::path spool;  // this node's own spool directory
+  std::filesystem::path stepd;  // the droverstepd binary
+  std::string conf_path;        // SLURM_CONF for jobs
+  // Emulated node: resources from slurm.conf, GPUs without devices, no cpuset (the host's CPUs
+  // are shared by every emulated node); memory limits still apply where cgroups allow.
+  bool emulated = false;
+  std::string cgroup_mode = "auto";
+  std::string cgroup_root = "/sys/fs/cgroup";
+};
+
+// A job whose supervisor has written its status and that the controller has not yet taken.
+struct EndedJob {
+  uint64_t job_id = 0;
+  uint32_t restart_count = 0;
+  BatchStatus status;
+};
+
+class Agent {
+ public:
+  Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery gpus,
+        AgentOptions options);
+
+  // Runs the job unless this run (job ID and restart count) was launched here before: a
+  // repeated launch is answered OK and runs nothing. OK means the supervisor is running, or
+  // that the job already ended (its status is waiting to be reported).
+  Status Launch(const v1::LaunchRequest& request);
+  // `batch_only`: the batch shell alone (scancel --batch); else every process of the job.
+  Status Signal(uint64_t job_id, int signal, bool batch_only);
+  // SIGCONT+SIGTERM to every process, SIGKILL after KillWait (the supervisor does it).
+  Status Terminate(uint64_t job_id);
+
+  std::vector<uint64_t> RunningJobs();  // job directories without a status yet
+  // Jobs that ended; a job directory whose supervisor died without a status is cleaned up
+  // here (what is left of the job is killed) and reported as failed.
+  std::vector<EndedJob> EndedJobs();
+  // The controller has committed the end: the directory moves to <spool>/done.
+  void Reported(uint64_t job_id);
+
+  const std::string& node_name() const { return node_name_; }
+  const HostInfo& host() const { return host_; }
+  const GpuDiscovery& gpus() const { return gpus_; }
+
+ private:
+  std::filesystem::path JobDir(uint64_t job_id) const;
+  std::filesystem::path DoneMarker(uint64_t job_id, uint32_t restart_count) const;
+  Result<BatchLaunch> Prepare(const v1::Job& job, const JobSpec& spec,
+                              const std::filesystem::path& dir, std::vector<std::string>& env);
+  std::string TopologyAddress() const;
+  void PruneDone();
+
+  const ClusterConfig& cluster_;
+  int node_;
+  std::string node_name_;
+  HostInfo host_;
+  GpuDiscovery gpus_;
+  AgentOptions options_;
+  std::mutex mutex_;  // one launch, report or cleanup at a time per job directory
+  int reports_since_prune_ = 0;
+};
+
+}  // namespace drover::agent

@@ -1,0 +1,204 @@
+// See controller_link.h.
+#include "agent/daemon/controller_link.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "common/text.h"
+
+namespace drover::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void Log(const std::string& message) {
+  std::fprintf(stderr, "droverd: %s\n", message.c_str());
+}
+
+}  // namespace
+
+bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
+                      std::string& output) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    output = "cannot create a pipe for the health check";
+    return false;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    dup2(pipe_fds[1], 2);
+    int null = open("/dev/null", O_RDONLY);
+    if (null >= 0) dup2(null, 0);
+    setsid();
+    execl(program.c_str(), program.c_str(), static_cast<char*>(nullptr));
+    std::fprintf(stderr, "cannot run %s\n", program.c_str());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  output.clear();
+  auto deadline = Clock::now() + timeout;
+  char buffer[4096];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    pollfd fd{pipe_fds[0], POLLIN, 0};
+    if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) break;
+    ssize_t n = read(pipe_fds[0], buffer, sizeof(buffer));
+    if (n <= 0) break;
+    if (output.size() < 65536) output.append(buffer, static_cast<size_t>(n));
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  if (waitpid(pid, &status, WNOHANG) == 0) {
+    if (Clock::now() >= deadline) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      output += (output.empty() ? "" : "; ") + std::string("health check timed out");
+    }
+    waitpid(pid, &status, 0);
+  }
+  output = std::string(Trim(output));
+  if (output.size() > 200) output = output.substr(0, 200);
+  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok && output.empty())
+    output = WIFEXITED(status)
+                 ? "health check exited " + std::to_string(WEXITSTATUS(status))
+                 : "health check killed by signal " + std::to_string(WTERMSIG(status));
+  return ok;
+}
+
+ControllerLink::ControllerLink(Agent& agent, LinkOptions options)
+    : agent_(agent), options_(std::move(options)) {
+  stub_ = v1::Controller::NewStub(
+      grpc::CreateChannel(options_.controller, grpc::InsecureChannelCredentials()));
+}
+
+ControllerLink::~ControllerLink() {
+  Stop();
+}
+
+void ControllerLink::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ControllerLink::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ControllerLink::Wake() {
+  {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+bool ControllerLink::Register() {
+  v1::RegisterRequest request;
+  request.set_node(agent_.node_name());
+  request.set_address(options_.address);
+  for (uint64_t id : agent_.RunningJobs()) request.add_running_jobs(id);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::RegisterReply reply;
+  grpc::Status status = stub_->Register(&context, request, &reply);
+  if (!status.ok()) {
+    if (registered_ || status.error_code() != grpc::StatusCode::UNAVAILABLE)
+      Log("cannot register with the controller at " + options_.controller + ": " +
+          status.error_message());
+    registered_ = false;
+    return false;
+  }
+  if (!registered_)
+    Log("registered with the controller at " + options_.controller + " (" +
+        std::to_string(request.running_jobs_size()) + " running jobs)");
+  registered_ = true;
+  return true;
+}
+
+void ControllerLink::Heartbeat() {
+  v1::HeartbeatRequest request;
+  request.set_node(agent_.node_name());
+  request.set_healthy(healthy_);
+  request.set_health_output(health_output_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::HeartbeatReply reply;
+  grpc::Status status = stub_->Heartbeat(&context, request, &reply);
+  if (!status.ok() || reply.reregister()) registered_ = false;
+}
+
+void ControllerLink::ReportEnded() {
+  for (const EndedJob& ended : agent_.EndedJobs()) {
+    v1::JobEndedRequest request;
+    request.set_job_id(ended.job_id);
+    request.set_node(agent_.node_name());
+    request.set_exit_code(ended.status.exit_code);
+    request.set_signal(ended.status.signal);
+    request.set_out_of_memory(ended.status.out_of_memory);
+    request.set_prolog_failed(ended.status.prolog_failed);
+    request.set_epilog_failed(ended.status.epilog_failed);
+    request.set_launch_failed(ended.status.launch_failed);
+    request.set_reason(ended.status.reason);
+    request.set_restart_count(ended.restart_count);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::JobEndedReply reply;
+    // Kept until the controller has committed it: the reply comes after the commit.
+    if (!stub_->JobEnded(&context, request, &reply).ok()) return;
+    agent_.Reported(ended.job_id);
+  }
+}
+
+void ControllerLink::RunHealthCheck() {
+  std::string output;
+  bool ok = RunHealthProgram(options_.health_program, std::chrono::seconds(60), output);
+  if (ok != healthy_) Log(ok ? "health check passes again" : "health check failed: " + output);
+  healthy_ = ok;
+  health_output_ = ok ? "" : output;
+}
+
+void ControllerLink::Run() {
+  auto next_heartbeat = Clock::now();
+  auto next_health = Clock::now();
+  bool health = !options_.health_program.empty();
+  while (true) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, options_.poll, [&] { return stop_ || woken_; });
+      if (stop_) return;
+      woken_ = false;
+    }
+    auto now = Clock::now();
+    if (health && now >= next_health) {
+      RunHealthCheck();
+      next_health = now + (options_.health_interval.count() > 0 ? options_.health_interval
+                                                                : std::chrono::hours(24 * 365));
+      next_heartbeat = now;  // tell the controller at once
+    }
+    if (!registered_ && !Register()) {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stop_; });
+      continue;
+    }
+    if (now >= next_heartbeat) {
+      Heartbeat();
+      next_heartbeat = now + options_.heartbeat;
+      if (!registered_) continue;
+    }
+    ReportEnded();
+  }
+}
+
+}  // namespace drover::agent

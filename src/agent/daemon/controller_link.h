@@ -1,0 +1,62 @@
+// droverd's side of the conversation with the controller: register (with the jobs still running
+// here, so they are re-adopted), heartbeat with the health check's verdict, and report every
+// job end until the controller has committed it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "agent/daemon/agent.h"
+#include "proto/drover.grpc.pb.h"
+
+namespace drover::agent {
+
+struct LinkOptions {
+  std::string controller;  // host:port
+  std::string address;     // where this agent listens, sent with Register
+  std::chrono::milliseconds heartbeat{std::chrono::seconds(30)};
+  std::chrono::milliseconds poll{std::chrono::milliseconds(20)};  // for ended jobs
+  std::string health_program;                                     // empty: none
+  std::chrono::seconds health_interval{0};
+};
+
+class ControllerLink {
+ public:
+  ControllerLink(Agent& agent, LinkOptions options);
+  ~ControllerLink();
+  void Start();
+  void Stop();
+  void Wake();  // a job may have ended: look now
+  void SetAddress(std::string address) { options_.address = std::move(address); }  // before Start
+
+ private:
+  void Run();
+  bool Register();
+  void Heartbeat();
+  void ReportEnded();
+  void RunHealthCheck();
+
+  Agent& agent_;
+  LinkOptions options_;
+  std::unique_ptr<v1::Controller::Stub> stub_;
+  bool registered_ = false;
+  bool healthy_ = true;
+  std::string health_output_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false, woken_ = false;
+  std::thread thread_;
+};
+
+// Runs `program` with a timeout; true when it exits 0. `output` gets what it printed (trimmed).
+bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
+                      std::string& output);
+
+}  // namespace drover::agent

@@ -1,0 +1,126 @@
+// How droverstepd leaves the agent behind, and how the agent starts it; see detach.h.
+#include "agent/stepd/detach.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/fd_io.h"
+#include "common/text.h"
+
+extern char** environ;
+
+namespace drover::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(int fd) {
+  std::string text;
+  char buffer[1024];
+  ssize_t got = 0;
+  while ((got = ::read(fd, buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR))
+    if (got > 0) text.append(buffer, got);
+  return text;
+}
+
+}  // namespace
+
+Result<Detached> Daemonize(const fs::path& job_dir) {
+  const fs::path log = job_dir / "stepd.log";
+  int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log_fd < 0)
+    return MakeError(fmt::format("{}: cannot open it: {}", log.string(), std::strerror(errno)));
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    return MakeError(fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  pid_t middle = ::fork();
+  if (middle < 0) {
+    int error = errno;
+    ::close(log_fd);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    return MakeError(fmt::format("fork: {}", std::strerror(error)));
+  }
+  if (middle > 0) {
+    ::close(ready[1]);
+    ::close(log_fd);
+    ::waitpid(middle, nullptr, 0);
+    std::string answer = ReadAll(ready[0]);
+    ::close(ready[0]);
+    Detached caller;
+    if (answer == "+") return caller;
+    caller.exit_code = 1;
+    fmt::print(stderr, "droverstepd: error: {}\n",
+               answer.empty()
+                   ? fmt::format("the supervisor died before it was ready; see {}", log.string())
+                   : answer.substr(1));
+    return caller;
+  }
+  ::close(ready[0]);
+  ::setsid();  // a new session: the caller's terminal and process group signals stop here
+  pid_t supervisor = ::fork();
+  if (supervisor != 0) {
+    if (supervisor < 0) WriteFully(ready[1], fmt::format("-fork: {}", std::strerror(errno)));
+    ::_exit(supervisor < 0 ? 1 : 0);
+  }
+  int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0) ::dup2(null, STDIN_FILENO);
+  if (null > STDERR_FILENO) ::close(null);
+  ::dup2(log_fd, STDOUT_FILENO);
+  ::dup2(log_fd, STDERR_FILENO);
+  ::close(log_fd);
+  if (::chdir("/") != 0) {
+  }  // "/" exists; the result only matters to the compiler's warning
+  ::umask(022);
+  Detached detached;
+  detached.supervisor = true;
+  detached.ready_fd = ready[1];
+  return detached;
+}
+
+void ReportReady(int ready_fd, const Status& outcome) {
+  WriteFully(ready_fd, outcome ? std::string("+") : "-" + outcome.error());
+  ::close(ready_fd);
+}
+
+Status StartSupervisor(const fs::path& binary, const fs::path& job_dir) {
+  int output[2];
+  if (::pipe2(output, O_CLOEXEC) != 0)
+    return MakeError(fmt::format("pipe: {}", std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output[1], STDERR_FILENO);
+  std::string program = binary.string(), directory = job_dir.string();
+  char* argv[] = {program.data(), directory.data(), nullptr};
+  pid_t pid = 0;
+  int spawned = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(output[1]);
+  if (spawned != 0) {
+    ::close(output[0]);
+    return MakeError(fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
+  }
+  std::string said = ReadAll(output[0]);
+  ::close(output[0]);
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) return OkStatus();
+  std::string message(Trim(said));
+  if (!message.empty()) return MakeError(std::move(message));
+  return MakeError(WIFSIGNALED(wait_status)
+                       ? fmt::format("{} was killed by signal {}", program, WTERMSIG(wait_status))
+                       : fmt::format("{} exited with code {}", program, WEXITSTATUS(wait_status)));
+}
+}  // namespace drover::agent

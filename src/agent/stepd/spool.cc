@@ -1,0 +1,513 @@
+// The job directory's files, written and read by the agent and the supervisor; see spool.h.
+#include "agent/stepd/spool.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "agent/host/host_info.h"
+#include "common/gres_conf.h"
+#include "common/text.h"
+
+namespace drover::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Escape(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (byte < 0x20 || byte == 0x7f)
+      out += fmt::format("\\x{:02x}", byte);
+    else
+      out += c;
+  }
+  return out;
+}
+
+Result<std::string> Unescape(std::string_view value) {
+  std::string out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] != '\\') {
+      out += value[i];
+      continue;
+    }
+    if (++i == value.size()) return MakeError("a '\\' ends the value");
+    switch (value[i]) {
+      case '\\':
+        out += '\\';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'x': {
+        unsigned byte = 0;
+        auto digits = value.substr(i + 1, 2);
+        auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), byte, 16);
+        if (digits.size() != 2 || error != std::errc() || end != digits.data() + 2)
+          return MakeError("'\\x' wants two hex digits");
+        out += static_cast<char>(byte);
+        i += 2;
+        break;
+      }
+      default:
+        return MakeError(fmt::format("unknown escape '\\{}'", value[i]));
+    }
+  }
+  return out;
+}
+
+std::string SystemError(const fs::path& path, std::string_view action, int error) {
+  return fmt::format("{}: cannot {}: {}", path.string(), action, std::strerror(error));
+}
+
+Result<std::string> ReadWholeFile(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return MakeError(SystemError(path, "read it", errno));
+  std::string text;
+  char buffer[8192];
+  ssize_t got = 0;
+  while ((got = ::read(fd, buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR))
+    if (got > 0) text.append(buffer, got);
+  int error = errno;
+  ::close(fd);
+  if (got < 0) return MakeError(SystemError(path, "read it", error));
+  return text;
+}
+
+Status WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t written = ::write(fd, data.data(), data.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) return MakeError(std::strerror(errno));
+    data.remove_prefix(written);
+  }
+  return OkStatus();
+}
+
+// Temporary file, fsync, rename, fsync of the directory: a reader sees the old file or the
+// whole new one, and a crash after we return loses neither.
+Status WriteAtomically(const fs::path& path, std::string_view contents, mode_t mode) {
+  const fs::path temporary = path.string() + fmt::format(".tmp.{}", ::getpid());
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return MakeError(SystemError(temporary, "create it", errno));
+  Status written = WriteAll(fd, contents);
+  if (written && ::fchmod(fd, mode) != 0) written = MakeError(std::strerror(errno));
+  if (written && ::fsync(fd) != 0) written = MakeError(std::strerror(errno));
+  ::close(fd);
+  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string why = written ? std::strerror(errno) : written.error();
+    ::unlink(temporary.c_str());
+    return MakeError(fmt::format("{}: cannot write it: {}", path.string(), why));
+  }
+  int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return OkStatus();
+}
+
+struct Entry {
+  int line = 0;
+  std::string key, value;
+};
+
+// key=value lines; blank lines and '#' comments skipped; values unescaped.
+Result<std::vector<Entry>> ReadEntries(const fs::path& path) {
+  auto text = ReadWholeFile(path);
+  if (!text) return std::move(text).take_error();
+  std::vector<Entry> entries;
+  int number = 0;
+  for (const std::string& line : Split(*text, '\n')) {
+    ++number;
+    if (Trim(line).empty() || Trim(line).starts_with('#')) continue;
+    size_t equals = line.find('=');
+    if (equals == std::string::npos || equals == 0)
+      return MakeError(fmt::format("{}:{}: expected key=value, found '{}'", path.string(), number,
+                                   Escape(line)));
+    auto value = Unescape(std::string_view(line).substr(equals + 1));
+    if (!value) return MakeError(fmt::format("{}:{}: {}", path.string(), number, value.error()));
+    entries.push_back({number, line.substr(0, equals), std::move(*value)});
+  }
+  return entries;
+}
+
+template <typename Integer>
+Result<Integer> ParseInteger(std::string_view text) {
+  Integer value{};
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    return MakeError(fmt::format("expected a number, found '{}'", Escape(text)));
+  return value;
+}
+
+Result<bool> ParseFlag(std::string_view text) {
+  if (text == "0") return false;
+  if (text == "1") return true;
+  return MakeError(fmt::format("expected 0 or 1, found '{}'", Escape(text)));
+}
+
+Result<double> ParseSeconds(std::string_view text) {
+  double value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0)
+    return MakeError(fmt::format("expected seconds, found '{}'", Escape(text)));
+  return value;
+}
+
+Result<std::vector<int>> ParseList(std::string_view text) {
+  if (text.empty()) return std::vector<int>{};
+  return ParseIndexList(text);
+}
+
+std::string FormatList(const std::vector<int>& list) {
+  std::vector<std::string> parts;
+  for (int item : list) parts.push_back(std::to_string(item));
+  return Join(parts, ",");
+}
+
+// A key's parser: stores the value into the record or says what is wrong with it.
+template <typename Record>
+using FieldSetter = std::function<Status(Record&, const std::string&)>;
+
+template <typename Record, typename Integer>
+FieldSetter<Record> IntegerField(Integer Record::*field) {
+  return [field](Record& record, const std::string& text) -> Status {
+    auto value = ParseInteger<Integer>(text);
+    if (!value) return std::move(value).take_error();
+    record.*field = *value;
+    return OkStatus();
+  };
+}
+
+template <typename Record>
+FieldSetter<Record> TextField(std::string Record::*field) {
+  return [field](Record& record, const std::string& text) -> Status {
+    record.*field = text;
+    return OkStatus();
+  };
+}
+
+template <typename Record>
+FieldSetter<Record> FlagField(bool Record::*field) {
+  return [field](Record& record, const std::string& text) -> Status {
+    auto value = ParseFlag(text);
+    if (!value) return std::move(value).take_error();
+    record.*field = *value;
+    return OkStatus();
+  };
+}
+
+template <typename Record>
+FieldSetter<Record> ListField(std::vector<int> Record::*field) {
+  return [field](Record& record, const std::string& text) -> Status {
+    auto value = ParseList(text);
+    if (!value) return std::move(value).take_error();
+    record.*field = std::move(*value);
+    return OkStatus();
+  };
+}
+
+// Fills a record from `path`: every key known, none twice (except `repeatable`), every
+// `required` one present.
+template <typename Record>
+Result<Record> ReadRecord(const fs::path& path,
+                          const std::map<std::string, FieldSetter<Record>, std::less<>>& fields,
+                          const std::vector<std::string_view>& required,
+                          std::string_view repeatable = {}) {
+  auto entries = ReadEntries(path);
+  if (!entries) return std::move(entries).take_error();
+  Record record;
+  std::set<std::string, std::less<>> seen;
+  for (const Entry& entry : *entries) {
+    auto where = fmt::format("{}:{}", path.string(), entry.line);
+    auto field = fields.find(entry.key);
+    if (field == fields.end()) {
+      std::vector<std::string_view> names;
+      for (const auto& [name, setter] : fields) names.push_back(name);
+      auto suggestion = ClosestMatch(entry.key, names);
+      return MakeError(fmt::format(
+          "{}: unknown key '{}'{}", where, Escape(entry.key),
+          suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : std::string()));
+    }
+    if (!seen.insert(entry.key).second && entry.key != repeatable)
+      return MakeError(fmt::format("{}: {} given twice", where, entry.key));
+    if (Status ok = field->second(record, entry.value); !ok)
+      return MakeError(fmt::format("{}: {}: {}", where, entry.key, ok.error()));
+  }
+  for (std::string_view key : required)
+    if (!seen.count(key)) return MakeError(fmt::format("{}: missing {}", path.string(), key));
+  return record;
+}
+
+const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields() {
+  using L = BatchLaunch;
+  static const std::map<std::string, FieldSetter<L>, std::less<>> fields = {
+      {"job_id", IntegerField(&L::job_id)},
+      {"uid", IntegerField(&L::uid)},
+      {"gid", IntegerField(&L::gid)},
+      {"user", TextField(&L::user)},
+      {"node_name", TextField(&L::node_name)},
+      {"work_dir", TextField(&L::work_dir)},
+      {"stdout", TextField(&L::stdout_path)},
+      {"stderr", TextField(&L::stderr_path)},
+      {"stdin", TextField(&L::stdin_path)},
+      {"open_mode",
+       [](L& launch, const std::string& text) -> Status {
+         if (text != "truncate" && text != "append")
+           return MakeError(fmt::format("expected truncate or append, found '{}'", Escape(text)));
+         launch.open_mode = text == "append" ? OpenMode::kAppend : OpenMode::kTruncate;
+         return OkStatus();
+       }},
+      {"cgroup_mode",
+       [](L& launch, const std::string& text) -> Status {
+         if (text != "auto" && text != "v1" && text != "v2" && text != "none")
+           return MakeError(fmt::format("expected auto, v1, v2 or none, found '{}'", Escape(text)));
+         launch.cgroup_mode = text;
+         return OkStatus();
+       }},
+      {"cgroup_root", TextField(&L::cgroup_root)},
+      {"cpus", ListField(&L::cpus)},
+      {"memory_limit_mib", IntegerField(&L::memory_limit_mib)},
+      {"gpu_minors", ListField(&L::gpu_minors)},
+      {"gpu_minors_denied", ListField(&L::gpu_minors_denied)},
+      {"prolog", TextField(&L::prolog)},
+      {"epilog", TextField(&L::epilog)},
+      {"kill_wait", IntegerField(&L::kill_wait_seconds)},
+      {"arg",
+       [](L& launch, const std::string& text) -> Status {
+         launch.arguments.push_back(text);
+         return OkStatus();
+       }},
+  };
+  return fields;
+}
+
+const std::map<std::string, FieldSetter<BatchStatus>, std::less<>>& StatusFields() {
+  using S = BatchStatus;
+  static const std::map<std::string, FieldSetter<S>, std::less<>> fields = {
+      {"exit_code", IntegerField(&S::exit_code)},
+      {"signal", IntegerField(&S::signal)},
+      {"out_of_memory", FlagField(&S::out_of_memory)},
+      {"cancelled", FlagField(&S::cancelled)},
+      {"launch_failed", FlagField(&S::launch_failed)},
+      {"prolog_failed", FlagField(&S::prolog_failed)},
+      {"epilog_failed", FlagField(&S::epilog_failed)},
+      {"cpu_seconds",
+       [](S& status, const std::string& text) -> Status {
+         auto seconds = ParseSeconds(text);
+         if (!seconds) return std::move(seconds).take_error();
+         status.cpu_seconds = *seconds;
+         return OkStatus();
+       }},
+      {"max_rss_mib", IntegerField(&S::max_rss_mib)},
+      {"start_time", IntegerField(&S::start_time)},
+      {"end_time", IntegerField(&S::end_time)},
+      {"cgroup_mode", TextField(&S::cgroup_mode)},
+      {"reason", TextField(&S::reason)},
+  };
+  return fields;
+}
+
+struct ProcessStat {
+  char state = '?';
+  uint64_t started = 0;
+};
+
+// Fields 3 (state) and 22 (start time) of /proc/<pid>/stat.
+std::optional<ProcessStat> ReadStat(pid_t pid, const fs::path& proc) {
+  auto text = ReadWholeFile(proc / std::to_string(pid) / "stat");
+  if (!text) return std::nullopt;
+  size_t close = text->rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text->substr(close + 1));
+  ProcessStat stat;
+  std::string skipped;
+  if (!(fields >> stat.state)) return std::nullopt;
+  for (int index = 4; index < 22; ++index)
+    if (!(fields >> skipped)) return std::nullopt;
+  if (!(fields >> stat.started)) return std::nullopt;
+  return stat;
+}
+
+void Line(std::string& out, std::string_view key, std::string_view value) {
+  out += fmt::format("{}={}\n", key, Escape(value));
+}
+
+}  // namespace
+
+fs::path JobDirectory(const fs::path& spool, uint64_t job_id) {
+  return spool / fmt::format("job_{}", job_id);
+}
+
+Result<fs::path> CreateJobDirectory(const fs::path& spool, uint64_t job_id) {
+  fs::path dir = JobDirectory(spool, job_id);
+  if (::mkdir(dir.c_str(), 0700) != 0) return MakeError(SystemError(dir, "create it", errno));
+  // Not through umask: the job's user must be able to reach its script.
+  if (::chmod(dir.c_str(), 0711) != 0) return MakeError(SystemError(dir, "chmod it", errno));
+  return dir;
+}
+
+Status WriteLaunch(const fs::path& job_dir, const BatchLaunch& launch) {
+  std::string out = "# drover batch launch: read by droverstepd (src/agent/stepd/spool.h)\n";
+  Line(out, "job_id", std::to_string(launch.job_id));
+  Line(out, "uid", std::to_string(launch.uid));
+  Line(out, "gid", std::to_string(launch.gid));
+  Line(out, "user", launch.user);
+  Line(out, "node_name", launch.node_name);
+  Line(out, "work_dir", launch.work_dir);
+  Line(out, "stdout", launch.stdout_path);
+  Line(out, "stderr", launch.stderr_path);
+  Line(out, "stdin", launch.stdin_path);
+  Line(out, "open_mode", launch.open_mode == OpenMode::kAppend ? "append" : "truncate");
+  Line(out, "cgroup_mode", launch.cgroup_mode);
+  Line(out, "cgroup_root", launch.cgroup_root);
+  Line(out, "cpus", FormatIndexRanges(launch.cpus));
+  Line(out, "memory_limit_mib", std::to_string(launch.memory_limit_mib));
+  Line(out, "gpu_minors", FormatList(launch.gpu_minors));
+  Line(out, "gpu_minors_denied", FormatList(launch.gpu_minors_denied));
+  if (!launch.prolog.empty()) Line(out, "prolog", launch.prolog);
+  if (!launch.epilog.empty()) Line(out, "epilog", launch.epilog);
+  Line(out, "kill_wait", std::to_string(launch.kill_wait_seconds));
+  for (const std::string& argument : launch.arguments) Line(out, "arg", argument);
+  return WriteAtomically(job_dir / "launch", out, 0600);
+}
+
+Result<BatchLaunch> ReadLaunch(const fs::path& job_dir) {
+  static const std::vector<std::string_view> required = {
+      "job_id", "uid", "gid", "user", "node_name", "work_dir", "stdout", "stderr", "stdin"};
+  const fs::path path = job_dir / "launch";
+  auto launch = ReadRecord(path, LaunchFields(), required, "arg");
+  if (!launch) return launch;
+  for (const auto& [key, value] :
+       {std::pair<const char*, const std::string*>{"work_dir", &launch->work_dir},
+        {"stdout", &launch->stdout_path},
+        {"stderr", &launch->stderr_path},
+        {"stdin", &launch->stdin_path},
+        {"cgroup_root", &launch->cgroup_root}})
+    if (!value->starts_with('/'))
+      return MakeError(
+          fmt::format("{}: {} '{}' is not an absolute path", path.string(), key, Escape(*value)));
+  for (const auto& [key, value] :
+       {std::pair<const char*, const std::string*>{"prolog", &launch->prolog},
+        {"epilog", &launch->epilog}})
+    if (!value->empty() && !value->starts_with('/'))
+      return MakeError(
+          fmt::format("{}: {} '{}' is not an absolute path", path.string(), key, Escape(*value)));
+  return launch;
+}
+
+Status WriteEnvironment(const fs::path& job_dir, const std::vector<std::string>& environment) {
+  std::string out;
+  for (const std::string& entry : environment) {
+    out += entry;
+    out += '\0';
+  }
+  return WriteAtomically(job_dir / "environ", out, 0600);
+}
+
+Result<std::vector<std::string>> ReadEnvironment(const fs::path& job_dir) {
+  const fs::path path = job_dir / "environ";
+  auto text = ReadWholeFile(path);
+  if (!text) return std::move(text).take_error();
+  std::vector<std::string> environment;
+  if (text->empty()) return environment;
+  if (text->back() != '\0')
+    return MakeError(fmt::format("{}: the last entry is not ended by a NUL", path.string()));
+  text->pop_back();
+  for (std::string& entry : Split(*text, '\0')) {
+    size_t equals = entry.find('=');
+    if (equals == std::string::npos || equals == 0)
+      return MakeError(fmt::format("{}: entry {} '{}' is not NAME=value", path.string(),
+                                   environment.size() + 1, Escape(entry)));
+    environment.push_back(std::move(entry));
+  }
+  return environment;
+}
+
+Status WriteScript(const fs::path& job_dir, std::string_view text, uid_t uid, gid_t gid) {
+  const fs::path path = job_dir / "script";
+  if (Status ok = WriteAtomically(path, text, 0700); !ok) return ok;
+  if (::geteuid() == 0 && ::chown(path.c_str(), uid, gid) != 0)
+    return MakeError(SystemError(path, fmt::format("give it to {}:{}", uid, gid), errno));
+  return OkStatus();
+}
+
+Status WriteStatus(const fs::path& job_dir, const BatchStatus& status) {
+  std::string out;
+  Line(out, "exit_code", std::to_string(status.exit_code));
+  Line(out, "signal", std::to_string(status.signal));
+  Line(out, "out_of_memory", status.out_of_memory ? "1" : "0");
+  Line(out, "cancelled", status.cancelled ? "1" : "0");
+  Line(out, "launch_failed", status.launch_failed ? "1" : "0");
+  Line(out, "prolog_failed", status.prolog_failed ? "1" : "0");
+  Line(out, "epilog_failed", status.epilog_failed ? "1" : "0");
+  Line(out, "cpu_seconds", fmt::format("{:.3f}", status.cpu_seconds));
+  Line(out, "max_rss_mib", std::to_string(status.max_rss_mib));
+  Line(out, "start_time", std::to_string(status.start_time));
+  Line(out, "end_time", std::to_string(status.end_time));
+  Line(out, "cgroup_mode", status.cgroup_mode);
+  Line(out, "reason", status.reason);
+  return WriteAtomically(job_dir / "status", out, 0644);
+}
+
+Result<BatchStatus> ReadStatus(const fs::path& job_dir) {
+  static const std::vector<std::string_view> required = {"exit_code", "signal", "launch_failed",
+                                                         "prolog_failed"};
+  return ReadRecord(job_dir / "status", StatusFields(), required);
+}
+
+std::optional<uint64_t> ProcessStartTime(pid_t pid, const fs::path& proc) {
+  auto stat = ReadStat(pid, proc);
+  if (!stat) return std::nullopt;
+  return stat->started;
+}
+
+Status WriteProcessFile(const fs::path& file, pid_t pid) {
+  auto started = ProcessStartTime(pid);
+  if (!started) return MakeError(fmt::format("process {} has no readable /proc entry", pid));
+  return WriteAtomically(file, fmt::format("pid={}\nstarted={}\n", pid, *started), 0644);
+}
+
+Result<ProcessRecord> ReadProcessFile(const fs::path& file) {
+  using P = ProcessRecord;
+  static const std::map<std::string, FieldSetter<P>, std::less<>> fields = {
+      {"pid", IntegerField(&P::pid)}, {"started", IntegerField(&P::started)}};
+  auto record = ReadRecord(file, fields, {"pid", "started"});
+  if (record && record->pid <= 0)
+    return MakeError(fmt::format("{}: invalid pid {}", file.string(), record->pid));
+  return record;
+}
+
+bool ProcessAlive(const ProcessRecord& record, const fs::path& proc) {
+  auto stat = ReadStat(record.pid, proc);
+  return stat && stat->state != 'Z' && stat->state != 'X' && stat->started == record.started;
+}
+
+bool SupervisorAlive(const fs::path& job_dir) {
+  auto record = ReadProcessFile(job_dir / "supervisor.pid");
+  return record && ProcessAlive(*record);
+}
+
+}  // namespace drover::agent

@@ -1,0 +1,143 @@
+// The job directory the agent and the step supervisor (droverstepd) share: what to run, written
+// by the agent, and how it ended, written by the supervisor. The only channel between the two,
+// so a restarted agent finds everything here; nothing in it is trusted from the job's user.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace drover::agent {
+
+// <spool>/job_<id>/ holds, owned by the agent's user (root in production) and mode 0711 so the
+// job's user can reach its script but neither list nor change anything:
+//
+//   script          the batch script, owned by the job's user, mode 0700; exec'd directly,
+//                   so its #! line picks the interpreter              (agent: WriteScript)
+//   environ         the script's whole environment, NAME=value entries each ended by a NUL
+//                   (BuildBatchEnvironment's output)                  (agent: WriteEnvironment)
+//   launch          what to run and how, below                          (agent: WriteLaunch)
+//   supervisor.pid  "pid=N" and "started=T" (field 22 of /proc/N/stat), once the supervisor
+//                   has daemonized; T tells a reused pid from it    (supervisor; SupervisorAlive)
+//   job.pid         the same for the batch shell, once forked     (supervisor; ReadProcessFile)
+//   status          how the job ended, below; written last, atomically     (supervisor)
+//   stepd.log       the supervisor's own messages, and the prolog's and epilog's output
+//
+// `launch` and `status` are text, one key=value per line; '#' starts a comment line. Values
+// escape '\' as "\\", a newline as "\n", a tab as "\t" and other control bytes as "\xHH".
+//
+// launch, keys in any order (* required):
+//   job_id*  uid*  gid*  user*      the job and the account it runs as
+//   node_name*                      this node, as slurm.conf names it (the cgroup's parent)
+//   work_dir*                       the script's working directory (/tmp if chdir fails)
+//   stdout*  stderr*  stdin*        absolute paths, patterns already expanded
+//   open_mode=truncate|append       how stdout/stderr are opened (default truncate)
+//   cgroup_mode=auto|v1|v2|none     auto: whatever the host has; v1/v2: expect that, else
+//                                   fall back to none; none: track by session (default auto)
+//   cgroup_root=/sys/fs/cgroup      where the hierarchy is mounted
+//   cpus=0-3,8                      OS CPU ids of the job's cores (CpusOfCores); empty: all
+//   memory_limit_mib=N              0: no limit (default)
+//   gpu_minors=0,1                  /dev/nvidiaN minors the job may open
+//   gpu_minors_denied=2,3           the node's other GPUs, hidden from the job
+//   prolog=/path  epilog=/path      run as the supervisor's user (root) before / after
+//   kill_wait=30                    seconds from SIGTERM to SIGKILL on cancel (KillWait)
+//   arg=...                         the script's arguments, one line each, in order
+//
+// status keys: exit_code, signal (0 unless the batch shell died of one), out_of_memory,
+// cancelled, launch_failed (the script never ran: exit_code is 1, or errno when execve failed,
+// as with Slurm), prolog_failed, epilog_failed, cpu_seconds (three decimals), max_rss_mib (the
+// cgroup's peak, page cache included; without a cgroup the largest ru_maxrss of the job's
+// processes), start_time and end_time (Unix seconds, of the batch shell; 0 when none was
+// started), cgroup_mode (v1, v2, none), and reason (what went wrong, for a person; empty when
+// nothing did).
+
+enum class OpenMode { kTruncate, kAppend };
+
+struct BatchLaunch {
+  uint64_t job_id = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string user;
+  std::string node_name;
+  std::string work_dir;
+  std::string stdout_path, stderr_path, stdin_path;
+  OpenMode open_mode = OpenMode::kTruncate;
+  std::string cgroup_mode = "auto";
+  std::string cgroup_root = "/sys/fs/cgroup";
+  std::vector<int> cpus;
+  uint64_t memory_limit_mib = 0;
+  std::vector<int> gpu_minors, gpu_minors_denied;
+  std::string prolog, epilog;  // empty: none
+  uint32_t kill_wait_seconds = 30;
+  std::vector<std::string> arguments;
+  bool operator==(const BatchLaunch&) const = default;
+};
+
+struct BatchStatus {
+  int exit_code = 0;
+  int signal = 0;
+  bool out_of_memory = false;
+  bool cancelled = false;
+  bool launch_failed = false;
+  bool prolog_failed = false;
+  bool epilog_failed = false;
+  double cpu_seconds = 0;
+  uint64_t max_rss_mib = 0;
+  int64_t start_time = 0, end_time = 0;
+  std::string cgroup_mode = "none";
+  std::string reason;
+  bool operator==(const BatchStatus&) const = default;
+};
+
+// A process as supervisor.pid and job.pid record it.
+struct ProcessRecord {
+  pid_t pid = 0;
+  uint64_t started = 0;  // clock ticks after boot, /proc/<pid>/stat field 22
+};
+
+std::filesystem::path JobDirectory(const std::filesystem::path& spool, uint64_t job_id);
+
+// Agent side: makes <spool>/job_<id> with mode 0711. An existing one is an error, so a live
+// supervisor's files are never written over; the agent removes a finished job's directory
+// once it has read the status.
+Result<std::filesystem::path> CreateJobDirectory(const std::filesystem::path& spool,
+                                                 uint64_t job_id);
+
+// Agent side. Each writes its file atomically (temporary file, fsync, rename).
+Status WriteLaunch(const std::filesystem::path& job_dir, const BatchLaunch& launch);
+Status WriteEnvironment(const std::filesystem::path& job_dir,
+                        const std::vector<std::string>& environment);
+// Mode 0700; when the caller is root, owned by uid:gid.
+Status WriteScript(const std::filesystem::path& job_dir, std::string_view text, uid_t uid,
+                   gid_t gid);
+
+// Errors name the file and line: "<dir>/launch:3: unknown key 'jobid' (did you mean
+// 'job_id'?)", "<dir>/launch: missing work_dir", "<dir>/environ: entry 2 'x' is not NAME=value".
+Result<BatchLaunch> ReadLaunch(const std::filesystem::path& job_dir);
+Result<std::vector<std::string>> ReadEnvironment(const std::filesystem::path& job_dir);
+
+// Supervisor side.
+Status WriteStatus(const std::filesystem::path& job_dir, const BatchStatus& status);
+Status WriteProcessFile(const std::filesystem::path& file, pid_t pid);  // reads its start time
+
+// For the agent. ReadStatus fails (the message says why) until the supervisor has finished.
+Result<BatchStatus> ReadStatus(const std::filesystem::path& job_dir);
+Result<ProcessRecord> ReadProcessFile(const std::filesystem::path& file);
+// Whether the process `record` names still runs: same pid, same start time, not a zombie.
+bool ProcessAlive(const ProcessRecord& record, const std::filesystem::path& proc = "/proc");
+// Whether <job_dir>/supervisor.pid names a live supervisor. False before it has started, after
+// it has exited, and when it died: a job directory with neither a live supervisor nor a status
+// is a job whose fate is unknown, and the agent kills what is left of it.
+bool SupervisorAlive(const std::filesystem::path& job_dir);
+
+// The start time (field 22) in /proc/<pid>/stat, if the process exists.
+std::optional<uint64_t> ProcessStartTime(pid_t pid, const std::filesystem::path& proc = "/proc");
+
+}  // namespace drover::agent

@@ -1,0 +1,633 @@
+// The step supervisor: the spool files round-trip and bad ones say where and what; and the real
+// droverstepd binary, started as the agent starts it, runs jobs in temporary directories —
+// output, environment, exit codes, signals, cancel, leftovers, prolog/epilog, memory limits.
+// Every process a test starts carries a marker in its environment and is killed by pid after.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "agent/host/cgroup.h"
+#include "agent/stepd/detach.h"
+#include "agent/stepd/spool.h"
+#include "common/text.h"
+
+namespace drover::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void Write(const fs::path& path, const std::string& text,
+           fs::perms perms = fs::perms::owner_read | fs::perms::owner_write) {
+  std::ofstream(path, std::ios::binary) << text;
+  fs::permissions(path, perms);
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "drover_stepd_XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// ---- The spool files ----------------------------------------------------------------------
+
+BatchLaunch FullLaunch() {
+  BatchLaunch launch;
+  launch.job_id = 4242;
+  launch.uid = 1001;
+  launch.gid = 1002;
+  launch.user = "alice";
+  launch.node_name = "n7";
+  launch.work_dir = "/home/alice/run 1";
+  launch.stdout_path = "/home/alice/out\\put\n.txt";
+  launch.stderr_path = "/home/alice/err\t.txt";
+  launch.stdin_path = "/dev/null";
+  launch.open_mode = OpenMode::kAppend;
+  launch.cgroup_mode = "v2";
+  launch.cgroup_root = "/sys/fs/cgroup";
+  launch.cpus = {0, 1, 2, 3, 8};
+  launch.memory_limit_mib = 4096;
+  launch.gpu_minors = {2, 0};
+  launch.gpu_minors_denied = {1, 3};
+  launch.prolog = "/etc/drover/prolog";
+  launch.epilog = "/etc/drover/epilog";
+  launch.kill_wait_seconds = 45;
+  launch.arguments = {"first arg", "", "line\nbreak", "tab\tand\\slash", "caf\xc3\xa9\x01"};
+  return launch;
+}
+
+TEST(Spool, LaunchRoundTrips) {
+  TempDir dir;
+  const BatchLaunch launch = FullLaunch();
+  Status written = WriteLaunch(dir.path(), launch);
+  ASSERT_TRUE(written.ok()) << written.error();
+  auto read = ReadLaunch(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(*read, launch);
+  EXPECT_NE(Read(dir.path() / "launch").find("cpus=0-3,8\n"), std::string::npos);
+
+  BatchLaunch minimal;
+  minimal.user = "bob";
+  minimal.node_name = "n1";
+  minimal.work_dir = minimal.stdout_path = minimal.stderr_path = minimal.stdin_path = "/tmp";
+  ASSERT_TRUE(WriteLaunch(dir.path(), minimal).ok());
+  read = ReadLaunch(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(*read, minimal);
+}
+
+TEST(Spool, StatusRoundTrips) {
+  TempDir dir;
+  BatchStatus status;
+  status.exit_code = 3;
+  status.signal = 9;
+  status.out_of_memory = status.cancelled = status.epilog_failed = true;
+  status.cpu_seconds = 12.345;
+  status.max_rss_mib = 513;
+  status.start_time = 1700000000;
+  status.end_time = 1700000042;
+  status.cgroup_mode = "v1";
+  status.reason = "could not open stdout file /x\ny: Permission denied";
+  ASSERT_TRUE(WriteStatus(dir.path(), status).ok());
+  auto read = ReadStatus(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(*read, status);
+}
+
+TEST(Spool, BadLaunchFilesSayWhereAndWhat) {
+  const std::string good =
+      "job_id=1\nuid=0\ngid=0\nuser=u\nnode_name=n\nwork_dir=/w\nstdout=/o\nstderr=/e\n"
+      "stdin=/dev/null\n";
+  struct Case {
+    std::string text, error;
+  };
+  const std::vector<Case> cases = {
+      {good + "jobid=2\n", "launch:10: unknown key 'jobid' (did you mean 'job_id'?)"},
+      {"job_id=x\n", "launch:1: job_id: expected a number, found 'x'"},
+      {good + "uid=5\n", "launch:10: uid given twice"},
+      {good + "open_mode=overwrite\n",
+       "launch:10: open_mode: expected truncate or append, found 'overwrite'"},
+      {good + "cgroup_mode=v3\n", "launch:10: cgroup_mode: expected auto, v1, v2 or none"},
+      {good + "cpus=0-\n", "launch:10: cpus: invalid index list '0-'"},
+      {good + "arg=a\\qb\n", "launch:10: unknown escape '\\q'"},
+      {good + "# a comment\n\nno equals sign\n", "launch:12: expected key=value"},
+      {"job_id=1\nuid=0\n", "launch: missing gid"},
+      {"job_id=1\nuid=0\ngid=0\nuser=u\nnode_name=n\nwork_dir=w\nstdout=/o\nstderr=/e\n"
+       "stdin=/dev/null\n",
+       "launch: work_dir 'w' is not an absolute path"},
+      {good + "prolog=prolog.sh\n", "launch: prolog 'prolog.sh' is not an absolute path"},
+  };
+  TempDir dir;
+  for (const Case& test : cases) {
+    Write(dir.path() / "launch", test.text);
+    auto launch = ReadLaunch(dir.path());
+    ASSERT_FALSE(launch.ok()) << test.text;
+    EXPECT_EQ(launch.error().find(dir.path().string() + "/"), 0u) << launch.error();
+    EXPECT_NE(launch.error().find(test.error), std::string::npos)
+        << "expected '" << test.error << "' in: " << launch.error();
+  }
+  Write(dir.path() / "launch", good);
+  EXPECT_TRUE(ReadLaunch(dir.path()).ok());
+  fs::remove(dir.path() / "launch");
+  auto missing = ReadLaunch(dir.path());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("launch: cannot read it: No such file or directory"),
+            std::string::npos)
+      << missing.error();
+}
+
+TEST(Spool, EnvironmentRoundTripsAndEntriesNeedANameAndAValue) {
+  TempDir dir;
+  const std::vector<std::string> environment = {"A=1", "MULTI=line1\nline2", "EMPTY=", "EQ=a=b"};
+  ASSERT_TRUE(WriteEnvironment(dir.path(), environment).ok());
+  auto read = ReadEnvironment(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(*read, environment);
+
+  Write(dir.path() / "environ", std::string("A=1\0NONAME\0", 11));
+  read = ReadEnvironment(dir.path());
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().find("environ: entry 2 'NONAME' is not NAME=value"), std::string::npos)
+      << read.error();
+  Write(dir.path() / "environ", "A=1");
+  read = ReadEnvironment(dir.path());
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().find("not ended by a NUL"), std::string::npos) << read.error();
+}
+
+TEST(Spool, JobDirectoryIsReachableButNotListableAndNeverReused) {
+  TempDir spool;
+  auto dir = CreateJobDirectory(spool.path(), 12);
+  ASSERT_TRUE(dir.ok()) << dir.error();
+  EXPECT_EQ(*dir, spool.path() / "job_12");
+  EXPECT_EQ(fs::status(*dir).permissions(),
+            fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  auto again = CreateJobDirectory(spool.path(), 12);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error(), (spool.path() / "job_12").string() + ": cannot create it: File exists");
+}
+
+TEST(Spool, ProcessFilesTellAReusedPidFromTheProcess) {
+  TempDir dir;
+  const fs::path file = dir.path() / "supervisor.pid";
+  EXPECT_FALSE(SupervisorAlive(dir.path()));  // not started yet
+  ASSERT_TRUE(WriteProcessFile(file, ::getpid()).ok());
+  auto record = ReadProcessFile(file);
+  ASSERT_TRUE(record.ok()) << record.error();
+  EXPECT_EQ(record->pid, ::getpid());
+  EXPECT_TRUE(ProcessAlive(*record));
+  EXPECT_TRUE(SupervisorAlive(dir.path()));
+
+  ProcessRecord reused = *record;
+  ++reused.started;  // the same pid, started at another time: another process
+  EXPECT_FALSE(ProcessAlive(reused));
+
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_TRUE(WriteProcessFile(file, child).ok());
+  ::waitpid(child, nullptr, 0);
+  EXPECT_FALSE(SupervisorAlive(dir.path()));  // exited and reaped
+}
+
+// ---- The supervisor, run as the agent runs it ------------------------------------------------
+
+constexpr uint64_t kJobId = 77;
+
+class Stepd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto created = CreateJobDirectory(spool_.path(), kJobId);
+    ASSERT_TRUE(created.ok()) << created.error();
+    job_dir_ = *created;
+    marker_ = fmt::format("DROVER_STEPD_TEST_MARKER={}-{}", ::getpid(),
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    node_ = fmt::format("stepd-test-{}", ::getpid());
+    launch_.job_id = kJobId;
+    launch_.uid = ::geteuid();
+    launch_.gid = ::getegid();
+    const passwd* user = ::getpwuid(::geteuid());
+    launch_.user = user ? user->pw_name : "unknown";
+    launch_.node_name = node_;
+    launch_.work_dir = spool_.path().string();
+    launch_.stdout_path = (spool_.path() / "out").string();
+    launch_.stderr_path = launch_.stdout_path;
+    launch_.stdin_path = "/dev/null";
+    launch_.kill_wait_seconds = 1;
+    environment_ = {"PATH=/usr/local/bin:/usr/bin:/bin", marker_,
+                    fmt::format("SLURM_JOB_ID={}", kJobId)};
+  }
+
+  void TearDown() override {
+    if (auto record = ReadProcessFile(job_dir_ / "supervisor.pid")) {
+      // A supervisor that wrote its status exits at once; give it time to, so that what a
+      // sanitizer says on its way out (leaks) reaches stepd.log.
+      for (auto deadline = Clock::now() + seconds(5);
+           fs::exists(job_dir_ / "status") && ProcessAlive(*record) && Clock::now() < deadline;)
+        std::this_thread::sleep_for(milliseconds(10));
+      if (ProcessAlive(*record)) ::kill(record->pid, SIGKILL);
+    }
+    const std::string log = Read(job_dir_ / "stepd.log");
+    EXPECT_EQ(log.find("Sanitizer"), std::string::npos) << log;
+    EXPECT_EQ(log.find("runtime error"), std::string::npos) << log;
+    for (pid_t pid : MarkedProcesses()) ::kill(pid, SIGKILL);
+    // The supervisor removes the job's cgroup; the node's level above it is ours to remove.
+    CgroupHierarchy hierarchy = DetectCgroups();
+    std::vector<fs::path> mounts;
+    if (hierarchy.mode == CgroupMode::kV2) mounts.push_back(hierarchy.root);
+    for (const auto& [name, mount] : hierarchy.controllers) mounts.push_back(mount);
+    for (const fs::path& mount : mounts) {
+      ::rmdir((mount / "drover" / node_).c_str());
+      ::rmdir((mount / "drover").c_str());  // in use by a real agent: it stays
+    }
+  }
+
+  void Start(const std::string& script) {
+    ASSERT_TRUE(WriteScript(job_dir_, script, launch_.uid, launch_.gid).ok());
+    ASSERT_TRUE(WriteEnvironment(job_dir_, environment_).ok());
+    ASSERT_TRUE(WriteLaunch(job_dir_, launch_).ok());
+    Status started = StartSupervisor(DROVER_STEPD, job_dir_);
+    ASSERT_TRUE(started.ok()) << started.error();
+    ASSERT_TRUE(fs::exists(job_dir_ / "supervisor.pid"));
+  }
+
+  std::optional<BatchStatus> WaitForStatus(Clock::duration limit = seconds(10)) {
+    for (auto deadline = Clock::now() + limit; Clock::now() < deadline;
+         std::this_thread::sleep_for(milliseconds(20)))
+      if (auto status = ReadStatus(job_dir_)) return *status;
+    ADD_FAILURE() << "no status after " << std::chrono::duration<double>(limit).count()
+                  << " s; stepd.log:\n"
+                  << Read(job_dir_ / "stepd.log");
+    return std::nullopt;
+  }
+
+  bool WaitForText(const fs::path& file, const std::string& text) {
+    for (auto deadline = Clock::now() + seconds(10); Clock::now() < deadline;
+         std::this_thread::sleep_for(milliseconds(20)))
+      if (Read(file).find(text) != std::string::npos) return true;
+    return false;
+  }
+
+  pid_t SupervisorPid() {
+    auto record = ReadProcessFile(job_dir_ / "supervisor.pid");
+    EXPECT_TRUE(record.ok()) << record.error();
+    return record.ok() ? record->pid : 0;
+  }
+
+  // Live processes whose environment holds this test's marker: the job's, wherever they went.
+  std::vector<pid_t> MarkedProcesses() const {
+    std::vector<pid_t> pids;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator("/proc", error)) {
+      auto pid = ParseInt64(entry.path().filename().string());
+      if (!pid) continue;
+      std::string environment = Read(entry.path() / "environ");
+      for (const std::string& variable : Split(environment, '\0'))
+        if (variable == marker_) pids.push_back(static_cast<pid_t>(*pid));
+    }
+    return pids;
+  }
+
+  std::string Log() { return "stepd.log:\n" + Read(job_dir_ / "stepd.log"); }
+
+  TempDir spool_;
+  fs::path job_dir_;
+  std::string marker_, node_;
+  BatchLaunch launch_;
+  std::vector<std::string> environment_;
+};
+
+TEST_F(Stepd, OutputHoldsWhatTheJobPrintedAndItsEnvironmentIsEnvironPlusTaskPid) {
+  launch_.stderr_path = (spool_.path() / "err").string();
+  launch_.arguments = {"a b", "c"};
+  environment_.push_back("MULTI=line1\nline2");
+  Start(
+      "#!/bin/sh\n"
+      "printf '%s|%s\\n' \"$1\" \"$2\"\n"
+      "echo oops >&2\n"
+      "cat /proc/$$/environ\n");
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << Log();
+  EXPECT_EQ(status->signal, 0);
+  EXPECT_FALSE(status->launch_failed || status->out_of_memory || status->cancelled);
+  EXPECT_GT(status->start_time, 0);
+  EXPECT_GE(status->end_time, status->start_time);
+
+  auto shell = ReadProcessFile(job_dir_ / "job.pid");
+  ASSERT_TRUE(shell.ok()) << shell.error();
+  std::string expected = "a b|c\n";
+  for (const std::string& variable : environment_) expected += variable + '\0';
+  expected += fmt::format("SLURM_TASK_PID={}", shell->pid) + '\0';
+  EXPECT_EQ(Read(spool_.path() / "out"), expected);
+  EXPECT_EQ(Read(spool_.path() / "err"), "oops\n");
+}
+
+TEST_F(Stepd, AppendModeKeepsWhatTheFileHeld) {
+  launch_.open_mode = OpenMode::kAppend;
+  Write(launch_.stdout_path, "before\n");
+  Start("#!/bin/sh\necho after\n");
+  ASSERT_TRUE(WaitForStatus());
+  EXPECT_EQ(Read(launch_.stdout_path), "before\nafter\n");
+}
+
+TEST_F(Stepd, ExitCodeIsRecorded) {
+  Start("#!/bin/sh\nexit 3\n");
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 3) << Log();
+  EXPECT_EQ(status->signal, 0);
+  EXPECT_EQ(status->reason, "");
+}
+
+TEST_F(Stepd, SignalThatKilledTheShellIsRecorded) {
+  Start("#!/bin/sh\nkill -USR1 $$\nsleep 5\n");
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->signal, SIGUSR1) << Log();
+  EXPECT_EQ(status->exit_code, 0);
+}
+
+TEST_F(Stepd, OutlivesTheProcessThatStartedIt) {
+  // The caller is a session and process group of its own, killed whole once droverstepd
+  // returns: a supervisor that had not detached would die with it.
+  pid_t caller = ::fork();
+  if (caller == 0) {
+    ::setsid();
+    bool started =
+        WriteScript(job_dir_, "#!/bin/sh\nsleep 1\necho done\n", launch_.uid, launch_.gid).ok() &&
+        WriteEnvironment(job_dir_, environment_).ok() && WriteLaunch(job_dir_, launch_).ok() &&
+        StartSupervisor(DROVER_STEPD, job_dir_).ok();
+    ::_exit(started ? 0 : 1);
+  }
+  int wait_status = 0;
+  ASSERT_EQ(::waitpid(caller, &wait_status, 0), caller);
+  ASSERT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << Log();
+  ::killpg(caller, SIGKILL);
+  EXPECT_FALSE(fs::exists(job_dir_ / "status")) << "the job should still be sleeping";
+  EXPECT_TRUE(SupervisorAlive(job_dir_));
+  pid_t supervisor = SupervisorPid();
+  EXPECT_NE(::getsid(supervisor), caller);
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << Log();
+  EXPECT_EQ(Read(launch_.stdout_path), "done\n");
+}
+
+TEST_F(Stepd, OtherSignalsAreDeliveredToTheJob) {
+  Start(
+      "#!/bin/sh\n"
+      "trap 'echo got USR2; exit 7' USR2\n"
+      "echo ready\n"
+      "while :; do sleep 0.05; done\n");
+  ASSERT_TRUE(WaitForText(launch_.stdout_path, "ready")) << Log();
+  ASSERT_EQ(::kill(SupervisorPid(), SIGUSR2), 0);
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 7) << Log();
+  EXPECT_FALSE(status->cancelled);
+  // The shell's sleep got it too, and the shell may report that between the two lines.
+  std::string output = Read(launch_.stdout_path);
+  EXPECT_TRUE(output.starts_with("ready\n") && output.ends_with("got USR2\n")) << output;
+}
+
+TEST_F(Stepd, ChdirFailureFallsBackToTmpAsSlurmDoes) {
+  launch_.work_dir = (spool_.path() / "missing").string();
+  Start("#!/bin/sh\npwd\n");
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0);
+  EXPECT_EQ(Read(launch_.stdout_path),
+            fmt::format("droverstepd: error: couldn't chdir to `{}': No such file or directory: "
+                        "going to /tmp instead\n/tmp\n",
+                        launch_.work_dir));
+}
+
+TEST_F(Stepd, AnOutputFileThatCannotBeOpenedFailsTheLaunch) {
+  launch_.stdout_path = (spool_.path() / "missing/out").string();
+  Start(fmt::format("#!/bin/sh\ntouch {}\n", (spool_.path() / "ran").string()));
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status->launch_failed);
+  EXPECT_EQ(status->exit_code, 1);
+  EXPECT_EQ(status->reason, fmt::format("could not open stdout file {}: No such file or directory",
+                                        launch_.stdout_path));
+  EXPECT_FALSE(fs::exists(spool_.path() / "ran"));
+}
+
+TEST_F(Stepd, AScriptThatCannotBeExecutedFailsTheLaunchWithErrnoAsSlurmDoes) {
+  Start("echo no interpreter line\n");
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  const std::string message =
+      fmt::format("execve(): {}: Exec format error", (job_dir_ / "script").string());
+  EXPECT_TRUE(status->launch_failed);
+  EXPECT_EQ(status->exit_code, ENOEXEC);
+  EXPECT_EQ(status->reason, message);
+  EXPECT_EQ(Read(launch_.stdout_path), "droverstepd: error: " + message + "\n");
+}
+
+TEST_F(Stepd, RefusesAJobItCannotRunAs) {
+  std::string expected;
+  if (::geteuid() == 0) {
+    launch_.user = "root";
+    launch_.uid = 4321;
+    expected = "user 'root' is uid 0 on this node, not 4321";
+  } else {
+    launch_.uid = ::geteuid() + 1;
+    expected = "not root, so it runs only that user's jobs";
+  }
+  Start(fmt::format("#!/bin/sh\ntouch {}\n", (spool_.path() / "ran").string()));
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status->launch_failed);
+  EXPECT_NE(status->reason.find(expected), std::string::npos) << status->reason;
+  EXPECT_FALSE(fs::exists(spool_.path() / "ran"));
+  EXPECT_FALSE(fs::exists(launch_.stdout_path));
+}
+
+TEST_F(Stepd, RunsTheJobAsItsUserWithFilesOwnedByThem) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can run a job as another user";
+  const passwd* nobody = ::getpwnam("nobody");
+  if (!nobody) GTEST_SKIP() << "no user 'nobody' here";
+  launch_.user = "nobody";
+  launch_.uid = nobody->pw_uid;
+  launch_.gid = nobody->pw_gid;
+  const fs::path work = spool_.path() / "work";
+  fs::create_directory(work);
+  ASSERT_EQ(::chown(work.c_str(), launch_.uid, launch_.gid), 0);
+  fs::permissions(spool_.path(),
+                  fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
+  launch_.work_dir = work.string();
+  launch_.stdout_path = launch_.stderr_path = (work / "out").string();
+  Start("#!/bin/sh\nid -u\nid -g\n");
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << status->reason << Log();
+  EXPECT_EQ(Read(work / "out"), fmt::format("{}\n{}\n", launch_.uid, launch_.gid));
+  struct stat file {};
+  ASSERT_EQ(::stat(launch_.stdout_path.c_str(), &file), 0);
+  EXPECT_EQ(file.st_uid, launch_.uid);
+}
+
+TEST_F(Stepd, PrologFailureMeansTheScriptNeverRuns) {
+  const fs::path prolog = spool_.path() / "prolog", epilog = spool_.path() / "epilog";
+  Write(prolog,
+        fmt::format("#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_SCRIPT_CONTEXT $SLURM_JOB_USER\" > "
+                    "{}/prolog.out\nexit 1\n",
+                    spool_.path().string()),
+        fs::perms::owner_all);
+  Write(epilog,
+        fmt::format("#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_SCRIPT_CONTEXT\" > {}/epilog.out\n",
+                    spool_.path().string()),
+        fs::perms::owner_all);
+  launch_.prolog = prolog.string();
+  launch_.epilog = epilog.string();
+  Start(fmt::format("#!/bin/sh\ntouch {}\n", (spool_.path() / "ran").string()));
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status->prolog_failed);
+  EXPECT_FALSE(status->epilog_failed);
+  EXPECT_EQ(status->reason, fmt::format("prolog {} exited with code 1", prolog.string()));
+  EXPECT_EQ(Read(spool_.path() / "prolog.out"),
+            fmt::format("{} prolog_slurmd {}\n", kJobId, launch_.user));
+  EXPECT_FALSE(fs::exists(spool_.path() / "ran"));
+  EXPECT_FALSE(fs::exists(launch_.stdout_path));
+  EXPECT_FALSE(fs::exists(job_dir_ / "job.pid"));
+  // The epilog still runs, to undo whatever the prolog did.
+  EXPECT_EQ(Read(spool_.path() / "epilog.out"), fmt::format("{} epilog_slurmd\n", kJobId));
+}
+
+TEST_F(Stepd, EpilogFailureIsRecordedWithTheJobsExitCode) {
+  const fs::path prolog = spool_.path() / "prolog", epilog = spool_.path() / "epilog";
+  Write(prolog, fmt::format("#!/bin/sh\ntouch {}/prolog.ran\n", spool_.path().string()),
+        fs::perms::owner_all);
+  Write(epilog, "#!/bin/sh\nexit 2\n", fs::perms::owner_all);
+  launch_.prolog = prolog.string();
+  launch_.epilog = epilog.string();
+  Start(fmt::format("#!/bin/sh\ntest -e {}/prolog.ran && exit 5\n", spool_.path().string()));
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_FALSE(status->prolog_failed);
+  EXPECT_TRUE(status->epilog_failed);
+  EXPECT_EQ(status->exit_code, 5) << "the prolog ran first";
+  EXPECT_EQ(status->reason, fmt::format("epilog {} exited with code 2", epilog.string()));
+}
+
+// Cancel and leftovers, with cgroups where this host has them and with session tracking.
+class StepdTracking : public Stepd, public ::testing::WithParamInterface<const char*> {
+ protected:
+  void SetUp() override {
+    Stepd::SetUp();
+    launch_.cgroup_mode = GetParam();
+  }
+
+  // The job's cgroup directories are gone (none exist in session tracking).
+  void ExpectCgroupRemoved() {
+    CgroupHierarchy hierarchy = DetectCgroups();
+    std::vector<fs::path> mounts;
+    if (hierarchy.mode == CgroupMode::kV2) mounts.push_back(hierarchy.root);
+    for (const auto& [name, mount] : hierarchy.controllers) mounts.push_back(mount);
+    for (const fs::path& mount : mounts)
+      EXPECT_FALSE(fs::exists(mount / "drover" / node_ / fmt::format("job_{}", kJobId))) << mount;
+  }
+};
+
+TEST_P(StepdTracking, CancelEndsAJobThatIgnoresSigtermWithinKillWait) {
+  Start(
+      "#!/bin/sh\n"
+      "trap '' TERM\n"
+      "sleep 1000 &\n"
+      "echo started\n"
+      "wait\n");
+  ASSERT_TRUE(WaitForText(launch_.stdout_path, "started")) << Log();
+  for (auto deadline = Clock::now() + seconds(5); MarkedProcesses().size() < 2;
+       std::this_thread::sleep_for(milliseconds(10)))
+    ASSERT_LT(Clock::now(), deadline) << "the shell and its sleep never both ran";
+  const auto cancelled = Clock::now();
+  ASSERT_EQ(::kill(SupervisorPid(), SIGTERM), 0);
+  auto status = WaitForStatus(seconds(launch_.kill_wait_seconds + 5));
+  ASSERT_TRUE(status);
+  EXPECT_GE(Clock::now() - cancelled, seconds(launch_.kill_wait_seconds))
+      << "SIGKILL came before kill_wait";
+  EXPECT_TRUE(status->cancelled) << Log();
+  EXPECT_EQ(status->signal, SIGKILL);
+  EXPECT_EQ(MarkedProcesses(), std::vector<pid_t>{});
+  if (std::string(GetParam()) == "none") {
+    EXPECT_EQ(status->cgroup_mode, "none");
+  }
+  ExpectCgroupRemoved();
+}
+
+TEST_P(StepdTracking, NoProcessOfAFinishedJobSurvives) {
+  // One background sleep stays in the job's session; the other leaves it with setsid, which
+  // only the cgroup or the supervisor's subreaper catches.
+  Start(
+      "#!/bin/sh\n"
+      "sleep 1000 &\n"
+      "setsid sh -c 'echo $$ > escaped; exec sleep 1000' &\n"
+      "while [ ! -s escaped ]; do sleep 0.01; done\n"
+      "echo started\n");
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << Log();
+  EXPECT_EQ(Read(launch_.stdout_path), "started\n");
+  EXPECT_EQ(MarkedProcesses(), std::vector<pid_t>{}) << Log();
+  for (auto deadline = Clock::now() + seconds(5); SupervisorAlive(job_dir_);
+       std::this_thread::sleep_for(milliseconds(20)))
+    ASSERT_LT(Clock::now(), deadline) << "the supervisor did not exit";
+  ExpectCgroupRemoved();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, StepdTracking, ::testing::Values("auto", "none"));
+
+TEST_F(Stepd, MemoryLimitEndsInOutOfMemory) {
+  CgroupHierarchy hierarchy = DetectCgroups();
+  if (hierarchy.mode == CgroupMode::kNone)
+    GTEST_SKIP() << "cgroups are not usable here: " << hierarchy.reason;
+  launch_.memory_limit_mib = 32;
+  // tail keeps the whole newline-free stream in memory, far past the limit.
+  Start("#!/bin/sh\nhead -c 512M /dev/zero | tail\n");
+  auto status = WaitForStatus(seconds(20));
+  ASSERT_TRUE(status);
+  if (status->cgroup_mode == "none")
+    GTEST_SKIP() << "cgroups are detected but the job's could not be used: " << Log();
+  EXPECT_TRUE(status->out_of_memory) << Log();
+  EXPECT_NE(status->reason.find("out of memory"), std::string::npos) << status->reason;
+  EXPECT_LE(status->max_rss_mib, 33u);
+  EXPECT_GT(status->max_rss_mib, 8u);
+}
+
+}  // namespace
+}  // namespace drover::agent

@@ -1,0 +1,472 @@
+// The step supervisor's life: prolog, cgroup, batch shell, signals, cleanup, epilog, status.
+// See supervisor.h.
+#include "agent/stepd/supervisor.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <optional>
+#include <thread>
+
+#include "agent/host/cgroup.h"
+#include "agent/host/job_env.h"
+#include "agent/stepd/batch_shell.h"
+#include "common/text.h"
+
+namespace drover::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// How long the final SIGKILLs may take before the supervisor gives up and reports.
+constexpr auto kFinalKillBound = std::chrono::seconds(10);
+constexpr uint64_t kMiB = 1 << 20;
+constexpr auto kRemoveWait = std::chrono::seconds(2);
+constexpr auto kRemovePoll = std::chrono::milliseconds(20);
+
+// The signals the supervisor keeps for itself, besides SIGTERM; see supervisor.h.
+bool OwnSignal(int signal) {
+  switch (signal) {
+    case SIGKILL:
+    case SIGSTOP:
+    case SIGCHLD:
+    case SIGPIPE:
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGFPE:
+    case SIGILL:
+    case SIGABRT:
+    case SIGTRAP:
+    case SIGSYS:
+      return true;
+    default:
+      return signal >= 32 && signal < SIGRTMIN;  // glibc's own real-time signals
+  }
+}
+
+std::string Timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &local);
+  return text;
+}
+
+std::string DescribeWait(int wait_status) {
+  if (WIFEXITED(wait_status)) return fmt::format("exited with code {}", WEXITSTATUS(wait_status));
+  if (WIFSIGNALED(wait_status))
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(wait_status),
+                       ::strsignal(WTERMSIG(wait_status)));
+  return fmt::format("ended with wait status {}", wait_status);
+}
+
+// This process's children that are still running (not zombies), from /proc.
+std::vector<pid_t> LiveChildren() {
+  std::vector<pid_t> children;
+  const pid_t self = ::getpid();
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/proc", error)) {
+    auto pid = ParseInt64(entry.path().filename().string());
+    if (!pid) continue;
+    int fd = ::open((entry.path() / "stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buffer[1024];
+    ssize_t got = ::read(fd, buffer, sizeof buffer - 1);
+    ::close(fd);
+    if (got <= 0) continue;
+    std::string_view text(buffer, got);
+    size_t close = text.rfind(')');
+    if (close == std::string_view::npos) continue;
+    char state = 0;
+    long parent = 0;
+    if (std::sscanf(std::string(text.substr(close + 1)).c_str(), " %c %ld", &state, &parent) != 2)
+      continue;
+    if (parent == self && state != 'Z' && state != 'X') children.push_back(*pid);
+  }
+  return children;
+}
+
+// Environment variables of the job that the prolog and epilog also get, as Slurm passes them.
+const char* const kProgramVariables[] = {
+    "SLURM_JOB_NAME",      "SLURM_JOB_PARTITION",  "SLURM_JOB_ACCOUNT",
+    "SLURM_CLUSTER_NAME",  "SLURM_JOB_NODELIST",   "SLURM_ARRAY_JOB_ID",
+    "SLURM_ARRAY_TASK_ID", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_GPUS"};
+
+class Supervisor {
+ public:
+  Supervisor(fs::path job_dir, BatchLaunch launch, std::vector<std::string> environment)
+      : job_dir_(std::move(job_dir)),
+        launch_(std::move(launch)),
+        environment_(std::move(environment)) {}
+
+  BatchStatus Run();
+
+ private:
+  enum class Phase { kPrologue, kJob, kEpilogue };
+
+  template <typename... Args>
+  void Log(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::print(stderr, "{} droverstepd[{}]: job {}: {}\n", Timestamp(), ::getpid(), launch_.job_id,
+               fmt::format(format, std::forward<Args>(args)...));
+  }
+
+  void BlockSignals();
+  int NextSignal(std::optional<Clock::time_point> deadline);
+  void OnSignal(int signal);
+  void Reap();
+  std::string RunProgram(const std::string& program, std::string_view context);
+  std::vector<std::string> ProgramEnvironment(std::string_view context) const;
+  void SetUpCgroup();
+  Status Join(pid_t pid);
+  void RunJob(const Credentials& credentials, BatchStatus& status);
+  void WaitForShell();
+  void SignalJob(int signal);
+  void KillEverything();
+  void RecordUsage(BatchStatus& status);
+  void RemoveCgroup();
+
+  const fs::path job_dir_;
+  const BatchLaunch launch_;
+  const std::vector<std::string> environment_;
+  sigset_t signals_{};
+  Phase phase_ = Phase::kPrologue;
+  CgroupHierarchy hierarchy_;
+  std::optional<JobCgroup> cgroup_;
+  bool cancelled_ = false;
+  std::optional<Clock::time_point> kill_deadline_;
+  pid_t shell_pid_ = 0, program_pid_ = 0;
+  std::optional<int> shell_status_, program_status_;
+  // What wait4 reports for every process of the job reaped here: the shell (with what it
+  // reaped) and the orphans this subreaper inherits. Used where the cgroup cannot tell.
+  double job_cpu_seconds_ = 0;
+  uint64_t job_max_rss_kib_ = 0;
+};
+
+void Supervisor::BlockSignals() {
+  sigemptyset(&signals_);
+  sigaddset(&signals_, SIGCHLD);
+  sigaddset(&signals_, SIGTERM);
+  for (int signal = 1; signal <= SIGRTMAX; ++signal)
+    if (!OwnSignal(signal)) sigaddset(&signals_, signal);
+  ::sigprocmask(SIG_BLOCK, &signals_, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+// The next signal, or 0 once `deadline` has passed.
+int Supervisor::NextSignal(std::optional<Clock::time_point> deadline) {
+  for (;;) {
+    int signal = 0;
+    if (!deadline) {
+      signal = ::sigwaitinfo(&signals_, nullptr);
+    } else {
+      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(*deadline - Clock::now());
+      if (left.count() <= 0) return 0;
+      timespec wait{static_cast<time_t>(left.count() / 1'000'000'000),
+                    static_cast<long>(left.count() % 1'000'000'000)};
+      signal = ::sigtimedwait(&signals_, nullptr, &wait);
+      if (signal < 0 && errno == EAGAIN) return 0;
+    }
+    if (signal > 0) return signal;
+  }
+}
+
+void Supervisor::OnSignal(int signal) {
+  if (signal == SIGCHLD) return Reap();
+  if (phase_ != Phase::kJob) {
+    if (signal == SIGTERM && phase_ == Phase::kPrologue && !cancelled_) {
+      cancelled_ = true;
+      Log("cancelled during the prolog: the batch script will not be started");
+    } else {
+      Log("signal {} ({}) dropped: the batch script is not running", signal, ::strsignal(signal));
+    }
+    return;
+  }
+  if (signal != SIGTERM) {
+    Log("delivering signal {} ({}) to the job's processes", signal, ::strsignal(signal));
+    return SignalJob(signal);
+  }
+  if (cancelled_) return;
+  cancelled_ = true;
+  Log("cancelled: SIGCONT and SIGTERM to the job's processes, SIGKILL in {} s",
+      launch_.kill_wait_seconds);
+  SignalJob(SIGCONT);
+  SignalJob(SIGTERM);
+  kill_deadline_ = Clock::now() + std::chrono::seconds(launch_.kill_wait_seconds);
+}
+
+void Supervisor::Reap() {
+  for (;;) {
+    int wait_status = 0;
+    rusage usage{};
+    pid_t pid = ::wait4(-1, &wait_status, WNOHANG, &usage);
+    if (pid <= 0) return;
+    if (pid == program_pid_) {
+      program_status_ = wait_status;
+      continue;
+    }
+    if (phase_ == Phase::kJob) {
+      job_cpu_seconds_ += usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+                          (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+      job_max_rss_kib_ = std::max<uint64_t>(job_max_rss_kib_, usage.ru_maxrss);
+    }
+    if (pid == shell_pid_) shell_status_ = wait_status;
+  }
+}
+
+std::vector<std::string> Supervisor::ProgramEnvironment(std::string_view context) const {
+  // Like Slurm's: no PATH, so a prolog names what it runs in full.
+  std::vector<std::string> environment;
+  SetVariable(environment, "SLURM_JOB_ID", std::to_string(launch_.job_id));
+  SetVariable(environment, "SLURM_JOBID", std::to_string(launch_.job_id));
+  SetVariable(environment, "SLURM_JOB_UID", std::to_string(launch_.uid));
+  SetVariable(environment, "SLURM_JOB_GID", std::to_string(launch_.gid));
+  SetVariable(environment, "SLURM_JOB_USER", launch_.user);
+  SetVariable(environment, "SLURMD_NODENAME", launch_.node_name);
+  SetVariable(environment, "SLURM_SCRIPT_CONTEXT", context);
+  for (const char* name : kProgramVariables)
+    if (auto value = FindVariable(environment_, name)) SetVariable(environment, name, *value);
+  return environment;
+}
+
+// Runs the prolog or epilog to its end; empty when it succeeded, else what went wrong.
+std::string Supervisor::RunProgram(const std::string& program, std::string_view context) {
+  const char* what = phase_ == Phase::kPrologue ? "prolog" : "epilog";
+  auto pid = ForkProgram(program, ProgramEnvironment(context));
+  if (!pid) return fmt::format("{} {} could not be started: {}", what, program, pid.error());
+  program_pid_ = *pid;
+  program_status_.reset();
+  while (!program_status_) OnSignal(NextSignal(std::nullopt));
+  program_pid_ = 0;
+  if (WIFEXITED(*program_status_) && WEXITSTATUS(*program_status_) == 0) return {};
+  std::string failure = fmt::format("{} {} {}", what, program, DescribeWait(*program_status_));
+  Log("{}", failure);
+  return failure;
+}
+
+void Supervisor::SetUpCgroup() {
+  const bool wanted = launch_.cgroup_mode != "none";
+  if (wanted) hierarchy_ = DetectCgroups(launch_.cgroup_root);
+  if (!wanted) {
+    hierarchy_.reason = "the launch file says cgroup_mode=none";
+  } else if (launch_.cgroup_mode != "auto" &&
+             CgroupModeName(hierarchy_.mode) != launch_.cgroup_mode) {
+    std::string found = hierarchy_.mode == CgroupMode::kNone
+                            ? hierarchy_.reason
+                            : fmt::format("cgroup {}", CgroupModeName(hierarchy_.mode));
+    hierarchy_ = CgroupHierarchy{};
+    hierarchy_.reason = fmt::format("the launch file asks for cgroup {}, but {} has {}",
+                                    launch_.cgroup_mode, launch_.cgroup_root, found);
+  }
+  auto created = JobCgroup::Create(hierarchy_, launch_.node_name, launch_.job_id);
+  if (created) {
+    cgroup_ = std::move(*created);
+  } else {
+    Log("cannot create the job's cgroup: {}", created.error());
+    cgroup_ = JobCgroup::Untracked(hierarchy_, launch_.node_name, launch_.job_id, created.error());
+  }
+  if (cgroup_->mode() == CgroupMode::kNone) {
+    Log("cgroups off, the job is tracked by its session: {}", cgroup_->untracked_reason());
+    return;
+  }
+  Log("cgroup {} at {}", CgroupModeName(cgroup_->mode()), cgroup_->path().string());
+  if (launch_.memory_limit_mib)
+    if (Status ok = cgroup_->SetMemoryLimit(launch_.memory_limit_mib * kMiB); !ok)
+      Log("memory limit not set: {}", ok.error());
+  if (!launch_.cpus.empty())
+    if (Status ok = cgroup_->SetCpus(launch_.cpus); !ok) Log("CPUs not confined: {}", ok.error());
+  if (!launch_.gpu_minors.empty() || !launch_.gpu_minors_denied.empty()) {
+    std::vector<int> node_minors = launch_.gpu_minors;
+    node_minors.insert(node_minors.end(), launch_.gpu_minors_denied.begin(),
+                       launch_.gpu_minors_denied.end());
+    auto isolation = cgroup_->RestrictGpus(node_minors, launch_.gpu_minors);
+    if (!isolation)
+      Log("GPUs not isolated: {}", isolation.error());
+    else if (!isolation->enforced)
+      Log("GPUs not isolated: {}", isolation->reason);
+  }
+}
+
+// Puts the batch shell into the job's cgroup; where that fails, tracks it by session instead.
+Status Supervisor::Join(pid_t pid) {
+  Status added = cgroup_->AddProcess(pid);
+  if (added || cgroup_->mode() == CgroupMode::kNone) return added;
+  Log("cannot put the batch shell into the job's cgroup, tracking it by session instead: {}",
+      added.error());
+  if (Status removed = cgroup_->Remove(); !removed) Log("{}", removed.error());
+  cgroup_ = JobCgroup::Untracked(hierarchy_, launch_.node_name, launch_.job_id, added.error());
+  return cgroup_->AddProcess(pid);
+}
+
+void Supervisor::SignalJob(int signal) {
+  auto pids = cgroup_->Pids();
+  if (!pids) return Log("cannot list the job's processes: {}", pids.error());
+  for (pid_t pid : *pids) ::kill(pid, signal);
+}
+
+void Supervisor::WaitForShell() {
+  while (!shell_status_) {
+    int signal = NextSignal(kill_deadline_);
+    if (signal) {
+      OnSignal(signal);
+      continue;
+    }
+    kill_deadline_.reset();
+    Log("the job outlived kill_wait ({} s): SIGKILL", launch_.kill_wait_seconds);
+    if (Status killed = cgroup_->KillAll(kFinalKillBound); !killed) Log("{}", killed.error());
+  }
+}
+
+// Once the shell has exited: SIGKILL for everything left of the job, in its cgroup or session
+// and among the orphans this subreaper inherited (which escapes a session with setsid()).
+void Supervisor::KillEverything() {
+  const auto deadline = Clock::now() + kFinalKillBound;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (Status killed = cgroup_->KillAll(std::max(left, std::chrono::milliseconds(0))); !killed)
+      Log("{}", killed.error());
+    std::vector<pid_t> children = LiveChildren();
+    for (pid_t child : children) ::kill(child, SIGKILL);
+    Reap();
+    if (children.empty()) break;
+    if (Clock::now() > deadline) {
+      Log("{} orphaned processes survived SIGKILL", children.size());
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  Reap();
+}
+
+void Supervisor::RecordUsage(BatchStatus& status) {
+  status.cpu_seconds = job_cpu_seconds_;
+  status.max_rss_mib = (job_max_rss_kib_ + 1023) / 1024;
+  if (cgroup_->mode() == CgroupMode::kNone) return;
+  if (auto cpu = cgroup_->CpuTimeNanoseconds())
+    status.cpu_seconds = static_cast<double>(*cpu) / 1e9;
+  else
+    Log("CPU time from wait4 instead of the cgroup: {}", cpu.error());
+  if (auto peak = cgroup_->PeakMemoryBytes())
+    status.max_rss_mib = (*peak + kMiB - 1) / kMiB;
+  else
+    Log("peak memory from wait4 instead of the cgroup: {}", peak.error());
+  if (auto oom = cgroup_->OomKilled())
+    status.out_of_memory = *oom;
+  else
+    Log("cannot tell whether the job ran out of memory: {}", oom.error());
+}
+
+void Supervisor::RemoveCgroup() {
+  // Just after its last process died, a v1 cgroup can still refuse rmdir (EBUSY) for a moment
+  // while the kernel lets go of the dead tasks.
+  for (auto deadline = Clock::now() + kRemoveWait;; std::this_thread::sleep_for(kRemovePoll)) {
+    Status removed = cgroup_->Remove();
+    if (removed) return;
+    if (Clock::now() > deadline) return Log("{}", removed.error());
+  }
+}
+
+void Supervisor::RunJob(const Credentials& credentials, BatchStatus& status) {
+  ShellPlan plan{(job_dir_ / "script").string(),
+                 launch_.arguments,
+                 environment_,
+                 credentials,
+                 launch_.work_dir,
+                 launch_.stdout_path,
+                 launch_.stderr_path,
+                 launch_.stdin_path,
+                 launch_.open_mode};
+  phase_ = Phase::kJob;
+  status.start_time = std::time(nullptr);
+  auto shell = ForkBatchShell(plan, [this](pid_t pid) { return Join(pid); });
+  if (!shell) {
+    status.launch_failed = true;
+    status.exit_code = 1;
+    status.reason = shell.error();
+    status.end_time = std::time(nullptr);
+    Log("the batch script was not started: {}", shell.error());
+    return;
+  }
+  shell_pid_ = shell->pid;
+  int error_fd = shell->error_fd;
+  Log("batch shell {} started", shell_pid_);
+  if (Status written = WriteProcessFile(job_dir_ / "job.pid", shell_pid_); !written)
+    Log("{}", written.error());
+  WaitForShell();
+  status.end_time = std::time(nullptr);
+  Log("batch shell {}", DescribeWait(*shell_status_));
+  KillEverything();
+  if (WIFEXITED(*shell_status_)) status.exit_code = WEXITSTATUS(*shell_status_);
+  if (WIFSIGNALED(*shell_status_)) status.signal = WTERMSIG(*shell_status_);
+  if (std::string said = ReadLaunchError(error_fd); !said.empty()) {
+    status.launch_failed = true;
+    status.reason = said;
+  }
+  status.cancelled = cancelled_;
+  RecordUsage(status);
+  if (status.out_of_memory && status.reason.empty())
+    status.reason =
+        fmt::format("out of memory: the kernel killed a process of the job at its limit of {} MiB",
+                    launch_.memory_limit_mib);
+  status.cgroup_mode = CgroupModeName(cgroup_->mode());
+  phase_ = Phase::kEpilogue;
+}
+
+BatchStatus Supervisor::Run() {
+  BlockSignals();
+  // Orphans of the job become ours, so they are reaped and killed here, not by init.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+    Log("cannot become a child subreaper: {}", std::strerror(errno));
+  BatchStatus status;
+  auto credentials = CredentialsFor(launch_);
+  if (!credentials) {
+    status.launch_failed = true;
+    status.exit_code = 1;
+    status.reason = credentials.error();
+    Log("refused: {}", status.reason);
+  } else {
+    std::string prolog_failure;
+    if (!launch_.prolog.empty()) prolog_failure = RunProgram(launch_.prolog, "prolog_slurmd");
+    if (!prolog_failure.empty()) {
+      status.prolog_failed = true;
+      status.reason = prolog_failure;
+    } else if (cancelled_) {
+      status.cancelled = true;
+      status.reason = "cancelled before the batch script started";
+    } else {
+      SetUpCgroup();
+      RunJob(*credentials, status);
+    }
+    phase_ = Phase::kEpilogue;
+    if (!launch_.epilog.empty())
+      if (std::string failure = RunProgram(launch_.epilog, "epilog_slurmd"); !failure.empty()) {
+        status.epilog_failed = true;
+        status.reason = status.reason.empty() ? failure : status.reason + "; " + failure;
+      }
+  }
+  if (cgroup_) RemoveCgroup();
+  if (Status written = WriteStatus(job_dir_, status); !written) Log("{}", written.error());
+  Log("done: exit code {}, signal {}{}", status.exit_code, status.signal,
+      status.reason.empty() ? "" : ", " + status.reason);
+  return status;
+}
+
+}  // namespace
+
+BatchStatus SuperviseBatchJob(const fs::path& job_dir, const BatchLaunch& launch,
+                              const std::vector<std::string>& environment) {
+  return Supervisor(job_dir, launch, environment).Run();
+}
+
+}  // namespace drover::agent

@@ -1,0 +1,19 @@
+// See fd_io.h.
+#include "common/fd_io.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace drover {
+
+void WriteFully(int fd, std::string_view text) {
+  while (!text.empty()) {
+    ssize_t written = ::write(fd, text.data(), text.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;
+    text.remove_prefix(static_cast<size_t>(written));
+  }
+}
+
+}  // namespace drover
