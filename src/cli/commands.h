@@ -17,5 +17,10 @@ struct Command {
 
 int RunConfig(Arguments args);
 int RunVersion(Arguments args);
+// A local cluster (local_cluster.cc; built with the daemons).
+int RunUp(Arguments args);
+int RunDown(Arguments args);
+int RunStatus(Arguments args);
+int RunEnv(Arguments args);
 
 }  // namespace drover::cli

@@ -16,6 +16,12 @@ constexpr std::array kCommands = {
     Command{"config", "check a slurm.conf (with its gres.conf and topology.conf): config check",
             RunConfig},
     Command{"version", "print Drover's version", RunVersion},
+#ifdef DROVER_WITH_DAEMONS
+    Command{"up", "start a local emulated cluster (droverctld + one droverd per node)", RunUp},
+    Command{"down", "stop the local cluster `drover up` started", RunDown},
+    Command{"status", "show the local cluster's daemons and nodes", RunStatus},
+    Command{"env", "print the shell lines that point the commands at the local cluster", RunEnv},
+#endif
 };
 
 const Command* FindCommand(std::string_view name) {

@@ -98,7 +98,11 @@ v1::Agent::Stub& AgentDispatcher::StubFor(int node) {
   auto& [target, stub] = stubs_[node];
   if (!stub || target != address) {
     target = address;
-    stub = v1::Agent::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    grpc::ChannelArguments args;  // an agent that restarts is back within seconds
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    stub = v1::Agent::NewStub(
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
   }
   return *stub;
 }

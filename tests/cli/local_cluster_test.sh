@@ -1,0 +1,36 @@
+#!/bin/bash
+# drover up / status / env / down on the demo configuration: a real controller and four
+# emulated agents on loopback, in a temporary state directory; every process is stopped.
+set -euo pipefail
+drover="$1"
+state="$(mktemp -d /tmp/drover_up_XXXXXX)"
+export XDG_STATE_HOME="$state/xdg"
+cleanup() {
+  "$drover" down --state "$state/cluster" >/dev/null 2>&1 || true
+  rm -rf "$state"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; for log in "$state"/cluster/logs/*.log; do echo "--- $log"; tail -5 "$log"; done; exit 1; }
+
+"$drover" up --state "$state/cluster" > "$state/up.txt" || fail "drover up failed: $(cat "$state/up.txt")"
+grep -q "every node IDLE" "$state/up.txt" || fail "drover up did not say the nodes are IDLE"
+grep -q "^export DROVER_CONF=$state/cluster/slurm.conf$" "$state/up.txt" || fail "no DROVER_CONF line"
+grep -q "SlurmctldHost=localhost(127.0.0.1)" "$state/cluster/slurm.conf" || fail "controller not on loopback"
+
+"$drover" up --state "$state/cluster" > /dev/null 2> "$state/again.txt" && fail "a second drover up succeeded"
+grep -q "already running" "$state/again.txt" || fail "a second drover up did not say why: $(cat "$state/again.txt")"
+
+"$drover" status --state "$state/cluster" > "$state/status.txt" || fail "drover status failed"
+[ "$(grep -c ' yes  *IDLE' "$state/status.txt")" = 4 ] || fail "status: $(cat "$state/status.txt")"
+"$drover" env --state "$state/cluster" | grep -q "^export PATH=" || fail "drover env printed no PATH"
+
+pids=$(for f in "$state"/cluster/pids/*; do sed -n 's/^pid=//p' "$f"; done)
+[ "$(echo "$pids" | wc -w)" = 5 ] || fail "expected 5 recorded PIDs, got: $pids"
+"$drover" down --state "$state/cluster" > /dev/null || fail "drover down failed"
+for pid in $pids; do
+  # A zombie waiting for its new parent (init) to reap it has stopped.
+  state_letter=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
+  if [ -n "$state_letter" ] && [ "$state_letter" != Z ]; then fail "PID $pid survived drover down"; fi
+done
+"$drover" status --state "$state/cluster" > /dev/null 2>&1 && fail "status after down succeeded"
+echo "PASS"
