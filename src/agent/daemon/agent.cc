@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 
 #include "agent/host/cgroup.h"
 #include "agent/host/job_env.h"
@@ -80,6 +81,15 @@ Agent::Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery
       options_(std::move(options)) {
   std::error_code ignored;
   fs::create_directories(options_.spool / "done", ignored);
+}
+
+// Emulated nodes of several clusters (or tests) share one host under the same names: each
+// agent's jobs get a cgroup parent of their own, named after its spool directory.
+std::string Agent::CgroupParent() const {
+  if (!options_.emulated) return node_name_;
+  return fmt::format("{}-{:08x}", node_name_,
+                     static_cast<uint32_t>(std::hash<std::string>()(
+                         fs::absolute(options_.spool).lexically_normal().string())));
 }
 
 fs::path Agent::JobDir(uint64_t job_id) const {
@@ -159,6 +169,7 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec, cons
   launch.stdin_path = paths->stdin_path;
   launch.cgroup_mode = options_.cgroup_mode;
   launch.cgroup_root = options_.cgroup_root;
+  launch.cgroup_parent = CgroupParent();
   if (!options_.emulated) {
     std::vector<int> cores(mine->cores().begin(), mine->cores().end());
     auto cpus = CpusOfCores(host_, cores);
@@ -182,7 +193,9 @@ Status Agent::Launch(const v1::LaunchRequest& request) {
   const v1::Job& job = request.job();
   uint64_t id = job.spec().job_id();
   uint32_t run = job.restart_count();
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  // A launch of this job already under way here: this one is its repeat.
+  if (launching_.count(id)) return OkStatus();
   if (fs::exists(DoneMarker(id, run))) return OkStatus();  // ran here and was reported
   fs::path dir = JobDir(id);
   if (fs::exists(dir)) {
@@ -203,6 +216,17 @@ Status Agent::Launch(const v1::LaunchRequest& request) {
     if (existing) fs::rename(dir, DoneMarker(id, *existing), ignored);
     if (!existing || ignored) fs::remove_all(dir, ignored);
   }
+  // The rest, the slow part (files, the supervisor's start), runs beside other jobs' launches.
+  launching_.insert(id);
+  lock.unlock();
+  struct Done {
+    Agent* agent;
+    uint64_t id;
+    ~Done() {
+      std::lock_guard relock(agent->mutex_);
+      agent->launching_.erase(id);
+    }
+  } done{this, id};
   auto spec = ctld::FromProto(job.spec());
   if (!spec) return MakeError(fmt::format("job {}: {}", id, spec.error()));
   std::error_code error;
@@ -270,7 +294,7 @@ std::vector<EndedJob> Agent::EndedJobs() {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
     auto id = JobIdOf(entry.path());
-    if (!id || !entry.is_directory()) continue;
+    if (!id || !entry.is_directory() || launching_.count(*id)) continue;
     const fs::path& dir = entry.path();
     auto status = ReadStatus(dir);
     if (!status && !SupervisorAlive(dir)) {
@@ -281,7 +305,7 @@ std::vector<EndedJob> Agent::EndedJobs() {
       if (!started && age < std::chrono::seconds(10)) continue;
       CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
       if (hierarchy.mode != CgroupMode::kNone)
-        if (auto cgroup = JobCgroup::Create(hierarchy, node_name_, *id); cgroup) {
+        if (auto cgroup = JobCgroup::Create(hierarchy, CgroupParent(), *id); cgroup) {
           (void)cgroup->KillAll();
           (void)cgroup->Remove();
         }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,7 @@ class Agent {
   Result<BatchLaunch> Prepare(const v1::Job& job, const JobSpec& spec,
                               const std::filesystem::path& dir, std::vector<std::string>& env);
   std::string TopologyAddress() const;
+  std::string CgroupParent() const;
   void PruneDone();
 
   const ClusterConfig& cluster_;
@@ -78,7 +80,8 @@ class Agent {
   HostInfo host_;
   GpuDiscovery gpus_;
   AgentOptions options_;
-  std::mutex mutex_;  // one launch, report or cleanup at a time per job directory
+  std::mutex mutex_;              // guards launching_ and the moves of job directories
+  std::set<uint64_t> launching_;  // jobs whose launch is under way
   int reports_since_prune_ = 0;
 };
 

@@ -19,6 +19,7 @@
 
 #include "agent/host/cgroup.h"
 #include "proto/drover.grpc.pb.h"
+#include "testing/local_cluster.h"
 
 namespace drover::agent {
 namespace {
@@ -26,135 +27,35 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// A daemon this test started; stopped (SIGKILL unless stopped before) by PID.
-class Daemon {
- public:
-  Daemon() = default;
-  Daemon(const Daemon&) = delete;
-  ~Daemon() { Stop(SIGKILL); }
-
-  // Starts `argv`, with stderr to `log`, and waits for `port_file` to name a port.
-  int Start(std::vector<std::string> argv, const fs::path& log, const fs::path& port_file) {
-    fs::remove(port_file);
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      dup2(fd, 2);
-      std::vector<char*> args;
-      for (std::string& arg : argv) args.push_back(arg.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    int port = 0;
-    for (int i = 0; i < 200 && port == 0; ++i) {
-      std::this_thread::sleep_for(25ms);
-      std::ifstream(port_file) >> port;
-    }
-    return port;
-  }
-  void Stop(int signal) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, signal);
-    waitpid(pid_, nullptr, 0);
-    pid_ = 0;
-  }
-
- private:
-  pid_t pid_ = 0;
-};
-
 class ClusterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/drover_cluster_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    fs::permissions(dir_, fs::perms::all);
-  }
   void TearDown() override {
-    for (auto& [name, agent] : agents_) agent->Stop(SIGKILL);
-    ctld_.Stop(SIGKILL);
-    // Jobs' supervisors outlive their agents by design: cancel what is left by PID.
-    for (const auto& entry : fs::recursive_directory_iterator(dir_ / "spool", ec_))
-      if (entry.path().filename() == "supervisor.pid") {
-        std::ifstream in(entry.path());
-        std::string line;
-        while (std::getline(in, line))
-          if (line.starts_with("pid=")) ::kill(std::stoi(line.substr(4)), SIGKILL);
-      }
-    if (::testing::Test::HasFailure())
-      for (const char* log : {"ctld.log", "n1.log", "n2.log"}) {
-        std::ifstream in(dir_ / log);
-        std::stringstream text;
-        text << in.rdbuf();
-        std::printf("--- %s\n%s", log, text.str().c_str());
-      }
-    fs::remove_all(dir_, ec_);
+    if (::testing::Test::HasFailure() && cluster_) std::printf("%s", cluster_->Logs().c_str());
+    cluster_.reset();
   }
 
   void Boot(const std::string& extra = "") {
-    std::ofstream(dir_ / "slurm.conf")
-        << "ClusterName=test\nSlurmctldHost=localhost(127.0.0.1)\nGresTypes=gpu\n"
-           "SlurmdTimeout=30\nKillWait=2\nMinJobAge=600\nReturnToService=2\n"
-        << extra
-        << "NodeName=n[1-2] NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:4\n"
-           "PartitionName=p Nodes=ALL Default=YES MaxTime=1:00:00\n";
-    int port = ctld_.Start({DROVERCTLD_PATH, "--conf", (dir_ / "slurm.conf").string(), "--state",
-                            (dir_ / "state").string(), "--listen", "127.0.0.1:0", "--port-file",
-                            (dir_ / "ctld.port").string(), "--http-listen", "127.0.0.1:0"},
-                           dir_ / "ctld.log", dir_ / "ctld.port");
-    ASSERT_GT(port, 0) << "droverctld did not start";
-    controller_ = "127.0.0.1:" + std::to_string(port);
-    stub_ = v1::Controller::NewStub(
-        grpc::CreateChannel(controller_, grpc::InsecureChannelCredentials()));
-    for (const char* node : {"n1", "n2"}) StartAgent(node);
-    WaitFor([&] { return NodeState("n1") == "IDLE" && NodeState("n2") == "IDLE"; },
-            "both nodes IDLE");
-  }
-
-  void StartAgent(const std::string& node) {
-    auto& agent = agents_[node];
-    if (!agent) agent = std::make_unique<Daemon>();
-    int port = agent->Start(
-        {DROVERD_PATH, "-N", node, "--conf", (dir_ / "slurm.conf").string(), "--emulate", "--spool",
-         (dir_ / "spool" / node).string(), "--listen", "127.0.0.1:0", "--port-file",
-         (dir_ / (node + ".port")).string(), "--controller", controller_},
-        dir_ / (node + ".log"), dir_ / (node + ".port"));
-    ASSERT_GT(port, 0) << "droverd " << node << " did not start";
+    cluster_ = std::make_unique<testing::LocalCluster>(
+        testing::ClusterPaths{DROVERCTLD_PATH, DROVERD_PATH},
+        "ClusterName=test\nGresTypes=gpu\nSlurmdTimeout=30\nKillWait=2\nMinJobAge=600\n"
+        "ReturnToService=2\n" +
+            extra +
+            "NodeName=n[1-2] NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:4\n"
+            "PartitionName=p Nodes=ALL Default=YES MaxTime=1:00:00\n",
+        std::vector<std::string>{"n1", "n2"});
+    dir_ = cluster_->dir();
+    ASSERT_TRUE(cluster_->Boot()) << cluster_->error();
   }
 
   void WaitFor(const std::function<bool()>& done, const std::string& what,
                std::chrono::seconds limit = 20s) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "timed out waiting for " << what;
-      std::this_thread::sleep_for(20ms);
-    }
+    ASSERT_TRUE(testing::LocalCluster::WaitFor(done, limit)) << "timed out waiting for " << what;
   }
 
-  std::map<std::string, v1::NodeStatus> Nodes() {
-    grpc::ClientContext context;
-    v1::NodeList list;
-    EXPECT_TRUE(stub_->ListNodes(&context, v1::NodeQuery(), &list).ok());
-    std::map<std::string, v1::NodeStatus> nodes;
-    for (const v1::NodeStatus& node : list.nodes()) nodes[node.name()] = node;
-    return nodes;
-  }
-  std::string NodeState(const std::string& node) { return Nodes()[node].state(); }
-
-  v1::Job Job(uint64_t id) {
-    v1::JobQuery query;
-    query.mutable_filter()->add_job_ids(id);
-    grpc::ClientContext context;
-    v1::JobList list;
-    EXPECT_TRUE(stub_->ListJobs(&context, query, &list).ok());
-    v1::Job job;
-    if (list.jobs_size() == 1) {
-      EXPECT_TRUE(job.ParseFromString(list.jobs(0)));
-    }
-    return job;
-  }
+  std::map<std::string, v1::NodeStatus> Nodes() { return cluster_->Nodes(); }
+  std::string NodeState(const std::string& node) { return cluster_->NodeState(node); }
+  v1::Job Job(uint64_t id) { return cluster_->Job(id); }
+  v1::Controller::Stub* stub() { return &cluster_->stub(); }
 
   uint64_t Submit(const std::string& script, uint32_t gpus = 0, const std::string& node = "",
                   uint64_t mem_mb = 0) {
@@ -179,7 +80,7 @@ class ClusterTest : public ::testing::Test {
     request.set_script(script);
     grpc::ClientContext context;
     v1::SubmitReply reply;
-    grpc::Status status = stub_->Submit(&context, request, &reply);
+    grpc::Status status = stub()->Submit(&context, request, &reply);
     EXPECT_TRUE(status.ok()) << status.error_message();
     return reply.job_id();
   }
@@ -216,12 +117,8 @@ class ClusterTest : public ::testing::Test {
     return pids;
   }
 
+  std::unique_ptr<testing::LocalCluster> cluster_;
   fs::path dir_;
-  std::error_code ec_;
-  Daemon ctld_;
-  std::map<std::string, std::unique_ptr<Daemon>> agents_;
-  std::string controller_;
-  std::unique_ptr<v1::Controller::Stub> stub_;
 };
 
 TEST_F(ClusterTest, AJobRunsWithSlurmsEnvironmentAndItsOutputFile) {
@@ -277,7 +174,7 @@ TEST_F(ClusterTest, CancelLeavesNoProcessBehind) {
   cancel.mutable_filter()->add_job_ids(id);
   grpc::ClientContext context;
   v1::ActionReply reply;
-  ASSERT_TRUE(stub_->Cancel(&context, cancel, &reply).ok());
+  ASSERT_TRUE(stub()->Cancel(&context, cancel, &reply).ok());
   WaitForState(id, "CANCELLED");
   EXPECT_TRUE(ProcessesOfJob(id).empty()) << "a process of the cancelled job survived";
 }
@@ -286,17 +183,19 @@ TEST_F(ClusterTest, AnAgentKilledAndRestartedReadoptsItsJob) {
   Boot();
   uint64_t id = Submit("#!/bin/sh\necho start\nsleep 3\necho end\n", 0, "n1");
   WaitForState(id, "RUNNING");
-  agents_["n1"]->Stop(SIGKILL);
+  cluster_->StopAgent("n1", SIGKILL);
   std::this_thread::sleep_for(500ms);
-  StartAgent("n1");
+  ASSERT_TRUE(cluster_->StartAgent("n1"));
   WaitForState(id, "COMPLETED");
   EXPECT_EQ(Output(id), "start\nend\n") << "ran once, to its end";
   EXPECT_EQ(Job(id).restart_count(), 0u);
 }
 
 TEST_F(ClusterTest, AFailingHealthCheckDrainsTheNodeAndAPassingOneResumesIt) {
-  fs::path flag = dir_ / "sick";
-  fs::path check = dir_ / "health.sh";
+  fs::path scratch = fs::temp_directory_path() / ("drover_health_" + std::to_string(getpid()));
+  fs::create_directories(scratch);
+  fs::path flag = scratch / "sick";
+  fs::path check = scratch / "health.sh";
   std::ofstream(check) << "#!/bin/sh\nif [ -e " << flag.string()
                        << " ]; then echo disk full; exit 1; fi\nexit 0\n";
   fs::permissions(check, fs::perms::owner_all);
@@ -306,13 +205,18 @@ TEST_F(ClusterTest, AFailingHealthCheckDrainsTheNodeAndAPassingOneResumesIt) {
   EXPECT_EQ(Nodes()["n1"].reason(), "disk full");
   fs::remove(flag);
   WaitFor([&] { return NodeState("n1") == "IDLE"; }, "n1 IDLE again");
+  fs::remove_all(scratch);
 }
 
 TEST_F(ClusterTest, AFailingPrologDrainsTheNodeAndRequeuesTheJob) {
-  fs::path prolog = dir_ / "prolog.sh";
+  fs::path prolog = fs::temp_directory_path() / ("drover_prolog_" + std::to_string(getpid()));
   std::ofstream(prolog) << "#!/bin/sh\necho no scratch space >&2\nexit 1\n";
   fs::permissions(prolog, fs::perms::owner_all);
   Boot("Prolog=" + prolog.string() + "\n");
+  struct Remove {
+    fs::path path;
+    ~Remove() { fs::remove(path); }
+  } remove{prolog};
   uint64_t id = Submit("#!/bin/sh\necho ran\n", 0, "n1");
   WaitFor([&] { return NodeState("n1") == "DRAINED"; }, "n1 DRAINED");
   EXPECT_NE(Nodes()["n1"].reason().find("Prolog error"), std::string::npos);

@@ -145,8 +145,23 @@ void ControllerLink::Heartbeat() {
 }
 
 void ControllerLink::ReportEnded() {
-  for (const EndedJob& ended : agent_.EndedJobs()) {
+  std::vector<EndedJob> ended_jobs = agent_.EndedJobs();
+  if (ended_jobs.empty()) return;
+  // Every report at once, so that they share the controller's commits; each is kept until its
+  // reply says the end is committed.
+  struct Call {
     v1::JobEndedRequest request;
+    v1::JobEndedReply reply;
+    grpc::ClientContext context;
+    grpc::Status status;
+  };
+  std::vector<std::unique_ptr<Call>> calls;
+  std::mutex mutex;
+  std::condition_variable all_back;
+  size_t back = 0;
+  for (const EndedJob& ended : ended_jobs) {
+    auto call = std::make_unique<Call>();
+    v1::JobEndedRequest& request = call->request;
     request.set_job_id(ended.job_id);
     request.set_node(agent_.node_name());
     request.set_exit_code(ended.status.exit_code);
@@ -157,13 +172,21 @@ void ControllerLink::ReportEnded() {
     request.set_launch_failed(ended.status.launch_failed);
     request.set_reason(ended.status.reason);
     request.set_restart_count(ended.restart_count);
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    v1::JobEndedReply reply;
-    // Kept until the controller has committed it: the reply comes after the commit.
-    if (!stub_->JobEnded(&context, request, &reply).ok()) return;
-    agent_.Reported(ended.job_id);
+    call->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    Call* raw = call.get();
+    calls.push_back(std::move(call));
+    stub_->async()->JobEnded(&raw->context, &raw->request, &raw->reply,
+                             [&, raw](grpc::Status status) {
+                               std::lock_guard lock(mutex);
+                               raw->status = std::move(status);
+                               ++back;
+                               all_back.notify_one();
+                             });
   }
+  std::unique_lock lock(mutex);
+  all_back.wait(lock, [&] { return back == calls.size(); });
+  for (const auto& call : calls)
+    if (call->status.ok()) agent_.Reported(call->request.job_id());
 }
 
 void ControllerLink::RunHealthCheck() {

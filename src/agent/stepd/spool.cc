@@ -105,22 +105,30 @@ Status WriteAll(int fd, std::string_view data) {
   return OkStatus();
 }
 
-// Temporary file, fsync, rename, fsync of the directory: a reader sees the old file or the
-// whole new one, and a crash after we return loses neither.
-Status WriteAtomically(const fs::path& path, std::string_view contents, mode_t mode) {
+// How much a file must survive. Everything a launch writes, and the pid files, matter only
+// while this boot lasts (a node that crashes has lost its jobs anyway), so they are renamed into
+// place without waiting for the disk; a job's status is the record of how it ended until the
+// controller has it, so it is synced.
+enum class Durability { kThisBoot, kCrash };
+
+// Temporary file, (fsync,) rename, (fsync of the directory): a reader sees the old file or the
+// whole new one; with kCrash, a crash after we return loses neither.
+Status WriteAtomically(const fs::path& path, std::string_view contents, mode_t mode,
+                       Durability durability = Durability::kThisBoot) {
+  bool sync = durability == Durability::kCrash;
   const fs::path temporary = path.string() + fmt::format(".tmp.{}", ::getpid());
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return MakeError(SystemError(temporary, "create it", errno));
   Status written = WriteAll(fd, contents);
   if (written && ::fchmod(fd, mode) != 0) written = MakeError(std::strerror(errno));
-  if (written && ::fsync(fd) != 0) written = MakeError(std::strerror(errno));
+  if (written && sync && ::fsync(fd) != 0) written = MakeError(std::strerror(errno));
   ::close(fd);
   if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
     std::string why = written ? std::strerror(errno) : written.error();
     ::unlink(temporary.c_str());
     return MakeError(fmt::format("{}: cannot write it: {}", path.string(), why));
   }
-  int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dir = sync ? ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   if (dir >= 0) {
     ::fsync(dir);
     ::close(dir);
@@ -288,6 +296,7 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
          return OkStatus();
        }},
       {"cgroup_root", TextField(&L::cgroup_root)},
+      {"cgroup_parent", TextField(&L::cgroup_parent)},
       {"cpus", ListField(&L::cpus)},
       {"memory_limit_mib", IntegerField(&L::memory_limit_mib)},
       {"gpu_minors", ListField(&L::gpu_minors)},
@@ -383,6 +392,7 @@ Status WriteLaunch(const fs::path& job_dir, const BatchLaunch& launch) {
   Line(out, "open_mode", launch.open_mode == OpenMode::kAppend ? "append" : "truncate");
   Line(out, "cgroup_mode", launch.cgroup_mode);
   Line(out, "cgroup_root", launch.cgroup_root);
+  if (!launch.cgroup_parent.empty()) Line(out, "cgroup_parent", launch.cgroup_parent);
   Line(out, "cpus", FormatIndexRanges(launch.cpus));
   Line(out, "memory_limit_mib", std::to_string(launch.memory_limit_mib));
   Line(out, "gpu_minors", FormatList(launch.gpu_minors));
@@ -469,7 +479,7 @@ Status WriteStatus(const fs::path& job_dir, const BatchStatus& status) {
   Line(out, "end_time", std::to_string(status.end_time));
   Line(out, "cgroup_mode", status.cgroup_mode);
   Line(out, "reason", status.reason);
-  return WriteAtomically(job_dir / "status", out, 0644);
+  return WriteAtomically(job_dir / "status", out, 0644, Durability::kCrash);
 }
 
 Result<BatchStatus> ReadStatus(const fs::path& job_dir) {

@@ -42,6 +42,8 @@ namespace drover::agent {
 //   cgroup_mode=auto|v1|v2|none     auto: whatever the host has; v1/v2: expect that, else
 //                                   fall back to none; none: track by session (default auto)
 //   cgroup_root=/sys/fs/cgroup      where the hierarchy is mounted
+//   cgroup_parent=NAME              the job's cgroup is <root>/drover/NAME/job_<id> (default:
+//                                   node_name; emulated agents sharing a host add their own)
 //   cpus=0-3,8                      OS CPU ids of the job's cores (CpusOfCores); empty: all
 //   memory_limit_mib=N              0: no limit (default)
 //   gpu_minors=0,1                  /dev/nvidiaN minors the job may open
@@ -71,6 +73,7 @@ struct BatchLaunch {
   OpenMode open_mode = OpenMode::kTruncate;
   std::string cgroup_mode = "auto";
   std::string cgroup_root = "/sys/fs/cgroup";
+  std::string cgroup_parent;  // empty: node_name
   std::vector<int> cpus;
   uint64_t memory_limit_mib = 0;
   std::vector<int> gpu_minors, gpu_minors_denied;
@@ -110,7 +113,8 @@ std::filesystem::path JobDirectory(const std::filesystem::path& spool, uint64_t 
 Result<std::filesystem::path> CreateJobDirectory(const std::filesystem::path& spool,
                                                  uint64_t job_id);
 
-// Agent side. Each writes its file atomically (temporary file, fsync, rename).
+// Agent side. Each writes its file atomically (temporary file, rename); only the status is also
+// fsynced (it is the record of how the job ended until the controller has it).
 Status WriteLaunch(const std::filesystem::path& job_dir, const BatchLaunch& launch);
 Status WriteEnvironment(const std::filesystem::path& job_dir,
                         const std::vector<std::string>& environment);

@@ -138,6 +138,10 @@ class Supervisor {
   void RemoveCgroup();
 
   const fs::path job_dir_;
+  const std::string& CgroupParent() const {
+    return launch_.cgroup_parent.empty() ? launch_.node_name : launch_.cgroup_parent;
+  }
+
   const BatchLaunch launch_;
   const std::vector<std::string> environment_;
   sigset_t signals_{};
@@ -269,12 +273,12 @@ void Supervisor::SetUpCgroup() {
     hierarchy_.reason = fmt::format("the launch file asks for cgroup {}, but {} has {}",
                                     launch_.cgroup_mode, launch_.cgroup_root, found);
   }
-  auto created = JobCgroup::Create(hierarchy_, launch_.node_name, launch_.job_id);
+  auto created = JobCgroup::Create(hierarchy_, CgroupParent(), launch_.job_id);
   if (created) {
     cgroup_ = std::move(*created);
   } else {
     Log("cannot create the job's cgroup: {}", created.error());
-    cgroup_ = JobCgroup::Untracked(hierarchy_, launch_.node_name, launch_.job_id, created.error());
+    cgroup_ = JobCgroup::Untracked(hierarchy_, CgroupParent(), launch_.job_id, created.error());
   }
   if (cgroup_->mode() == CgroupMode::kNone) {
     Log("cgroups off, the job is tracked by its session: {}", cgroup_->untracked_reason());
@@ -305,7 +309,7 @@ Status Supervisor::Join(pid_t pid) {
   Log("cannot put the batch shell into the job's cgroup, tracking it by session instead: {}",
       added.error());
   if (Status removed = cgroup_->Remove(); !removed) Log("{}", removed.error());
-  cgroup_ = JobCgroup::Untracked(hierarchy_, launch_.node_name, launch_.job_id, added.error());
+  cgroup_ = JobCgroup::Untracked(hierarchy_, CgroupParent(), launch_.job_id, added.error());
   return cgroup_->AddProcess(pid);
 }
 

@@ -2,6 +2,7 @@
 #include "ctld/daemon/agent_dispatch.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -10,7 +11,7 @@
 namespace drover::ctld {
 
 AgentDispatcher::AgentDispatcher(const ClusterConfig& cluster) : cluster_(cluster) {
-  thread_ = std::thread([this] { Run(); });
+  for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { Run(); });
 }
 
 AgentDispatcher::~AgentDispatcher() {
@@ -19,14 +20,14 @@ AgentDispatcher::~AgentDispatcher() {
     stop_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  for (std::thread& worker : workers_) worker.join();
 }
 
 void AgentDispatcher::Enqueue(
-    int node, std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send,
-    int attempts) {
+    int node, uint64_t job_id,
+    std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send, int attempts) {
   std::lock_guard lock(mutex_);
-  queue_.push_back(Call{node, std::move(send), attempts, std::chrono::steady_clock::now()});
+  queue_.push_back(Call{node, job_id, std::move(send), attempts, std::chrono::steady_clock::now()});
   wake_.notify_one();
 }
 
@@ -40,7 +41,7 @@ void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string scr
   // The batch script runs on the first node; the agent there starts the job.
   int node = launch.job->allocation.nodes.front().node;
   Enqueue(
-      node,
+      node, launch.job_id,
       [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
         v1::AgentReply reply;
         return stub.Launch(&context, *request, &reply);
@@ -50,11 +51,11 @@ void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string scr
 
 // One call per node, each with its own request message.
 template <typename Request, typename Rpc>
-void AgentDispatcher::EnqueueOnNodes(const std::vector<int>& nodes, const Request& request, Rpc rpc,
-                                     int attempts) {
+void AgentDispatcher::EnqueueOnNodes(const std::vector<int>& nodes, uint64_t job_id,
+                                     const Request& request, Rpc rpc, int attempts) {
   for (int node : nodes) {
     Enqueue(
-        node,
+        node, job_id,
         [request, rpc](v1::Agent::Stub& stub, grpc::ClientContext& context) {
           v1::AgentReply reply;
           return (stub.*rpc)(&context, request, &reply);
@@ -68,14 +69,14 @@ void AgentDispatcher::Signal(const SignalJob& signal) {
   request.set_job_id(signal.job_id);
   request.set_signal(signal.signal);
   request.set_batch_only(signal.batch_only);
-  EnqueueOnNodes(signal.nodes, request, &v1::Agent::Stub::Signal, 3);
+  EnqueueOnNodes(signal.nodes, signal.job_id, request, &v1::Agent::Stub::Signal, 3);
 }
 
 void AgentDispatcher::Terminate(const TerminateJob& terminate) {
   v1::TerminateRequest request;
   request.set_job_id(terminate.job_id);
   request.set_grace_seconds(terminate.grace_seconds);
-  EnqueueOnNodes(terminate.nodes, request, &v1::Agent::Stub::Terminate, 30);
+  EnqueueOnNodes(terminate.nodes, terminate.job_id, request, &v1::Agent::Stub::Terminate, 30);
 }
 
 void AgentDispatcher::SetAddress(int node, std::string address) {
@@ -84,7 +85,7 @@ void AgentDispatcher::SetAddress(int node, std::string address) {
   addresses_[node] = std::move(address);
 }
 
-v1::Agent::Stub& AgentDispatcher::StubFor(int node) {
+std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
   std::string address;
   {
     std::lock_guard lock(mutex_);
@@ -95,6 +96,7 @@ v1::Agent::Stub& AgentDispatcher::StubFor(int node) {
     int port = config.port ? config.port : cluster_.settings.agent_port;
     address = fmt::format("{}:{}", config.address, port);
   }
+  std::lock_guard lock(stubs_mutex_);
   auto& [target, stub] = stubs_[node];
   if (!stub || target != address) {
     target = address;
@@ -104,7 +106,7 @@ v1::Agent::Stub& AgentDispatcher::StubFor(int node) {
     stub = v1::Agent::NewStub(
         grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
   }
-  return *stub;
+  return stub;
 }
 
 void AgentDispatcher::Run() {
@@ -114,28 +116,39 @@ void AgentDispatcher::Run() {
       std::unique_lock lock(mutex_);
       // The first call that is due: a retry waiting out its delay holds up no other call, and
       // the thread sleeps until the earliest retry rather than spinning on it.
+      // Calls about one job on one node go one at a time, in order (a launch before its
+      // signal); other workers serve other jobs and nodes meanwhile.
       auto due = queue_.end();
       while (!stop_) {
         auto now = std::chrono::steady_clock::now();
-        due = std::find_if(queue_.begin(), queue_.end(),
-                           [now](const Call& c) { return c.not_before <= now; });
+        std::set<std::pair<int, uint64_t>> passed;  // with an earlier call waiting: keep order
+        due = std::find_if(queue_.begin(), queue_.end(), [&](const Call& c) {
+          std::pair<int, uint64_t> key{c.node, c.job_id};
+          bool ready = c.not_before <= now && !busy_.count(key) && !passed.count(key);
+          if (!ready) passed.insert(key);
+          return ready;
+        });
         if (due != queue_.end()) break;
         auto earliest = now + std::chrono::milliseconds(500);
-        for (const Call& c : queue_) earliest = std::min(earliest, c.not_before);
+        for (const Call& c : queue_)
+          if (!busy_.count({c.node, c.job_id})) earliest = std::min(earliest, c.not_before);
         wake_.wait_until(lock, earliest);
       }
       if (stop_) return;
       call = std::move(*due);
       queue_.erase(due);
+      busy_.insert({call.node, call.job_id});
     }
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    grpc::Status status = call.send(StubFor(call.node), context);
+    grpc::Status status = call.send(*StubFor(call.node), context);
+    std::lock_guard lock(mutex_);
+    busy_.erase({call.node, call.job_id});
     if (!status.ok() && --call.attempts_left > 0) {
       call.not_before = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-      std::lock_guard lock(mutex_);
-      queue_.push_back(std::move(call));
+      queue_.push_front(std::move(call));  // still before the node's later calls
     }
+    wake_.notify_all();
   }
 }
 

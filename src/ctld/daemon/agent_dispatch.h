@@ -7,9 +7,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -34,26 +36,33 @@ class AgentDispatcher : public EffectSink {
  private:
   struct Call {
     int node;
+    uint64_t job_id;  // calls about one job on one node go in order
     std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send;
     int attempts_left;
     std::chrono::steady_clock::time_point not_before;
   };
-  void Enqueue(int node, std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send,
+  void Enqueue(int node, uint64_t job_id,
+               std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send,
                int attempts);
   template <typename Request, typename Rpc>
-  void EnqueueOnNodes(const std::vector<int>& nodes, const Request& request, Rpc rpc, int attempts);
+  void EnqueueOnNodes(const std::vector<int>& nodes, uint64_t job_id, const Request& request,
+                      Rpc rpc, int attempts);
   void Run();
-  v1::Agent::Stub& StubFor(int node);
+  std::shared_ptr<v1::Agent::Stub> StubFor(int node);
 
   const ClusterConfig& cluster_;
-  // The dispatch thread's: per node, the address its stub talks to, and the stub.
-  std::map<int, std::pair<std::string, std::unique_ptr<v1::Agent::Stub>>> stubs_;
+  // Per node, the address its stub talks to, and the stub; guarded by stubs_mutex_.
+  // A worker keeps its own reference while it calls, so a stub replaced meanwhile lives on.
+  std::map<int, std::pair<std::string, std::shared_ptr<v1::Agent::Stub>>> stubs_;
+  std::mutex stubs_mutex_;
   std::map<int, std::string> addresses_;  // registered; guarded by mutex_
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Call> queue_;
+  std::set<std::pair<int, uint64_t>> busy_;  // (node, job) a worker is calling about now
   bool stop_ = false;
-  std::thread thread_;
+  static constexpr int kWorkers = 8;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace drover::ctld

@@ -237,7 +237,8 @@ grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobLis
     if (!ids.empty() && !ids.count(spec.job_id) && !ids.count(spec.array_job_id)) continue;
     if (!filter->user.empty() && spec.user != filter->user) continue;
     if (filter->state && job->state != *filter->state) continue;
-    if (!query->all_states() && IsFinal(job->state) && ids.empty()) continue;
+    // Finished jobs only when asked for: by ID, by their state, or all_states.
+    if (!query->all_states() && IsFinal(job->state) && ids.empty() && !filter->state) continue;
     if (const auto& bytes = job->wire.get()) {
       reply->add_jobs(*bytes);
     } else {  // a record the engine has not encoded (none yet; kept for safety)

@@ -1,0 +1,156 @@
+// launch: an idle emulated cluster (droverctld and four emulated droverd agents from this build,
+// loopback, temporary state). Measures the latency from submission to the job's first
+// instruction — the script's first line creates a file; its timestamp is the start — median
+// and p99 over sequential jobs; and the throughput of jobs of `true` from the first submission
+// to the last completion.
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/drover.grpc.pb.h"
+#include "testing/local_cluster.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using drover::testing::LocalCluster;
+
+constexpr const char* kConf =
+    "ClusterName=bench\nGresTypes=gpu\nSlurmdTimeout=60\nKillWait=5\nMinJobAge=3600\n"
+    "MaxJobCount=100000\nSchedulerParameters=sched_min_interval=0\n"
+    "NodeName=node[1-4] NodeAddr=127.0.0.1 CPUs=16 RealMemory=64000 Gres=gpu:8\n"
+    "PartitionName=gpu Nodes=ALL Default=YES MaxTime=1:00:00\n";
+
+drover::v1::SubmitRequest Request(const fs::path& dir, const std::string& script) {
+  drover::v1::SubmitRequest request;
+  request.mutable_caller()->set_uid(getuid());
+  request.mutable_caller()->set_gid(getgid());
+  drover::v1::JobSpec* spec = request.mutable_spec();
+  spec->set_name("bench");
+  spec->set_user("bench");
+  spec->set_account("bench");
+  spec->set_min_nodes(1);
+  spec->set_ntasks(1);
+  spec->set_cpus_per_task(1);
+  spec->set_mem_per_node_mb(100);
+  spec->set_array_task_id(UINT32_MAX);
+  spec->set_time_limit_seconds(600);
+  spec->set_work_dir(dir.string());
+  spec->set_stdout_path("/dev/null");
+  request.set_script(script);
+  return request;
+}
+
+double Seconds(const timespec& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+double Now() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return Seconds(t);
+}
+
+double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  size_t index = std::min(values.size() - 1, static_cast<size_t>(p * (values.size() - 1) + 0.5));
+  return values[index];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int latency_jobs = 200, throughput_jobs = 2000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string arg = argv[i];
+    if (arg == "--latency-jobs")
+      latency_jobs = std::atoi(argv[i + 1]);
+    else if (arg == "--jobs")
+      throughput_jobs = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "Usage: launch [--latency-jobs N] [--jobs N]\n");
+      return 2;
+    }
+  }
+  LocalCluster cluster({DROVERCTLD_PATH, DROVERD_PATH}, kConf,
+                       {"node1", "node2", "node3", "node4"});
+  if (!cluster.Boot()) {
+    std::fprintf(stderr, "launch: %s\n%s", cluster.error().c_str(), cluster.Logs().c_str());
+    return 1;
+  }
+  fs::path marks = cluster.dir() / "marks";
+  fs::create_directories(marks);
+
+  // Latency: one job at a time on the idle cluster.
+  std::vector<double> latency;
+  for (int i = 0; i < latency_jobs; ++i) {
+    fs::path mark = marks / std::to_string(i);
+    auto request = Request(cluster.dir(), "#!/bin/sh\n: > " + mark.string() + "\n");
+    grpc::ClientContext context;
+    drover::v1::SubmitReply reply;
+    double submitted = Now();
+    if (!cluster.stub().Submit(&context, request, &reply).ok()) {
+      std::fprintf(stderr, "launch: submission failed\n");
+      return 1;
+    }
+    struct stat info {};
+    if (!LocalCluster::WaitFor([&] { return stat(mark.c_str(), &info) == 0; }, 30s)) {
+      std::fprintf(stderr, "launch: job %llu did not start within 30 s\n%s",
+                   static_cast<unsigned long long>(reply.job_id()), cluster.Logs().c_str());
+      return 1;
+    }
+    latency.push_back(Seconds(info.st_mtim) - submitted);
+  }
+
+  // Throughput: every job submitted at once (in requests of 100), to the last completion.
+  auto started = std::chrono::steady_clock::now();
+  uint64_t first = 0;
+  for (int sent = 0; sent < throughput_jobs;) {
+    drover::v1::SubmitManyRequest many;
+    for (int k = 0; k < 100 && sent < throughput_jobs; ++k, ++sent)
+      *many.add_jobs() = Request(cluster.dir(), "#!/bin/sh\ntrue\n");
+    grpc::ClientContext context;
+    drover::v1::SubmitManyReply reply;
+    if (!cluster.stub().SubmitMany(&context, many, &reply).ok()) {
+      std::fprintf(stderr, "launch: submission failed\n");
+      return 1;
+    }
+    if (!first) first = reply.results(0).job_id();
+  }
+  int completed = 0;
+  bool done = LocalCluster::WaitFor(
+      [&] {
+        drover::v1::JobQuery query;
+        query.mutable_filter()->set_state("COMPLETED");
+        grpc::ClientContext context;
+        drover::v1::JobList list;
+        if (!cluster.stub().ListJobs(&context, query, &list).ok()) return false;
+        completed = list.jobs_size();
+        return completed >= throughput_jobs;
+      },
+      600s);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!done) {
+    std::fprintf(stderr, "launch: only %d of %d jobs completed within 600 s\n", completed,
+                 throughput_jobs);
+    return 1;
+  }
+  std::printf("launch latency (submission to first instruction, %d jobs one at a time): median "
+              "%.1f ms, p99 %.1f ms\n",
+              latency_jobs, Percentile(latency, 0.5) * 1000, Percentile(latency, 0.99) * 1000);
+  std::printf("throughput: %d jobs of `true` from first submission to last completion in %.2f s: "
+              "%.0f jobs/s\n",
+              throughput_jobs, seconds, throughput_jobs / seconds);
+  return 0;
+}
