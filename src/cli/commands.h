@@ -22,5 +22,10 @@ int RunUp(Arguments args);
 int RunDown(Arguments args);
 int RunStatus(Arguments args);
 int RunEnv(Arguments args);
+int RunSbatch(Arguments args);
+int RunSqueue(Arguments args);
+int RunSinfo(Arguments args);
+int RunSacct(Arguments args);
+int RunScancel(Arguments args);
 
 }  // namespace drover::cli

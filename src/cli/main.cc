@@ -21,6 +21,11 @@ constexpr std::array kCommands = {
     Command{"down", "stop the local cluster `drover up` started", RunDown},
     Command{"status", "show the local cluster's daemons and nodes", RunStatus},
     Command{"env", "print the shell lines that point the commands at the local cluster", RunEnv},
+    Command{"sbatch", "submit a batch script (as Slurm's sbatch)", RunSbatch},
+    Command{"squeue", "show the queue (as Slurm's squeue)", RunSqueue},
+    Command{"sinfo", "show partitions and nodes (as Slurm's sinfo)", RunSinfo},
+    Command{"sacct", "show the jobs' history (as Slurm's sacct)", RunSacct},
+    Command{"scancel", "cancel or signal jobs (as Slurm's scancel)", RunScancel},
 #endif
 };
 

@@ -1,0 +1,42 @@
+// What every command that talks to the controller shares: finding the cluster (DROVER_CONF,
+// then SLURM_CONF, as Slurm's commands find slurm.conf), connecting, and the caller's identity.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+#include <cstdint>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/cluster_config.h"
+#include "common/result.h"
+#include "proto/drover.grpc.pb.h"
+
+namespace drover::cli {
+
+struct Connection {
+  ClusterConfig cluster;
+  std::unique_ptr<v1::Controller::Stub> stub;
+};
+
+// Errors say which file was read and what to do.
+Result<Connection> Connect();
+
+struct Identity {
+  uint32_t uid = 0, gid = 0;
+  std::string user;
+};
+Identity Me();
+void SetCaller(v1::Caller* caller);  // the unauthenticated uid/gid until credentials land
+
+std::map<std::string, std::string> Environment();  // this process's environment
+std::string CurrentDirectory();
+
+// A deadline for one call: queries and commands are interactive.
+void SetDeadline(grpc::ClientContext& context, int seconds = 30);
+
+// Slurm's words for a controller that cannot be reached.
+std::string Unreachable(const grpc::Status& status);
+
+}  // namespace drover::cli

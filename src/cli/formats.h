@@ -1,0 +1,135 @@
+// What squeue, sinfo and sacct print, as Slurm 22.05 prints it, from the controller's records:
+// pure functions from drover.proto's messages and a few options to text. They never call the
+// controller, read a file or the clock (`now` comes in); times print in the local zone (TZ).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "common/result.h"
+#include "proto/drover.pb.h"
+
+namespace drover::cli {
+
+// Turns a uid into a user name (for sinfo's %u/%U); unset: "root" for 0, else the number.
+using UserNameLookup = std::function<std::string(uint32_t uid)>;
+
+// ---------- squeue ----------
+
+struct SqueueOptions {
+  std::string format;         // -o; empty: the default, -l's or --start's
+  bool no_header = false;     // -h
+  bool long_format = false;   // -l: long default format and the date line
+  bool start = false;         // --start: pending jobs by expected start
+  bool array_unfold = false;  // -r: one line per array task, pending ones too
+  std::string sort;           // -S; empty: "P,t,-p" ("S" with --start)
+  // -t: long or compact names ("PENDING", "r"), or "all"; empty: pending, running, suspended
+  // and completing (only pending with --start).
+  std::vector<std::string> states;
+  // What the job records do not carry. Priorities: job ID -> priority (%p, %Q and sorting);
+  // without one a held job counts as 0 and others rank by age (lower ID first).
+  std::map<uint64_t, int64_t> priorities;
+  // The partitions: the default one for pending jobs that named none, and DefaultTime/MaxTime
+  // for jobs without a time limit. Empty: those print "" and NOT_SET.
+  std::vector<v1::Partition> partitions;
+};
+
+std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
+                         int64_t now);
+
+// The lines squeue writes to stderr for a -o string ("Invalid job format specification: !"),
+// none when every field is known. FormatSqueue prints such a field literally, as squeue does.
+std::vector<std::string> SqueueFormatErrors(std::string_view format);
+
+// ---------- sinfo ----------
+
+struct SinfoOptions {
+  std::string format;          // -o; empty: the default for the flags below
+  bool no_header = false;      // -h
+  bool long_format = false;    // -l
+  bool node_oriented = false;  // -N
+  bool list_reasons = false;   // -R: down, drained and failed nodes with their reasons
+  bool summarize = false;      // -s
+  bool all = false;            // -a: hidden partitions too
+  bool exact = false;          // -e: group only nodes with the same CPUs, memory, ...
+  int64_t now = 0;             // the date line of -l
+  UserNameLookup user_name;    // %u, %U
+};
+
+// `cluster` supplies each node's hardware (CPUs, S:C:T, memory, GRES, features, weight); without
+// it those print "N/A". `jobs` (running ones matter; their allocations name nodes by index into
+// `cluster`) supply each node's allocated CPUs for %C; without them a MIXED node counts as all
+// idle, an ALLOCATED one as all allocated.
+std::string FormatSinfo(const std::vector<v1::Partition>& partitions,
+                        const std::vector<v1::NodeStatus>& nodes, const ClusterConfig* cluster,
+                        const SinfoOptions& options, std::span<const v1::Job> jobs = {});
+
+// sinfo's stderr lines for a -o string ("Invalid node format specification: !").
+std::vector<std::string> SinfoFormatErrors(std::string_view format);
+
+// ---------- sacct ----------
+
+struct SacctOptions {
+  std::string fields;        // -o: "JobID,JobName%30,State"; empty: the default (or -b's)
+  bool brief = false;        // -b
+  bool parsable = false;     // -p: a delimiter after every field
+  bool parsable2 = false;    // -P: a delimiter between fields
+  std::string delimiter;     // --delimiter; empty: "|"
+  bool no_header = false;    // -n
+  bool allocations = false;  // -X: no steps
+  bool duplicates = false;   // -D: earlier runs of requeued jobs too
+  int64_t now = 0;           // Elapsed of running jobs
+  std::string cluster_name;  // Cluster
+  // Node names of earlier runs, threads per core (CPUs from cores) and DefMemPerCPU.
+  const ClusterConfig* cluster = nullptr;
+};
+
+// Jobs print in the order given, each followed by its batch step (".batch") once it has
+// started. Fails like sacct on an unknown field: `Invalid field requested: "Foo"`.
+Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOptions& options);
+
+// ---------- shared by the three formatters (formats.cc) ----------
+namespace columns {
+
+// One %-field of a -o string: "%.18i" is {'i', 18, right}; `token` is the text after '%'.
+struct FieldSpec {
+  char letter = 0;
+  int width = 0;
+  bool right = false;
+  std::string suffix;  // text up to the next '%'
+  std::string token;
+};
+
+struct PercentFormat {
+  std::string prefix;  // text before the first '%'
+  std::vector<FieldSpec> fields;
+};
+
+// Slurm's -o grammar: '%' ['.'] [width] letter suffix; empty tokens ("%%") are skipped.
+PercentFormat ParsePercentFormat(std::string_view format);
+
+// Slurm's _print_str: `width` 0 prints as is; left-justified text is cut to the width;
+// right-justified text longer than the width is cut only when `cut`.
+std::string Pad(std::string_view text, int width, bool right, bool cut = true);
+
+std::string IsoTime(int64_t time);      // "2026-11-29T15:10:57" (local time)
+std::string DateLine(int64_t time);     // "Sun Nov 29 15:10:57 2026" (local time)
+std::string ElapsedText(int64_t secs);  // squeue/sinfo: "0:02", "1:00:00", "2-00:00:00"
+bool IsUnlimited(int64_t seconds);      // INT64_MAX or negative
+
+std::string ArrayRanges(std::vector<uint32_t> tasks);  // "0-2,5", as Slurm's bit_fmt
+std::string UserName(const UserNameLookup& lookup, uint32_t uid);
+
+// CPUs a job asked for: tasks (or nodes) times CPUs per task.
+uint32_t RequestedCpus(const v1::JobSpec& spec);
+// CPUs of an allocation: cores times the node's threads per core (1 without a cluster).
+uint32_t AllocatedCpus(const v1::NodeAllocation& node, const ClusterConfig* cluster);
+
+}  // namespace columns
+}  // namespace drover::cli

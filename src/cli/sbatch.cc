@@ -1,0 +1,109 @@
+// sbatch: submits a batch script (sbatch_options.cc parses it as Slurm's sbatch does).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/sbatch_options.h"
+#include "ctld/records.h"
+
+namespace drover::cli {
+namespace {
+
+Result<std::string> ReadScript(const std::string& path) {
+  std::stringstream text;
+  if (path.empty() || path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path);
+  if (!in) return MakeError(fmt::format("sbatch: error: Unable to open file {}", path));
+  text << in.rdbuf();
+  return text.str();
+}
+
+// --wait: until the job has ended; its exit code is sbatch's.
+int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
+  while (true) {
+    v1::JobQuery query;
+    query.mutable_filter()->add_job_ids(id);
+    v1::JobList list;
+    grpc::ClientContext context;
+    SetDeadline(context);
+    if (stub.ListJobs(&context, query, &list).ok() && list.jobs_size() == 1) {
+      v1::Job job;
+      job.ParseFromString(list.jobs(0));
+      if (auto state = ctld::ParseJobState(job.state()); state && ctld::IsFinal(*state)) {
+        if (job.state() == "COMPLETED") return 0;
+        return job.exit_code() ? job.exit_code() : 1;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace
+
+int RunSbatch(Arguments args) {
+  std::vector<std::string> argv(args.begin(), args.end());
+  Identity me = Me();
+  std::map<std::string, std::string> env = Environment();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  env.emplace("SLURM_SUBMIT_HOST", host);
+  auto request = ParseSbatch(argv, ReadScript, env, CurrentDirectory(), me.uid, me.gid, me.user);
+  if (!request) {
+    std::fprintf(stderr, "%s\n", request.error().c_str());
+    return 1;
+  }
+  if (!request->print_and_exit.empty() || request->exit_code != 0) {
+    std::fputs(request->print_and_exit.c_str(), stdout);
+    return request->exit_code;
+  }
+  if (!request->quiet) {
+    for (const std::string& notice : request->notices) std::fprintf(stderr, "%s\n", notice.c_str());
+    if (!request->script_args.empty())
+      std::fprintf(stderr,
+                   "sbatch: warning: the script's arguments are not passed to it yet in Drover; "
+                   "set them in the script or through --export\n");
+  }
+  if (request->test_only) {
+    std::fprintf(stderr,
+                 "sbatch: error: --test-only is not available yet in Drover; submit with --hold "
+                 "and look at `squeue --start`\n");
+    return 1;
+  }
+  auto connection = Connect();
+  if (!connection) {
+    std::fprintf(stderr, "sbatch: error: %s\n", connection.error().c_str());
+    return 1;
+  }
+  v1::SubmitRequest submit;
+  SetCaller(submit.mutable_caller());
+  ctld::ToProto(request->spec, submit.mutable_spec());
+  submit.set_array(request->array);
+  submit.set_script(request->script);
+  v1::SubmitReply reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = connection->stub->Submit(&context, submit, &reply);
+  if (!status.ok()) {
+    std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
+                 Unreachable(status).c_str());
+    return 1;
+  }
+  if (request->parsable)
+    std::printf("%llu\n", static_cast<unsigned long long>(reply.job_id()));
+  else if (!request->quiet)
+    std::printf("Submitted batch job %llu\n", static_cast<unsigned long long>(reply.job_id()));
+  std::fflush(stdout);
+  return request->wait ? WaitForEnd(*connection->stub, reply.job_id()) : 0;
+}
+
+}  // namespace drover::cli
