@@ -49,7 +49,7 @@ class LocalCluster {
   ~LocalCluster();
 
   // Starts the controller and every agent and waits until every node is IDLE; false (with the
-  // reason in error()) when that does not happen within 20 s.
+  // reason in error()) when that does not happen within 60 s.
   bool Boot();
   bool StartAgent(const std::string& node);
   void StopAgent(const std::string& node, int signal);
@@ -66,7 +66,7 @@ class LocalCluster {
   v1::Job Job(uint64_t id);
   // Polls `done` every 10 ms until it holds or `limit` passes.
   static bool WaitFor(const std::function<bool()>& done,
-                      std::chrono::milliseconds limit = std::chrono::seconds(20));
+                      std::chrono::milliseconds limit = std::chrono::seconds(60));
 
  private:
   ClusterPaths paths_;

@@ -48,7 +48,7 @@ class ClusterTest : public ::testing::Test {
   }
 
   void WaitFor(const std::function<bool()>& done, const std::string& what,
-               std::chrono::seconds limit = 20s) {
+               std::chrono::seconds limit = 60s) {
     ASSERT_TRUE(testing::LocalCluster::WaitFor(done, limit)) << "timed out waiting for " << what;
   }
 
@@ -85,7 +85,7 @@ class ClusterTest : public ::testing::Test {
     return reply.job_id();
   }
 
-  void WaitForState(uint64_t id, const std::string& state, std::chrono::seconds limit = 20s) {
+  void WaitForState(uint64_t id, const std::string& state, std::chrono::seconds limit = 60s) {
     WaitFor([&] { return Job(id).state() == state; },
             "job " + std::to_string(id) + " " + state + " (is " + Job(id).state() + ")", limit);
   }
