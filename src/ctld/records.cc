@@ -209,6 +209,8 @@ void ScalarsToProto(const Job& job, v1::Job* out) {
   out->set_time_limit_signalled_at(job.time_limit_signalled_at);
   out->set_suspend_time(job.suspend_time);
   out->set_suspended_seconds(job.suspended_seconds);
+  out->set_cpu_seconds(job.cpu_seconds);
+  out->set_max_rss_mib(job.max_rss_mib);
   out->set_user_signal_sent(job.user_signal_sent);
 }
 
@@ -227,6 +229,8 @@ void ScalarsFromProto(const v1::Job& job, Job* out) {
   out->time_limit_signalled_at = job.time_limit_signalled_at();
   out->suspend_time = job.suspend_time();
   out->suspended_seconds = job.suspended_seconds();
+  out->cpu_seconds = job.cpu_seconds();
+  out->max_rss_mib = job.max_rss_mib();
   out->user_signal_sent = job.user_signal_sent();
 }
 

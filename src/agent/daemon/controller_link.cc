@@ -113,6 +113,14 @@ bool ControllerLink::Register() {
   v1::RegisterRequest request;
   request.set_node(agent_.node_name());
   request.set_address(options_.address);
+  const HostInfo& host = agent_.host();
+  request.set_cpus(static_cast<uint32_t>(host.cpus));
+  request.set_sockets(static_cast<uint32_t>(host.sockets));
+  request.set_cores_per_socket(static_cast<uint32_t>(host.cores_per_socket));
+  request.set_threads_per_core(static_cast<uint32_t>(host.threads_per_core));
+  request.set_memory_mb(host.memory_mb);
+  request.set_gpus(static_cast<uint32_t>(agent_.gpus().gpus.size()));
+  request.set_gpu_source(GpuSourceName(agent_.gpus().source));
   for (uint64_t id : agent_.RunningJobs()) request.add_running_jobs(id);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
@@ -172,6 +180,8 @@ void ControllerLink::ReportEnded() {
     request.set_launch_failed(ended.status.launch_failed);
     request.set_reason(ended.status.reason);
     request.set_restart_count(ended.restart_count);
+    request.set_cpu_seconds(ended.status.cpu_seconds);
+    request.set_max_rss_mib(ended.status.max_rss_mib);
     call->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     Call* raw = call.get();
     calls.push_back(std::move(call));

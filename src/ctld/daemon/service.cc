@@ -613,6 +613,8 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
     agents_->SetAddress(cluster_.FindNode(request->node()), request->address());
   NodeRegistered event{request->node(), {}};
   event.running_jobs.assign(request->running_jobs().begin(), request->running_jobs().end());
+  if (request->cpus() || request->memory_mb() || !request->gpu_source().empty())
+    event.resources = NodeResources{request->cpus(), request->memory_mb(), request->gpus()};
   return Tell(context, std::move(event));
 }
 
@@ -638,7 +640,8 @@ ControllerService::Reactor* ControllerService::JobEnded(Context* context,
   drover::ctld::JobEnded event{
       request->job_id(),        request->node(),          request->exit_code(),
       request->signal(),        request->out_of_memory(), request->prolog_failed(),
-      request->epilog_failed(), request->restart_count(), request->reason()};
+      request->epilog_failed(), request->restart_count(), request->reason(),
+      request->cpu_seconds(),   request->max_rss_mib()};
   return Tell(context, std::move(event));
 }
 

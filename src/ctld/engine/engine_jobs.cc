@@ -253,6 +253,8 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
   }
   job.exit_code = event.exit_code;
   job.exit_signal = event.signal;
+  job.cpu_seconds = event.cpu_seconds;
+  job.max_rss_mib = event.max_rss_mib;
   JobState state = JobState::kFailed;
   if (job.cancel_requested_at) {
     state = JobState::kCancelled;

@@ -64,6 +64,26 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
     node.reason.clear();
   }
   node.not_responding = false;
+  // A node with less than slurm.conf says is drained, with Slurm's reason.
+  if (event.resources) {
+    const NodeConfig& config = cluster_.nodes[index];
+    const NodeResources& found = *event.resources;
+    std::string low;
+    if (found.cpus && static_cast<int>(found.cpus) < config.cpus)
+      low = "Low socket*core*thread count";
+    else if (found.memory_mb && found.memory_mb < config.real_memory_mb)
+      low = fmt::format("Low RealMemory (reported:{} < 100.00% of configured:{})", found.memory_mb,
+                        config.real_memory_mb);
+    else if (found.gpus < config.gpu_count())
+      low = fmt::format("gres/gpu count reported lower than configured ({} < {})", found.gpus,
+                        config.gpu_count());
+    if (!low.empty() && !node.drain) {
+      node.drain = true;
+      node.reason = low;
+      node.reason_time = clock_.Now();
+      node.reason_uid = 0;
+    }
+  }
   // Jobs the agent runs that this controller does not think run there are ended; jobs it runs
   // that are ours are re-adopted as they are.
   for (uint64_t id : event.running_jobs) {

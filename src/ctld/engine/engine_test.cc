@@ -278,6 +278,26 @@ TEST_F(EngineTest, FinishedJobsLeaveTheLiveQueueAfterMinJobAge) {
   EXPECT_EQ(State(Submit(after)), JobState::kRunning) << "the outcome outlives the record";
 }
 
+TEST_F(EngineTest, ANodeWithLessThanConfiguredIsDrainedWithSlurmsReason) {
+  Apply(NodeRegistered{"n1", {}, NodeResources{8, 8000, 2}});
+  EXPECT_FALSE(engine_.node(0).drain) << "as configured";
+  Apply(NodeRegistered{"n2", {}, NodeResources{8, 4000, 2}});
+  EXPECT_TRUE(engine_.node(1).drain);
+  EXPECT_EQ(engine_.node(1).reason, "Low RealMemory (reported:4000 < 100.00% of configured:8000)");
+  Apply(NodeRegistered{"n1", {}, NodeResources{8, 8000, 1}});
+  EXPECT_EQ(engine_.node(0).reason, "gres/gpu count reported lower than configured (1 < 2)");
+}
+
+TEST_F(EngineTest, TheRunsCpuTimeAndPeakMemoryAreKept) {
+  uint64_t job = Submit({});
+  JobEnded ended{job, "n1", 0, 0};
+  ended.cpu_seconds = 12.5;
+  ended.max_rss_mib = 300;
+  Apply(ended);
+  EXPECT_EQ(engine_.FindJob(job)->cpu_seconds, 12.5);
+  EXPECT_EQ(engine_.FindJob(job)->max_rss_mib, 300u);
+}
+
 TEST_F(EngineTest, ScriptsAndEnvironmentsLiveInTheStoreUntilTheLastTaskGoes) {
   JobSpec spec = Gpus(2);
   spec.environment = {"HOME=/home/alice", "PATH=/usr/bin"};

@@ -112,9 +112,17 @@ struct DeleteReservation {
 };
 
 // --- agent events ---
+// What an agent found on its node; 0 where it did not say.
+struct NodeResources {
+  uint32_t cpus = 0;
+  uint64_t memory_mb = 0;
+  uint32_t gpus = 0;
+};
+
 struct NodeRegistered {
   std::string node;
   std::vector<uint64_t> running_jobs;  // jobs the agent still runs (re-adoption)
+  std::optional<NodeResources> resources{};
 };
 
 struct Heartbeat {
@@ -133,6 +141,8 @@ struct JobEnded {
   bool epilog_failed = false;
   uint32_t restart_count = 0;  // the run that ended
   std::string reason{};
+  double cpu_seconds = 0;
+  uint64_t max_rss_mib = 0;
 };
 
 // Time passed: enforce limits, notice silent nodes, run a scheduling cycle when due.

@@ -77,8 +77,10 @@ struct Job {
   bool user_signal_sent = false;        // --signal delivered
   int64_t suspend_time = 0;             // when last suspended (or resumed)
   int64_t suspended_seconds = 0;        // time spent suspended (not counted against the limit)
-  std::vector<JobRun> history;          // earlier runs (requeued, preempted)
-  WireCache wire;                       // the record as the store and ListJobs encode it
+  double cpu_seconds = 0;               // the run's CPU time and peak memory, once it ended
+  uint64_t max_rss_mib = 0;
+  std::vector<JobRun> history;  // earlier runs (requeued, preempted)
+  WireCache wire;               // the record as the store and ListJobs encode it
 
   // "0:0", "1:0", "0:9": Slurm's exit code and signal.
   std::string ExitCodeText() const;
