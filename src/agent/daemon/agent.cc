@@ -138,9 +138,12 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec, cons
   context.cluster_name = cluster_.settings.cluster_name;
   context.restart_count = job.restart_count();
   context.submit_host = HostName();
-  for (const std::string& entry : spec.environment)
-    if (entry.starts_with("SLURM_SUBMIT_HOST=")) context.submit_host = entry.substr(18);
+  // sbatch records where it ran; the working directory differs after --chdir.
   context.submit_dir = spec.work_dir;
+  for (const std::string& entry : spec.environment) {
+    if (entry.starts_with("SLURM_SUBMIT_HOST=")) context.submit_host = entry.substr(18);
+    if (entry.starts_with("SLURM_SUBMIT_DIR=")) context.submit_dir = entry.substr(17);
+  }
   context.slurm_conf = options_.conf_path;
   context.user = AccountOf(spec);
   context.topology_address = TopologyAddress();
