@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -28,7 +29,8 @@ Result<std::string> ReadScript(const std::string& path) {
   return text.str();
 }
 
-// --wait: until the job has ended; its exit code is sbatch's.
+// --wait: until the job (every task of an array) has ended; the highest exit code is sbatch's,
+// 1 for a job that failed without one.
 int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
   while (true) {
     v1::JobQuery query;
@@ -36,13 +38,18 @@ int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
     v1::JobList list;
     grpc::ClientContext context;
     SetDeadline(context);
-    if (stub.ListJobs(&context, query, &list).ok() && list.jobs_size() == 1) {
-      v1::Job job;
-      job.ParseFromString(list.jobs(0));
-      if (auto state = ctld::ParseJobState(job.state()); state && ctld::IsFinal(*state)) {
-        if (job.state() == "COMPLETED") return 0;
-        return job.exit_code() ? job.exit_code() : 1;
+    if (stub.ListJobs(&context, query, &list).ok()) {
+      bool ended = true;
+      int code = 0;
+      for (const std::string& encoded : list.jobs()) {
+        v1::Job job;
+        job.ParseFromString(encoded);
+        auto state = ctld::ParseJobState(job.state());
+        if (!state || !ctld::IsFinal(*state)) ended = false;
+        if (job.state() != "COMPLETED")
+          code = std::max(code, job.exit_code() ? job.exit_code() : 1);
       }
+      if (ended) return code;  // also when the queue no longer holds it (MinJobAge passed)
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

@@ -57,14 +57,28 @@ LocalCluster::LocalCluster(ClusterPaths paths, std::string conf, std::vector<std
 LocalCluster::~LocalCluster() {
   for (auto& [name, agent] : agents_) agent->Stop(SIGKILL);
   ctld_.Stop(SIGKILL);
-  // Jobs' supervisors outlive their agents by design: stop what is left by PID.
+  // Jobs' supervisors outlive their agents by design: cancel what is left by PID (SIGTERM:
+  // the supervisor ends every process of its job), then make sure.
   std::error_code error;
+  std::vector<pid_t> supervisors;
   for (const auto& entry : fs::recursive_directory_iterator(dir_ / "spool", error))
     if (entry.path().filename() == "supervisor.pid") {
       std::ifstream in(entry.path());
       for (std::string line; std::getline(in, line);)
-        if (line.starts_with("pid=")) ::kill(std::stoi(line.substr(4)), SIGKILL);
+        if (line.starts_with("pid=")) supervisors.push_back(std::stoi(line.substr(4)));
     }
+  for (pid_t pid : supervisors) {
+    ::kill(pid, SIGCONT);
+    ::kill(pid, SIGTERM);
+  }
+  WaitFor(
+      [&] {
+        for (pid_t pid : supervisors)
+          if (::kill(pid, 0) == 0) return false;
+        return true;
+      },
+      std::chrono::seconds(5));
+  for (pid_t pid : supervisors) ::kill(pid, SIGKILL);
   if (std::getenv("DROVER_KEEP_CLUSTER"))  // for a person debugging: keep state and logs
     std::fprintf(stderr, "cluster state and logs kept in %s\n", dir_.c_str());
   else

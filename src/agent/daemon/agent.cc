@@ -266,9 +266,37 @@ Status Agent::Launch(const v1::LaunchRequest& request) {
   return OkStatus();
 }
 
+// Suspend and resume act on the job itself: its cgroup's freezer, or SIGSTOP/SIGCONT to its
+// session where there is no cgroup. (A SIGSTOP sent to the supervisor would stop the
+// supervisor, not the job.)
+Status Agent::Pause(uint64_t job_id, bool stop) {
+  fs::path dir = JobDir(job_id);
+  CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
+  // Only a cgroup the supervisor made (it may have fallen back to tracking the session).
+  fs::path base = hierarchy.mode == CgroupMode::kV1 && hierarchy.controllers.count("freezer")
+                      ? hierarchy.controllers.at("freezer")
+                      : hierarchy.root;
+  bool made = fs::exists(base / "drover" / CgroupParent() / fmt::format("job_{}", job_id));
+  if (made && hierarchy.mode != CgroupMode::kNone) {
+    if (auto cgroup = JobCgroup::Create(hierarchy, CgroupParent(), job_id); cgroup) {
+      Status changed = stop ? cgroup->Freeze() : cgroup->Thaw();
+      if (changed) return changed;
+    }
+  }
+  auto shell = ReadProcessFile(dir / "job.pid");  // the batch shell leads the job's session
+  if (!shell || !ProcessAlive(*shell)) return OkStatus();
+  if (::kill(-shell->pid, stop ? SIGSTOP : SIGCONT) != 0 &&
+      ::kill(shell->pid, stop ? SIGSTOP : SIGCONT) != 0)
+    return MakeError(fmt::format("cannot {} job {}: {}", stop ? "suspend" : "resume", job_id,
+                                 std::strerror(errno)));
+  return OkStatus();
+}
+
 Status Agent::Signal(uint64_t job_id, int signal, bool batch_only) {
   fs::path dir = JobDir(job_id);
   if (!fs::exists(dir) || ReadStatus(dir)) return OkStatus();  // not here, or already ended
+  if (!batch_only && (signal == SIGSTOP || signal == SIGCONT))
+    return Pause(job_id, signal == SIGSTOP);
   auto process = ReadProcessFile(dir / (batch_only ? "job.pid" : "supervisor.pid"));
   if (!process || !ProcessAlive(*process)) return OkStatus();
   if (::kill(process->pid, signal) != 0)
@@ -277,6 +305,8 @@ Status Agent::Signal(uint64_t job_id, int signal, bool batch_only) {
 }
 
 Status Agent::Terminate(uint64_t job_id) {
+  fs::path dir = JobDir(job_id);
+  if (fs::exists(dir) && !ReadStatus(dir)) (void)Pause(job_id, false);  // a suspended job too
   return Signal(job_id, SIGTERM, false);
 }
 
@@ -326,10 +356,12 @@ std::vector<EndedJob> Agent::EndedJobs() {
   return ended;
 }
 
-void Agent::Reported(uint64_t job_id) {
+void Agent::Reported(uint64_t job_id, uint32_t restart_count) {
   std::lock_guard lock(mutex_);
   fs::path dir = JobDir(job_id);
-  uint32_t run = ReadRun(dir).value_or(0);
+  // The directory may hold a newer run by now (requeued and launched here again): keep it.
+  if (launching_.count(job_id) || ReadRun(dir) != restart_count) return;
+  uint32_t run = restart_count;
   std::error_code error;
   fs::remove_all(DoneMarker(job_id, run), error);
   fs::rename(dir, DoneMarker(job_id, run), error);

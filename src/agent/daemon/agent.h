@@ -58,8 +58,8 @@ class Agent {
   // Jobs that ended; a job directory whose supervisor died without a status is cleaned up
   // here (what is left of the job is killed) and reported as failed.
   std::vector<EndedJob> EndedJobs();
-  // The controller has committed the end: the directory moves to <spool>/done.
-  void Reported(uint64_t job_id);
+  // The controller has committed this run's end: its directory moves to <spool>/done.
+  void Reported(uint64_t job_id, uint32_t restart_count);
 
   const std::string& node_name() const { return node_name_; }
   const HostInfo& host() const { return host_; }
@@ -72,6 +72,7 @@ class Agent {
                               const std::filesystem::path& dir, std::vector<std::string>& env);
   std::string TopologyAddress() const;
   std::string CgroupParent() const;
+  Status Pause(uint64_t job_id, bool stop);
   void PruneDone();
 
   const ClusterConfig& cluster_;

@@ -179,6 +179,46 @@ TEST_F(ClusterTest, CancelLeavesNoProcessBehind) {
   EXPECT_TRUE(ProcessesOfJob(id).empty()) << "a process of the cancelled job survived";
 }
 
+TEST_F(ClusterTest, SuspendStopsTheJobAndResumeContinuesIt) {
+  Boot();
+  fs::path counter = dir_ / "counter";
+  uint64_t id = Submit("#!/bin/sh\ni=0\nwhile true; do i=$((i+1)); echo $i > " + counter.string() +
+                       "; sleep 0.05; done\n");
+  auto count = [&] {
+    std::ifstream in(counter);
+    long value = 0;
+    in >> value;
+    return value;
+  };
+  WaitFor([&] { return count() > 2; }, "the job to count");
+  auto suspend = [&](bool resume) {
+    v1::SuspendRequest request;
+    request.mutable_caller()->set_uid(0);  // an operator's request
+    request.mutable_filter()->add_job_ids(id);
+    request.set_resume(resume);
+    grpc::ClientContext context;
+    v1::ActionReply reply;
+    grpc::Status status = stub()->Suspend(&context, request, &reply);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+  };
+  suspend(false);
+  WaitForState(id, "SUSPENDED");
+  std::this_thread::sleep_for(300ms);  // the stop reaches the job after the commit
+  long stopped = count();
+  std::this_thread::sleep_for(600ms);
+  EXPECT_EQ(count(), stopped) << "the job kept running while suspended";
+  suspend(true);
+  WaitForState(id, "RUNNING");
+  WaitFor([&] { return count() > stopped + 2; }, "the job to count again");
+  v1::CancelRequest cancel;
+  cancel.mutable_caller()->set_uid(getuid());
+  cancel.mutable_filter()->add_job_ids(id);
+  grpc::ClientContext context;
+  v1::ActionReply reply;
+  ASSERT_TRUE(stub()->Cancel(&context, cancel, &reply).ok());
+  WaitForState(id, "CANCELLED");
+}
+
 TEST_F(ClusterTest, AnAgentKilledAndRestartedReadoptsItsJob) {
   Boot();
   uint64_t id = Submit("#!/bin/sh\necho start\nsleep 3\necho end\n", 0, "n1");

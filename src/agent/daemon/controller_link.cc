@@ -37,7 +37,8 @@ bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
     if (null >= 0) dup2(null, 0);
     setsid();
     execl(program.c_str(), program.c_str(), static_cast<char*>(nullptr));
-    std::fprintf(stderr, "cannot run %s\n", program.c_str());
+    static const char kFailed[] = "cannot run the health check program\n";
+    (void)!write(2, kFailed, sizeof(kFailed) - 1);
     _exit(127);
   }
   close(pipe_fds[1]);
@@ -54,14 +55,17 @@ bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
     if (output.size() < 65536) output.append(buffer, static_cast<size_t>(n));
   }
   close(pipe_fds[0]);
+  // The output may end before the program does: wait for it within the same deadline.
   int status = 0;
-  if (waitpid(pid, &status, WNOHANG) == 0) {
+  while (waitpid(pid, &status, WNOHANG) == 0) {
     if (Clock::now() >= deadline) {
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       output += (output.empty() ? "" : "; ") + std::string("health check timed out");
+      waitpid(pid, &status, 0);
+      break;
     }
-    waitpid(pid, &status, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   output = std::string(Trim(output));
   if (output.size() > 200) output = output.substr(0, 200);
@@ -196,7 +200,7 @@ void ControllerLink::ReportEnded() {
   std::unique_lock lock(mutex);
   all_back.wait(lock, [&] { return back == calls.size(); });
   for (const auto& call : calls)
-    if (call->status.ok()) agent_.Reported(call->request.job_id());
+    if (call->status.ok()) agent_.Reported(call->request.job_id(), call->request.restart_count());
 }
 
 void ControllerLink::RunHealthCheck() {

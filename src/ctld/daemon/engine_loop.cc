@@ -165,7 +165,9 @@ void EngineLoop::Run() {
 void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
   std::vector<Event> events;
   events.reserve(requests.size() + 1);
-  for (Request& request : requests) events.push_back(request.event);
+  // The events move into the engine (a submission's script and environment are not copied);
+  // only the requests' tokens and callbacks are needed afterwards.
+  for (Request& request : requests) events.push_back(std::move(request.event));
   if (tick) events.push_back(Tick{});
   auto started = std::chrono::steady_clock::now();
   bool may_schedule = started - last_cycle_end_ >= last_cycle_length_;
