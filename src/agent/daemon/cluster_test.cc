@@ -97,22 +97,27 @@ class ClusterTest : public ::testing::Test {
     return text.str();
   }
 
-  // PIDs of processes whose environment holds SLURM_JOB_ID=<id>.
-  static std::set<int> ProcessesOfJob(uint64_t id) {
+  // PIDs of processes whose environment holds SLURM_JOB_ID=<id> and this cluster's submit
+  // directory (other tests' clusters, running at the same time, number their jobs from 1 too).
+  std::set<int> ProcessesOfJob(uint64_t id) const {
     std::set<int> pids;
     std::string needle = "SLURM_JOB_ID=" + std::to_string(id);
+    std::string ours = "SLURM_SUBMIT_DIR=" + dir_.string();
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator("/proc", ec)) {
       std::string name = entry.path().filename().string();
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;
       std::ifstream in(entry.path() / "environ");
       std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      bool job = false, cluster = false;
       for (size_t at = 0; at < env.size();) {
         size_t end = env.find('\0', at);
         if (end == std::string::npos) end = env.size();
-        if (env.compare(at, end - at, needle) == 0) pids.insert(std::stoi(name));
+        job = job || env.compare(at, end - at, needle) == 0;
+        cluster = cluster || env.compare(at, end - at, ours) == 0;
         at = end + 1;
       }
+      if (job && cluster) pids.insert(std::stoi(name));
     }
     return pids;
   }
