@@ -330,6 +330,8 @@ std::vector<EndedJob> Agent::EndedJobs() {
     if (!id || !entry.is_directory() || launching_.count(*id)) continue;
     const fs::path& dir = entry.path();
     auto status = ReadStatus(dir);
+    // A supervisor that wrote its status and exited between the two looks: read it again.
+    if (!status && !SupervisorAlive(dir)) status = ReadStatus(dir);
     if (!status && !SupervisorAlive(dir)) {
       // Started but its supervisor is gone without a word (killed), or a launch this agent
       // did not finish before it stopped: kill what is left and report it failed.
