@@ -27,16 +27,10 @@ Result<Connection> Connect() {
   }
   Connection connection{std::move(load.config), nullptr};
   const ClusterSettings& settings = connection.cluster.settings;
-  std::string host = "127.0.0.1";
-  if (!settings.controller_hosts.empty())
-    host = settings.controller_hosts.front().address.empty()
-               ? settings.controller_hosts.front().name
-               : settings.controller_hosts.front().address;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // a full queue is larger than gRPC's 4 MiB default
-  connection.stub = v1::Controller::NewStub(
-      grpc::CreateCustomChannel(fmt::format("{}:{}", host, settings.controller_port),
-                                grpc::InsecureChannelCredentials(), args));
+  connection.stub = v1::Controller::NewStub(grpc::CreateCustomChannel(
+      ControllerAddress(settings), grpc::InsecureChannelCredentials(), args));
   return connection;
 }
 

@@ -159,6 +159,15 @@ ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
   return load;
 }
 
+std::string ControllerAddress(const ClusterSettings& settings) {
+  std::string host = "127.0.0.1";
+  if (!settings.controller_hosts.empty()) {
+    const ControllerHost& first = settings.controller_hosts.front();
+    host = first.address.empty() ? first.name : first.address;
+  }
+  return fmt::format("{}:{}", host, settings.controller_port);
+}
+
 std::string ResolveConfPath(const std::string& explicit_path) {
   if (!explicit_path.empty()) return explicit_path;
   for (const char* variable : {"DROVER_CONF", "SLURM_CONF"}) {

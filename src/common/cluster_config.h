@@ -274,4 +274,8 @@ ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
 // /etc/slurm/slurm.conf.
 std::string ResolveConfPath(const std::string& explicit_path);
 
+// "host:port" of the (first) controller: SlurmctldHost's address or name, and SlurmctldPort;
+// 127.0.0.1 when no SlurmctldHost is set.
+std::string ControllerAddress(const ClusterSettings& settings);
+
 }  // namespace drover

@@ -85,6 +85,15 @@ class ClusterTest : public ::testing::Test {
     return reply.job_id();
   }
 
+  bool Cancel(uint64_t id) {
+    v1::CancelRequest cancel;
+    cancel.mutable_caller()->set_uid(getuid());
+    cancel.mutable_filter()->add_job_ids(id);
+    grpc::ClientContext context;
+    v1::ActionReply reply;
+    return stub()->Cancel(&context, cancel, &reply).ok();
+  }
+
   void WaitForState(uint64_t id, const std::string& state, std::chrono::seconds limit = 60s) {
     WaitFor([&] { return Job(id).state() == state; },
             "job " + std::to_string(id) + " " + state + " (is " + Job(id).state() + ")", limit);
@@ -174,12 +183,7 @@ TEST_F(ClusterTest, CancelLeavesNoProcessBehind) {
   uint64_t id = Submit("#!/bin/sh\nsleep 1000 &\nsleep 1000\n");
   WaitForState(id, "RUNNING");
   WaitFor([&] { return ProcessesOfJob(id).size() >= 2; }, "the job's processes");
-  v1::CancelRequest cancel;
-  cancel.mutable_caller()->set_uid(getuid());
-  cancel.mutable_filter()->add_job_ids(id);
-  grpc::ClientContext context;
-  v1::ActionReply reply;
-  ASSERT_TRUE(stub()->Cancel(&context, cancel, &reply).ok());
+  ASSERT_TRUE(Cancel(id));
   WaitForState(id, "CANCELLED");
   EXPECT_TRUE(ProcessesOfJob(id).empty()) << "a process of the cancelled job survived";
 }
@@ -215,12 +219,7 @@ TEST_F(ClusterTest, SuspendStopsTheJobAndResumeContinuesIt) {
   suspend(true);
   WaitForState(id, "RUNNING");
   WaitFor([&] { return count() > stopped + 2; }, "the job to count again");
-  v1::CancelRequest cancel;
-  cancel.mutable_caller()->set_uid(getuid());
-  cancel.mutable_filter()->add_job_ids(id);
-  grpc::ClientContext context;
-  v1::ActionReply reply;
-  ASSERT_TRUE(stub()->Cancel(&context, cancel, &reply).ok());
+  ASSERT_TRUE(Cancel(id));
   WaitForState(id, "CANCELLED");
 }
 

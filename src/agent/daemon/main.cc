@@ -199,15 +199,8 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
 
   agent::LinkOptions link_options;
-  std::string controller_host = cluster.settings.controller_hosts.empty()
-                                    ? "127.0.0.1"
-                                    : (cluster.settings.controller_hosts.front().address.empty()
-                                           ? cluster.settings.controller_hosts.front().name
-                                           : cluster.settings.controller_hosts.front().address);
   link_options.controller =
-      options.controller.empty()
-          ? fmt::format("{}:{}", controller_host, cluster.settings.controller_port)
-          : options.controller;
+      options.controller.empty() ? ControllerAddress(cluster.settings) : options.controller;
   int64_t timeout = cluster.settings.slurmd_timeout_seconds;
   link_options.heartbeat = std::chrono::milliseconds(
       std::clamp<int64_t>(timeout > 0 ? timeout * 1000 / 3 : 30000, 1000, 30000));

@@ -24,10 +24,14 @@ std::vector<NodeUsage> UsageByNode(const ClusterConfig& cluster, const Snapshot&
   return usage;
 }
 
+bool FullyAllocated(const ClusterConfig& cluster, const std::vector<NodeUsage>& usage,
+                    size_t node) {
+  return static_cast<int>(usage[node].cores.size()) >= cluster.nodes[node].cores();
+}
+
 std::string NodeState(const ClusterConfig& cluster, const Snapshot& snapshot,
                       const std::vector<NodeUsage>& usage, size_t node) {
-  bool full = static_cast<int>(usage[node].cores.size()) >= cluster.nodes[node].cores();
-  return NodeStateName(snapshot.nodes[node], full);
+  return NodeStateName(snapshot.nodes[node], FullyAllocated(cluster, usage, node));
 }
 
 int AllocatedCpus(const NodeConfig& node, const NodeUsage& usage) {

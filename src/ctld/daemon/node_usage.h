@@ -23,6 +23,8 @@ struct NodeUsage {
 // The engine frees a suspended job's allocation only when it ends (Engine::Release).
 bool HoldsAllocation(const Job& job);
 std::vector<NodeUsage> UsageByNode(const ClusterConfig& cluster, const Snapshot& snapshot);
+// Every core of the node is taken.
+bool FullyAllocated(const ClusterConfig& cluster, const std::vector<NodeUsage>& usage, size_t node);
 // Slurm's state name, ALLOCATED when every core is taken.
 std::string NodeState(const ClusterConfig& cluster, const Snapshot& snapshot,
                       const std::vector<NodeUsage>& usage, size_t node);

@@ -409,8 +409,8 @@ grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
   reply->set_time(snapshot->time);
   std::vector<NodeUsage> usage = UsageByNode(cluster_, *snapshot);
   for (size_t i = 0; i < snapshot->nodes.size() && i < cluster_.nodes.size(); ++i) {
-    bool full = static_cast<int>(usage[i].cores.size()) >= cluster_.nodes[i].cores();
-    ToProto(snapshot->nodes[i], cluster_.nodes[i].name, full, reply->add_nodes());
+    ToProto(snapshot->nodes[i], cluster_.nodes[i].name, FullyAllocated(cluster_, usage, i),
+            reply->add_nodes());
   }
   return grpc::Status::OK;
 }
