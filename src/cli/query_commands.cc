@@ -15,84 +15,11 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/formats.h"
+#include "cli/getopt.h"
 #include "common/text.h"
 
 namespace drover::cli {
 namespace {
-
-// A small GNU-getopt: long options with "=value" or a separate value, short ones with the
-// value attached or separate, bundled short flags, operands anywhere, "--" ends options.
-struct OptionSpec {
-  char short_name;  // 0: none
-  std::string_view long_name;
-  bool takes_value;
-};
-
-struct Parsed {
-  std::vector<std::pair<std::string, std::string>> options;  // long name, value
-  std::vector<std::string> operands;
-};
-
-std::optional<Parsed> ParseOptions(std::string_view command, Arguments args,
-                                   std::span<const OptionSpec> specs) {
-  Parsed parsed;
-  auto unknown = [&](const std::string& what) {
-    std::fprintf(stderr, "%.*s: %s\nTry \"%.*s --help\" for more information\n",
-                 static_cast<int>(command.size()), command.data(), what.c_str(),
-                 static_cast<int>(command.size()), command.data());
-    return std::nullopt;
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (arg == "--") {
-      for (++i; i < args.size(); ++i) parsed.operands.push_back(args[i]);
-      break;
-    }
-    if (arg.starts_with("--")) {
-      std::string name = arg.substr(2), value;
-      size_t eq = name.find('=');
-      bool has_value = eq != std::string::npos;
-      if (has_value) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      }
-      const OptionSpec* spec = nullptr;
-      for (const OptionSpec& s : specs)
-        if (s.long_name == name) spec = &s;
-      if (!spec) return unknown("unrecognized option '--" + name + "'");
-      if (spec->takes_value && !has_value) {
-        if (i + 1 >= args.size()) return unknown("option '--" + name + "' requires an argument");
-        value = args[++i];
-      }
-      parsed.options.emplace_back(name, value);
-      continue;
-    }
-    if (arg.size() > 1 && arg[0] == '-') {
-      for (size_t k = 1; k < arg.size(); ++k) {
-        const OptionSpec* spec = nullptr;
-        for (const OptionSpec& s : specs)
-          if (s.short_name == arg[k]) spec = &s;
-        if (!spec) return unknown(fmt::format("invalid option -- '{}'", arg[k]));
-        std::string value;
-        if (spec->takes_value) {
-          if (k + 1 < arg.size()) {
-            value = arg.substr(k + 1);
-          } else if (i + 1 < args.size()) {
-            value = args[++i];
-          } else {
-            return unknown(fmt::format("option requires an argument -- '{}'", arg[k]));
-          }
-          parsed.options.emplace_back(std::string(spec->long_name), value);
-          break;
-        }
-        parsed.options.emplace_back(std::string(spec->long_name), "");
-      }
-      continue;
-    }
-    parsed.operands.push_back(arg);
-  }
-  return parsed;
-}
 
 std::vector<std::string> CommaList(const std::string& text) {
   std::vector<std::string> items;
@@ -148,15 +75,25 @@ std::string UserName(uint32_t uid) {
 }  // namespace
 
 int RunSqueue(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {
-      {'h', "noheader", false}, {'l', "long", false},    {'o', "format", true},
-      {'j', "jobs", true},      {'u', "user", true},     {'t', "states", true},
-      {'p', "partition", true}, {'n', "name", true},     {'r', "array", false},
-      {'S', "sort", true},      {0, "start", false},     {0, "me", false},
-      {'a', "all", false},      {'v', "verbose", false}, {0, "help", false},
-      {0, "usage", false}};
-  auto parsed = ParseOptions("squeue", args, kSpecs);
-  if (!parsed) return 1;
+  static constexpr OptionSpec kSpecs[] = {{'h', "noheader", OptionSpec::kNone},
+                                          {'l', "long", OptionSpec::kNone},
+                                          {'o', "format", OptionSpec::kRequired},
+                                          {'j', "jobs", OptionSpec::kRequired},
+                                          {'u', "user", OptionSpec::kRequired},
+                                          {'t', "states", OptionSpec::kRequired},
+                                          {'p', "partition", OptionSpec::kRequired},
+                                          {'n', "name", OptionSpec::kRequired},
+                                          {'r', "array", OptionSpec::kNone},
+                                          {'S', "sort", OptionSpec::kRequired},
+                                          {0, "start", OptionSpec::kNone},
+                                          {0, "me", OptionSpec::kNone},
+                                          {'a', "all", OptionSpec::kNone},
+                                          {'v', "verbose", OptionSpec::kNone},
+                                          {0, "help", OptionSpec::kNone},
+                                          {0, "usage", OptionSpec::kNone}};
+  std::vector<std::string> words(args.begin(), args.end());
+  auto parsed = ParseOptions(words, kSpecs);
+  if (!parsed) return OptionError("squeue", parsed.error());
   SqueueOptions options;
   v1::JobQuery query;
   std::string user, partition, name;
@@ -222,13 +159,21 @@ int RunSqueue(Arguments args) {
 }
 
 int RunSinfo(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {
-      {'h', "noheader", false},     {'l', "long", false},      {'N', "Node", false},
-      {'R', "list-reasons", false}, {'s', "summarize", false}, {'a', "all", false},
-      {'e', "exact", false},        {'o', "format", true},     {'p', "partition", true},
-      {'v', "verbose", false},      {0, "help", false},        {0, "usage", false}};
-  auto parsed = ParseOptions("sinfo", args, kSpecs);
-  if (!parsed) return 1;
+  static constexpr OptionSpec kSpecs[] = {{'h', "noheader", OptionSpec::kNone},
+                                          {'l', "long", OptionSpec::kNone},
+                                          {'N', "Node", OptionSpec::kNone},
+                                          {'R', "list-reasons", OptionSpec::kNone},
+                                          {'s', "summarize", OptionSpec::kNone},
+                                          {'a', "all", OptionSpec::kNone},
+                                          {'e', "exact", OptionSpec::kNone},
+                                          {'o', "format", OptionSpec::kRequired},
+                                          {'p', "partition", OptionSpec::kRequired},
+                                          {'v', "verbose", OptionSpec::kNone},
+                                          {0, "help", OptionSpec::kNone},
+                                          {0, "usage", OptionSpec::kNone}};
+  std::vector<std::string> words(args.begin(), args.end());
+  auto parsed = ParseOptions(words, kSpecs);
+  if (!parsed) return OptionError("sinfo", parsed.error());
   SinfoOptions options;
   std::set<std::string> only;
   for (const auto& [option, value] : parsed->options) {
@@ -275,15 +220,26 @@ int RunSinfo(Arguments args) {
 }
 
 int RunSacct(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {
-      {'j', "jobs", true},        {'u', "user", true},      {'o', "format", true},
-      {'b', "brief", false},      {'p', "parsable", false}, {'P', "parsable2", false},
-      {0, "delimiter", true},     {'n', "noheader", false}, {'X', "allocations", false},
-      {'D', "duplicates", false}, {'S', "starttime", true}, {'E', "endtime", true},
-      {'a', "allusers", false},   {'s', "state", true},     {'v', "verbose", false},
-      {0, "help", false},         {0, "usage", false}};
-  auto parsed = ParseOptions("sacct", args, kSpecs);
-  if (!parsed) return 1;
+  static constexpr OptionSpec kSpecs[] = {{'j', "jobs", OptionSpec::kRequired},
+                                          {'u', "user", OptionSpec::kRequired},
+                                          {'o', "format", OptionSpec::kRequired},
+                                          {'b', "brief", OptionSpec::kNone},
+                                          {'p', "parsable", OptionSpec::kNone},
+                                          {'P', "parsable2", OptionSpec::kNone},
+                                          {0, "delimiter", OptionSpec::kRequired},
+                                          {'n', "noheader", OptionSpec::kNone},
+                                          {'X', "allocations", OptionSpec::kNone},
+                                          {'D', "duplicates", OptionSpec::kNone},
+                                          {'S', "starttime", OptionSpec::kRequired},
+                                          {'E', "endtime", OptionSpec::kRequired},
+                                          {'a', "allusers", OptionSpec::kNone},
+                                          {'s', "state", OptionSpec::kRequired},
+                                          {'v', "verbose", OptionSpec::kNone},
+                                          {0, "help", OptionSpec::kNone},
+                                          {0, "usage", OptionSpec::kNone}};
+  std::vector<std::string> words(args.begin(), args.end());
+  auto parsed = ParseOptions(words, kSpecs);
+  if (!parsed) return OptionError("sacct", parsed.error());
   SacctOptions options;
   v1::HistoryQuery query;
   bool all_users = false;
@@ -330,14 +286,22 @@ int RunSacct(Arguments args) {
 }
 
 int RunScancel(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {
-      {'u', "user", true},         {'n', "name", true},   {'p', "partition", true},
-      {'t', "state", true},        {'s', "signal", true}, {'b', "batch", false},
-      {'f', "full", false},        {'Q', "quiet", false}, {'v', "verbose", false},
-      {'i', "interactive", false}, {0, "me", false},      {0, "help", false},
-      {0, "usage", false}};
-  auto parsed = ParseOptions("scancel", args, kSpecs);
-  if (!parsed) return 1;
+  static constexpr OptionSpec kSpecs[] = {{'u', "user", OptionSpec::kRequired},
+                                          {'n', "name", OptionSpec::kRequired},
+                                          {'p', "partition", OptionSpec::kRequired},
+                                          {'t', "state", OptionSpec::kRequired},
+                                          {'s', "signal", OptionSpec::kRequired},
+                                          {'b', "batch", OptionSpec::kNone},
+                                          {'f', "full", OptionSpec::kNone},
+                                          {'Q', "quiet", OptionSpec::kNone},
+                                          {'v', "verbose", OptionSpec::kNone},
+                                          {'i', "interactive", OptionSpec::kNone},
+                                          {0, "me", OptionSpec::kNone},
+                                          {0, "help", OptionSpec::kNone},
+                                          {0, "usage", OptionSpec::kNone}};
+  std::vector<std::string> words(args.begin(), args.end());
+  auto parsed = ParseOptions(words, kSpecs);
+  if (!parsed) return OptionError("scancel", parsed.error());
   v1::CancelRequest request;
   SetCaller(request.mutable_caller());
   bool quiet = false;
