@@ -2,7 +2,9 @@
 // command's own name) and returns the process exit code; main.cc dispatches by name.
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace drover::cli {
@@ -27,5 +29,19 @@ int RunSqueue(Arguments args);
 int RunSinfo(Arguments args);
 int RunSacct(Arguments args);
 int RunScancel(Arguments args);
+int RunSprio(Arguments args);     // priority_commands.cc
+int RunSshare(Arguments args);    // priority_commands.cc
+int RunScontrol(Arguments args);  // scontrol.cc
+// --version of the Slurm-named commands: "slurm 22.05.8 (drover X.Y.Z)" (version.cc).
+std::string SlurmVersionLine();
+int PrintSlurmVersion();
+int RunSrun(Arguments args);    // srun.cc
+int RunSalloc(Arguments args);  // srun.cc
+
+struct ParsedOptions;
+// --help, --usage and --version (-V) of the query commands (query_commands.cc): prints `help`,
+// `usage` or the version when `parsed` holds one of them and returns the exit code (0).
+std::optional<int> HelpUsageVersion(const ParsedOptions& parsed, std::string_view help,
+                                    std::string_view usage);
 
 }  // namespace drover::cli

@@ -22,10 +22,18 @@ constexpr std::array kCommands = {
     Command{"status", "show the local cluster's daemons and nodes", RunStatus},
     Command{"env", "print the shell lines that point the commands at the local cluster", RunEnv},
     Command{"sbatch", "submit a batch script (as Slurm's sbatch)", RunSbatch},
+    Command{"srun", "run a parallel step, in an allocation or a new one (as Slurm's srun)",
+            RunSrun},
+    Command{"salloc", "obtain an allocation and run a command in it (as Slurm's salloc)",
+            RunSalloc},
     Command{"squeue", "show the queue (as Slurm's squeue)", RunSqueue},
     Command{"sinfo", "show partitions and nodes (as Slurm's sinfo)", RunSinfo},
     Command{"sacct", "show the jobs' history (as Slurm's sacct)", RunSacct},
     Command{"scancel", "cancel or signal jobs (as Slurm's scancel)", RunScancel},
+    Command{"sprio", "show pending jobs' priority factors (as Slurm's sprio)", RunSprio},
+    Command{"sshare", "show the fair-share tree (as Slurm's sshare)", RunSshare},
+    Command{"scontrol", "show and change jobs, nodes and reservations (as Slurm's scontrol)",
+            RunScontrol},
 #endif
 };
 

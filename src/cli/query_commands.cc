@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/formats.h"
 #include "cli/getopt.h"
+#include "cli/job_listing.h"
 #include "common/text.h"
 
 namespace drover::cli {
@@ -45,10 +46,22 @@ bool AddJobId(const std::string& text, v1::JobFilter* filter) {
   return true;
 }
 
+// -j's jobs and array tasks ("12", "12_3"): the controller's list may hold more than asked for
+// (it matches whole arrays), so squeue picks the tasks itself.
+bool Requested(const v1::JobFilter& filter, const v1::Job& job) {
+  if (filter.job_ids_size() == 0 && filter.array_tasks_size() == 0) return true;
+  const v1::JobSpec& spec = job.spec();
+  for (uint64_t id : filter.job_ids())
+    if (spec.job_id() == id || spec.array_job_id() == id) return true;
+  for (const v1::JobFilter::ArrayTask& task : filter.array_tasks())
+    if (spec.array_job_id() == task.array_job_id() && spec.array_task_id() == task.task_id())
+      return true;
+  return false;
+}
+
+// The commands here never print a job's environment: it is left out of the parse.
 std::vector<v1::Job> Parse(const v1::JobList& list) {
-  std::vector<v1::Job> jobs(list.jobs_size());
-  for (int i = 0; i < list.jobs_size(); ++i) jobs[i].ParseFromString(list.jobs(i));
-  return jobs;
+  return ParseJobsWithoutEnvironment(list);
 }
 
 std::vector<v1::Partition> Partitions(v1::Controller::Stub& stub) {
@@ -72,7 +85,148 @@ std::string UserName(uint32_t uid) {
   return std::to_string(uid);
 }
 
+// ---------- --help, --usage ----------
+
+constexpr const char* kSqueueUsage =
+    "Usage: squeue [-j jobs] [-n name] [-o format] [-p partitions] [--sort fields]\n"
+    "              [--start] [-t states] [-u user_name] [--me] [--usage] [-ahlrvV]\n";
+
+constexpr const char* kSqueueHelp =
+    "Usage: squeue [OPTIONS]\n"
+    "  -a, --all                       display jobs in hidden partitions\n"
+    "  -h, --noheader                  no headers on output\n"
+    "  -j, --jobs=job(s)               comma separated list of jobs IDs\n"
+    "                                  to view, default is all\n"
+    "  -l, --long                      long report\n"
+    "      --me                        equivalent to --user=<my username>\n"
+    "  -n, --name=job_name(s)          comma separated list of job names to view\n"
+    "  -o, --format=format             format specification\n"
+    "  -p, --partition=partition(s)    comma separated list of partitions\n"
+    "                                  to view, default is all partitions\n"
+    "  -r, --array                     display one job array element per line\n"
+    "  -S, --sort=fields               comma separated list of fields to sort on\n"
+    "      --start                     print expected start times of pending jobs\n"
+    "  -t, --states=states             comma separated list of states to view,\n"
+    "                                  default is pending and running,\n"
+    "                                  '--states=all' reports all states\n"
+    "  -u, --user=user_name(s)         comma separated list of users to view\n"
+    "  -v, --verbose                   verbosity level\n"
+    "  -V, --version                   output version information and exit\n"
+    "\n"
+    "Help options:\n"
+    "  --help                          show this help message\n"
+    "  --usage                         display a brief summary of squeue options\n";
+
+constexpr const char* kSinfoUsage = "Usage: sinfo [-aelNRsv] [-p partition] [-o format]\n";
+
+constexpr const char* kSinfoHelp =
+    "Usage: sinfo [OPTIONS]\n"
+    "  -a, --all                  show all partitions (including hidden and those\n"
+    "                             not accessible)\n"
+    "  -e, --exact                group nodes only on exact match of configuration\n"
+    "  -h, --noheader             no headers on output\n"
+    "  -l, --long                 long output - displays more information\n"
+    "  -N, --Node                 Node-centric format\n"
+    "  -o, --format=format        format specification\n"
+    "  -p, --partition=PARTITION  report on specific partition\n"
+    "  -R, --list-reasons         list reason nodes are down or drained\n"
+    "  -s, --summarize            report state summary only\n"
+    "  -v, --verbose              verbosity level\n"
+    "  -V, --version              output version information and exit\n"
+    "\n"
+    "Help options:\n"
+    "  --help                     show this help message\n"
+    "  --usage                    display brief usage message\n";
+
+constexpr const char* kSacctUsage =
+    "Usage: sacct [options]\n"
+    "\tUse --help for help\n";
+
+constexpr const char* kSacctHelp =
+    "sacct [<OPTION>]\n"
+    "    Valid <OPTION> values are:\n"
+    "     -a, --allusers:\n"
+    "\t           Display jobs for all users. By default, only the\n"
+    "\t           current user's jobs are displayed.  If ran by user root\n"
+    "\t           this is the default.\n"
+    "     -b, --brief:\n"
+    "\t           Equivalent to '--format=jobstep,state,error'.\n"
+    "     -D, --duplicates:\n"
+    "\t           Also show earlier runs of requeued jobs.\n"
+    "     --delimiter:\n"
+    "\t           ASCII characters used to separate the fields when\n"
+    "\t           specifying the  -p  or  -P options. The default delimiter\n"
+    "\t           is a '|'. This option is ignored if -p or -P options\n"
+    "\t           are not specified.\n"
+    "     -E, --endtime:\n"
+    "\t           Select jobs eligible before this time.\n"
+    "     -j, --jobs:\n"
+    "\t           Format is <job(.step)>. Display information about this\n"
+    "\t           job or comma-separated list of jobs. The default is all\n"
+    "\t           jobs.\n"
+    "     -n, --noheader:\n"
+    "\t           No header will be added to the beginning of output.\n"
+    "\t           The default is to print a header.\n"
+    "     -o, --format:\n"
+    "\t           Comma separated list of fields, each with an optional\n"
+    "\t           %width (JobName%30).\n"
+    "     -p, --parsable: output will be '|' delimited with a '|' at the end\n"
+    "     -P, --parsable2: output will be '|' delimited without a '|' at the end\n"
+    "     -s, --state:\n"
+    "\t           Select jobs based on their state: running (r),\n"
+    "\t           completed (cd), failed (f), timeout (to), ...\n"
+    "     -S, --starttime:\n"
+    "\t           Select jobs eligible after this time.\n"
+    "     -u, --user:\n"
+    "\t           Use this comma separated list of user names to select\n"
+    "\t           jobs to display.  By default, the running user's\n"
+    "\t           jobs are displayed.\n"
+    "     --usage:\n"
+    "\t           Display brief usage message.\n"
+    "     -v, --verbose:\n"
+    "\t           Report the state of various variables during processing.\n"
+    "     -V, --version: Print version.\n"
+    "     -X, --allocations:\n"
+    "\t           Only show statistics relevant to the job allocation\n"
+    "\t           itself, not taking steps into consideration.\n"
+    "\n";
+
+constexpr const char* kScancelUsage =
+    "Usage: scancel [-b] [-f] [-i] [--me] [-n job_name] [-p partition] [-Q]\n"
+    "               [-s signal | integer] [-t PENDING | RUNNING | SUSPENDED]\n"
+    "               [--usage] [-u user_name] [-V] [-v] [job_id[_array_id]]\n";
+
+constexpr const char* kScancelHelp =
+    "Usage: scancel [OPTIONS] [job_id[_array_id]]\n"
+    "  -b, --batch                     signal batch shell for specified job\n"
+    "  -f, --full                      signal batch shell and all steps for specified job\n"
+    "  -i, --interactive               require response from user for each job\n"
+    "      --me                        cancel jobs of the current user\n"
+    "  -n, --name=job_name             act only on jobs with this name\n"
+    "  -p, --partition=partition       act only on jobs in this partition\n"
+    "  -Q, --quiet                     disable warnings\n"
+    "  -s, --signal=name | integer     signal to send to job, default is SIGKILL\n"
+    "  -t, --state=states              act only on jobs in this state.  Valid job\n"
+    "                                  states are PENDING, RUNNING and SUSPENDED\n"
+    "  -u, --user=user_name            act only on jobs of this user\n"
+    "  -V, --version                   output version information and exit\n"
+    "  -v, --verbose                   verbosity level\n"
+    "\n"
+    "Help options:\n"
+    "  --help                          show this help message\n"
+    "  --usage                         display brief usage message\n";
+
 }  // namespace
+
+std::optional<int> HelpUsageVersion(const ParsedOptions& parsed, std::string_view help,
+                                    std::string_view usage) {
+  for (const auto& [option, value] : parsed.options) {
+    if (option == "help") return std::fwrite(help.data(), 1, help.size(), stdout), 0;
+    if (option == "usage") return std::fwrite(usage.data(), 1, usage.size(), stdout), 0;
+    if (option == "version") return PrintSlurmVersion();
+  }
+  return std::nullopt;
+}
 
 int RunSqueue(Arguments args) {
   static constexpr OptionSpec kSpecs[] = {{'h', "noheader", OptionSpec::kNone},
@@ -89,21 +243,17 @@ int RunSqueue(Arguments args) {
                                           {0, "me", OptionSpec::kNone},
                                           {'a', "all", OptionSpec::kNone},
                                           {'v', "verbose", OptionSpec::kNone},
+                                          {'V', "version", OptionSpec::kNone},
                                           {0, "help", OptionSpec::kNone},
                                           {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSpecs);
   if (!parsed) return OptionError("squeue", parsed.error());
+  if (auto code = HelpUsageVersion(*parsed, kSqueueHelp, kSqueueUsage)) return *code;
   SqueueOptions options;
   v1::JobQuery query;
   std::string user, partition, name;
   for (const auto& [option, value] : parsed->options) {
-    if (option == "help" || option == "usage") {
-      std::printf(
-          "Usage: squeue [-h] [-l] [-r] [--start] [-j jobs] [-u users] [--me] [-t states]\n"
-          "              [-p partitions] [-n names] [-o format] [-S fields]\n");
-      return 0;
-    }
     if (option == "noheader") options.no_header = true;
     if (option == "long") options.long_format = true;
     if (option == "format") options.format = value;
@@ -132,20 +282,21 @@ int RunSqueue(Arguments args) {
   SetDeadline(context);
   grpc::Status status = connection->stub->ListJobs(&context, query, &list);
   if (!status.ok()) return Fail("squeue", Unreachable(status));
-  std::vector<v1::Job> jobs;
   std::set<std::string> users, partitions, names;
   for (const std::string& item : CommaList(user)) users.insert(item);
   for (const std::string& item : CommaList(partition)) partitions.insert(item);
   for (const std::string& item : CommaList(name)) names.insert(item);
-  for (v1::Job& job : Parse(list)) {
-    if (!users.empty() && !users.count(job.spec().user())) continue;
-    if (!names.empty() && !names.count(job.spec().name())) continue;
-    std::string job_partition = job.partition_name().empty() && job.spec().partitions_size()
-                                    ? job.spec().partitions(0)
-                                    : job.partition_name();
-    if (!partitions.empty() && !partitions.count(job_partition)) continue;
-    jobs.push_back(std::move(job));
-  }
+  // Filtered in place: a queue of 20,000 jobs is not copied or moved twice.
+  std::vector<v1::Job> jobs = Parse(list);
+  std::erase_if(jobs, [&](const v1::Job& job) {
+    if (!Requested(query.filter(), job)) return true;
+    if (!users.empty() && !users.count(job.spec().user())) return true;
+    if (!names.empty() && !names.count(job.spec().name())) return true;
+    const std::string& job_partition = job.partition_name().empty() && job.spec().partitions_size()
+                                           ? job.spec().partitions(0)
+                                           : job.partition_name();
+    return !partitions.empty() && !partitions.count(job_partition);
+  });
   v1::PriorityList priorities;
   grpc::ClientContext priority_context;
   SetDeadline(priority_context);
@@ -169,18 +320,16 @@ int RunSinfo(Arguments args) {
                                           {'o', "format", OptionSpec::kRequired},
                                           {'p', "partition", OptionSpec::kRequired},
                                           {'v', "verbose", OptionSpec::kNone},
+                                          {'V', "version", OptionSpec::kNone},
                                           {0, "help", OptionSpec::kNone},
                                           {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSpecs);
   if (!parsed) return OptionError("sinfo", parsed.error());
+  if (auto code = HelpUsageVersion(*parsed, kSinfoHelp, kSinfoUsage)) return *code;
   SinfoOptions options;
   std::set<std::string> only;
   for (const auto& [option, value] : parsed->options) {
-    if (option == "help" || option == "usage") {
-      std::printf("Usage: sinfo [-h] [-l] [-N] [-R] [-s] [-a] [-e] [-p partitions] [-o format]\n");
-      return 0;
-    }
     if (option == "noheader") options.no_header = true;
     if (option == "long") options.long_format = true;
     if (option == "Node") options.node_oriented = true;
@@ -235,22 +384,18 @@ int RunSacct(Arguments args) {
                                           {'a', "allusers", OptionSpec::kNone},
                                           {'s', "state", OptionSpec::kRequired},
                                           {'v', "verbose", OptionSpec::kNone},
+                                          {'V', "version", OptionSpec::kNone},
                                           {0, "help", OptionSpec::kNone},
                                           {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSpecs);
   if (!parsed) return OptionError("sacct", parsed.error());
+  if (auto code = HelpUsageVersion(*parsed, kSacctHelp, kSacctUsage)) return *code;
   SacctOptions options;
   v1::HistoryQuery query;
   bool all_users = false;
   std::string user;
   for (const auto& [option, value] : parsed->options) {
-    if (option == "help" || option == "usage") {
-      std::printf(
-          "Usage: sacct [-j jobs] [-u users] [-a] [-o fields] [-b] [-p|-P] [-n] [-X] [-D]\n"
-          "             [-S time] [-E time] [-s states]\n");
-      return 0;
-    }
     if (option == "jobs")
       for (const std::string& id : CommaList(value))
         if (!AddJobId(id, query.mutable_filter())) return Fail("sacct", "Invalid job id: " + id);
@@ -297,21 +442,17 @@ int RunScancel(Arguments args) {
                                           {'v', "verbose", OptionSpec::kNone},
                                           {'i', "interactive", OptionSpec::kNone},
                                           {0, "me", OptionSpec::kNone},
+                                          {'V', "version", OptionSpec::kNone},
                                           {0, "help", OptionSpec::kNone},
                                           {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSpecs);
   if (!parsed) return OptionError("scancel", parsed.error());
+  if (auto code = HelpUsageVersion(*parsed, kScancelHelp, kScancelUsage)) return *code;
   v1::CancelRequest request;
   SetCaller(request.mutable_caller());
   bool quiet = false;
   for (const auto& [option, value] : parsed->options) {
-    if (option == "help" || option == "usage") {
-      std::printf(
-          "Usage: scancel [-s signal] [-b] [-u user] [--me] [-n name] [-p partition] [-t state]\n"
-          "               [job_id[_array_id]...]\n");
-      return 0;
-    }
     if (option == "user") request.mutable_filter()->set_user(value);
     if (option == "me") request.mutable_filter()->set_user(Me().user);
     if (option == "name") request.mutable_filter()->set_name(value);

@@ -141,6 +141,7 @@ struct Row {
   const v1::Job* job;
   Run run;
   bool batch = false;                  // the ".batch" step
+  const v1::Step* step = nullptr;      // an srun step ("N.0")
   std::vector<uint32_t> folded_tasks;  // pending array tasks shown as "123_[1-5]"
 };
 
@@ -233,6 +234,7 @@ std::string JobIdText(const Row& row) {
     id = fmt::format("{}_[{}]", spec.array_job_id(), columns::ArrayRanges(row.folded_tasks));
   else if (spec.array_job_id() && spec.array_task_id() != kNoTask)
     id = fmt::format("{}_{}", spec.array_job_id(), spec.array_task_id());
+  if (row.step) return fmt::format("{}.{}", id, row.step->step_id());
   return row.batch ? id + ".batch" : id;
 }
 
@@ -250,6 +252,7 @@ std::string PartitionText(const v1::Job& job, const Context& ctx) {
 std::string StateText(const Row& row) {
   const std::string& state = row.run.state;
   if (row.batch) return EndedByController(state) ? "CANCELLED" : state;
+  if (row.step) return state;
   if (state == "CANCELLED") return fmt::format("CANCELLED by {}", row.job->cancelled_by());
   return state;
 }
@@ -270,6 +273,7 @@ std::optional<int64_t> Reserved(const Row& row) {
 
 uint32_t Cpus(const Row& row) {
   if (row.batch) return row.run.first_node_cpus;
+  if (row.step) return row.step->cpus();
   if (row.run.started()) return row.run.cpus;
   return row.run.state == "PENDING" ? 0 : columns::RequestedCpus(row.job->spec());
 }
@@ -298,11 +302,17 @@ std::optional<std::string> StepValue(Id id, const Row& row) {
   const Run& run = row.run;
   // clang-format off
   switch (id) {
-    case Id::kAllocNodes: case Id::kNNodes: case Id::kNTasks: return "1";
-    case Id::kAllocTres: return TresText(run.first_node_cpus, 0, run.first_node_memory_mb, 1, false);
+    case Id::kAllocNodes: case Id::kNNodes:
+      return row.step ? std::to_string(row.step->nodes_size()) : "1";
+    case Id::kNTasks: return row.step ? std::to_string(row.step->ntasks()) : "1";
+    case Id::kAllocTres:
+      if (row.step) return TresText(row.step->cpus(), 0, 0, row.step->nodes_size(), false);
+      return TresText(run.first_node_cpus, 0, run.first_node_memory_mb, 1, false);
     case Id::kEligible: case Id::kSubmit: return columns::IsoTime(run.start);
-    case Id::kJobName: return "batch";
-    case Id::kNodeList: return run.nodes.empty() ? "" : run.nodes.front();
+    case Id::kJobName: return row.step ? row.step->name() : "batch";
+    case Id::kNodeList:
+      if (row.step) return row.step->node_list();
+      return run.nodes.empty() ? "" : run.nodes.front();
     case Id::kComment: case Id::kConstraints: case Id::kDerivedExitCode: case Id::kGid:
     case Id::kGroup: case Id::kPartition: case Id::kQos: case Id::kReason: case Id::kReqMem:
     case Id::kReqTres: case Id::kReservation: case Id::kReserved: case Id::kResvCpu:
@@ -316,7 +326,7 @@ std::optional<std::string> StepValue(Id id, const Row& row) {
 
 // nullopt prints blank. A batch step has values of its own (StepValue), else the job's.
 std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
-  if (row.batch) {
+  if (row.batch || row.step) {
     std::optional<std::string> step = StepValue(id, row);
     if (step) return step->empty() ? std::nullopt : step;
   }
@@ -344,12 +354,14 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kEligible: return columns::IsoTime(spec.begin_time() ? spec.begin_time() : spec.submit_time());
     case Id::kEnd: return run.end ? columns::IsoTime(run.end) : "Unknown";
     case Id::kExitCode:
-      if (!row.batch && EndedByController(run.state)) return "0:0";
+      if (!row.batch && !row.step && EndedByController(run.state)) return "0:0";
       return fmt::format("{}:{}", run.exit_code, run.exit_signal);
     case Id::kGid: return std::to_string(spec.gid());
     case Id::kGroup: return columns::UserName(nullptr, spec.gid());
     case Id::kJobId: return JobIdText(row);
-    case Id::kJobIdRaw: return std::to_string(spec.job_id()) + (row.batch ? ".batch" : "");
+    case Id::kJobIdRaw:
+      if (row.step) return fmt::format("{}.{}", spec.job_id(), row.step->step_id());
+      return std::to_string(spec.job_id()) + (row.batch ? ".batch" : "");
     case Id::kJobName: return or_blank(spec.name());
     case Id::kNNodes: return std::to_string(run.started() ? run.nodes.size() : RequestedNodes(spec));
     case Id::kNodeList: return run.started() ? CompressHostlist(run.nodes) : "None assigned";
@@ -458,11 +470,25 @@ std::vector<Row> BuildRows(const std::vector<v1::Job>& jobs, const Context& ctx)
     if (ctx.options.duplicates)
       for (const v1::JobRun& earlier : job.history()) runs.push_back(EarlierRun(job, earlier, ctx));
     runs.push_back(CurrentRun(job, ctx));
-    for (Run& run : runs) {
+    for (size_t r = 0; r < runs.size(); ++r) {
+      Run& run = runs[r];
       if (pending_task) pending_arrays[spec.array_job_id()] = rows.size();  // the last run's
-      bool step = run.started() && !run.nodes.empty() && !ctx.options.allocations;
-      rows.push_back({&job, run, false, {}});
-      if (step) rows.push_back({&job, std::move(run), true, {}});
+      bool steps = run.started() && !run.nodes.empty() && !ctx.options.allocations;
+      rows.push_back({&job, run, false, nullptr, {}});
+      // salloc's and srun's own jobs run no batch script: only their srun steps.
+      if (steps && !spec.interactive()) rows.push_back({&job, run, true, nullptr, {}});
+      if (!steps || r + 1 != runs.size()) continue;  // steps belong to the current run
+      for (const v1::Step& step : job.steps()) {
+        Run step_run{.start = step.start_time(),
+                     .end = step.end_time(),
+                     .state = step.state(),
+                     .exit_code = step.exit_code(),
+                     .exit_signal = step.exit_signal()};
+        if (auto names = ExpandHostlist(step.node_list()); names)
+          step_run.nodes = std::move(names).value();
+        step_run.cpus = step.cpus();
+        rows.push_back({&job, std::move(step_run), false, &step, {}});
+      }
     }
   }
   return rows;

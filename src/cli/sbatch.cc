@@ -11,6 +11,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/formats.h"
 #include "cli/sbatch_options.h"
 #include "ctld/records.h"
 
@@ -55,6 +56,22 @@ int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
   }
 }
 
+// --test-only: Slurm's slurm_job_will_run words, on stderr; a refusal as its slurm_perror
+// prints it.
+int PrintWillRun(const grpc::Status& status, const v1::SubmitReply& reply) {
+  if (!status.ok()) {
+    std::fprintf(stderr, "allocation failure: %s\n", Unreachable(status).c_str());
+    return 1;
+  }
+  const v1::WillRun& will_run = reply.will_run();
+  std::fprintf(stderr,
+               "sbatch: Job %llu to start at %s using %u processors on nodes %s in partition %s\n",
+               static_cast<unsigned long long>(reply.job_id()),
+               columns::IsoTime(will_run.start_time()).c_str(), will_run.processors(),
+               will_run.node_list().c_str(), will_run.partition().c_str());
+  return 0;
+}
+
 }  // namespace
 
 int RunSbatch(Arguments args) {
@@ -70,22 +87,12 @@ int RunSbatch(Arguments args) {
     return 1;
   }
   if (!request->print_and_exit.empty() || request->exit_code != 0) {
+    if (request->print_and_exit.starts_with("slurm ")) return PrintSlurmVersion();
     std::fputs(request->print_and_exit.c_str(), stdout);
     return request->exit_code;
   }
-  if (!request->quiet) {
+  if (!request->quiet)
     for (const std::string& notice : request->notices) std::fprintf(stderr, "%s\n", notice.c_str());
-    if (!request->script_args.empty())
-      std::fprintf(stderr,
-                   "sbatch: warning: the script's arguments are not passed to it yet in Drover; "
-                   "set them in the script or through --export\n");
-  }
-  if (request->test_only) {
-    std::fprintf(stderr,
-                 "sbatch: error: --test-only is not available yet in Drover; submit with --hold "
-                 "and look at `squeue --start`\n");
-    return 1;
-  }
   auto connection = Connect();
   if (!connection) {
     std::fprintf(stderr, "sbatch: error: %s\n", connection.error().c_str());
@@ -96,10 +103,12 @@ int RunSbatch(Arguments args) {
   ctld::ToProto(request->spec, submit.mutable_spec());
   submit.set_array(request->array);
   submit.set_script(request->script);
+  submit.set_test_only(request->test_only);
   v1::SubmitReply reply;
   grpc::ClientContext context;
   SetDeadline(context);
   grpc::Status status = connection->stub->Submit(&context, submit, &reply);
+  if (request->test_only) return PrintWillRun(status, reply);
   if (!status.ok()) {
     std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
                  Unreachable(status).c_str());

@@ -29,7 +29,7 @@ namespace {
 constexpr std::string_view kTryHelp = "Try \"sbatch --help\" for more information";
 // The Slurm release whose behaviour Drover follows; `sbatch --version` names it, as tools that
 // check Slurm's version parse "slurm X.Y.Z".
-constexpr std::string_view kSlurmVersion = "22.05.0";
+constexpr std::string_view kSlurmVersion = "22.05.8";
 
 Error Fail(std::string_view text) {
   return MakeError(fmt::format("sbatch: error: {}", text));
@@ -612,8 +612,8 @@ Status SetSwitches(const Use& use, Settings& s) {
 Status SetOpenMode(const Use& use, Settings& s) {
   char mode = use.text().empty() ? '\0' : static_cast<char>(std::tolower(use.text()[0]));
   if (mode != 'a' && mode != 't') return Fail("Invalid --open-mode specification");
-  s.open_mode = mode;
-  return NoEffect(use, s);
+  s.open_mode = mode;  // the agent opens the job's files to append or truncate
+  return OkStatus();
 }
 
 Status SetPartitions(const Use& use, Settings& s) {
@@ -1615,7 +1615,7 @@ constexpr std::string_view kHelp =
     "--gpu-bind, --gpu-freq, --gpus-per-socket, --gres-flags, --hint, --ignore-pbs,\n"
     "--kill-on-invalid-dep, -L/--licenses, --mail-type, --mail-user, --mcs-label, --mem-bind,\n"
     "--mincpus, --network, -k/--no-kill, --ntasks-per-core, --ntasks-per-gpu,\n"
-    "--ntasks-per-socket, --open-mode, -O/--overcommit, -s/--oversubscribe, --prefer,\n"
+    "--ntasks-per-socket, -O/--overcommit, -s/--oversubscribe, --prefer,\n"
     "--priority, --profile, --propagate, --reboot, --sockets-per-node, --spread-job, --stepmgr,\n"
     "--thread-spec, --threads-per-core, --tmp, --tres-bind, --tres-per-task, --use-min-nodes,\n"
     "-v/--verbose, --wait-all-nodes, --wckey; --uid and --gid (root only).\n"
@@ -1708,7 +1708,7 @@ Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadF
     if (!script) return std::move(script).take_error();
     if (Status ok = CheckScript(*script); !ok) return std::move(ok).take_error();
     request.script = std::move(*script);
-    if (!operands.empty()) request.script_args.assign(operands.begin() + 1, operands.end());
+    if (!operands.empty()) request.spec.script_args.assign(operands.begin() + 1, operands.end());
   }
   // Second pass: #SBATCH lines (a --wrap script's too, as in Slurm), then SBATCH_* variables,
   // then the command line.

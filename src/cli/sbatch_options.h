@@ -19,10 +19,9 @@
 namespace drover::cli {
 
 struct SbatchRequest {
-  JobSpec spec;        // every field the options give; the rest keep JobSpec's defaults
+  JobSpec spec;        // every field the options give (script_args too); the rest keep defaults
   std::string array;   // --array as given; the controller parses it
   std::string script;  // the script's text (a file, stdin, or the one --wrap writes)
-  std::vector<std::string> script_args;
   bool parsable = false, test_only = false, wait = false, quiet = false, hold = false;
   // Lines to print on stderr before submitting ("sbatch: warning: ..."), each said once: options
   // Drover accepts but does not act on, and what sbatch itself warns about.

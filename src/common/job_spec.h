@@ -53,7 +53,7 @@ struct JobSpec {
   DependencySpec dependency;
   HoldKind hold = HoldKind::kNone;
   int32_t nice = 0;
-  uint32_t switches = 0;  // --switches=N[@max-wait]; 0: none
+  uint32_t switches = 0;             // --switches=N[@max-wait]; 0: none
   int64_t switch_wait_seconds = -1;  // -1: the cluster's max_switch_wait
   uint32_t segment = 0;              // --segment=N (block topology)
   std::string reservation;
@@ -61,11 +61,13 @@ struct JobSpec {
   int64_t signal_seconds = 60;     // how long before the time limit
   bool signal_batch_only = false;  // the B: form: the batch shell only
   bool requeue = true;             // --requeue / --no-requeue, resolved against JobRequeue
+  bool interactive = false;        // salloc / srun without an allocation: no batch script runs
 
   // What the agent needs to run it; the scheduler never looks at these.
-  std::string work_dir;                           // --chdir, default the submit directory
+  std::string work_dir;                              // --chdir, default the submit directory
   std::string stdout_path, stderr_path, stdin_path;  // with %j %A %a %u %x %N %n %t %% unexpanded
-  std::vector<std::string> environment;           // NAME=value, as --export decided
+  std::vector<std::string> environment;              // NAME=value, as --export decided
+  std::vector<std::string> script_args;              // sbatch SCRIPT ARGS...: $1, $2, ...
   std::string comment;
   uint32_t array_max_running = 0;  // the %N of --array; 0: no limit
 };

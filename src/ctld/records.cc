@@ -212,6 +212,10 @@ void ScalarsToProto(const Job& job, v1::Job* out) {
   out->set_cpu_seconds(job.cpu_seconds);
   out->set_max_rss_mib(job.max_rss_mib);
   out->set_user_signal_sent(job.user_signal_sent);
+  out->set_next_step_id(job.next_step_id);
+  out->set_released(job.released);
+  out->set_release_exit_code(job.release_exit_code);
+  out->set_release_signal(job.release_signal);
 }
 
 void ScalarsFromProto(const v1::Job& job, Job* out) {
@@ -232,6 +236,10 @@ void ScalarsFromProto(const v1::Job& job, Job* out) {
   out->cpu_seconds = job.cpu_seconds();
   out->max_rss_mib = job.max_rss_mib();
   out->user_signal_sent = job.user_signal_sent();
+  out->next_step_id = job.next_step_id();
+  out->released = job.released();
+  out->release_exit_code = job.release_exit_code();
+  out->release_signal = job.release_signal();
 }
 
 // The job's place in the configuration: partition and allocated nodes.
@@ -290,11 +298,13 @@ void SpecScalarsToProto(const JobSpec& spec, v1::JobSpec* out) {
   out->set_signal_seconds(spec.signal_seconds);
   out->set_signal_batch_only(spec.signal_batch_only);
   out->set_requeue(spec.requeue);
+  out->set_interactive(spec.interactive);
   out->set_work_dir(spec.work_dir);
   out->set_stdout_path(spec.stdout_path);
   out->set_stderr_path(spec.stderr_path);
   out->set_stdin_path(spec.stdin_path);
   for (const std::string& variable : spec.environment) out->add_environment(variable);
+  for (const std::string& argument : spec.script_args) out->add_script_args(argument);
   out->set_comment(spec.comment);
 }
 
@@ -337,11 +347,13 @@ void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
   out->signal_seconds = spec.signal_seconds();
   out->signal_batch_only = spec.signal_batch_only();
   out->requeue = spec.requeue();
+  out->interactive = spec.interactive();
   out->work_dir = spec.work_dir();
   out->stdout_path = spec.stdout_path();
   out->stderr_path = spec.stderr_path();
   out->stdin_path = spec.stdin_path();
   out->environment.assign(spec.environment().begin(), spec.environment().end());
+  out->script_args.assign(spec.script_args().begin(), spec.script_args().end());
   out->comment = spec.comment();
 }
 
@@ -356,6 +368,20 @@ Status CheckShape(const v1::JobSpec& spec) {
 }
 
 }  // namespace
+
+void ToProto(const WillRun& will_run, const ClusterConfig& cluster, v1::WillRun* out) {
+  out->set_start_time(will_run.start_time);
+  out->set_node_list(NodeList(will_run.allocation, cluster));
+  out->set_partition(PartitionName(will_run.partition, cluster));
+  uint32_t processors = 0;
+  for (const sched::NodeAllocation& node : will_run.allocation.nodes) {
+    int threads = node.node >= 0 && static_cast<size_t>(node.node) < cluster.nodes.size()
+                      ? std::max(cluster.nodes[node.node].threads_per_core, 1)
+                      : 1;
+    processors += static_cast<uint32_t>(node.cores.size()) * static_cast<uint32_t>(threads);
+  }
+  out->set_processors(processors);
+}
 
 std::optional<JobState> ParseJobState(std::string_view name) {
   for (int i = 0; i <= static_cast<int>(kLastJobState); ++i) {
@@ -382,6 +408,9 @@ void ToProto(const JobSpec& spec, v1::JobSpec* out) {
 
 Result<JobSpec> FromProto(const v1::JobSpec& spec) {
   if (Status s = CheckShape(spec); !s) return std::move(s).take_error();
+  for (int i = 0; i < spec.script_args_size(); ++i)
+    if (spec.script_args(i).find('\0') != std::string::npos)
+      return MakeError(fmt::format("script argument {} contains a NUL character", i + 1));
   JobSpec out;
   SpecScalarsFromProto(spec, &out);
   out.partitions = ToVector<std::string>(spec.partitions());
@@ -409,6 +438,26 @@ void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out) {
     ToProto(node, out->add_allocation());
   }
   for (const JobRun& run : job.history) ToProto(run, out->add_history());
+  for (const Step& step : job.steps) {
+    v1::Step* s = out->add_steps();
+    s->set_step_id(step.step_id);
+    s->set_name(step.name);
+    s->set_start_time(step.start_time);
+    s->set_end_time(step.end_time);
+    s->set_state(std::string(JobStateName(step.state)));
+    s->set_exit_code(step.exit_code);
+    s->set_exit_signal(step.exit_signal);
+    s->set_ntasks(step.ntasks);
+    for (int node : step.nodes) s->add_nodes(node);
+    std::vector<std::string> names;
+    for (int node : step.nodes)
+      if (node >= 0 && static_cast<size_t>(node) < cluster.nodes.size())
+        names.push_back(cluster.nodes[node].name);
+    s->set_node_list(CompressHostlist(names));
+    s->set_cpus(step.cpus);
+    s->set_cpu_seconds(step.cpu_seconds);
+    s->set_max_rss_mib(step.max_rss_mib);
+  }
   out->set_partition_name(PartitionName(job.partition, cluster));
   out->set_node_list(NodeList(job.allocation, cluster));
 }
@@ -427,6 +476,31 @@ Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster) {
     Result<JobRun> r = FromProto(run, cluster, out.spec.job_id);
     if (!r) return std::move(r).take_error();
     out.history.push_back(std::move(r).value());
+  }
+  for (const v1::Step& s : job.steps()) {
+    Step step;
+    step.step_id = s.step_id();
+    step.name = s.name();
+    step.start_time = s.start_time();
+    step.end_time = s.end_time();
+    Result<JobState> step_state = StateFromProto(s.state(), out.spec.job_id);
+    if (!step_state) return std::move(step_state).take_error();
+    step.state = *step_state;
+    step.exit_code = s.exit_code();
+    step.exit_signal = s.exit_signal();
+    step.ntasks = s.ntasks();
+    for (int node : s.nodes()) {
+      if (node < 0 || static_cast<size_t>(node) >= cluster.nodes.size())
+        return MakeError(
+            fmt::format("job {}: step {} names node {}, which the configuration "
+                        "does not have",
+                        out.spec.job_id, s.step_id(), node));
+      step.nodes.push_back(node);
+    }
+    step.cpus = s.cpus();
+    step.cpu_seconds = s.cpu_seconds();
+    step.max_rss_mib = s.max_rss_mib();
+    out.steps.push_back(std::move(step));
   }
   return out;
 }

@@ -27,6 +27,9 @@ void ToProto(const Reservation& reservation, const ClusterConfig& cluster, v1::R
 // Errors when the reservation names a node the configuration no longer has.
 Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterConfig& cluster);
 
+// sbatch --test-only's answer; processors counts each allocated core's threads, as Slurm does.
+void ToProto(const WillRun& will_run, const ClusterConfig& cluster, v1::WillRun* out);
+
 // "PENDING" -> kPending; nullopt for anything else.
 std::optional<JobState> ParseJobState(std::string_view name);
 

@@ -65,6 +65,7 @@ JobSpec FullSpec() {
   spec.stderr_path = "slurm-%j.err";
   spec.stdin_path = "/dev/null";
   spec.environment = {"PATH=/usr/bin", "OMP_NUM_THREADS=8"};
+  spec.script_args = {"--lr", "0.1", "two words", ""};
   spec.comment = "sweep 3";
   return spec;
 }
@@ -101,6 +102,7 @@ TEST(Records, JobSpecRoundTrip) {
   EXPECT_EQ(s.work_dir, "/home/alice/proj");
   EXPECT_EQ(s.stdout_path, "slurm-%j.out");
   EXPECT_EQ(s.environment, FullSpec().environment);
+  EXPECT_EQ(s.script_args, FullSpec().script_args);
   EXPECT_EQ(s.comment, "sweep 3");
 }
 
@@ -119,6 +121,13 @@ TEST(Records, JobSpecShapeRefused) {
   proto.set_min_nodes(1);
   proto.set_ntasks(0);
   EXPECT_EQ(FromProto(proto).error(), "job 12: ntasks is 0 in the store");
+}
+
+TEST(Records, ScriptArgumentWithANulIsRefused) {
+  v1::JobSpec proto;
+  ToProto(FullSpec(), &proto);
+  proto.set_script_args(1, std::string("a\0b", 3));
+  EXPECT_EQ(FromProto(proto).error(), "script argument 2 contains a NUL character");
 }
 
 class JobRecordTest : public ::testing::Test {

@@ -24,6 +24,19 @@ grep -q "already running" "$state/again.txt" || fail "a second drover up did not
 [ "$(grep -c ' yes  *IDLE' "$state/status.txt")" = 4 ] || fail "status: $(cat "$state/status.txt")"
 "$drover" env --state "$state/cluster" | grep -q "^export PATH=" || fail "drover env printed no PATH"
 
+# sbatch: --test-only answers without queuing or using a job ID; a script gets its arguments.
+export DROVER_CONF="$state/cluster/slurm.conf"
+printf '#!/bin/bash\necho "$1 $2"\n' > "$state/args.sh"
+"$drover" sbatch --test-only "$state/args.sh" 2> "$state/test_only.txt" || fail "sbatch --test-only: $(cat "$state/test_only.txt")"
+grep -Eq '^sbatch: Job [0-9]+ to start at [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8} using [0-9]+ processors on nodes [^ ]+ in partition [^ ]+$' "$state/test_only.txt" ||
+  fail "sbatch --test-only said: $(cat "$state/test_only.txt")"
+would_be=$(sed -E 's/^sbatch: Job ([0-9]+) .*/\1/' "$state/test_only.txt")
+job=$("$drover" sbatch --parsable --wait -o "$state/args.out" "$state/args.sh" "hello there" second) || fail "the arguments job failed"
+[ "$job" = "$would_be" ] || fail "--test-only used a job ID: it said $would_be, the next job is $job"
+[ "$(cat "$state/args.out")" = "hello there second" ] || fail "the script's arguments: $(cat "$state/args.out")"
+"$drover" sbatch --wrap=true extra > /dev/null 2> "$state/wrap.txt" && fail "--wrap with arguments was accepted"
+grep -qx "sbatch: error: Script arguments not permitted with --wrap option" "$state/wrap.txt" || fail "--wrap with arguments: $(cat "$state/wrap.txt")"
+
 pids=$(for f in "$state"/cluster/pids/*; do sed -n 's/^pid=//p' "$f"; done)
 [ "$(echo "$pids" | wc -w)" = 5 ] || fail "expected 5 recorded PIDs, got: $pids"
 "$drover" down --state "$state/cluster" > /dev/null || fail "drover down failed"

@@ -170,6 +170,10 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec, cons
   launch.stdout_path = paths->stdout_path;
   launch.stderr_path = paths->stderr_path;
   launch.stdin_path = paths->stdin_path;
+  launch.arguments = spec.script_args;  // the script's $1, $2, ...
+  // --open-mode=append: sbatch passes it on as SLURM_OPEN_MODE ("a" or "t"), as Slurm's does.
+  for (const std::string& entry : spec.environment)
+    if (entry == "SLURM_OPEN_MODE=a") launch.open_mode = OpenMode::kAppend;
   launch.cgroup_mode = options_.cgroup_mode;
   launch.cgroup_root = options_.cgroup_root;
   launch.cgroup_parent = CgroupParent();
@@ -257,8 +261,16 @@ Status Agent::Launch(const v1::LaunchRequest& request) {
   std::vector<std::string> env;
   auto launch = Prepare(job, *spec, dir, env);
   if (!launch) return fail(launch.error());
-  if (Status s = WriteScript(dir, request.script(), launch->uid, launch->gid); !s)
-    return fail(s.error());
+  // The batch script runs on the job's first node. The other nodes, and every node of an
+  // interactive allocation (salloc, srun outside a job), run no script: a process holds the
+  // job's cgroup while srun's steps come and go, as Slurm's extern step does.
+  const bool holder =
+      spec->interactive || job.allocation_size() == 0 || job.allocation(0).node() != node_;
+  if (holder) launch->stdout_path = launch->stderr_path = "/dev/null";
+  if (holder) launch->stdin_path = "/dev/null";
+  const std::string& script =
+      holder ? std::string("#!/bin/sh\nexec sleep 100000000\n") : request.script();
+  if (Status s = WriteScript(dir, script, launch->uid, launch->gid); !s) return fail(s.error());
   if (Status s = WriteEnvironment(dir, env); !s) return fail(s.error());
   if (Status s = WriteLaunch(dir, *launch); !s) return fail(s.error());
   if (Status s = StartSupervisor(options_.stepd, dir); !s)
@@ -293,6 +305,7 @@ Status Agent::Pause(uint64_t job_id, bool stop) {
 }
 
 Status Agent::Signal(uint64_t job_id, int signal, bool batch_only) {
+  if (!batch_only) SignalSteps(job_id, signal);
   fs::path dir = JobDir(job_id);
   if (!fs::exists(dir) || ReadStatus(dir)) return OkStatus();  // not here, or already ended
   if (!batch_only && (signal == SIGSTOP || signal == SIGCONT))

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -54,6 +56,13 @@ class Agent {
   // SIGCONT+SIGTERM to every process, SIGKILL after KillWait (the supervisor does it).
   Status Terminate(uint64_t job_id);
 
+  // Runs an srun step's tasks that are on this node (agent_steps.cc): output goes out through
+  // `write`, srun's stdin and signals come in through `read`; returns once the tasks have
+  // ended and srun has closed its side (or gone, which kills the tasks).
+  using StepWrite = std::function<bool(const v1::StepOutput&)>;
+  using StepRead = std::function<bool(v1::StepInput*)>;
+  Status RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read);
+
   std::vector<uint64_t> RunningJobs();  // job directories without a status yet
   // Jobs that ended; a job directory whose supervisor died without a status is cleaned up
   // here (what is left of the job is killed) and reported as failed.
@@ -74,6 +83,7 @@ class Agent {
   std::string CgroupParent() const;
   Status Pause(uint64_t job_id, bool stop);
   void PruneDone();
+  void SignalSteps(uint64_t job_id, int signal);  // every srun task of the job here
 
   const ClusterConfig& cluster_;
   int node_;
@@ -84,6 +94,8 @@ class Agent {
   std::mutex mutex_;              // guards launching_ and the moves of job directories
   std::set<uint64_t> launching_;  // jobs whose launch is under way
   int reports_since_prune_ = 0;
+  std::mutex steps_mutex_;
+  std::multimap<uint64_t, pid_t> step_groups_;  // job -> process group of one of its srun tasks
 };
 
 }  // namespace drover::agent

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "agent/daemon/agent.h"
@@ -108,6 +109,22 @@ class AgentService final : public v1::Agent::Service {
                       v1::AgentReply*) override {
     Status sent = agent_.Signal(request->job_id(), request->signal(), request->batch_only());
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
+  }
+  grpc::Status RunStep(grpc::ServerContext*,
+                       grpc::ServerReaderWriter<v1::StepOutput, v1::StepInput>* stream) override {
+    v1::StepInput first;
+    if (!stream->Read(&first) || !first.has_launch())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "RunStep: the first message must describe the step (launch)");
+    std::mutex write_mutex;
+    auto write = [&](const v1::StepOutput& message) {
+      std::lock_guard lock(write_mutex);
+      return stream->Write(message);
+    };
+    auto read = [&](v1::StepInput* message) { return stream->Read(message); };
+    Status ran = agent_.RunStep(first.launch(), write, read);
+    return ran ? grpc::Status::OK
+               : grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, ran.error());
   }
   grpc::Status Terminate(grpc::ServerContext*, const v1::TerminateRequest* request,
                          v1::AgentReply*) override {

@@ -38,15 +38,16 @@ void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string scr
   for (std::string& entry : environment)
     request->mutable_job()->mutable_spec()->add_environment(std::move(entry));
   request->set_script(std::move(script));
-  // The batch script runs on the first node; the agent there starts the job.
-  int node = launch.job->allocation.nodes.front().node;
-  Enqueue(
-      node, launch.job_id,
-      [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
-        v1::AgentReply reply;
-        return stub.Launch(&context, *request, &reply);
-      },
-      30);
+  // Every node of the allocation: the batch script runs on the first; the others (and every
+  // node of an interactive job) hold the job's cgroup and GPUs for srun's steps.
+  for (const sched::NodeAllocation& part : launch.job->allocation.nodes)
+    Enqueue(
+        part.node, launch.job_id,
+        [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+          v1::AgentReply reply;
+          return stub.Launch(&context, *request, &reply);
+        },
+        30);
 }
 
 // One call per node, each with its own request message.
@@ -85,17 +86,19 @@ void AgentDispatcher::SetAddress(int node, std::string address) {
   addresses_[node] = std::move(address);
 }
 
-std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
-  std::string address;
+std::string AgentDispatcher::AddressOf(int node) {
   {
     std::lock_guard lock(mutex_);
-    if (auto it = addresses_.find(node); it != addresses_.end()) address = it->second;
+    if (auto it = addresses_.find(node); it != addresses_.end() && !it->second.empty())
+      return it->second;
   }
-  if (address.empty()) {
-    const NodeConfig& config = cluster_.nodes[node];
-    int port = config.port ? config.port : cluster_.settings.agent_port;
-    address = fmt::format("{}:{}", config.address, port);
-  }
+  const NodeConfig& config = cluster_.nodes[node];
+  int port = config.port ? config.port : cluster_.settings.agent_port;
+  return fmt::format("{}:{}", config.address, port);
+}
+
+std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
+  std::string address = AddressOf(node);
   std::lock_guard lock(stubs_mutex_);
   auto& [target, stub] = stubs_[node];
   if (!stub || target != address) {

@@ -32,6 +32,8 @@ class AgentDispatcher : public EffectSink {
   void Terminate(const TerminateJob& terminate) override;
   // The address (host:port) an agent registered with; replaces slurm.conf's NodeAddr/Port.
   void SetAddress(int node, std::string address);
+  // Where the node's agent is: its registered address, else slurm.conf's NodeAddr:Port.
+  std::string AddressOf(int node);
 
  private:
   struct Call {

@@ -108,6 +108,18 @@ ControllerService::Reactor* ControllerService::Submit(Context* context,
   auto spec = FromProto(request->spec());
   if (!spec) return Finished(context, Invalid(spec.error()));
   Reactor* reactor = context->DefaultReactor();
+  if (request->test_only()) {
+    auto will_run = std::make_shared<WillRun>();
+    loop_.Submit(WillRunJob{0, CallerOf(request->caller()), std::move(*spec), will_run},
+                 [this, reactor, reply, will_run](const Reply& result) {
+                   if (result.ok) {
+                     reply->set_job_id(will_run->next_job_id);
+                     ToProto(*will_run, cluster_, reply->mutable_will_run());
+                   }
+                   reactor->Finish(FromReply(result));
+                 });
+    return reactor;
+  }
   loop_.Submit(SubmitJob{0, CallerOf(request->caller()), std::move(*spec), request->array(),
                          request->script()},
                [reactor, reply](const Reply& result) {
@@ -231,14 +243,19 @@ grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobLis
   if (!filter) return Invalid(filter.error());
   reply->set_time(snapshot->time);
   std::set<uint64_t> ids(filter->job_ids.begin(), filter->job_ids.end());
+  std::set<std::pair<uint64_t, uint32_t>> tasks(filter->array_tasks.begin(),
+                                                filter->array_tasks.end());
+  const bool by_id = !ids.empty() || !tasks.empty();
   v1::Job record;
   for (const JobPtr& job : snapshot->jobs) {
     const JobSpec& spec = job->spec;
-    if (!ids.empty() && !ids.count(spec.job_id) && !ids.count(spec.array_job_id)) continue;
+    if (by_id && !ids.count(spec.job_id) && !ids.count(spec.array_job_id) &&
+        !tasks.count({spec.array_job_id, spec.array_task_id}))
+      continue;
     if (!filter->user.empty() && spec.user != filter->user) continue;
     if (filter->state && job->state != *filter->state) continue;
     // Finished jobs only when asked for: by ID, by their state, or all_states.
-    if (!query->all_states() && IsFinal(job->state) && ids.empty() && !filter->state) continue;
+    if (!query->all_states() && IsFinal(job->state) && !by_id && !filter->state) continue;
     if (const auto& bytes = job->wire.get()) {
       reply->add_jobs(*bytes);
     } else {  // a record the engine has not encoded (none yet; kept for safety)
@@ -320,6 +337,8 @@ grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
     auto it = jobs.find(factors.job_id);
     if (it == jobs.end() || it->second->state != JobState::kPending) continue;
     const JobSpec& spec = it->second->spec;
+    // As Slurm's sprio: held jobs (their priority is 0) are not listed.
+    if (spec.hold != HoldKind::kNone) continue;
     if (!filter->job_ids.empty() && std::find(filter->job_ids.begin(), filter->job_ids.end(),
                                               spec.job_id) == filter->job_ids.end())
       continue;
@@ -422,6 +441,68 @@ ControllerService::Reactor* ControllerService::Suspend(Context* context,
   if (!filter) return Finished(context, Invalid(filter.error()));
   return Act(context,
              SuspendJobs{0, CallerOf(request->caller()), std::move(*filter), request->resume()},
+             reply);
+}
+
+ControllerService::Reactor* ControllerService::CreateStep(Context* context,
+                                                          const v1::CreateStepRequest* request,
+                                                          v1::CreateStepReply* reply) {
+  if (request->job_id() == 0) return Finished(context, Invalid("CreateStep: no job ID given"));
+  if (request->ntasks() > 1'000'000 || request->nodes() > 100'000 ||
+      request->ntasks_per_node() > 100'000 || request->cpus_per_task() > 100'000)
+    return Finished(context, Invalid("CreateStep: a count out of range"));
+  drover::ctld::CreateStep event{0,
+                                 CallerOf(request->caller()),
+                                 request->job_id(),
+                                 request->name(),
+                                 request->nodes(),
+                                 request->ntasks(),
+                                 request->ntasks_per_node(),
+                                 request->cpus_per_task(),
+                                 {request->nodelist().begin(), request->nodelist().end()}};
+  Reactor* reactor = context->DefaultReactor();
+  loop_.Submit(std::move(event), [this, reactor, reply](const Reply& result) {
+    if (result.ok && result.job) {
+      reply->set_step_id(result.step_id);
+      ToProto(*result.job, cluster_, reply->mutable_job());
+      std::vector<std::string> names;
+      uint32_t next_task = 0;
+      for (size_t i = 0; i < result.step_nodes.size(); ++i) {
+        int node = result.step_nodes[i];
+        v1::StepNode* out = reply->add_nodes();
+        out->set_name(cluster_.nodes[node].name);
+        out->set_address(agents_ ? agents_->AddressOf(node) : "");
+        for (size_t k = 0; k < result.job->allocation.nodes.size(); ++k)
+          if (result.job->allocation.nodes[k].node == node)
+            out->set_node_index(static_cast<uint32_t>(k));
+        for (uint32_t t = 0; t < result.step_tasks[i]; ++t) out->add_tasks(next_task++);
+        names.push_back(cluster_.nodes[node].name);
+      }
+      reply->set_ntasks(next_task);
+      reply->set_node_list(CompressHostlist(names));
+    }
+    reactor->Finish(FromReply(result));
+  });
+  return reactor;
+}
+
+ControllerService::Reactor* ControllerService::StepEnded(Context* context,
+                                                         const v1::StepEndedRequest* request,
+                                                         v1::ActionReply* reply) {
+  return Act(
+      context,
+      drover::ctld::StepEnded{0, CallerOf(request->caller()), request->job_id(), request->step_id(),
+                              request->exit_code(), request->exit_signal(), request->cancelled(),
+                              request->cpu_seconds(), request->max_rss_mib()},
+      reply);
+}
+
+ControllerService::Reactor* ControllerService::Release(Context* context,
+                                                       const v1::ReleaseRequest* request,
+                                                       v1::ActionReply* reply) {
+  return Act(context,
+             ReleaseJob{0, CallerOf(request->caller()), request->job_id(), request->exit_code(),
+                        request->exit_signal()},
              reply);
 }
 

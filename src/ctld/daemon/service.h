@@ -58,6 +58,9 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* Ping(Context*, const v1::PingRequest*, v1::PingReply*) override;
   Reactor* History(Context*, const v1::HistoryQuery*, v1::JobList*) override;
   Reactor* Priorities(Context*, const v1::PriorityQuery*, v1::PriorityList*) override;
+  Reactor* CreateStep(Context*, const v1::CreateStepRequest*, v1::CreateStepReply*) override;
+  Reactor* StepEnded(Context*, const v1::StepEndedRequest*, v1::ActionReply*) override;
+  Reactor* Release(Context*, const v1::ReleaseRequest*, v1::ActionReply*) override;
   Reactor* Shares(Context*, const v1::ShareQuery*, v1::ShareList*) override;
   Reactor* Register(Context*, const v1::RegisterRequest*, v1::RegisterReply*) override;
   Reactor* Heartbeat(Context*, const v1::HeartbeatRequest*, v1::HeartbeatReply*) override;

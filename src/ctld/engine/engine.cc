@@ -175,6 +175,12 @@ void Engine::Finish(Job& job, JobState state) {
   job.state = state;
   ++finished_total_[state];
   job.end_time = clock_.Now();
+  // Steps srun has not reported ended with their job.
+  for (Step& step : job.steps)
+    if (step.end_time == 0) {
+      step.end_time = job.end_time;
+      step.state = state == JobState::kCompleted ? JobState::kCompleted : JobState::kCancelled;
+    }
   job.reason = sched::PendingReason::kNone;
 }
 

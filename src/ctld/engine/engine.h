@@ -117,6 +117,13 @@ class Engine : private sched::JobOutcomes {
   void On(const CreateReservation& event, EngineOutput& out);
   void On(const UpdateReservation& event, EngineOutput& out);
   void On(const DeleteReservation& event, EngineOutput& out);
+  // steps and interactive allocations (engine_steps.cc)
+  void On(const CreateStep& event, EngineOutput& out);
+  void On(const StepEnded& event, EngineOutput& out);
+  void On(const ReleaseJob& event, EngineOutput& out);
+  // The job the caller may act on, or nullptr after replying with Slurm's refusal.
+  const Job* OwnJob(uint64_t token, const Caller& caller, uint64_t job_id, EngineOutput& out) const;
+  void On(const WillRunJob& event, EngineOutput& out);  // engine_will_run.cc
   // Applies the fields to `reservation` (a copy); the refusal in Slurm's words, or "".
   std::string ApplyReservation(const ReservationFields& fields, Reservation& reservation) const;
   void ExpireReservations(EngineOutput& out);
@@ -151,6 +158,7 @@ class Engine : private sched::JobOutcomes {
   void PurgeOldJobs(EngineOutput& out);
   void MaybeSchedule(EngineOutput& out);
   void RunCycle(EngineOutput& out);
+  std::vector<sched::NodeState> NodeStates() const;  // as the scheduler sees the nodes
   int Association(const std::string& account, const std::string& user);
 
   // sched::JobOutcomes

@@ -106,6 +106,18 @@ void Engine::MaybeSchedule(EngineOutput& out) {
   if (due) RunCycle(out);
 }
 
+std::vector<sched::NodeState> Engine::NodeStates() const {
+  std::vector<sched::NodeState> states(nodes_.size(), sched::NodeState::kUp);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeStatus& node = nodes_[i];
+    if (node.down || !node.registered)
+      states[i] = sched::NodeState::kDown;
+    else if (node.drain)
+      states[i] = sched::NodeState::kDrain;
+  }
+  return states;
+}
+
 void Engine::RunCycle(EngineOutput& out) {
   int64_t now = clock_.Now();
   last_cycle_ = now;
@@ -117,14 +129,7 @@ void Engine::RunCycle(EngineOutput& out) {
   input.now = now;
   input.outcomes = this;
   input.associations = associations_;
-  input.node_states.resize(nodes_.size(), sched::NodeState::kUp);
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const NodeStatus& node = nodes_[i];
-    if (node.down || !node.registered)
-      input.node_states[i] = sched::NodeState::kDown;
-    else if (node.drain)
-      input.node_states[i] = sched::NodeState::kDrain;
-  }
+  input.node_states = NodeStates();
   for (const auto& [id, job] : jobs_) {
     if (job->state == JobState::kPending) input.pending.push_back(&job->spec);
     if (job->state != JobState::kRunning) continue;

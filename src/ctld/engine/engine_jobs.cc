@@ -170,6 +170,9 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   job.cancel_requested_at = job.time_limit_signalled_at = 0;
   job.suspend_time = job.suspended_seconds = 0;
   job.user_signal_sent = false;
+  job.steps.clear();  // the next run numbers its steps from 0 again
+  job.next_step_id = 0;
+  job.released = false;
   ++job.restart_count;
   schedule_requested_ = true;
 }
@@ -256,7 +259,11 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
   job.cpu_seconds = event.cpu_seconds;
   job.max_rss_mib = event.max_rss_mib;
   JobState state = JobState::kFailed;
-  if (job.cancel_requested_at) {
+  if (job.released) {
+    job.exit_code = job.release_exit_code;
+    job.exit_signal = job.release_signal;
+    state = job.exit_code == 0 && job.exit_signal == 0 ? JobState::kCompleted : JobState::kFailed;
+  } else if (job.cancel_requested_at) {
     state = JobState::kCancelled;
   } else if (job.time_limit_signalled_at) {
     state = JobState::kTimeout;

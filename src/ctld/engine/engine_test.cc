@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <memory>
+#include <utility>
 
 namespace drover::ctld {
 namespace {
@@ -92,6 +94,75 @@ TEST_F(EngineTest, SubmitLaunchCompleteWithSlurmExitCodes) {
   EXPECT_EQ(last_.changed_jobs, (std::vector<uint64_t>{ok, bad}));
   Apply(JobEnded{ok, "n1", 0, 0});  // a resent report changes nothing
   EXPECT_TRUE(last_.changed_jobs.empty());
+}
+
+TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
+  JobSpec spec;
+  spec.min_nodes = spec.max_nodes = 2;
+  spec.ntasks_per_node = 2;
+  spec.ntasks = 4;
+  uint64_t id = Submit(spec);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  auto step = [&](CreateStep event) {
+    event.token = ++token_;
+    event.caller = Caller{1000, 1000};
+    event.job_id = id;
+    Apply(event);
+    const Reply* reply = FindReply(last_, token_);
+    return reply ? *reply : Reply{};
+  };
+  Reply inherited = step({});  // srun with no options inherits -N2 --ntasks-per-node=2
+  ASSERT_TRUE(inherited.ok) << inherited.error;
+  EXPECT_EQ(inherited.step_id, 0u);
+  EXPECT_EQ(inherited.step_nodes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(inherited.step_tasks, (std::vector<uint32_t>{2, 2}));
+  CreateStep three;
+  three.ntasks = 3;
+  Reply uneven = step(three);
+  EXPECT_EQ(uneven.step_id, 1u);
+  EXPECT_EQ(uneven.step_tasks, (std::vector<uint32_t>{2, 1}));
+  CreateStep one;
+  one.ntasks = 1;
+  EXPECT_EQ(step(one).step_nodes.size(), 1u);
+  CreateStep too_many;
+  too_many.nodes = 3;
+  EXPECT_EQ(step(too_many).error, "Only allocated 2 nodes asked for 3");
+  CreateStep elsewhere;
+  elsewhere.nodelist = {"n9"};
+  EXPECT_FALSE(step(elsewhere).ok);
+
+  Apply(StepEnded{++token_, Caller{1000, 1000}, id, 0, 0, 0, false, 1.5, 10});
+  Apply(StepEnded{++token_, Caller{1000, 1000}, id, 1, 3, 0, false, 0, 0});
+  Apply(StepEnded{++token_, Caller{2000, 2000}, id, 2, 0, 0, false, 0, 0});
+  EXPECT_EQ(FindReply(last_, token_)->error, "Access/permission denied");
+  const Job* job = engine_.FindJob(id);
+  ASSERT_EQ(job->steps.size(), 3u);
+  EXPECT_EQ(job->steps[0].state, JobState::kCompleted);
+  EXPECT_EQ(job->steps[1].state, JobState::kFailed);
+  EXPECT_EQ(job->steps[1].exit_code, 3);
+  EXPECT_EQ(job->steps[2].end_time, 0);
+  Apply(JobEnded{id, "n1", 0, 0});
+  EXPECT_EQ(engine_.FindJob(id)->steps[2].state, JobState::kCompleted);
+  EXPECT_NE(engine_.FindJob(id)->steps[2].end_time, 0);
+  EXPECT_FALSE(step({}).ok);  // no steps in a finished job
+}
+
+TEST_F(EngineTest, AnInteractiveAllocationEndsWithItsCommandsStatus) {
+  JobSpec spec;
+  spec.interactive = true;
+  uint64_t id = Submit(spec);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  Apply(ReleaseJob{++token_, Caller{1000, 1000}, id, 2, 0});
+  EXPECT_TRUE(FindReply(last_, token_)->ok);
+  EXPECT_EQ(Effects<TerminateJob>().size(), 1u);
+  EXPECT_EQ(State(id), JobState::kRunning);  // until its node has stopped what ran there
+  Apply(JobEnded{id, "n1", 0, SIGTERM});
+  EXPECT_EQ(State(id), JobState::kFailed);
+  EXPECT_EQ(engine_.FindJob(id)->ExitCodeText(), "2:0");
+
+  uint64_t batch = Submit({});
+  Apply(ReleaseJob{++token_, Caller{1000, 1000}, batch, 0, 0});
+  EXPECT_FALSE(FindReply(last_, token_)->ok);
 }
 
 TEST_F(EngineTest, SignalledAndOutOfMemoryEnds) {
@@ -345,6 +416,50 @@ TEST_F(EngineTest, FairShareUsageAccruesInBillingSeconds) {
   for (const auto& association : engine_.associations())
     if (association.user == "alice") usage = association.usage;
   EXPECT_NEAR(usage, 4 * 100, 1);
+}
+
+// sbatch --test-only: the answer comes from the running jobs' limits; nothing is queued, stored
+// or numbered.
+TEST_F(EngineTest, WillRunAnswersWithoutQueuingOrNumbering) {
+  auto will_run = [&](JobSpec spec) {
+    spec.user = "alice";
+    spec.time_limit_seconds = 600;
+    auto result = std::make_shared<WillRun>();
+    EngineOutput out = Apply(WillRunJob{++token_, Caller{1000, 1000}, spec, result});
+    EXPECT_TRUE(out.changed_jobs.empty());
+    EXPECT_TRUE(out.new_scripts.empty());
+    const Reply* reply = FindReply(out, token_);
+    return std::pair(reply ? *reply : Reply{}, *result);
+  };
+  const int64_t now = clock_.Now();
+  auto [idle, at_once] = will_run(Gpus(2));
+  ASSERT_TRUE(idle.ok) << idle.error;
+  EXPECT_EQ(at_once.start_time, now);
+  EXPECT_EQ(at_once.partition, 0);
+  EXPECT_EQ(at_once.allocation.nodes.size(), 1u);
+  EXPECT_EQ(at_once.next_job_id, 1u);
+  EXPECT_EQ(engine_.FindJob(1), nullptr);
+
+  JobSpec longer = Gpus(2), shorter = Gpus(2);
+  longer.time_limit_seconds = 3600;
+  shorter.time_limit_seconds = 1800;
+  EXPECT_EQ(Submit(longer), 1u);  // the test-only job took no ID
+  uint64_t second = Submit(shorter);
+  auto [busy, later] = will_run(Gpus(2));
+  ASSERT_TRUE(busy.ok) << busy.error;
+  EXPECT_EQ(later.start_time, now + 1800);
+  EXPECT_EQ(later.allocation.nodes, engine_.FindJob(second)->allocation.nodes);
+  EXPECT_EQ(later.next_job_id, 3u);
+
+  JobSpec begin = Gpus(1);
+  begin.begin_time = now + 7200;
+  EXPECT_EQ(will_run(begin).second.start_time, now + 7200);
+
+  EXPECT_EQ(will_run(Gpus(3)).first.error.rfind(
+                "Requested node configuration is not available (partition p has 0 nodes", 0),
+            0u);
+  Apply(UpdateNode{++token_, Caller{0, 0, true}, "n[1-2]", UpdateNode::Action::kDown, "gone"});
+  EXPECT_EQ(will_run(Gpus(1)).first.error, "Requested node configuration is not available");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -29,6 +30,22 @@ struct SubmitJob {
   JobSpec spec;
   std::string array;   // --array expression; empty for a plain job
   std::string script;  // the batch script (stored, not kept in memory after launch)
+};
+
+// sbatch --test-only: when and where the job would start if it were submitted now. Nothing
+// changes and no job ID is used; the engine fills `result` before it replies.
+struct WillRun {
+  int64_t start_time = 0;
+  int partition = -1;
+  sched::Allocation allocation;
+  uint64_t next_job_id = 0;  // the ID a submission would get now
+};
+
+struct WillRunJob {
+  uint64_t token = 0;
+  Caller caller;
+  JobSpec spec;
+  std::shared_ptr<WillRun> result;
 };
 
 // Which jobs a cancel, signal, hold, release or requeue acts on.
@@ -111,6 +128,38 @@ struct DeleteReservation {
   std::string name;
 };
 
+// srun: a step in a running job. Inside the allocation srun inherits the job's shape: 0 nodes
+// means all of them, 0 tasks the job's --ntasks (or --ntasks-per-node on each node, or one per
+// node).
+struct CreateStep {
+  uint64_t token = 0;
+  Caller caller;
+  uint64_t job_id = 0;
+  std::string name;
+  uint32_t nodes = 0, ntasks = 0, ntasks_per_node = 0, cpus_per_task = 0;
+  std::vector<std::string> nodelist;  // -w: nodes of the allocation to use
+};
+
+struct StepEnded {
+  uint64_t token = 0;
+  Caller caller;
+  uint64_t job_id = 0;
+  uint32_t step_id = 0;
+  int32_t exit_code = 0, exit_signal = 0;
+  bool cancelled = false;
+  double cpu_seconds = 0;
+  uint64_t max_rss_mib = 0;
+};
+
+// salloc, or srun outside an allocation, is done with its interactive job: it ends with the
+// command's status once the nodes have stopped what ran there.
+struct ReleaseJob {
+  uint64_t token = 0;
+  Caller caller;
+  uint64_t job_id = 0;
+  int32_t exit_code = 0, exit_signal = 0;
+};
+
 // --- agent events ---
 // What an agent found on its node; 0 where it did not say.
 struct NodeResources {
@@ -148,9 +197,10 @@ struct JobEnded {
 // Time passed: enforce limits, notice silent nodes, run a scheduling cycle when due.
 struct Tick {};
 
-using Event = std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode,
-                           SuspendJobs, CreateReservation, UpdateReservation, DeleteReservation,
-                           NodeRegistered, Heartbeat, JobEnded, Tick>;
+using Event =
+    std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode, SuspendJobs,
+                 CreateReservation, UpdateReservation, DeleteReservation, CreateStep, StepEnded,
+                 ReleaseJob, WillRunJob, NodeRegistered, Heartbeat, JobEnded, Tick>;
 
 // --- effects ---
 struct Reply {
@@ -159,6 +209,11 @@ struct Reply {
   std::string error;              // Slurm's words, e.g. "Invalid job id specified"
   std::vector<uint64_t> job_ids;  // submitted IDs, or the jobs acted on
   std::string name;               // a created or updated reservation's name
+  // CreateStep: the step's ID, its nodes and the tasks on each; the job as it runs.
+  uint32_t step_id = 0;
+  std::vector<int> step_nodes{};
+  std::vector<uint32_t> step_tasks{};
+  JobPtr job{};
 };
 
 struct Launch {

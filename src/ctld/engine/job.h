@@ -45,6 +45,20 @@ struct JobRun {
   uint32_t restart_count = 0;
 };
 
+// One srun step of the job's current run (sacct's N.0, N.1, ...).
+struct Step {
+  uint32_t step_id = 0;
+  std::string name;
+  int64_t start_time = 0, end_time = 0;  // end 0: running
+  JobState state = JobState::kRunning;
+  int32_t exit_code = 0, exit_signal = 0;
+  uint32_t ntasks = 0;
+  std::vector<int> nodes;
+  uint32_t cpus = 0;
+  double cpu_seconds = 0;
+  uint64_t max_rss_mib = 0;
+};
+
 // A record's encoding, filled once for the record it was made from: a copy of the record
 // (which is about to change) starts without one.
 class WireCache {
@@ -80,7 +94,13 @@ struct Job {
   double cpu_seconds = 0;               // the run's CPU time and peak memory, once it ended
   uint64_t max_rss_mib = 0;
   std::vector<JobRun> history;  // earlier runs (requeued, preempted)
-  WireCache wire;               // the record as the store and ListJobs encode it
+  std::vector<Step> steps;      // srun's steps of the current run
+  uint32_t next_step_id = 0;
+  // salloc or srun released the interactive allocation with this status; the job ends
+  // COMPLETED or FAILED with it once its nodes have stopped what ran there.
+  bool released = false;
+  int32_t release_exit_code = 0, release_signal = 0;
+  WireCache wire;  // the record as the store and ListJobs encode it
 
   // "0:0", "1:0", "0:9": Slurm's exit code and signal.
   std::string ExitCodeText() const;

@@ -1,0 +1,94 @@
+#!/bin/bash
+# The commands as people run them: whole processes (start, configuration, channel, RPC, output)
+# against a local emulated cluster (`drover up` on a temporary state directory, stopped at exit).
+# Prints submissions/s for sequential and parallel sbatch, and the time of squeue, scontrol show
+# job and scancel with 20,000 pending (held) jobs: the submitted ones and held arrays.
+#
+#   bench/cli.sh [BIN_DIR]      (default: build/bin; needs drover and its command symlinks)
+#
+# Goals: >= 200 sequential submissions/s, >= 750/s with 8 submitters, squeue <= 0.05 s and
+# scancel of 20,000 jobs <= 3 s at 20,000 pending jobs.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="$(cd "${1:-$root/build/bin}" && pwd)"
+sequential=${SEQUENTIAL:-500}
+queued=${QUEUED:-20000}
+submitters=8
+state="$(mktemp -d /tmp/drover_cli_bench_XXXXXX)"
+export XDG_STATE_HOME="$state/xdg"
+cleanup() {
+  "$bin/drover" down --state "$state/cluster" >/dev/null 2>&1 || true
+  rm -rf "$state"
+}
+trap cleanup EXIT
+
+# The demo cluster, with room for the queue.
+mkdir -p "$state/conf"
+cp "$root"/examples/demo/*.conf "$state/conf/"
+echo "MaxJobCount=$((queued * 2))" >>"$state/conf/slurm.conf"
+"$bin/drover" up --conf "$state/conf/slurm.conf" --state "$state/cluster" >"$state/up.txt"
+export DROVER_CONF="$state/cluster/slurm.conf"
+export PATH="$bin:$PATH"
+me="$(id -un)"
+
+now() { date +%s.%N; }
+rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
+seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# The median of five runs of a command, in seconds.
+median5() {
+  local times=()
+  for _ in 1 2 3 4 5; do
+    local a b
+    a=$(now)
+    "$@" >/dev/null
+    b=$(now)
+    times+=("$(seconds "$a" "$b")")
+  done
+  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p
+}
+submit() {  # submit N held jobs, one process each
+  for ((i = 0; i < $1; i++)); do sbatch -H -Q --wrap=true; done
+}
+pending() { squeue -h -r -t PD -o %i | wc -l; }
+
+echo "cluster: $(head -1 "$state/up.txt")"
+echo "user: $me; $(nproc) CPUs"
+
+a=$(now)
+submit "$sequential"
+b=$(now)
+echo "sbatch, $sequential sequential: $(rate "$sequential" "$a" "$b")/s ($(seconds "$a" "$b") s)"
+
+per=$((sequential / submitters))
+a=$(now)
+for ((s = 0; s < submitters; s++)); do submit "$per" & done
+wait
+b=$(now)
+echo "sbatch, $((per * submitters)) by $submitters submitters: $(rate $((per * submitters)) "$a" "$b")/s" \
+  "($(seconds "$a" "$b") s)"
+
+# Fill the queue to $queued pending jobs: held arrays of 1,000 tasks (each task is a job record
+# of its own), then single jobs for the rest.
+have=$(pending)
+while ((queued - have >= 1000)); do
+  sbatch -H -Q -a 0-999 --wrap=true
+  have=$((have + 1000))
+done
+submit $((queued - have))
+echo "queue: $(pending) pending jobs"
+
+echo "squeue (default; pending array tasks folded), median of 5: $(median5 squeue) s"
+echo "squeue -r (one line a job), median of 5: $(median5 squeue -r) s"
+echo "squeue -u $me -t PD, median of 5: $(median5 squeue -u "$me" -t PD) s"
+if [ -x "$bin/scontrol" ]; then
+  echo "scontrol show job, median of 5: $(median5 scontrol show job) s"
+else
+  echo "scontrol show job: skipped ($bin/scontrol is not built yet)"
+fi
+
+a=$(now)
+scancel -u "$me"
+b=$(now)
+echo "scancel -u $me of $queued pending jobs: $(seconds "$a" "$b") s"
+left=$(pending)
+echo "pending after scancel: $left"

@@ -1,0 +1,37 @@
+// scontrol's Key=Value arguments turned into the controller's requests: `update job`,
+// `update node` and `create|update reservation`, as Slurm 22.05 spells them (keys in any case).
+// Pure: no controller, no clock (`now` comes in for StartTime=now+1hour). Errors are the line
+// scontrol prints.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "proto/drover.pb.h"
+
+namespace drover::cli::scontrol {
+
+// "12" or "12_3" (one task of an array) into `filter`; false when it is neither.
+bool AddJobId(std::string_view text, v1::JobFilter* filter);
+
+// A list of IDs as hold/release/requeue/suspend take them: "12,13_1 14".
+Result<v1::JobFilter> ParseJobList(std::span<const std::string> words);
+
+// `update` arguments naming a job: "JobId=12 TimeLimit=30", "job 12 Nice=10", "JobId=12_3 ...".
+// Keys: TimeLimit, Nice, Partition, Name/JobName, QOS. Anything else is an error that names it.
+Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words);
+
+// `update` arguments naming nodes: "NodeName=n[1-2] State=DRAIN Reason=maintenance".
+Result<v1::UpdateNodeRequest> ParseNodeUpdate(std::span<const std::string> words);
+
+// `create|update reservation` arguments: ReservationName, StartTime, EndTime, Duration, Nodes,
+// NodeCnt, TRES, Users, Accounts, Flags, PartitionName.
+Result<v1::ReservationRequest> ParseReservation(std::span<const std::string> words, int64_t now);
+
+// "Key=Value" split at the first '='; the key lower-cased. No '=': the value is empty.
+std::pair<std::string, std::string> SplitKeyValue(std::string_view word);
+
+}  // namespace drover::cli::scontrol

@@ -1,0 +1,196 @@
+// Steps (srun inside a running job) and interactive allocations (salloc, srun outside one).
+// A step is recorded in its job's record when srun creates it and again when srun reports its
+// end, so sacct shows N.0, N.1, ... beside N.batch; the engine lays its tasks out over the
+// job's nodes as Slurm's block distribution does and tells srun where they go.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ctld/engine/engine.h"
+
+namespace drover::ctld {
+namespace {
+
+Reply Refuse(uint64_t token, std::string message) {
+  return Reply{token, false, std::move(message), {}, {}};
+}
+
+// Slurm's block layout: task counts dealt round-robin over the nodes while they have CPUs
+// (cpus / cpus_per_task) left, then round-robin regardless; ranks numbered node by node.
+std::vector<uint32_t> LayOut(const std::vector<uint32_t>& cpus, uint32_t ntasks,
+                             uint32_t cpus_per_task) {
+  std::vector<uint32_t> tasks(cpus.size(), 0);
+  uint32_t placed = 0;
+  for (uint32_t round = 0; placed < ntasks; ++round) {
+    bool room = false;
+    for (size_t i = 0; i < cpus.size() && placed < ntasks; ++i)
+      if ((round + 1) * cpus_per_task <= cpus[i]) {
+        ++tasks[i];
+        ++placed;
+        room = true;
+      }
+    if (!room) break;
+  }
+  for (size_t i = 0; placed < ntasks; i = (i + 1) % cpus.size(), ++placed) ++tasks[i];
+  return tasks;
+}
+
+}  // namespace
+
+const Job* Engine::OwnJob(uint64_t token, const Caller& caller, uint64_t job_id,
+                          EngineOutput& out) const {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    out.effects.push_back(Refuse(token, "Invalid job id specified"));
+    return nullptr;
+  }
+  if (!MayAct(caller, *it->second)) {
+    out.effects.push_back(Refuse(token, "Access/permission denied"));
+    return nullptr;
+  }
+  return it->second.get();
+}
+
+void Engine::On(const CreateStep& event, EngineOutput& out) {
+  const Job* found = OwnJob(event.token, event.caller, event.job_id, out);
+  if (!found) return;
+  JobPtr held = jobs_.at(event.job_id);  // keeps `current` alive once Mutable replaces it
+  const Job& current = *held;
+  if (current.state == JobState::kPending)
+    return out.effects.push_back(
+        Refuse(event.token, "Job is pending execution: its allocation has not started yet"));
+  if (current.state == JobState::kSuspended)
+    return out.effects.push_back(Refuse(event.token, "Job is suspended"));
+  if (current.state != JobState::kRunning || current.cancel_requested_at != 0 || current.released)
+    return out.effects.push_back(Refuse(event.token, "Job/step already completing or completed"));
+
+  // The allocation's nodes, narrowed by -w.
+  std::vector<size_t> usable;
+  for (size_t i = 0; i < current.allocation.nodes.size(); ++i) {
+    const std::string& name = cluster_.nodes[current.allocation.nodes[i].node].name;
+    if (event.nodelist.empty() ||
+        std::find(event.nodelist.begin(), event.nodelist.end(), name) != event.nodelist.end())
+      usable.push_back(i);
+  }
+  for (const std::string& name : event.nodelist) {
+    bool listed = false;
+    for (size_t i : usable) listed |= cluster_.nodes[current.allocation.nodes[i].node].name == name;
+    if (!listed)
+      return out.effects.push_back(
+          Refuse(event.token,
+                 fmt::format("Requested node configuration is not available: {} is not in job {}'s "
+                             "allocation ({})",
+                             name, event.job_id, current.allocation.nodes.size())));
+  }
+  const JobSpec& spec = current.spec;
+  uint32_t per_node = event.ntasks_per_node;
+  uint32_t ntasks = event.ntasks;
+  uint32_t nnodes = event.nodes;
+  if (nnodes == 0 && ntasks == 0 && per_node == 0) {
+    // The job's nodes, with its --ntasks-per-node or one task each (srun passes the job's
+    // --ntasks on from SLURM_NTASKS, as Slurm's srun does).
+    nnodes = static_cast<uint32_t>(usable.size());
+    per_node = spec.ntasks_per_node;
+  }
+  if (nnodes == 0)
+    nnodes = ntasks != 0 && per_node == 0 ? std::min<uint32_t>(ntasks, usable.size())
+                                          : static_cast<uint32_t>(usable.size());
+  if (nnodes > usable.size())
+    return out.effects.push_back(Refuse(
+        event.token, fmt::format("Only allocated {} nodes asked for {}", usable.size(), nnodes)));
+  if (ntasks != 0 && ntasks < nnodes) nnodes = ntasks;  // srun: "setting nnodes to N"
+  if (ntasks == 0) ntasks = per_node != 0 ? per_node * nnodes : nnodes;
+  uint32_t cpus_per_task = std::max<uint32_t>(event.cpus_per_task, 1);
+
+  std::vector<uint32_t> cpus;
+  std::vector<int> nodes;
+  for (uint32_t i = 0; i < nnodes; ++i) {
+    const sched::NodeAllocation& part = current.allocation.nodes[usable[i]];
+    uint32_t threads = std::max<uint32_t>(cluster_.nodes[part.node].threads_per_core, 1);
+    cpus.push_back(static_cast<uint32_t>(part.cores.size()) * threads);
+    nodes.push_back(part.node);
+  }
+  std::vector<uint32_t> tasks;
+  if (per_node != 0) {
+    tasks.assign(nnodes, 0);
+    uint32_t left = ntasks;
+    for (uint32_t round = 0; round < per_node && left > 0; ++round)
+      for (uint32_t i = 0; i < nnodes && left > 0; ++i, --left) ++tasks[i];
+    if (left > 0)
+      return out.effects.push_back(
+          Refuse(event.token, fmt::format("{} tasks do not fit {} nodes at {} tasks per node",
+                                          ntasks, nnodes, per_node)));
+  } else {
+    tasks = LayOut(cpus, ntasks, cpus_per_task);
+  }
+
+  Job& job = Mutable(event.job_id, out);
+  Step step;
+  step.step_id = job.next_step_id++;
+  step.name = event.name.empty() ? spec.name : event.name;
+  step.start_time = clock_.Now();
+  step.ntasks = ntasks;
+  step.nodes = nodes;
+  for (uint32_t i = 0; i < nnodes; ++i) step.cpus += std::min(cpus[i], tasks[i] * cpus_per_task);
+  job.steps.push_back(step);
+  Reply reply{event.token, true, "", {event.job_id}, {}};
+  reply.step_id = step.step_id;
+  reply.step_nodes = std::move(nodes);
+  reply.step_tasks = std::move(tasks);
+  reply.job = jobs_.at(event.job_id);
+  out.effects.push_back(std::move(reply));
+}
+
+void Engine::On(const StepEnded& event, EngineOutput& out) {
+  const Job* found = OwnJob(event.token, event.caller, event.job_id, out);
+  if (!found) return;
+  const std::vector<Step>& steps = found->steps;
+  auto step_it = std::find_if(steps.begin(), steps.end(),
+                              [&](const Step& s) { return s.step_id == event.step_id; });
+  if (step_it == steps.end())
+    return out.effects.push_back(Refuse(event.token, "Invalid job id specified"));
+  // Already closed (the job ended first, or a repeated report): nothing changes.
+  if (step_it->end_time != 0)
+    return out.effects.push_back(Reply{event.token, true, "", {event.job_id}, {}});
+  size_t index = static_cast<size_t>(step_it - steps.begin());
+  Job& job = Mutable(event.job_id, out);
+  Step& step = job.steps[index];
+  step.end_time = clock_.Now();
+  step.exit_code = event.exit_code;
+  step.exit_signal = event.exit_signal;
+  step.cpu_seconds = event.cpu_seconds;
+  step.max_rss_mib = event.max_rss_mib;
+  step.state = event.cancelled                                  ? JobState::kCancelled
+               : event.exit_code == 0 && event.exit_signal == 0 ? JobState::kCompleted
+                                                                : JobState::kFailed;
+  out.effects.push_back(Reply{event.token, true, "", {event.job_id}, {}});
+}
+
+void Engine::On(const ReleaseJob& event, EngineOutput& out) {
+  const Job* found = OwnJob(event.token, event.caller, event.job_id, out);
+  if (!found) return;
+  JobPtr held = jobs_.at(event.job_id);  // keeps `current` alive once Mutable replaces it
+  const Job& current = *held;
+  if (!current.spec.interactive)
+    return out.effects.push_back(Refuse(
+        event.token, "Job is a batch job: it ends when its script does (scancel ends it now)"));
+  if (IsFinal(current.state) || current.released)
+    return out.effects.push_back(Reply{event.token, true, "", {event.job_id}, {}});
+  Job& job = Mutable(event.job_id, out);
+  if (job.state == JobState::kPending) {
+    job.exit_code = event.exit_code;
+    job.exit_signal = event.exit_signal;
+    job.cancelled_by = event.caller.uid;
+    Finish(job, JobState::kCancelled);
+  } else {
+    job.released = true;
+    job.release_exit_code = event.exit_code;
+    job.release_signal = event.exit_signal;
+    std::vector<int> nodes;
+    for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
+    out.effects.push_back(TerminateJob{event.job_id, nodes, cluster_.settings.kill_wait_seconds});
+  }
+  out.effects.push_back(Reply{event.token, true, "", {event.job_id}, {}});
+}
+
+}  // namespace drover::ctld

@@ -1,0 +1,155 @@
+#!/bin/bash
+# scontrol against a real cluster (`drover up` on the demo configuration, on loopback, in a
+# temporary state directory; `drover down` stops every process it started): show job, node,
+# partition, reservation and config (masked golden files), -o, --json, hold/release, update,
+# requeue (from outside and from inside the job itself), suspend/resume, node drain/resume,
+# reservations, ping and the errors Slurm prints.
+# Usage: scontrol_test.sh DROVER GOLDEN_DIR [--regenerate]
+set -euo pipefail
+drover="$1"
+golden="$2"
+regenerate="${3:-}"
+source "$(dirname "$0")/cluster.sh"
+# The symlinks (sbatch, scontrol, ...) beside drover: the batch scripts below call scontrol too.
+start_cluster scontrol
+[ -x "$(dirname "$drover")/scontrol" ] || fail "no scontrol symlink beside $drover"
+cd "$state/work"
+
+# Times, the user, IDs and paths vary from run to run; everything else must match.
+mask() {
+  sed -E -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}/TIME/g' \
+    -e 's/RunTime=[0-9:-]+/RunTime=ELAPSED/' -e 's/Priority=[0-9]+/Priority=N/' \
+    -e "s#$state/work#WORKDIR#g" -e "s/UserId=[^ ]+ GroupId=[^ ]+/UserId=USER GroupId=GROUP/" \
+    -e "s/Users=$(id -un) /Users=USER /" -e 's/Version=[^ ]+/Version=VERSION/' \
+    -e 's/\[[a-z0-9_]+@TIME\]/[USER@TIME]/' \
+    -e "s/JobId=${1:-none} /JobId=ID /" -e "s/slurm-${1:-none}\.out/slurm-ID.out/g"
+}
+# Compares stdin (masked) with a golden file; --regenerate rewrites the file instead.
+check_golden() {
+  local name="$1" id="${2:-none}"
+  mask "$id" > "$state/$name"
+  if [ "$regenerate" = --regenerate ]; then cp "$state/$name" "$golden/$name"; return; fi
+  diff -u "$golden/$name" "$state/$name" >&2 || fail "$name differs from the golden file"
+}
+field() {  # field JOBID KEY: one value of scontrol show job -o
+  scontrol -o show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}
+wait_for() {  # wait_for JOBID KEY REGEX: until the whole value matches
+  for _ in $(seq 1 300); do
+    [[ "$(field "$1" "$2")" =~ ^($3)$ ]] && return 0
+    sleep 0.2
+  done
+  fail "job $1: $2 is $(field "$1" "$2"), not $3"
+}
+
+# ---- ping, config, partition, node, hostlists ----
+[ "$(scontrol ping)" = "Slurmctld(primary) at localhost is UP" ] || fail "ping: $(scontrol ping)"
+scontrol show config > "$state/config.txt" || fail "show config"
+grep -qx "ClusterName             = demo" "$state/config.txt" || fail "config: no ClusterName"
+[ "$(tail -1 "$state/config.txt")" = "Slurmctld(primary) at localhost is UP" ] || fail "config: no ping line"
+scontrol show partition | check_golden scontrol_demo_partition.txt
+[ "$(scontrol -o show partition gpu | wc -l)" = 1 ] || fail "show partition -o is not one line"
+scontrol show partition nope > /dev/null 2> "$state/err.txt" && fail "an unknown partition was shown"
+grep -qx "Partition nope not found" "$state/err.txt" || fail "unknown partition: $(cat "$state/err.txt")"
+scontrol show node node2 | check_golden scontrol_demo_node.txt
+[ "$(scontrol show hostnames 'node[1-3]' | tr '\n' ' ')" = "node1 node2 node3 " ] || fail "hostnames"
+[ "$(scontrol show hostlist node1,node2,node3,node5)" = "node[1-3,5]" ] || fail "hostlist"
+[ "$(scontrol show hostlistsorted node3,node1,node2,node1)" = "node[1-3]" ] || fail "hostlistsorted"
+
+# ---- a running job: show job, -o, -d, --json, errors ----
+running=$(sbatch --parsable -J sleeper -N1 -n2 --gres=gpu:2 -t 30 -o sleeper.out --wrap "sleep 300")
+wait_for "$running" JobState RUNNING
+scontrol show job "$running" | check_golden scontrol_demo_job_running.txt "$running"
+[ "$(scontrol -o show job "$running" | wc -l)" = 1 ] || fail "-o printed more than one line"
+scontrol -d show job "$running" | grep -q "^   JOB_GRES=gpu:a100:2$" || fail "-d: no JOB_GRES"
+scontrol show job "$running" --json > "$state/job.json"
+grep -q "\"job_id\": $running," "$state/job.json" || fail "--json: $(cat "$state/job.json")"
+if command -v python3 > /dev/null; then
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["jobs"][0]["job_state"]=="RUNNING"' \
+    "$state/job.json" || fail "--json is not valid JSON"
+fi
+set +e
+scontrol show job 999999 > /dev/null 2> "$state/err.txt"; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "show job 999999 exited $rc"
+grep -qx "slurm_load_jobs error: Invalid job id specified" "$state/err.txt" || fail "show job 999999: $(cat "$state/err.txt")"
+scontrol show node node1 | grep -q "^   State=MIXED " || fail "node1 with a job is not MIXED"
+
+# ---- suspend and resume ----
+scontrol suspend "$running" || fail "suspend"
+wait_for "$running" JobState SUSPENDED
+scontrol resume "$running" || fail "resume"
+wait_for "$running" JobState RUNNING
+
+# ---- hold, release, update on a pending job ----
+later=$(sbatch --parsable -J later --begin=now+1hour --wrap true)
+wait_for "$later" Reason BeginTime
+scontrol hold "$later" || fail "hold"
+[ "$(field "$later" Priority)" = 0 ] || fail "a held job has priority $(field "$later" Priority)"
+wait_for "$later" Reason "JobHeldUser|JobHeldAdmin"
+scontrol release "$later" || fail "release"
+wait_for "$later" Reason BeginTime
+scontrol update JobId="$later" TimeLimit=45 Name=renamed Nice=10 || fail "update job"
+[ "$(field "$later" TimeLimit)" = 00:45:00 ] || fail "TimeLimit: $(field "$later" TimeLimit)"
+[ "$(field "$later" JobName)" = renamed ] || fail "JobName: $(field "$later" JobName)"
+[ "$(field "$later" Nice)" = 10 ] || fail "Nice: $(field "$later" Nice)"
+scontrol update job "$later" Partition=preempt || fail "update job Partition"
+[ "$(field "$later" Partition)" = preempt ] || fail "Partition: $(field "$later" Partition)"
+scontrol update JobId="$later" Features=x 2> "$state/err.txt" && fail "an unsupported update was accepted"
+grep -qx "Update of this parameter is not supported: Features=x" "$state/err.txt" || fail "unsupported update: $(cat "$state/err.txt")"
+scontrol update JobId=999999 Nice=1 2> "$state/err.txt" && fail "update of an unknown job succeeded"
+grep -qx "slurm_update error: Invalid job id specified" "$state/err.txt" || fail "update unknown job: $(cat "$state/err.txt")"
+
+# ---- requeue from outside, then requeuehold ----
+scontrol requeue "$running" || fail "requeue"
+wait_for "$running" Restarts 1
+wait_for "$running" JobState RUNNING
+scontrol requeuehold "$running" || fail "requeuehold"
+wait_for "$running" JobState PENDING
+wait_for "$running" Reason "JobHeldUser|JobHeldAdmin"
+scancel "$running" "$later"
+
+# ---- requeue from inside the job: it runs again with SLURM_RESTART_COUNT=1, same ID ----
+cat > requeue.sh <<'EOF'
+#!/bin/bash
+echo "run ${SLURM_RESTART_COUNT:-0} job $SLURM_JOB_ID" >> runs.log
+echo "run ${SLURM_RESTART_COUNT:-0} job $SLURM_JOB_ID"
+if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then
+  scontrol requeue "$SLURM_JOB_ID"
+  sleep 120
+fi
+EOF
+self=$(sbatch --parsable -J self -o self.out requeue.sh)
+wait_for "$self" JobState COMPLETED
+[ "$(field "$self" Restarts)" = 1 ] || fail "self-requeue: Restarts=$(field "$self" Restarts)"
+grep -qx "run 1 job $self" self.out || fail "self-requeue: the output file says $(cat self.out)"
+[ "$(cat runs.log)" = "$(printf 'run 0 job %s\nrun 1 job %s' "$self" "$self")" ] || fail "runs: $(cat runs.log)"
+
+# ---- node drain and resume ----
+scontrol update NodeName=node3 State=DRAIN Reason="scontrol test" || fail "drain"
+scontrol show node node3 | check_golden scontrol_demo_node_drained.txt
+scontrol update NodeName=node3 State=RESUME || fail "resume node"
+scontrol show node node3 | grep -q "^   State=IDLE " || fail "node3 not IDLE after resume"
+scontrol update NodeName=node3 State=DRAIN 2> "$state/err.txt" && fail "drain without a reason"
+grep -q "reason" "$state/err.txt" || fail "drain without reason: $(cat "$state/err.txt")"
+
+# ---- reservations ----
+[ "$(scontrol show reservation)" = "No reservations in the system" ] || fail "reservations at start"
+out=$(scontrol create reservation ReservationName=maint StartTime=now+1hour Duration=1:00:00 \
+  Nodes=node4 Users="$(id -un)" Flags=MAINT) || fail "create reservation: $out"
+[ "$out" = "Reservation created: maint" ] || fail "create reservation said: $out"
+scontrol show reservation maint | check_golden scontrol_demo_reservation.txt
+scontrol update ReservationName=maint Duration=120 > /dev/null || fail "update reservation"
+scontrol -o show reservation | grep -q " Duration=02:00:00 " || fail "updated duration: $(scontrol -o show reservation)"
+scontrol delete ReservationName=maint || fail "delete reservation"
+scontrol show reservation maint > /dev/null 2> "$state/err.txt" && fail "a deleted reservation is shown"
+grep -qx "Reservation maint not found" "$state/err.txt" || fail "deleted reservation: $(cat "$state/err.txt")"
+
+# ---- what Drover does not do says so ----
+scontrol reconfigure 2> "$state/err.txt" && fail "reconfigure succeeded"
+grep -q "restart droverctld" "$state/err.txt" || fail "reconfigure: $(cat "$state/err.txt")"
+scontrol --version | grep -q "^slurm 22.05.8 (drover " || fail "--version: $(scontrol --version)"
+scontrol --help | grep -q "^Usage: scontrol" || fail "--help"
+scontrol --bogus 2> "$state/err.txt" && fail "--bogus accepted"
+grep -q "unrecognized option '--bogus'" "$state/err.txt" || fail "--bogus: $(cat "$state/err.txt")"
+echo "PASS"

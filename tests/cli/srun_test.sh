@@ -1,0 +1,106 @@
+#!/bin/bash
+# srun and salloc end to end on a local emulated cluster (drover up: a controller and four
+# agents on loopback, in a temporary state directory; every process is stopped at exit):
+# ranks and IDs of a multi-node step under sbatch, output and stdin streamed back, exit codes,
+# --label, --multi-prog, per-task output files, --kill-on-bad-exit, salloc, steps in sacct, and
+# a cancelled job taking its steps' tasks with it.
+set -euo pipefail
+drover="$1"
+source "$(dirname "$0")/cluster.sh"
+start_cluster srun
+cd "$state/work"
+
+wait_done() {  # JOBID: until it has left the running states
+  for _ in $(seq 1 300); do
+    st=$(sacct -X -n -P -j "$1" -o State 2>/dev/null | head -1)
+    case "$st" in PENDING|RUNNING|"") sleep 0.1 ;; *) echo "$st"; return 0 ;; esac
+  done
+  fail "job $1 did not end"
+}
+
+# A two-node batch job with two tasks per node: srun inherits the shape.
+cat > ranks.sh <<'SCRIPT'
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=2 -o ranks.out
+srun bash -c 'echo "rank=$SLURM_PROCID local=$SLURM_LOCALID node=$SLURM_NODEID host=$SLURMD_NODENAME ntasks=$SLURM_NTASKS step=$SLURM_STEP_ID"'
+srun -n1 false || echo "second step failed: $?"
+SCRIPT
+id=$(sbatch --parsable ranks.sh)
+[ "$(wait_done "$id")" = COMPLETED ] || fail "job $id: $(sacct -j "$id")"
+sort ranks.out > ranks.sorted
+cat > ranks.expected <<'TEXT'
+rank=0 local=0 node=0 host=node1 ntasks=4 step=0
+rank=1 local=1 node=0 host=node1 ntasks=4 step=0
+rank=2 local=0 node=1 host=node2 ntasks=4 step=0
+rank=3 local=1 node=1 host=node2 ntasks=4 step=0
+second step failed: 1
+srun: error: node1: task 0: Exited with exit code 1
+TEXT
+diff ranks.expected ranks.sorted || fail "ranks differ"
+sacct -j "$id" -n -P -o JobID,JobName,State,ExitCode,NNodes,NTasks > steps.txt
+cat > steps.expected <<TEXT
+$id|ranks.sh|COMPLETED|0:0|2|
+$id.batch|batch|COMPLETED|0:0|1|1
+$id.0|bash|COMPLETED|0:0|2|4
+$id.1|false|FAILED|1:0|1|1
+TEXT
+diff steps.expected steps.txt || fail "sacct steps differ"
+
+# Outside an allocation: srun allocates, runs, and exits with the step's code.
+out=$(srun -N2 -l hostname | sort | cut -d: -f1 | tr '\n' ' ')
+[ "$out" = "0 1 " ] || fail "srun -N2 -l: '$out'"
+set +e
+srun sh -c 'echo to-out; echo to-err >&2; exit 3' > o.txt 2> e.txt
+rc=$?
+set -e
+[ "$rc" = 3 ] || fail "srun exit code $rc, not 3"
+grep -qx to-out o.txt || fail "stdout: $(cat o.txt)"
+grep -qx to-err e.txt || fail "stderr: $(cat e.txt)"
+grep -q "task 0: Exited with exit code 3" e.txt || fail "no exit report: $(cat e.txt)"
+[ "$(printf 'line1\nline2\n' | srun cat)" = "$(printf 'line1\nline2')" ] || fail "stdin to task 0"
+
+# --multi-prog, per-task output files.
+printf '0 echo zero %%t\n1-2 echo other %%t %%o\n' > multi.conf
+[ "$(srun -n3 --multi-prog multi.conf | sort | tr '\n' '|')" = "other 1 0|other 2 1|zero 0|" ] ||
+  fail "--multi-prog"
+srun -n2 -o 'task-%t.out' sh -c 'echo "I am $SLURM_PROCID"'
+[ "$(cat task-0.out)" = "I am 0" ] && [ "$(cat task-1.out)" = "I am 1" ] || fail "-o %t files"
+
+# --kill-on-bad-exit: one failing task ends the others at once.
+start=$(date +%s)
+set +e
+srun -n2 -K sh -c 'if [ "$SLURM_PROCID" = 0 ]; then exit 4; fi; exec sleep 60' 2> k.txt
+rc=$?
+set -e
+[ "$rc" != 0 ] || fail "-K: exit code 0"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "-K did not end the other task"
+
+# salloc: the command runs here with the allocation; srun inside uses its nodes.
+salloc -N2 bash -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST"; srun -l printenv SLURMD_NODENAME' > salloc.out 2> salloc.err
+grep -q "^job=[0-9]* nodes=node\[1-2\]$" salloc.out || fail "salloc: $(cat salloc.out)"
+grep -qx "1: node2" salloc.out || fail "srun inside salloc: $(cat salloc.out)"
+grep -q "Granted job allocation" salloc.err || fail "salloc said: $(cat salloc.err)"
+alloc=$(sed -n 's/^job=\([0-9]*\) .*/\1/p' salloc.out)
+[ "$(wait_done "$alloc")" = COMPLETED ] || fail "salloc job $alloc: $(sacct -j "$alloc")"
+sacct -j "$alloc" -n -P -o JobID | grep -q "^$alloc.0$" || fail "salloc step not in sacct"
+sacct -j "$alloc" -n -P -o JobID | grep -q "batch" && fail "an interactive job has no batch step"
+
+# Cancelling a job ends its steps' tasks.
+cat > long.sh <<'SCRIPT'
+#!/bin/bash
+#SBATCH -N2 -o long.out
+srun bash -c 'echo $$ > step-pid-$SLURM_PROCID; exec sleep 300'
+SCRIPT
+id=$(sbatch --parsable long.sh)
+for _ in $(seq 1 100); do [ -s step-pid-1 ] && break; sleep 0.1; done
+[ -s step-pid-0 ] && [ -s step-pid-1 ] || fail "step tasks did not start"
+scancel "$id"
+wait_done "$id" > /dev/null
+for _ in $(seq 1 100); do
+  alive=0
+  for f in step-pid-0 step-pid-1; do kill -0 "$(cat $f)" 2>/dev/null && alive=1; done
+  [ $alive = 0 ] && break
+  sleep 0.1
+done
+[ $alive = 0 ] || fail "a step task outlived its cancelled job"
+echo PASS
