@@ -93,6 +93,9 @@ struct SacctOptions {
 // Jobs print in the order given, each followed by its batch step (".batch") once it has
 // started. Fails like sacct on an unknown field: `Invalid field requested: "Foo"`.
 Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOptions& options);
+// sacct --json: Slurm's openapi v0.0.38 document ({"meta", "errors", "jobs": [...]}), each job
+// with its steps ("N.batch", "N.0", ...), times in seconds since the epoch; see docs/cli.md.
+std::string FormatSacctJson(const std::vector<v1::Job>& jobs, const SacctOptions& options);
 
 // ---------- shared by the three formatters (formats.cc) ----------
 namespace columns {

@@ -17,6 +17,7 @@
 #include "cli/formats.h"
 #include "cli/getopt.h"
 #include "cli/job_listing.h"
+#include "cli/scontrol_format.h"
 #include "common/text.h"
 
 namespace drover::cli {
@@ -244,6 +245,7 @@ int RunSqueue(Arguments args) {
                                           {'a', "all", OptionSpec::kNone},
                                           {'v', "verbose", OptionSpec::kNone},
                                           {'V', "version", OptionSpec::kNone},
+                                          {0, "json", OptionSpec::kNone},
                                           {0, "help", OptionSpec::kNone},
                                           {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
@@ -303,6 +305,16 @@ int RunSqueue(Arguments args) {
   if (connection->stub->Priorities(&priority_context, v1::PriorityQuery(), &priorities).ok())
     for (const v1::JobPriority& priority : priorities.jobs())
       options.priorities[priority.job_id()] = priority.priority();
+  if (parsed->Has("json")) {
+    scontrol::ShowContext ctx;
+    ctx.cluster = &connection->cluster;
+    ctx.now = list.time() ? list.time() : std::time(nullptr);
+    ctx.user_name = UserName;
+    ctx.group_name = UserName;
+    ctx.priorities = options.priorities;
+    std::fputs(scontrol::JobsJson(jobs, ctx).c_str(), stdout);
+    return 0;
+  }
   options.partitions = Partitions(*connection->stub);
   std::fputs(FormatSqueue(jobs, options, list.time() ? list.time() : std::time(nullptr)).c_str(),
              stdout);
@@ -321,6 +333,7 @@ int RunSinfo(Arguments args) {
                                           {'p', "partition", OptionSpec::kRequired},
                                           {'v', "verbose", OptionSpec::kNone},
                                           {'V', "version", OptionSpec::kNone},
+                                          {0, "json", OptionSpec::kNone},
                                           {0, "help", OptionSpec::kNone},
                                           {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
@@ -363,6 +376,15 @@ int RunSinfo(Arguments args) {
   options.now = nodes.time() ? nodes.time() : std::time(nullptr);
   options.user_name = UserName;
   std::vector<v1::NodeStatus> node_list(nodes.nodes().begin(), nodes.nodes().end());
+  if (parsed->Has("json")) {
+    scontrol::ShowContext ctx;
+    ctx.cluster = &connection->cluster;
+    ctx.now = options.now;
+    ctx.user_name = UserName;
+    ctx.group_name = UserName;
+    std::fputs(scontrol::SinfoJson(node_list, jobs, partitions, ctx).c_str(), stdout);
+    return 0;
+  }
   std::fputs(FormatSinfo(partitions, node_list, &connection->cluster, options, jobs).c_str(),
              stdout);
   return 0;
@@ -385,6 +407,7 @@ int RunSacct(Arguments args) {
                                           {'s', "state", OptionSpec::kRequired},
                                           {'v', "verbose", OptionSpec::kNone},
                                           {'V', "version", OptionSpec::kNone},
+                                          {0, "json", OptionSpec::kNone},
                                           {0, "help", OptionSpec::kNone},
                                           {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
@@ -424,6 +447,10 @@ int RunSacct(Arguments args) {
   options.now = list.time() ? list.time() : std::time(nullptr);
   options.cluster_name = connection->cluster.settings.cluster_name;
   options.cluster = &connection->cluster;
+  if (parsed->Has("json")) {
+    std::fputs(FormatSacctJson(Parse(list), options).c_str(), stdout);
+    return 0;
+  }
   auto text = FormatSacct(Parse(list), options);
   if (!text) return Fail("sacct", text.error());
   std::fputs(text->c_str(), stdout);

@@ -1,6 +1,7 @@
 // sacct's table from job records (see formats.h): Slurm 22.05's field names, widths and
 // truncation ("CANCELLED+"), its parsable forms, a job's batch step, and requeued runs (-D).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
@@ -530,6 +531,130 @@ Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOpt
     out += Line(selected, values, options);
   }
   return out;
+}
+
+namespace {
+
+nlohmann::json ExitCodeJson(const std::string& state, int32_t code, int32_t signal) {
+  nlohmann::json exit = {{"status", signal ? "SIGNALED"
+                                    : code ? "FAILED"
+                                           : "SUCCESS"},
+                         {"return_code", code}};
+  if (signal) exit["signal"] = {{"signal_id", signal}, {"name", ""}};
+  if (EndedByController(state)) exit = {{"status", "SUCCESS"}, {"return_code", 0}};
+  return exit;
+}
+
+nlohmann::json TresJson(uint32_t cpus, uint64_t memory_mb, uint32_t nodes, uint32_t gpus) {
+  nlohmann::json list = nlohmann::json::array();
+  if (cpus) list.push_back({{"type", "cpu"}, {"name", ""}, {"id", 1}, {"count", cpus}});
+  if (memory_mb) list.push_back({{"type", "mem"}, {"name", ""}, {"id", 2}, {"count", memory_mb}});
+  if (nodes) list.push_back({{"type", "node"}, {"name", ""}, {"id", 4}, {"count", nodes}});
+  if (gpus) list.push_back({{"type", "gres"}, {"name", "gpu"}, {"id", 1001}, {"count", gpus}});
+  return list;
+}
+
+}  // namespace
+
+std::string FormatSacctJson(const std::vector<v1::Job>& jobs, const SacctOptions& options) {
+  Context ctx{options};
+  nlohmann::json out_jobs = nlohmann::json::array();
+  for (const v1::Job& job : jobs) {
+    const v1::JobSpec& spec = job.spec();
+    Run run = CurrentRun(job, ctx);
+    Row row{&job, run, false, nullptr, {}};
+    bool array = spec.array_job_id() && spec.array_task_id() != kNoTask;
+    int64_t limit = job.time_limit_seconds() ? job.time_limit_seconds() : spec.time_limit_seconds();
+    nlohmann::json steps = nlohmann::json::array();
+    auto step_json = [&](const std::string& id, const std::string& name, const Run& r,
+                         uint32_t tasks, const std::string& nodes, size_t node_count) {
+      return nlohmann::json{
+          {"step", {{"job_id", spec.job_id()}, {"id", id}, {"name", name}}},
+          {"time",
+           {{"start", r.start},
+            {"end", r.end},
+            {"elapsed", r.started() ? Elapsed({&job, r, true, nullptr, {}}, ctx) : 0}}},
+          {"state", r.state},
+          {"exit_code", ExitCodeJson(r.state, r.exit_code, r.exit_signal)},
+          {"nodes", {{"count", node_count}, {"range", nodes}}},
+          {"tasks", {{"count", tasks}}},
+          {"tres", {{"allocated", TresJson(r.cpus, 0, static_cast<uint32_t>(node_count), 0)}}}};
+    };
+    if (run.started() && !spec.interactive()) {
+      Run batch = run;
+      batch.cpus = run.first_node_cpus;
+      batch.state = EndedByController(run.state) ? "CANCELLED" : run.state;
+      steps.push_back(step_json(fmt::format("{}.batch", spec.job_id()), "batch", batch, 1,
+                                run.nodes.empty() ? "" : run.nodes.front(), 1));
+    }
+    for (const v1::Step& step : job.steps()) {
+      Run r{.start = step.start_time(),
+            .end = step.end_time(),
+            .state = step.state(),
+            .exit_code = step.exit_code(),
+            .exit_signal = step.exit_signal()};
+      r.cpus = step.cpus();
+      steps.push_back(step_json(fmt::format("{}.{}", spec.job_id(), step.step_id()), step.name(), r,
+                                step.ntasks(), step.node_list(),
+                                static_cast<size_t>(step.nodes_size())));
+    }
+    std::string state = job.state();
+    nlohmann::json record = {
+        {"account", spec.account()},
+        {"allocation_nodes", run.started() ? run.nodes.size() : 0},
+        {"array",
+         {{"job_id", array ? spec.array_job_id() : 0},
+          {"task_id", array ? nlohmann::json(spec.array_task_id()) : nlohmann::json(nullptr)},
+          {"limits", {{"max", {{"running", {{"tasks", spec.array_max_running()}}}}}}}}},
+        {"cluster", options.cluster_name},
+        {"comment", {{"job", spec.comment()}}},
+        {"constraints", spec.constraint()},
+        {"derived_exit_code", {{"status", "SUCCESS"}, {"return_code", 0}}},
+        {"exit_code", ExitCodeJson(state, job.exit_code(), job.exit_signal())},
+        {"group", columns::UserName(nullptr, spec.gid())},
+        {"job_id", spec.job_id()},
+        {"name", spec.name()},
+        {"nodes", run.started() ? CompressHostlist(run.nodes) : "None assigned"},
+        {"partition", PartitionText(job, ctx)},
+        {"priority", 0},
+        {"qos", spec.qos().empty() ? "normal" : spec.qos()},
+        {"required",
+         {{"CPUs", columns::RequestedCpus(spec)}, {"memory", RequestedMemory(spec, ctx)}}},
+        {"reservation", {{"name", spec.reservation()}}},
+        {"state", {{"current", state}, {"reason", job.reason().empty() ? "None" : job.reason()}}},
+        {"steps", std::move(steps)},
+        {"time",
+         {{"submission", spec.submit_time()},
+          {"eligible", spec.begin_time() ? spec.begin_time() : spec.submit_time()},
+          {"start", run.start},
+          {"end", run.end},
+          {"elapsed", Elapsed(row, ctx)},
+          {"suspended", job.suspended_seconds()},
+          {"limit",
+           columns::IsUnlimited(limit) ? nlohmann::json(nullptr) : nlohmann::json(limit / 60)},
+          {"total", {{"seconds", static_cast<int64_t>(job.cpu_seconds())}}}}},
+        {"tres",
+         {{"requested", TresJson(columns::RequestedCpus(spec), RequestedMemory(spec, ctx),
+                                 RequestedNodes(spec), RequestedGpus(spec))},
+          {"allocated", run.started() ? TresJson(run.cpus, run.memory_mb,
+                                                 static_cast<uint32_t>(run.nodes.size()), run.gpus)
+                                      : nlohmann::json::array()}}},
+        {"user", columns::UserName(nullptr, spec.uid())},
+        {"user_id", spec.uid()},
+        {"kill_request_user",
+         state == "CANCELLED" ? columns::UserName(nullptr, job.cancelled_by()) : std::string()},
+        {"working_directory", spec.work_dir()},
+        {"restart_count", job.restart_count()}};
+    out_jobs.push_back(std::move(record));
+  }
+  nlohmann::json document = {
+      {"meta",
+       {{"plugin", {{"type", "openapi/v0.0.38"}, {"name", "Slurm OpenAPI v0.0.38"}}},
+        {"Slurm",
+         {{"version", {{"major", 22}, {"micro", 8}, {"minor", 5}}}, {"release", "22.05.8"}}}}},
+      {"errors", nlohmann::json::array()},
+      {"jobs", std::move(out_jobs)}};
+  return document.dump(2) + "\n";
 }
 
 }  // namespace drover::cli

@@ -56,6 +56,9 @@ std::string JobsJson(std::span<const v1::Job> jobs, const ShowContext& ctx);
 std::string NodesJson(std::span<const v1::NodeStatus> nodes, std::span<const v1::Job> jobs,
                       const ShowContext& ctx);
 std::string PartitionsJson(std::span<const v1::Partition> partitions, const ShowContext& ctx);
+// sinfo --json: the nodes and the partitions, in one document.
+std::string SinfoJson(std::span<const v1::NodeStatus> nodes, std::span<const v1::Job> jobs,
+                      std::span<const v1::Partition> partitions, const ShowContext& ctx);
 std::string ReservationsJson(std::span<const v1::Reservation> reservations, const ShowContext& ctx);
 
 // Slurm's TRES string in scontrol's order: "cpu=2,mem=200M,node=2,billing=2,gres/gpu=2";

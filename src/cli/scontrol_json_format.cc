@@ -84,10 +84,24 @@ std::map<std::string, std::string> Fields(const Record& record) {
   return fields;
 }
 
+// Slurm's openapi v0.0.38 envelope, then each named list of records.
+std::string Document(
+    std::initializer_list<std::pair<std::string_view, const std::vector<std::string>*>> lists) {
+  std::string out =
+      "{\n  \"meta\": {\n    \"plugin\": {\"type\": \"openapi\\/v0.0.38\", \"name\": \"Slurm "
+      "OpenAPI "
+      "v0.0.38\"},\n    \"Slurm\": {\"version\": {\"major\": 22, \"micro\": 8, \"minor\": 5}, "
+      "\"release\": \"22.05.8\"}\n  },\n  \"errors\": [\n  ]";
+  for (const auto& [name, items] : lists) {
+    out += fmt::format(",\n  {}: [", Quote(name));
+    for (size_t i = 0; i < items->size(); ++i) out += (i ? ",\n" : "\n") + (*items)[i];
+    out += items->empty() ? "]" : "\n  ]";
+  }
+  return out + "\n}\n";
+}
+
 std::string Document(std::string_view name, const std::vector<std::string>& items) {
-  std::string out = fmt::format("{{\n  {}: [", Quote(name));
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ",\n" : "\n") + items[i];
-  return out + (items.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  return Document({{name, &items}});
 }
 
 std::vector<std::string> CommaItems(const std::string& text) {
@@ -158,8 +172,10 @@ std::string JobsJson(std::span<const v1::Job> jobs, const ShowContext& ctx) {
   return Document("jobs", items);
 }
 
-std::string NodesJson(std::span<const v1::NodeStatus> nodes, std::span<const v1::Job> jobs,
-                      const ShowContext& ctx) {
+namespace {
+
+std::vector<std::string> NodeItems(std::span<const v1::NodeStatus> nodes,
+                                   std::span<const v1::Job> jobs, const ShowContext& ctx) {
   std::vector<std::string> items;
   for (const v1::NodeStatus& node : nodes) {
     int index = ctx.cluster ? ctx.cluster->FindNode(node.name()) : -1;
@@ -190,10 +206,11 @@ std::string NodesJson(std::span<const v1::NodeStatus> nodes, std::span<const v1:
         .Add("tres_used", text["AllocTRES"]);
     items.push_back(o.Close());
   }
-  return Document("nodes", items);
+  return items;
 }
 
-std::string PartitionsJson(std::span<const v1::Partition> partitions, const ShowContext& ctx) {
+std::vector<std::string> PartitionItems(std::span<const v1::Partition> partitions,
+                                        const ShowContext& ctx) {
   std::vector<std::string> items;
   for (const v1::Partition& partition : partitions) {
     auto text = Fields(PartitionRecord(partition, ctx));
@@ -222,7 +239,25 @@ std::string PartitionsJson(std::span<const v1::Partition> partitions, const Show
         .Add("tres", text["TRES"]);
     items.push_back(o.Close());
   }
-  return Document("partitions", items);
+  return items;
+}
+
+}  // namespace
+
+std::string NodesJson(std::span<const v1::NodeStatus> nodes, std::span<const v1::Job> jobs,
+                      const ShowContext& ctx) {
+  return Document("nodes", NodeItems(nodes, jobs, ctx));
+}
+
+std::string PartitionsJson(std::span<const v1::Partition> partitions, const ShowContext& ctx) {
+  return Document("partitions", PartitionItems(partitions, ctx));
+}
+
+std::string SinfoJson(std::span<const v1::NodeStatus> nodes, std::span<const v1::Job> jobs,
+                      std::span<const v1::Partition> partitions, const ShowContext& ctx) {
+  std::vector<std::string> node_items = NodeItems(nodes, jobs, ctx);
+  std::vector<std::string> partition_items = PartitionItems(partitions, ctx);
+  return Document({{"nodes", &node_items}, {"partitions", &partition_items}});
 }
 
 std::string ReservationsJson(std::span<const v1::Reservation> reservations,

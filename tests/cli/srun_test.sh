@@ -45,6 +45,24 @@ $id.0|bash|COMPLETED|0:0|2|4
 $id.1|false|FAILED|1:0|1|1
 TEXT
 diff steps.expected steps.txt || fail "sacct steps differ"
+# The same in sacct --json, and squeue/sinfo --json parse as JSON (python3 comes with the tests'
+# Snakemake; without it these checks are skipped).
+if command -v python3 >/dev/null; then
+  sacct --json -j "$id" | python3 -c '
+import json, sys
+job = json.load(sys.stdin)["jobs"][0]
+steps = [(s["step"]["id"], s["state"], s["exit_code"]["return_code"]) for s in job["steps"]]
+want = [(f"{sys.argv[1]}.batch", "COMPLETED", 0), (f"{sys.argv[1]}.0", "COMPLETED", 0),
+        (f"{sys.argv[1]}.1", "FAILED", 1)]
+assert job["state"]["current"] == "COMPLETED" and steps == want, steps
+' "$id" || fail "sacct --json"
+  squeue --json -t all | python3 -c 'import json, sys; assert "jobs" in json.load(sys.stdin)' ||
+    fail "squeue --json"
+  sinfo --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert len(d["nodes"]) == 4 and d["partitions"], d.keys()' || fail "sinfo --json"
+fi
 
 # Outside an allocation: srun allocates, runs, and exits with the step's code.
 out=$(srun -N2 -l hostname | sort | cut -d: -f1 | tr '\n' ' ')
