@@ -32,6 +32,7 @@
 #include "cli/commands.h"
 #include "cli/getopt.h"
 #include "cli/sbatch_options.h"
+#include "cli/srun_options.h"
 #include "common/hostlist.h"
 #include "common/text.h"
 #include "ctld/records.h"
@@ -103,36 +104,6 @@ constexpr OptionSpec kSallocOptions[] = {
     {0, "usage", OptionSpec::kNone},           {'V', "version", OptionSpec::kNone},
     {'I', "immediate", OptionSpec::kOptional},
 };
-
-// GNU getopt stops srun's and salloc's options at the first operand (the command): what
-// follows belongs to the command. Returns the index of the command's first word.
-size_t CommandStart(std::span<const std::string> args, std::span<const OptionSpec> specs) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") return i + 1;
-    if (arg.size() < 2 || arg[0] != '-') return i;
-    if (arg.starts_with("--")) {
-      if (arg.find('=') != std::string::npos) continue;
-      std::string name = arg.substr(2);
-      for (const OptionSpec& spec : specs)
-        if (spec.long_name == name ||
-            (spec.long_name.starts_with(name) && spec.argument == OptionSpec::kRequired)) {
-          if (spec.argument == OptionSpec::kRequired) ++i;
-          break;
-        }
-      continue;
-    }
-    for (size_t k = 1; k < arg.size(); ++k) {
-      const OptionSpec* found = nullptr;
-      for (const OptionSpec& spec : specs)
-        if (spec.short_name == arg[k]) found = &spec;
-      if (!found || found->argument == OptionSpec::kNone) continue;
-      if (k + 1 == arg.size() && found->argument == OptionSpec::kRequired) ++i;
-      break;
-    }
-  }
-  return args.size();
-}
 
 std::vector<OptionSpec> Merge(std::span<const OptionSpec> a, std::span<const OptionSpec> b) {
   std::vector<OptionSpec> all(a.begin(), a.end());
@@ -373,55 +344,6 @@ std::string SignalWords(int signal) {
   }
 }
 
-// --multi-prog: "RANKS PROGRAM ARGS..." lines; ranks "0", "1-3", "0,2", "*"; %t is the task's
-// rank and %o its offset within the line's range.
-Result<std::map<uint32_t, std::vector<std::string>>> ReadMultiProg(const std::string& path,
-                                                                   uint32_t ntasks) {
-  std::ifstream in(path);
-  if (!in) return MakeError(fmt::format("Unable to open file {}", path));
-  std::map<uint32_t, std::vector<std::string>> commands;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    std::string text(Trim(line));
-    if (text.empty() || text[0] == '#') continue;
-    std::istringstream words(text);
-    std::string ranks;
-    words >> ranks;
-    std::vector<std::string> argv;
-    for (std::string word; words >> word;) argv.push_back(word);
-    if (argv.empty())
-      return MakeError(fmt::format("{} line {}: no program for ranks {}", path, number, ranks));
-    std::vector<uint32_t> which;
-    if (ranks == "*") {
-      for (uint32_t t = 0; t < ntasks; ++t) which.push_back(t);
-    } else {
-      for (const std::string& part : Split(ranks, ',')) {
-        auto bounds = Split(part, '-');
-        auto low = ParseUint64(bounds.front());
-        auto high = ParseUint64(bounds.back());
-        if (!low || !high || *low > *high || bounds.size() > 2)
-          return MakeError(fmt::format("{} line {}: invalid task ranks '{}'", path, number, ranks));
-        for (uint64_t t = *low; t <= *high; ++t) which.push_back(static_cast<uint32_t>(t));
-      }
-    }
-    for (size_t offset = 0; offset < which.size(); ++offset) {
-      std::vector<std::string> expanded = argv;
-      for (std::string& word : expanded) {
-        for (size_t at = word.find("%t"); at != std::string::npos; at = word.find("%t"))
-          word.replace(at, 2, std::to_string(which[offset]));
-        for (size_t at = word.find("%o"); at != std::string::npos; at = word.find("%o"))
-          word.replace(at, 2, std::to_string(offset));
-      }
-      commands.emplace(which[offset], std::move(expanded));
-    }
-  }
-  for (uint32_t t = 0; t < ntasks; ++t)
-    if (!commands.count(t)) return MakeError(fmt::format("{}: no program for task {}", path, t));
-  return commands;
-}
-
 // One node's stream of the step.
 struct NodeStream {
   v1::StepNode node;
@@ -587,7 +509,12 @@ int RunSrun(Arguments args) {
 
   std::map<uint32_t, std::vector<std::string>> multi_prog;
   if (parsed->Has("multi-prog")) {
-    auto read = ReadMultiProg(command.front(), step.ntasks());
+    std::ifstream file(command.front());
+    std::stringstream text;
+    text << file.rdbuf();
+    auto read = file ? ParseMultiProg(text.str(), command.front(), step.ntasks())
+                     : Result<std::map<uint32_t, std::vector<std::string>>>(
+                           MakeError(fmt::format("Unable to open file {}", command.front())));
     if (!read) {
       std::fprintf(stderr, "srun: error: %s\n", read.error().c_str());
       release(1, 0);

@@ -1,0 +1,29 @@
+// What srun and salloc read before they talk to anyone: where their own options end and the
+// command begins, and srun's --multi-prog file. Pure, for tests.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/getopt.h"
+#include "common/result.h"
+
+namespace drover::cli {
+
+// GNU getopt with a leading '+' (as srun and salloc use it) stops at the first operand: what
+// follows is the command's. Returns the index of the command's first word (args.size() when
+// there is none); a "--" before it is not part of either.
+size_t CommandStart(std::span<const std::string> args, std::span<const OptionSpec> specs);
+
+// --multi-prog's file: lines "RANKS PROGRAM ARGS...", ranks as "0", "1-3", "0,2-3" or "*",
+// '#' comments; in the arguments "%t" is the task's rank and "%o" its offset within the line's
+// ranks. Every task 0..ntasks-1 needs a line. Errors name the file and line.
+Result<std::map<uint32_t, std::vector<std::string>>> ParseMultiProg(std::string_view text,
+                                                                    std::string_view file,
+                                                                    uint32_t ntasks);
+
+}  // namespace drover::cli
