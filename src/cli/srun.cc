@@ -351,9 +351,15 @@ struct NodeStream {
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<v1::StepInput, v1::StepOutput>> stream;
   std::mutex write_mutex;
+  bool closed = false;  // WritesDone sent: nothing more may be written
   bool Send(const v1::StepInput& input) {
     std::lock_guard lock(write_mutex);
-    return stream && stream->Write(input);
+    return stream && !closed && stream->Write(input);
+  }
+  void Close() {
+    std::lock_guard lock(write_mutex);
+    if (!closed && stream) stream->WritesDone();
+    closed = true;
   }
 };
 
@@ -517,6 +523,15 @@ int RunSrun(Arguments args) {
                            MakeError(fmt::format("Unable to open file {}", command.front())));
     if (!read) {
       std::fprintf(stderr, "srun: error: %s\n", read.error().c_str());
+      v1::StepEndedRequest ended;  // the step never ran: sacct must not show it running
+      SetCaller(ended.mutable_caller());
+      ended.set_job_id(*job_id);
+      ended.set_step_id(step.step_id());
+      ended.set_exit_code(1);
+      v1::ActionReply ignored;
+      grpc::ClientContext context;
+      SetDeadline(context);
+      (void)connection->stub->StepEnded(&context, ended, &ignored);
       release(1, 0);
       return 1;
     }
@@ -539,6 +554,13 @@ int RunSrun(Arguments args) {
   launch.set_work_dir(parsed->Last("chdir").value_or(CurrentDirectory()));
   std::string input = parsed->Last("input").value_or("");
   if (input == "none") input = "/dev/null";
+  if (!input.empty() && input != "0" && input != "all" &&
+      input.find_first_not_of("0123456789") == std::string::npos) {
+    std::fprintf(stderr, "srun: error: --input=%s: srun's stdin reaches task 0 only here\n",
+                 input.c_str());
+    release(1, 0);
+    return 1;
+  }
   launch.set_stdout_path(parsed->Last("output").value_or(""));
   launch.set_stderr_path(parsed->Last("error").value_or(parsed->Last("output").value_or("")));
   if (input != "all" && input != "0") launch.set_stdin_path(input);
@@ -641,10 +663,7 @@ int RunSrun(Arguments args) {
         }
         if (output.cpu_seconds() > 0) cpu_total = cpu_total.load() + output.cpu_seconds();
         if (output.max_rss_mib() > rss_max) rss_max = output.max_rss_mib();
-        if (ended >= expected && !output.started() && output.ended_size() > 0) {
-          std::lock_guard lock(node->write_mutex);
-          node->stream->WritesDone();
-        }
+        if (ended >= expected && !output.started() && output.ended_size() > 0) node->Close();
       }
       grpc::Status status = node->stream->Finish();
       if (!status.ok() && ended < expected) {
@@ -683,7 +702,7 @@ int RunSrun(Arguments args) {
 
   // Signals: Ctrl-C once reports, twice within a second aborts; others are passed on.
   Clock::time_point last_interrupt{};
-  bool aborting = false;
+  bool aborting = false, aborted = false;
   Clock::time_point abort_at{};
   while (tasks_ended.load() < step.ntasks()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -702,7 +721,7 @@ int RunSrun(Arguments args) {
         std::fprintf(stderr, "srun: sending Ctrl-C to %s\n", step_name.c_str());
         std::fprintf(stderr, "srun: Job step aborted\n");
         signal_all(SIGINT);
-        aborting = true;
+        aborting = aborted = true;
         abort_at = now;
       } else {
         std::lock_guard lock(output_mutex);
@@ -735,7 +754,7 @@ int RunSrun(Arguments args) {
   ended.set_step_id(step.step_id());
   ended.set_exit_code(exit_code >= 128 && first_signal ? 0 : exit_code);
   ended.set_exit_signal(first_signal);
-  ended.set_cancelled(bad_exit_seen || last_interrupt != Clock::time_point{});
+  ended.set_cancelled(bad_exit_seen || aborted);
   ended.set_cpu_seconds(cpu_total);
   ended.set_max_rss_mib(rss_max);
   {
@@ -797,17 +816,31 @@ int RunSalloc(Arguments args) {
   SetJobVariables(allocation.job, connection->cluster.settings.cluster_name, parsed->Has("ntasks"),
                   env);
 
+  // Everything the child needs is made before fork (salloc has threads: gRPC's).
+  std::vector<std::string> entries;
+  for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& entry : entries) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argv;
+  for (std::string& word : command) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  std::string exec_error = fmt::format("salloc: error: {}: ", command.front());
   pid_t child = ::fork();
   if (child == 0) {
     ::signal(SIGINT, SIG_DFL);
-    for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
-    std::vector<char*> argv;
-    for (std::string& word : command) argv.push_back(word.data());
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "salloc: error: %s: %s\n", argv[0], std::strerror(errno));
+    ::execvpe(argv[0], argv.data(), envp.data());
+    (void)!::write(2, exec_error.data(), exec_error.size());
+    const char* reason = std::strerror(errno);
+    (void)!::write(2, reason, std::strlen(reason));
+    (void)!::write(2, "\n", 1);
     ::_exit(127);
   }
+  // A hangup or SIGTERM goes to the command; salloc itself lives on to release the job.
+  g_forward = 0;
+  struct sigaction forward {};
+  forward.sa_handler = OnForward;
+  for (int s : {SIGHUP, SIGTERM}) ::sigaction(s, &forward, nullptr);
   // The command runs until it exits, or until the allocation ends under it (time limit,
   // scancel): then it is told to stop, as Slurm's salloc does.
   std::atomic<bool> done{false};
@@ -828,8 +861,11 @@ int RunSalloc(Arguments args) {
     }
   });
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR)
+    if (g_forward) {
+      ::kill(child, g_forward);
+      g_forward = 0;
+    }
   done = true;
   watcher.join();
   int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

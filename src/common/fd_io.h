@@ -5,8 +5,8 @@
 
 namespace drover {
 
-// Writes all of `text` to `fd`, retrying short writes and EINTR; stops quietly on an error
-// (for diagnostics written where nobody could report a failure anyway).
-void WriteFully(int fd, std::string_view text);
+// Writes all of `text` to `fd`, retrying short writes and EINTR; stops on an error (EPIPE from
+// a reader that has gone, ...) and returns false then. Callers with nobody to tell ignore it.
+bool WriteFully(int fd, std::string_view text);
 
 }  // namespace drover

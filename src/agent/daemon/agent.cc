@@ -269,7 +269,12 @@ Status Agent::Launch(const v1::LaunchRequest& request) {
   if (holder) launch->stdout_path = launch->stderr_path = "/dev/null";
   if (holder) launch->stdin_path = "/dev/null";
   const std::string& script =
-      holder ? std::string("#!/bin/sh\nexec sleep 100000000\n") : request.script();
+      holder ? std::string(
+                   "#!/bin/sh\n"
+                   "# Holds the job's allocation here; only its end (SIGTERM, SIGKILL) stops it.\n"
+                   "trap '' HUP INT QUIT USR1 USR2 ALRM PIPE TSTP TTIN TTOU\n"
+                   "exec /bin/sleep 100000000\n")
+             : request.script();
   if (Status s = WriteScript(dir, script, launch->uid, launch->gid); !s) return fail(s.error());
   if (Status s = WriteEnvironment(dir, env); !s) return fail(s.error());
   if (Status s = WriteLaunch(dir, *launch); !s) return fail(s.error());

@@ -61,7 +61,9 @@ class Agent {
   // ended and srun has closed its side (or gone, which kills the tasks).
   using StepWrite = std::function<bool(const v1::StepOutput&)>;
   using StepRead = std::function<bool(v1::StepInput*)>;
-  Status RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read);
+  // `cancel` ends the stream when srun does not close its side once the tasks have ended.
+  Status RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read,
+                 const std::function<void()>& cancel);
 
   std::vector<uint64_t> RunningJobs();  // job directories without a status yet
   // Jobs that ended; a job directory whose supervisor died without a status is cleaned up

@@ -19,8 +19,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -94,7 +96,8 @@ void Agent::SignalSteps(uint64_t job_id, int signal) {
     ::kill(-it->second, signal);
 }
 
-Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read) {
+Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read,
+                      const std::function<void()>& cancel) {
   const v1::Job& job = launch.job();
   const uint64_t job_id = job.spec().job_id();
   auto spec = ctld::FromProto(job.spec());
@@ -265,14 +268,28 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
   std::vector<Task> tasks;
   int stdin_fd = -1;  // task 0's stdin, fed from srun
   bool task0_here = false;
+  std::mutex pids_mutex;  // the input thread signals tasks while this one reaps them
   auto kill_all = [&](int signal) {
+    std::lock_guard lock(pids_mutex);
     for (const Task& task : tasks)
       if (task.pid > 0) ::kill(-task.pid, signal);
+  };
+  // Without a cgroup, Signal() and Terminate() reach the tasks through their process groups.
+  auto forget_group = [&](pid_t pid) {
+    std::lock_guard lock(steps_mutex_);
+    for (auto [it, last] = step_groups_.equal_range(job_id); it != last; ++it)
+      if (it->second == pid) {
+        step_groups_.erase(it);
+        break;
+      }
   };
   auto fail = [&](const std::string& message) {
     kill_all(SIGKILL);
     for (Task& task : tasks) {
-      if (task.pid > 0) ::waitpid(task.pid, nullptr, 0);
+      if (task.pid > 0) {
+        ::waitpid(task.pid, nullptr, 0);
+        forget_group(task.pid);
+      }
       CloseFd(task.out);
       CloseFd(task.err);
     }
@@ -308,10 +325,17 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1};
     int master = -1, slave = -1;
     if (pty) {
-      if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0)
-        return fail(fmt::format("openpty: {}", std::strerror(errno)));
-      ::fcntl(master, F_SETFD, FD_CLOEXEC);
-      ::fchown(slave, spec->uid, static_cast<gid_t>(-1));
+      // Close-on-exec from the start: other threads' forks must not carry this terminal off.
+      master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+      char name[128] = {};
+      if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0 ||
+          ::ptsname_r(master, name, sizeof name) != 0 ||
+          (slave = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+        int error = errno;
+        CloseFd(master);
+        return fail(fmt::format("pseudo-terminal: {}", std::strerror(error)));
+      }
+      (void)!::fchown(slave, spec->uid, static_cast<gid_t>(-1));
     } else {
       if (out_path.empty() && ::pipe2(out_pipe, O_CLOEXEC) != 0)
         return fail(fmt::format("pipe: {}", std::strerror(errno)));
@@ -376,6 +400,8 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
         ::dup2(in, 0);
         ::dup2(out, 1);
         ::dup2(err, 2);
+        for (int fd : {in, out, err})
+          if (fd > 2) ::close(fd);
       }
       if (::chdir(work_dir.c_str()) != 0) (void)!::chdir("/tmp");
       if (task_pid_slot) WriteDecimal(task_pid_slot, ::getpid());
@@ -387,8 +413,8 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
     ::close(report[1]);
     // The task joins the job's cgroup before it runs anything.
     if (cgroup) (void)cgroup->AddProcess(pid);
-    ::setpgid(pid, pid);
-    {
+    if (!pty) ::setpgid(pid, pid);  // the pty's task makes its own session (setsid)
+    if (!cgroup) {
       std::lock_guard lock(steps_mutex_);
       step_groups_.emplace(job_id, pid);
     }
@@ -441,19 +467,22 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
   // while tasks still run kills them.
   std::atomic<bool> input_done{false};
   std::atomic<bool> all_ended{false};
+  // This thread alone owns stdin_fd from here on.
+  std::mutex input_mutex;
+  std::condition_variable input_finished;
   std::thread input([&] {
     v1::StepInput message;
     while (read(&message)) {
       if (message.signal() != 0) kill_all(message.signal());
       if (!message.stdin_data().empty() && stdin_fd >= 0 && task0_here)
-        (void)WriteFully(stdin_fd, message.stdin_data());
-      if (message.stdin_closed() && stdin_fd >= 0 && !launch.pty()) {
-        ::close(stdin_fd);
-        stdin_fd = -1;
-      }
+        if (!WriteFully(stdin_fd, message.stdin_data())) CloseFd(stdin_fd);  // task 0 closed it
+      if (message.stdin_closed() && !launch.pty()) CloseFd(stdin_fd);
     }
-    input_done = true;
+    CloseFd(stdin_fd);
     if (!all_ended) kill_all(SIGKILL);
+    std::lock_guard lock(input_mutex);
+    input_done = true;
+    input_finished.notify_all();
   });
 
   // Output and ends.
@@ -490,7 +519,8 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
         owners.emplace_back(i, true);
       }
     }
-    if (!fds.empty()) ::poll(fds.data(), fds.size(), 50);
+    // Nothing to read (every task writes to files): wait all the same, never spin.
+    ::poll(fds.empty() ? nullptr : fds.data(), fds.size(), 50);
     for (size_t k = 0; k < fds.size(); ++k)
       if (fds[k].revents != 0) {
         Task& task = tasks[owners[k].first];
@@ -524,14 +554,8 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
       } else {
         end->set_exit_code(WEXITSTATUS(task.status));
       }
-      {
-        std::lock_guard lock(steps_mutex_);
-        for (auto [it, last] = step_groups_.equal_range(job_id); it != last; ++it)
-          if (it->second == task.pid) {
-            step_groups_.erase(it);
-            break;
-          }
-      }
+      forget_group(task.pid);
+      std::lock_guard lock(pids_mutex);
       ::kill(-task.pid, SIGKILL);  // what the task left running in its process group
       task.pid = -1;
     }
@@ -544,8 +568,13 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
     if (done) break;
   }
   all_ended = true;
-  CloseFd(stdin_fd);
-  input.join();  // srun closes its side once it has every task's end
+  {
+    // srun closes its side once it has every task's end; one that does not is cut off.
+    std::unique_lock lock(input_mutex);
+    if (!input_finished.wait_for(lock, std::chrono::seconds(10), [&] { return input_done.load(); }))
+      cancel();
+  }
+  input.join();
   return OkStatus();
 }
 

@@ -110,7 +110,7 @@ class AgentService final : public v1::Agent::Service {
     Status sent = agent_.Signal(request->job_id(), request->signal(), request->batch_only());
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
   }
-  grpc::Status RunStep(grpc::ServerContext*,
+  grpc::Status RunStep(grpc::ServerContext* context,
                        grpc::ServerReaderWriter<v1::StepOutput, v1::StepInput>* stream) override {
     v1::StepInput first;
     if (!stream->Read(&first) || !first.has_launch())
@@ -122,7 +122,7 @@ class AgentService final : public v1::Agent::Service {
       return stream->Write(message);
     };
     auto read = [&](v1::StepInput* message) { return stream->Read(message); };
-    Status ran = agent_.RunStep(first.launch(), write, read);
+    Status ran = agent_.RunStep(first.launch(), write, read, [context] { context->TryCancel(); });
     return ran ? grpc::Status::OK
                : grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, ran.error());
   }
@@ -142,6 +142,8 @@ std::atomic<bool> stopping{false};
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A step task that closes its stdin must not take the agent down with the next write.
+  ::signal(SIGPIPE, SIG_IGN);
   Options options;
   if (!ParseOptions(argc, argv, options)) return 2;
   std::string path = ResolveConfPath(options.conf);
