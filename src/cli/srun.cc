@@ -528,6 +528,7 @@ int RunSrun(Arguments args) {
       ended.set_job_id(*job_id);
       ended.set_step_id(step.step_id());
       ended.set_exit_code(1);
+      ended.set_restart_count(step.job().restart_count());
       v1::ActionReply ignored;
       grpc::ClientContext context;
       SetDeadline(context);
@@ -755,6 +756,7 @@ int RunSrun(Arguments args) {
   ended.set_exit_code(exit_code >= 128 && first_signal ? 0 : exit_code);
   ended.set_exit_signal(first_signal);
   ended.set_cancelled(bad_exit_seen || aborted);
+  ended.set_restart_count(step.job().restart_count());
   ended.set_cpu_seconds(cpu_total);
   ended.set_max_rss_mib(rss_max);
   {

@@ -489,12 +489,12 @@ ControllerService::Reactor* ControllerService::CreateStep(Context* context,
 ControllerService::Reactor* ControllerService::StepEnded(Context* context,
                                                          const v1::StepEndedRequest* request,
                                                          v1::ActionReply* reply) {
-  return Act(
-      context,
-      drover::ctld::StepEnded{0, CallerOf(request->caller()), request->job_id(), request->step_id(),
-                              request->exit_code(), request->exit_signal(), request->cancelled(),
-                              request->cpu_seconds(), request->max_rss_mib()},
-      reply);
+  return Act(context,
+             drover::ctld::StepEnded{
+                 0, CallerOf(request->caller()), request->job_id(), request->step_id(),
+                 request->exit_code(), request->exit_signal(), request->cancelled(),
+                 request->cpu_seconds(), request->max_rss_mib(), request->restart_count()},
+             reply);
 }
 
 ControllerService::Reactor* ControllerService::Release(Context* context,

@@ -144,6 +144,9 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
 void Engine::On(const StepEnded& event, EngineOutput& out) {
   const Job* found = OwnJob(event.token, event.caller, event.job_id, out);
   if (!found) return;
+  // A step of an earlier run (the job was requeued meanwhile) is gone with that run.
+  if (found->restart_count != event.restart_count)
+    return out.effects.push_back(Reply{event.token, true, "", {event.job_id}, {}});
   const std::vector<Step>& steps = found->steps;
   auto step_it = std::find_if(steps.begin(), steps.end(),
                               [&](const Step& s) { return s.step_id == event.step_id; });

@@ -135,12 +135,17 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   Apply(StepEnded{++token_, Caller{1000, 1000}, id, 1, 3, 0, false, 0, 0});
   Apply(StepEnded{++token_, Caller{2000, 2000}, id, 2, 0, 0, false, 0, 0});
   EXPECT_EQ(FindReply(last_, token_)->error, "Access/permission denied");
+  // The end of a step of an earlier run (restart count 1 was never this job's) changes nothing.
+  Apply(StepEnded{++token_, Caller{1000, 1000}, id, 2, 9, 0, false, 0, 0, 1});
+  EXPECT_TRUE(last_.changed_jobs.empty());
   const Job* job = engine_.FindJob(id);
   ASSERT_EQ(job->steps.size(), 3u);
   EXPECT_EQ(job->steps[0].state, JobState::kCompleted);
   EXPECT_EQ(job->steps[1].state, JobState::kFailed);
   EXPECT_EQ(job->steps[1].exit_code, 3);
   EXPECT_EQ(job->steps[2].end_time, 0);
+  Apply(JobEnded{id, "n2", 0, SIGTERM});  // a holder's end on the second node says nothing
+  EXPECT_EQ(State(id), JobState::kRunning);
   Apply(JobEnded{id, "n1", 0, 0});
   EXPECT_EQ(engine_.FindJob(id)->steps[2].state, JobState::kCompleted);
   EXPECT_NE(engine_.FindJob(id)->steps[2].end_time, 0);

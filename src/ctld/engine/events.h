@@ -149,6 +149,7 @@ struct StepEnded {
   bool cancelled = false;
   double cpu_seconds = 0;
   uint64_t max_rss_mib = 0;
+  uint32_t restart_count = 0;  // the run the step belonged to: a requeued job numbers anew
 };
 
 // salloc, or srun outside an allocation, is done with its interactive job: it ends with the
