@@ -17,18 +17,26 @@ on_fail() {
 start_cluster snakemake
 export XDG_CACHE_HOME="$state/cache" HOME="${HOME:-$state}" USER="${USER:-$(id -un)}"
 cd "$state/work"
+# Two rules that run side by side (snakemake's SLURM executor looks at its jobs only every
+# 33 s), and a local one that joins their outputs.
 cat > Snakefile <<'RULES'
 rule all:
     input: "b.txt"
 
-rule a:
-    output: "a.txt"
+rule hello:
+    output: "hello.txt"
     shell: "echo hello from job $SLURM_JOB_ID step $SLURM_STEP_ID > {output}"
 
-rule b:
-    input: "a.txt"
+rule world:
+    output: "world.txt"
+    shell: "echo world > {output}"
+
+localrules: join
+
+rule join:
+    input: "hello.txt", "world.txt"
     output: "b.txt"
-    shell: "cat {input} > {output}; echo world >> {output}"
+    shell: "cat {input} > {output}"
 RULES
 timeout 240 snakemake --slurm --jobs 2 --latency-wait 5 --max-status-checks-per-second 5 \
   --default-resources runtime=10 mem_mb=1000 > snakemake.log 2>&1 || fail "snakemake failed"
