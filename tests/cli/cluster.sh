@@ -17,6 +17,8 @@ cleanup_cluster() {
 }
 
 start_cluster() {
+  # Absolute: the tests cd into their work folder, and `drover down` must still be found.
+  drover="$(cd "$(dirname "$drover")" && pwd)/$(basename "$drover")"
   state="$(mktemp -d "/tmp/drover_$1_XXXXXX")"
   export XDG_STATE_HOME="$state/xdg"
   trap cleanup_cluster EXIT
