@@ -16,7 +16,6 @@
 #include "cli/commands.h"
 #include "cli/formats.h"
 #include "cli/getopt.h"
-#include "cli/job_listing.h"
 #include "cli/scontrol_format.h"
 #include "common/text.h"
 
@@ -61,8 +60,12 @@ bool Requested(const v1::JobFilter& filter, const v1::Job& job) {
 }
 
 // The commands here never print a job's environment: it is left out of the parse.
+// The controller's records hold no environment (it lives in the store with the script), so a
+// plain parse of each entry is all a listing needs.
 std::vector<v1::Job> Parse(const v1::JobList& list) {
-  return ParseJobsWithoutEnvironment(list);
+  std::vector<v1::Job> jobs(list.jobs_size());
+  for (int i = 0; i < list.jobs_size(); ++i) jobs[i].ParseFromString(list.jobs(i));
+  return jobs;
 }
 
 std::vector<v1::Partition> Partitions(v1::Controller::Stub& stub) {

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/host/job_env.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/getopt.h"
@@ -303,19 +304,10 @@ void SetJobVariables(const v1::Job& job, const std::string& cluster_name, bool n
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   env["SLURM_SUBMIT_HOST"] = host;
-  std::vector<std::string> cpus;
+  std::vector<uint32_t> cpus;
   for (const v1::NodeAllocation& part : job.allocation())
-    cpus.push_back(std::to_string(part.cores_size()));
-  // Slurm's compressed form: "8(x2)".
-  std::string compressed;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j < cpus.size() && cpus[j] == cpus[i]) ++j;
-    compressed += (compressed.empty() ? "" : ",") + cpus[i] +
-                  (j - i > 1 ? fmt::format("(x{})", j - i) : std::string());
-    i = j;
-  }
-  env["SLURM_JOB_CPUS_PER_NODE"] = compressed;
+    cpus.push_back(static_cast<uint32_t>(part.cores_size()));
+  env["SLURM_JOB_CPUS_PER_NODE"] = agent::FormatCountList(cpus);  // "8(x2)"
   if (ntasks_given) {
     env["SLURM_NTASKS"] = std::to_string(spec.ntasks());
     env["SLURM_NPROCS"] = std::to_string(spec.ntasks());
