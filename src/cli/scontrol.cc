@@ -33,7 +33,7 @@ constexpr std::string_view kUsage =
     "  update JobId=ID TimeLimit=|Nice=|Partition=|Name=|QOS=...\n"
     "  update NodeName=LIST State=DRAIN|RESUME|DOWN|UNDRAIN [Reason=TEXT]\n"
     "  hold|uhold|release JOBID...      requeue|requeuehold JOBID...\n"
-    "  suspend|resume JOBID...\n"
+    "  suspend|resume JOBID...          top JOBID...      reconfigure\n"
     "  create|update reservation ReservationName=NAME StartTime= Duration=|EndTime=\n"
     "         Nodes=|NodeCnt=|TRES= Users=|Accounts= [Flags=] [PartitionName=]\n"
     "  delete reservation NAME | delete ReservationName=NAME\n";
@@ -105,6 +105,32 @@ int Suspend(std::span<const std::string> words, bool resume) {
     return stub.Suspend(context, in, out);
   });
   if (!done) return Error(fmt::format("{} error: {}", what, done.error()));
+  return 0;
+}
+
+int Top(std::span<const std::string> words) {
+  auto request = ParseTopList(words);
+  if (!request) return Error("slurm_top_job error: " + request.error());
+  v1::ActionReply reply;
+  Status done = Invoke(*request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
+    return stub.Top(context, in, out);
+  });
+  if (!done) return Error("slurm_top_job error: " + done.error());
+  return 0;
+}
+
+int Reconfigure(std::span<const std::string> words, const Flags& flags) {
+  if (!words.empty())
+    return Error(
+        fmt::format("scontrol: error: reconfigure takes no arguments, not '{}'", words[0]));
+  v1::ReconfigureRequest request;
+  v1::ActionReply reply;
+  Status done = Invoke(request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
+    return stub.Reconfigure(context, in, out);
+  });
+  if (!done) return Error("slurm_reconfigure error: " + done.error());
+  if (!reply.message().empty() && !flags.quiet)
+    std::fprintf(stderr, "scontrol: warning: %s\n", reply.message().c_str());
   return 0;
 }
 
@@ -205,14 +231,8 @@ int Dispatch(const std::string& command, std::span<const std::string> words, con
           command));
     return command == "create" ? ChangeReservation(words, true, flags) : DeleteReservation(words);
   }
-  if (command == "top")
-    return Error(
-        "scontrol: error: top is not supported by Drover: lower the priority of your other jobs "
-        "instead (scontrol update JobId=ID Nice=N)");
-  if (command == "reconfigure")
-    return Error(
-        "scontrol: error: reconfigure is not supported: droverctld reads slurm.conf when it "
-        "starts; restart droverctld to apply a changed configuration");
+  if (command == "top") return Top(words);
+  if (command == "reconfigure") return Reconfigure(words, flags);
   return Error(fmt::format("scontrol: error: invalid keyword: {}", command));
 }
 

@@ -63,6 +63,25 @@ Result<v1::JobFilter> ParseJobList(std::span<const std::string> words) {
   return filter;
 }
 
+Result<v1::TopRequest> ParseTopList(std::span<const std::string> words) {
+  v1::TopRequest request;
+  for (const std::string& word : words)
+    for (const std::string& id : Split(word, ',')) {
+      if (Trim(id).empty()) continue;
+      v1::JobFilter one;
+      if (!AddJobId(Trim(id), &one)) return MakeError("Invalid job id specified: " + id);
+      v1::JobFilter::ArrayTask* job = request.add_jobs();
+      if (one.job_ids_size() > 0) {
+        job->set_array_job_id(one.job_ids(0));
+        job->set_task_id(UINT32_MAX);
+      } else {
+        *job = one.array_tasks(0);
+      }
+    }
+  if (request.jobs_size() == 0) return MakeError("Invalid job id specified");
+  return request;
+}
+
 Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words) {
   auto target = TargetOf(words, "job", "jobid");
   if (!target) return std::move(target).take_error();

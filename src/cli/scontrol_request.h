@@ -20,6 +20,9 @@ bool AddJobId(std::string_view text, v1::JobFilter* filter);
 // A list of IDs as hold/release/requeue/suspend take them: "12,13_1 14".
 Result<v1::JobFilter> ParseJobList(std::span<const std::string> words);
 
+// scontrol top's list, in its order: "12,14_2 13". A whole job's task is UINT32_MAX.
+Result<v1::TopRequest> ParseTopList(std::span<const std::string> words);
+
 // `update` arguments naming a job: "JobId=12 TimeLimit=30", "job 12 Nice=10", "JobId=12_3 ...".
 // Keys: TimeLimit, Nice, Partition, Name/JobName, QOS. Anything else is an error that names it.
 Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words);

@@ -127,5 +127,18 @@ TEST(ScontrolRequest, JobLists) {
   EXPECT_FALSE(ParseJobList(Words{"12x"}));
 }
 
+TEST(ScontrolRequest, TopListKeepsItsOrder) {
+  auto top = ParseTopList(Words{"14,12_3", "13"});
+  ASSERT_TRUE(top);
+  ASSERT_EQ(top->jobs_size(), 3);
+  EXPECT_EQ(top->jobs(0).array_job_id(), 14u);
+  EXPECT_EQ(top->jobs(0).task_id(), UINT32_MAX);
+  EXPECT_EQ(top->jobs(1).array_job_id(), 12u);
+  EXPECT_EQ(top->jobs(1).task_id(), 3u);
+  EXPECT_EQ(top->jobs(2).array_job_id(), 13u);
+  EXPECT_EQ(ParseTopList(Words{}).error(), "Invalid job id specified");
+  EXPECT_EQ(ParseTopList(Words{"1,x"}).error(), "Invalid job id specified: x");
+}
+
 }  // namespace
 }  // namespace drover::cli::scontrol

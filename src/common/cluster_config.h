@@ -60,7 +60,8 @@ struct SchedulerParameters {
   int64_t sched_min_interval_us = 2;
   int64_t sched_interval_seconds = 60;
   int64_t max_switch_wait_seconds = 300;
-  bool conservative = false;  // Drover: reserve every blocked job, not only the top one
+  bool conservative = false;     // Drover: reserve every blocked job, not only the top one
+  bool enable_user_top = false;  // users may scontrol top their own jobs
   int64_t bf_reservation_depth = 1;
   std::map<std::string, std::string> other;  // accepted but without effect
 };

@@ -112,6 +112,10 @@ SetResult SetSchedulerParameters(S& s, std::string_view value) {
       params.conservative = true;
       continue;
     }
+    if (name == "enable_user_top") {
+      params.enable_user_top = true;
+      continue;
+    }
     bool matched = false;
     for (const IntOption& known : kIntOptions) {
       if (name != known.name) continue;

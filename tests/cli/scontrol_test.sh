@@ -3,7 +3,7 @@
 # temporary state directory; `drover down` stops every process it started): show job, node,
 # partition, reservation and config (masked golden files), -o, --json, hold/release, update,
 # requeue (from outside and from inside the job itself), suspend/resume, node drain/resume,
-# reservations, ping and the errors Slurm prints.
+# reservations, top, reconfigure, ping and the errors Slurm prints.
 # Usage: scontrol_test.sh DROVER GOLDEN_DIR [--regenerate]
 set -euo pipefail
 drover="$1"
@@ -145,9 +145,46 @@ scontrol delete ReservationName=maint || fail "delete reservation"
 scontrol show reservation maint > /dev/null 2> "$state/err.txt" && fail "a deleted reservation is shown"
 grep -qx "Reservation maint not found" "$state/err.txt" || fail "deleted reservation: $(cat "$state/err.txt")"
 
+# ---- top: the listed job goes ahead of its owner's other jobs, even where priorities tie ----
+first=$(sbatch --parsable -J first --begin=now+1hour --wrap true)
+second=$(sbatch --parsable -J second --begin=now+1hour --wrap true)
+third=$(sbatch --parsable -J third --begin=now+1hour --wrap true)
+wait_for "$third" Reason BeginTime
+scontrol top "$third,$second" || fail "top"
+# Tied priorities: the jobs behind give way (their nice grows), the listed ones keep theirs.
+[ "$(field "$first" Nice)" -gt 0 ] || fail "top: the first job's Nice is $(field "$first" Nice)"
+for _ in $(seq 1 100); do  # the next cycle's priorities
+  [ "$(field "$third" Priority)" -gt "$(field "$second" Priority)" ] &&
+    [ "$(field "$second" Priority)" -gt "$(field "$first" Priority)" ] && break
+  sleep 0.2
+done
+[ "$(field "$third" Priority)" -gt "$(field "$second" Priority)" ] &&
+  [ "$(field "$second" Priority)" -gt "$(field "$first" Priority)" ] ||
+  fail "top: priorities $(field "$first" Priority) $(field "$second" Priority) $(field "$third" Priority)"
+scontrol top 999999 2> "$state/err.txt" && fail "top of an unknown job succeeded"
+grep -qx "slurm_top_job error: Invalid job id specified" "$state/err.txt" || fail "top unknown: $(cat "$state/err.txt")"
+scancel "$first" "$second" "$third"
+
+# ---- reconfigure: a new partition is there at once; a broken slurm.conf changes nothing ----
+cp "$DROVER_CONF" "$state/slurm.conf.orig"
+echo "PartitionName=debug Nodes=node[1-2] MaxTime=10 State=UP" >> "$DROVER_CONF"
+scontrol reconfigure || fail "reconfigure"
+scontrol show partition debug | grep -q "^   MaxNodes=UNLIMITED MaxTime=00:10:00 " ||
+  fail "reconfigure: $(scontrol show partition debug)"
+quick=$(sbatch --parsable -p debug -t 5 -o quick.out --wrap "echo quick") || fail "sbatch -p debug"
+wait_for "$quick" JobState COMPLETED
+[ "$(field "$quick" Partition)" = debug ] || fail "the job ran in $(field "$quick" Partition)"
+echo "PartitionName=broken Nodes=nosuch" >> "$DROVER_CONF"
+scontrol reconfigure 2> "$state/err.txt" && fail "a broken slurm.conf was taken"
+grep -q "slurm.conf:[0-9]*: partition broken: node 'nosuch' is not defined" "$state/err.txt" ||
+  fail "broken reconfigure: $(cat "$state/err.txt")"
+sed -i 's/^ClusterName=.*/ClusterName=renamed/; /^PartitionName=broken/d' "$DROVER_CONF"
+scontrol reconfigure 2> "$state/err.txt" || fail "reconfigure with a new name: $(cat "$state/err.txt")"
+grep -q "ClusterName changed: restart droverctld" "$state/err.txt" || fail "name change: $(cat "$state/err.txt")"
+scontrol show partition debug > /dev/null || fail "the debug partition was lost"
+cp "$state/slurm.conf.orig" "$DROVER_CONF"
+
 # ---- what Drover does not do says so ----
-scontrol reconfigure 2> "$state/err.txt" && fail "reconfigure succeeded"
-grep -q "restart droverctld" "$state/err.txt" || fail "reconfigure: $(cat "$state/err.txt")"
 scontrol --version | grep -q "^slurm 22.05.8 (drover " || fail "--version: $(scontrol --version)"
 scontrol --help | grep -q "^Usage: scontrol" || fail "--help"
 scontrol --bogus 2> "$state/err.txt" && fail "--bogus accepted"

@@ -10,7 +10,8 @@
 
 namespace drover::ctld {
 
-AgentDispatcher::AgentDispatcher(const ClusterConfig& cluster) : cluster_(cluster) {
+AgentDispatcher::AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster)
+    : cluster_(std::move(cluster)) {
   for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { Run(); });
 }
 
@@ -21,6 +22,16 @@ AgentDispatcher::~AgentDispatcher() {
   }
   wake_.notify_all();
   for (std::thread& worker : workers_) worker.join();
+}
+
+std::shared_ptr<const ClusterConfig> AgentDispatcher::cluster() {
+  std::lock_guard lock(mutex_);
+  return cluster_;
+}
+
+void AgentDispatcher::Reconfigured(std::shared_ptr<const ClusterConfig> cluster) {
+  std::lock_guard lock(mutex_);
+  cluster_ = std::move(cluster);
 }
 
 void AgentDispatcher::Enqueue(
@@ -34,7 +45,7 @@ void AgentDispatcher::Enqueue(
 void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string script,
                              std::vector<std::string> environment) {
   auto request = std::make_shared<v1::LaunchRequest>();
-  ToProto(*launch.job, cluster_, request->mutable_job());
+  ToProto(*launch.job, *cluster(), request->mutable_job());
   for (std::string& entry : environment)
     request->mutable_job()->mutable_spec()->add_environment(std::move(entry));
   request->set_script(std::move(script));
@@ -92,8 +103,9 @@ std::string AgentDispatcher::AddressOf(int node) {
     if (auto it = addresses_.find(node); it != addresses_.end() && !it->second.empty())
       return it->second;
   }
-  const NodeConfig& config = cluster_.nodes[node];
-  int port = config.port ? config.port : cluster_.settings.agent_port;
+  std::shared_ptr<const ClusterConfig> cluster = this->cluster();
+  const NodeConfig& config = cluster->nodes[node];
+  int port = config.port ? config.port : cluster->settings.agent_port;
   return fmt::format("{}:{}", config.address, port);
 }
 

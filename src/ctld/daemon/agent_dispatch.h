@@ -23,13 +23,14 @@ namespace drover::ctld {
 
 class AgentDispatcher : public EffectSink {
  public:
-  explicit AgentDispatcher(const ClusterConfig& cluster);
+  explicit AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster);
   ~AgentDispatcher() override;
 
   void Launch(const drover::ctld::Launch& launch, std::string script,
               std::vector<std::string> environment) override;
   void Signal(const SignalJob& signal) override;
   void Terminate(const TerminateJob& terminate) override;
+  void Reconfigured(std::shared_ptr<const ClusterConfig> cluster) override;
   // The address (host:port) an agent registered with; replaces slurm.conf's NodeAddr/Port.
   void SetAddress(int node, std::string address);
   // Where the node's agent is: its registered address, else slurm.conf's NodeAddr:Port.
@@ -52,7 +53,8 @@ class AgentDispatcher : public EffectSink {
   void Run();
   std::shared_ptr<v1::Agent::Stub> StubFor(int node);
 
-  const ClusterConfig& cluster_;
+  std::shared_ptr<const ClusterConfig> cluster();
+  std::shared_ptr<const ClusterConfig> cluster_;  // guarded by mutex_; nodes never change
   // Per node, the address its stub talks to, and the stub; guarded by stubs_mutex_.
   // A worker keeps its own reference while it calls, so a stub replaced meanwhile lives on.
   std::map<int, std::pair<std::string, std::shared_ptr<v1::Agent::Stub>>> stubs_;

@@ -24,14 +24,13 @@ concept HasToken = requires(T event) {
 
 }  // namespace
 
-EngineLoop::EngineLoop(const ClusterConfig& cluster, std::unique_ptr<Store> store,
+EngineLoop::EngineLoop(std::shared_ptr<const ClusterConfig> cluster, std::unique_ptr<Store> store,
                        const Clock& clock, EffectSink& sink, EngineLoopOptions options)
-    : cluster_(cluster),
-      store_(std::move(store)),
+    : store_(std::move(store)),
       clock_(clock),
       sink_(sink),
       options_(options),
-      engine_(cluster, clock) {
+      engine_(std::move(cluster), clock) {
   snapshot_ = engine_.Publish();
 }
 
@@ -40,6 +39,7 @@ EngineLoop::~EngineLoop() {
 }
 
 Status EngineLoop::Restore() {
+  const ClusterConfig& cluster = engine_.cluster();
   auto rows = store_->Load("jobs");
   if (!rows) return std::move(rows).take_error();
   std::vector<Job> jobs;
@@ -48,7 +48,7 @@ Status EngineLoop::Restore() {
     v1::Job record;
     if (!record.ParseFromString(value))
       return MakeError(fmt::format("job record {} in the store cannot be read", key));
-    auto job = FromProto(record, cluster_);
+    auto job = FromProto(record, cluster);
     if (!job) return std::move(job).take_error();
     ids.push_back(job->spec.job_id);
     jobs.push_back(std::move(*job));
@@ -64,7 +64,7 @@ Status EngineLoop::Restore() {
   if (!nodes) return std::move(nodes).take_error();
   for (const auto& [name, value] : *nodes) {
     v1::NodeStatus record;
-    int index = cluster_.FindNode(name);
+    int index = cluster.FindNode(name);
     if (index >= 0 && record.ParseFromString(value)) engine_.RestoreNode(index, FromProto(record));
   }
   auto reservations = store_->Load("reservations");
@@ -73,7 +73,7 @@ Status EngineLoop::Restore() {
     v1::Reservation record;
     if (!record.ParseFromString(value))
       return MakeError(fmt::format("reservation {} in the store cannot be read", name));
-    auto reservation = FromProto(record, cluster_);
+    auto reservation = FromProto(record, cluster);
     if (!reservation) return std::move(reservation).take_error();
     engine_.RestoreReservation(std::move(*reservation));
   }
@@ -221,21 +221,23 @@ void EngineLoop::Commit(Applied& applied) {
     }
   }
   ++stats_.batches;
+  std::shared_ptr<const ClusterConfig> cluster = applied.snapshot->cluster;
   {
     std::lock_guard lock(mutex_);
     snapshot_ = std::move(applied.snapshot);
   }
-  CarryOut(applied.out, applied.requests);
+  CarryOut(applied.out, applied.requests, cluster);
 }
 
 WriteBatch EngineLoop::Records(const EngineOutput& out) {
+  const ClusterConfig& cluster = engine_.cluster();
   WriteBatch batch;
   // Every new record is encoded once, here, for the store and for every ListJobs after it.
   v1::Job record;
   auto encode = [&](const Job& job) {
     if (!job.wire.get()) {
       record.Clear();
-      ToProto(job, cluster_, &record);
+      ToProto(job, cluster, &record);
       job.wire.Set(std::make_shared<const std::string>(record.SerializeAsString()));
     }
     return job.wire.get();
@@ -266,13 +268,13 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
   }
   for (int index : out.changed_nodes) {
     v1::NodeStatus node;
-    ToProto(engine_.node(index), cluster_.nodes[index].name, false, &node);
-    batch.puts.push_back({"nodes", cluster_.nodes[index].name, node.SerializeAsString()});
+    ToProto(engine_.node(index), cluster.nodes[index].name, false, &node);
+    batch.puts.push_back({"nodes", cluster.nodes[index].name, node.SerializeAsString()});
   }
   for (const std::string& name : out.changed_reservations)
     if (const Reservation* reservation = engine_.FindReservation(name)) {
       v1::Reservation encoded;
-      ToProto(*reservation, cluster_, &encoded);
+      ToProto(*reservation, cluster, &encoded);
       batch.puts.push_back({"reservations", name, encoded.SerializeAsString()});
     }
   for (const std::string& name : out.deleted_reservations)
@@ -287,7 +289,9 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
   return batch;
 }
 
-void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& requests) {
+void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& requests,
+                          const std::shared_ptr<const ClusterConfig>& cluster) {
+  if (out.reconfigured) sink_.Reconfigured(cluster);
   std::unordered_map<uint64_t, Reply> replies;
   for (const Effect& effect : out.effects) {
     if (const auto* reply = std::get_if<Reply>(&effect)) {

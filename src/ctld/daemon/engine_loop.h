@@ -33,6 +33,8 @@ class EffectSink {
                       std::vector<std::string> environment) = 0;
   virtual void Signal(const SignalJob& signal) = 0;
   virtual void Terminate(const TerminateJob& terminate) = 0;
+  // scontrol reconfigure replaced the configuration; effects after this call follow it.
+  virtual void Reconfigured(std::shared_ptr<const ClusterConfig>) {}
 };
 
 struct EngineLoopOptions {
@@ -42,8 +44,8 @@ struct EngineLoopOptions {
 
 class EngineLoop {
  public:
-  EngineLoop(const ClusterConfig& cluster, std::unique_ptr<Store> store, const Clock& clock,
-             EffectSink& sink, EngineLoopOptions options = {});
+  EngineLoop(std::shared_ptr<const ClusterConfig> cluster, std::unique_ptr<Store> store,
+             const Clock& clock, EffectSink& sink, EngineLoopOptions options = {});
   ~EngineLoop();
 
   // Loads every record from the store into the engine; call before Start.
@@ -81,9 +83,9 @@ class EngineLoop {
   void ApplyBatch(std::vector<Request>& requests, bool tick);
   WriteBatch Records(const EngineOutput& out);
   void Commit(Applied& applied);
-  void CarryOut(const EngineOutput& out, std::vector<Request>& requests);
+  void CarryOut(const EngineOutput& out, std::vector<Request>& requests,
+                const std::shared_ptr<const ClusterConfig>& cluster);
 
-  const ClusterConfig& cluster_;
   std::unique_ptr<Store> store_;
   const Clock& clock_;
   EffectSink& sink_;

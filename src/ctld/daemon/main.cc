@@ -12,6 +12,7 @@
 #include <charconv>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -106,12 +107,13 @@ int main(int argc, char** argv) {
   TuneMalloc();
   Options options;
   if (!ParseOptions(argc, argv, options)) return 2;
-  std::string path = ResolveConfPath(options.conf);
+  std::string path = std::filesystem::absolute(ResolveConfPath(options.conf)).string();
   ConfigLoad load = LoadClusterConfig(path);
   for (const Diagnostic& error : load.diagnostics.errors())
     fmt::print(stderr, "droverctld: error: {}\n", error.ToString());
   if (!load.ok()) return 1;
-  const ClusterConfig& cluster = load.config;
+  auto shared = std::make_shared<const ClusterConfig>(std::move(load.config));
+  const ClusterConfig& cluster = *shared;  // as started; scontrol reconfigure may replace it
   std::string state = options.state.empty() ? cluster.settings.state_save_location : options.state;
   auto store = ctld::OpenSqliteStore(state);
   if (!store) {
@@ -119,16 +121,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   SystemClock clock;
-  ctld::AgentDispatcher agents(cluster);
-  ctld::EngineLoop loop(cluster, std::move(*store), clock, agents);
+  ctld::AgentDispatcher agents(shared);
+  ctld::EngineLoop loop(shared, std::move(*store), clock, agents);
   if (Status restored = loop.Restore(); !restored) {
     fmt::print(stderr, "droverctld: error: {}\n", restored.error());
     return 1;
   }
   loop.Start();
   auto history = ctld::OpenSqliteStore(state);  // a second connection, for sacct's reads
-  ctld::ControllerService service(cluster, loop,
-                                  history ? std::move(*history) : std::unique_ptr<ctld::Store>());
+  ctld::ControllerService service(
+      loop, history ? std::move(*history) : std::unique_ptr<ctld::Store>(), path);
   service.SetAgents(&agents);
   std::string listen = options.listen.empty()
                            ? fmt::format("0.0.0.0:{}", cluster.settings.controller_port)
@@ -144,9 +146,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!options.port_file.empty()) std::ofstream(options.port_file) << port << "\n";
-  ctld::HttpServer http([&cluster, &loop] {
+  ctld::HttpServer http([&loop] {
     std::shared_ptr<const ctld::Snapshot> snapshot = loop.snapshot();
-    return ctld::RenderMetrics(cluster, snapshot ? *snapshot : ctld::Snapshot{}, loop.stats());
+    return ctld::RenderMetrics(*snapshot->cluster, *snapshot, loop.stats());
   });
   std::string http_listen = options.http_listen.empty() ? kDefaultHttpListen : options.http_listen;
   std::string http_host;

@@ -91,9 +91,9 @@ void QueryPool::Run(std::function<void()> work) {
   wake_.notify_one();
 }
 
-ControllerService::ControllerService(const ClusterConfig& cluster, EngineLoop& loop,
-                                     std::unique_ptr<Store> history)
-    : cluster_(cluster), loop_(loop), history_(std::move(history)) {}
+ControllerService::ControllerService(EngineLoop& loop, std::unique_ptr<Store> history,
+                                     std::string conf_path)
+    : loop_(loop), conf_path_(std::move(conf_path)), history_(std::move(history)) {}
 
 ControllerService::Reactor* ControllerService::Query(Context* context,
                                                      std::function<grpc::Status()> query) {
@@ -114,7 +114,7 @@ ControllerService::Reactor* ControllerService::Submit(Context* context,
                  [this, reactor, reply, will_run](const Reply& result) {
                    if (result.ok) {
                      reply->set_job_id(will_run->next_job_id);
-                     ToProto(*will_run, cluster_, reply->mutable_will_run());
+                     ToProto(*will_run, *loop_.snapshot()->cluster, reply->mutable_will_run());
                    }
                    reactor->Finish(FromReply(result));
                  });
@@ -167,6 +167,7 @@ ControllerService::Reactor* ControllerService::Act(Context* context, Event event
   Reactor* reactor = context->DefaultReactor();
   loop_.Submit(std::move(event), [reactor, reply](const Reply& result) {
     for (uint64_t id : result.job_ids) reply->add_job_ids(id);
+    reply->set_message(result.message);
     reactor->Finish(FromReply(result));
   });
   return reactor;
@@ -260,7 +261,7 @@ grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobLis
       reply->add_jobs(*bytes);
     } else {  // a record the engine has not encoded (none yet; kept for safety)
       record.Clear();
-      ToProto(*job, cluster_, &record);
+      ToProto(*job, *snapshot->cluster, &record);
       record.SerializeToString(reply->add_jobs());
     }
   }
@@ -313,7 +314,7 @@ grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::Job
   }
   for (const JobPtr& job : snapshot->jobs) {
     v1::Job record;
-    ToProto(*job, cluster_, &record);
+    ToProto(*job, *snapshot->cluster, &record);
     if (InWindow(record, *query) && Matches(record, *filter))
       record.SerializeToString(reply->add_jobs());
   }
@@ -331,6 +332,7 @@ grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  const ClusterConfig& cluster = *snapshot->cluster;
   std::unordered_map<uint64_t, const Job*> jobs;
   for (const JobPtr& job : snapshot->jobs) jobs[job->spec.job_id] = job.get();
   for (const sched::PriorityFactors& factors : *snapshot->priorities) {
@@ -347,9 +349,9 @@ grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
     out->set_job_id(spec.job_id);
     out->set_user(spec.user);
     out->set_account(spec.account);
-    int p = spec.partitions.empty() ? cluster_.DefaultPartition()
-                                    : cluster_.FindPartition(spec.partitions.front());
-    out->set_partition(p >= 0 ? cluster_.partitions[p].name : "");
+    int p = spec.partitions.empty() ? cluster.DefaultPartition()
+                                    : cluster.FindPartition(spec.partitions.front());
+    out->set_partition(p >= 0 ? cluster.partitions[p].name : "");
     out->set_priority(factors.priority);
     out->set_age(factors.age);
     out->set_fairshare(factors.fairshare);
@@ -360,7 +362,7 @@ grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
     out->set_nice(factors.nice);
     for (const auto& [name, value] : factors.tres) (*out->mutable_tres())[name] = value;
   }
-  const ClusterSettings& s = cluster_.settings;
+  const ClusterSettings& s = cluster.settings;
   auto& weights = *reply->mutable_weights();
   weights["age"] = s.weight_age;
   weights["fairshare"] = s.weight_fairshare;
@@ -426,9 +428,10 @@ ControllerService::Reactor* ControllerService::ListNodes(Context* context, const
 grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   reply->set_time(snapshot->time);
-  std::vector<NodeUsage> usage = UsageByNode(cluster_, *snapshot);
-  for (size_t i = 0; i < snapshot->nodes.size() && i < cluster_.nodes.size(); ++i) {
-    ToProto(snapshot->nodes[i], cluster_.nodes[i].name, FullyAllocated(cluster_, usage, i),
+  const ClusterConfig& cluster = *snapshot->cluster;
+  std::vector<NodeUsage> usage = UsageByNode(cluster, *snapshot);
+  for (size_t i = 0; i < snapshot->nodes.size() && i < cluster.nodes.size(); ++i) {
+    ToProto(snapshot->nodes[i], cluster.nodes[i].name, FullyAllocated(cluster, usage, i),
             reply->add_nodes());
   }
   return grpc::Status::OK;
@@ -463,20 +466,22 @@ ControllerService::Reactor* ControllerService::CreateStep(Context* context,
   Reactor* reactor = context->DefaultReactor();
   loop_.Submit(std::move(event), [this, reactor, reply](const Reply& result) {
     if (result.ok && result.job) {
+      std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+      const ClusterConfig& cluster = *snapshot->cluster;
       reply->set_step_id(result.step_id);
-      ToProto(*result.job, cluster_, reply->mutable_job());
+      ToProto(*result.job, cluster, reply->mutable_job());
       std::vector<std::string> names;
       uint32_t next_task = 0;
       for (size_t i = 0; i < result.step_nodes.size(); ++i) {
         int node = result.step_nodes[i];
         v1::StepNode* out = reply->add_nodes();
-        out->set_name(cluster_.nodes[node].name);
+        out->set_name(cluster.nodes[node].name);
         out->set_address(agents_ ? agents_->AddressOf(node) : "");
         for (size_t k = 0; k < result.job->allocation.nodes.size(); ++k)
           if (result.job->allocation.nodes[k].node == node)
             out->set_node_index(static_cast<uint32_t>(k));
         for (uint32_t t = 0; t < result.step_tasks[i]; ++t) out->add_tasks(next_task++);
-        names.push_back(cluster_.nodes[node].name);
+        names.push_back(cluster.nodes[node].name);
       }
       reply->set_ntasks(next_task);
       reply->set_node_list(CompressHostlist(names));
@@ -532,19 +537,20 @@ std::string OverSubscribeText(const OverSubscribe& over) {
 
 grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  std::vector<NodeUsage> usage = UsageByNode(cluster_, *snapshot);
-  std::vector<uint32_t> pending(cluster_.partitions.size()), running(cluster_.partitions.size());
+  const ClusterConfig& cluster = *snapshot->cluster;
+  std::vector<NodeUsage> usage = UsageByNode(cluster, *snapshot);
+  std::vector<uint32_t> pending(cluster.partitions.size()), running(cluster.partitions.size());
   for (const JobPtr& job : snapshot->jobs) {
     int p = job->partition;
     if (job->state == JobState::kPending)
-      p = job->spec.partitions.empty() ? cluster_.DefaultPartition()
-                                       : cluster_.FindPartition(job->spec.partitions.front());
+      p = job->spec.partitions.empty() ? cluster.DefaultPartition()
+                                       : cluster.FindPartition(job->spec.partitions.front());
     if (p < 0) continue;
     if (job->state == JobState::kPending) ++pending[p];
     if (HoldsAllocation(*job)) ++running[p];
   }
-  for (size_t p = 0; p < cluster_.partitions.size(); ++p) {
-    const PartitionConfig& config = cluster_.partitions[p];
+  for (size_t p = 0; p < cluster.partitions.size(); ++p) {
+    const PartitionConfig& config = cluster.partitions[p];
     v1::Partition* out = reply->add_partitions();
     out->set_name(config.name);
     static constexpr std::string_view kStates[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
@@ -553,7 +559,7 @@ grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
     std::vector<std::string> names;
     uint32_t cpus = 0, gpus = 0, allocated = 0, idle = 0, other = 0, cpus_used = 0, gpus_used = 0;
     for (int node : config.nodes) {
-      const NodeConfig& n = cluster_.nodes[node];
+      const NodeConfig& n = cluster.nodes[node];
       names.push_back(n.name);
       cpus += n.cpus;
       gpus += n.gpus.size();
@@ -581,7 +587,7 @@ grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
     out->set_priority_job_factor(config.priority_job_factor);
     out->set_over_subscribe(OverSubscribeText(config.over_subscribe));
     out->set_preempt_mode(
-        FormatPreemptMode(config.preempt_mode.value_or(cluster_.settings.preempt_mode)));
+        FormatPreemptMode(config.preempt_mode.value_or(cluster.settings.preempt_mode)));
     out->set_grace_time_seconds(config.grace_time_seconds);
     for (const std::string& account : config.allow_accounts) out->add_allow_accounts(account);
     for (const std::string& qos : config.allow_qos) out->add_allow_qos(qos);
@@ -666,10 +672,40 @@ grpc::Status ControllerService::DoListReservations(const v1::ReservationQuery* q
   if (!snapshot->reservations) return grpc::Status::OK;
   for (const auto& [name, reservation] : *snapshot->reservations)
     if (query->name().empty() || query->name() == name)
-      ToProto(reservation, cluster_, reply->add_reservations());
+      ToProto(reservation, *snapshot->cluster, reply->add_reservations());
   if (!query->name().empty() && reply->reservations_size() == 0)
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "Reservation " + query->name() + " not found");
   return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::Top(Context* context, const v1::TopRequest* request,
+                                                   v1::ActionReply* reply) {
+  if (request->jobs_size() == 0) return Finished(context, Invalid("Invalid job id specified"));
+  TopJobs event{0, CallerOf(request->caller()), {}};
+  for (const auto& job : request->jobs())
+    event.jobs.emplace_back(job.array_job_id(), job.task_id());
+  return Act(context, std::move(event), reply);
+}
+
+ControllerService::Reactor* ControllerService::Reconfigure(Context* context,
+                                                           const v1::ReconfigureRequest* request,
+                                                           v1::ActionReply* reply) {
+  if (conf_path_.empty())
+    return Finished(context, Invalid("this controller was started without a slurm.conf path"));
+  // Read on a query thread: the engine thread only swaps the result in.
+  return Query(context, [this, caller = CallerOf(request->caller()), reply] {
+    ConfigLoad load = LoadClusterConfig(conf_path_);
+    if (!load.ok()) {
+      std::string errors;
+      for (const Diagnostic& error : load.diagnostics.errors())
+        errors += (errors.empty() ? "" : "\n") + error.ToString();
+      return Invalid(fmt::format("{} has errors; nothing changed:\n{}", conf_path_, errors));
+    }
+    auto config = std::make_shared<const ClusterConfig>(std::move(load.config));
+    Reply result = loop_.Submit(drover::ctld::Reconfigure{0, caller, std::move(config)}).get();
+    reply->set_message(result.message);
+    return FromReply(result);
+  });
 }
 
 ControllerService::Reactor* ControllerService::Ping(Context* context, const v1::PingRequest*,
@@ -677,7 +713,7 @@ ControllerService::Reactor* ControllerService::Ping(Context* context, const v1::
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  reply->set_cluster_name(cluster_.settings.cluster_name);
+  reply->set_cluster_name(snapshot->cluster->settings.cluster_name);
   reply->set_host(host);
   reply->set_time(snapshot->time);
   reply->set_jobs(snapshot->jobs.size());
@@ -687,11 +723,11 @@ ControllerService::Reactor* ControllerService::Ping(Context* context, const v1::
 ControllerService::Reactor* ControllerService::Register(Context* context,
                                                         const v1::RegisterRequest* request,
                                                         v1::RegisterReply*) {
-  if (cluster_.FindNode(request->node()) < 0)
+  int node = loop_.snapshot()->cluster->FindNode(request->node());
+  if (node < 0)
     return Finished(context,
                     Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
-  if (agents_ && !request->address().empty())
-    agents_->SetAddress(cluster_.FindNode(request->node()), request->address());
+  if (agents_ && !request->address().empty()) agents_->SetAddress(node, request->address());
   NodeRegistered event{request->node(), {}};
   event.running_jobs.assign(request->running_jobs().begin(), request->running_jobs().end());
   if (request->cpus() || request->memory_mb() || !request->gpu_source().empty())
@@ -702,12 +738,12 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
 ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
                                                          const v1::HeartbeatRequest* request,
                                                          v1::HeartbeatReply* reply) {
-  int node = cluster_.FindNode(request->node());
+  // After a controller restart every node waits for its agent to register again.
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  int node = snapshot->cluster->FindNode(request->node());
   if (node < 0)
     return Finished(context,
                     Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
-  // After a controller restart every node waits for its agent to register again.
-  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   if (static_cast<size_t>(node) < snapshot->nodes.size() && !snapshot->nodes[node].registered)
     reply->set_reregister(true);
   return Tell(context, drover::ctld::Heartbeat{request->node(), request->healthy(),

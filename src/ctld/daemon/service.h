@@ -38,8 +38,9 @@ class QueryPool {
 class ControllerService final : public v1::Controller::CallbackService {
  public:
   // `history` is a second, read-only use of the store for job history (may be null).
-  ControllerService(const ClusterConfig& cluster, EngineLoop& loop,
-                    std::unique_ptr<Store> history = nullptr);
+  // `conf_path` is the slurm.conf that Reconfigure reads again (empty: Reconfigure refuses).
+  ControllerService(EngineLoop& loop, std::unique_ptr<Store> history = nullptr,
+                    std::string conf_path = "");
   // Where registering agents' addresses go (their launches and signals are sent there).
   void SetAgents(AgentDispatcher* agents) { agents_ = agents; }
 
@@ -74,6 +75,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* DeleteReservation(Context*, const v1::DeleteReservationRequest*,
                              v1::ActionReply*) override;
   Reactor* ListReservations(Context*, const v1::ReservationQuery*, v1::ReservationList*) override;
+  Reactor* Top(Context*, const v1::TopRequest*, v1::ActionReply*) override;
+  Reactor* Reconfigure(Context*, const v1::ReconfigureRequest*, v1::ActionReply*) override;
 
  private:
   // Queues the event; the reactor finishes with the committed reply (job IDs into `reply`).
@@ -91,8 +94,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   grpc::Status DoListReservations(const v1::ReservationQuery*, v1::ReservationList*);
   Reactor* ChangeReservation(Context* context, Event event, v1::ReservationReply* reply);
 
-  const ClusterConfig& cluster_;
   EngineLoop& loop_;
+  std::string conf_path_;
   std::mutex history_mutex_;  // the store is not thread-safe; queries are concurrent
   std::unique_ptr<Store> history_;
   QueryPool queries_{2};

@@ -11,6 +11,12 @@ bool JobFilter::empty() const {
          partition.empty() && !state;
 }
 
+int64_t MinCycleInterval(const EngineOptions& options, const ClusterConfig& cluster) {
+  return options.min_cycle_interval_seconds
+             ? options.min_cycle_interval_seconds
+             : cluster.settings.scheduler_params.sched_min_interval_us / 1'000'000;
+}
+
 std::string NodeStateName(const NodeStatus& node, bool fully_allocated) {
   std::string state;
   if (node.down) {
@@ -29,14 +35,18 @@ std::string NodeStateName(const NodeStatus& node, bool fully_allocated) {
 }
 
 Engine::Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions options)
-    : cluster_(cluster),
+    : Engine(std::shared_ptr<const ClusterConfig>(std::shared_ptr<void>(), &cluster), clock,
+             options) {}
+
+Engine::Engine(std::shared_ptr<const ClusterConfig> shared, const Clock& clock,
+               EngineOptions options)
+    : config_(std::move(shared)),
       clock_(clock),
       options_(options),
-      nodes_(cluster.nodes.size()),
-      next_job_id_(cluster.settings.first_job_id) {
-  if (options_.min_cycle_interval_seconds == 0)
-    options_.min_cycle_interval_seconds =
-        cluster.settings.scheduler_params.sched_min_interval_us / 1'000'000;
+      nodes_(config_->nodes.size()),
+      next_job_id_(config_->settings.first_job_id) {
+  const ClusterConfig& cluster = *config_;
+  min_cycle_interval_seconds_ = MinCycleInterval(options_, cluster);
   priorities_ = std::make_shared<std::vector<sched::PriorityFactors>>();
   fair_share_ = std::make_shared<const sched::FairShare>();
   reservations_ = std::make_shared<ReservationMap>();
@@ -71,6 +81,7 @@ EngineOutput Engine::Apply(std::vector<Event> events, bool may_schedule) {
 std::shared_ptr<const Snapshot> Engine::Publish() const {
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->time = clock_.Now();
+  snapshot->cluster = config_;
   snapshot->jobs = jobs_.Share();
   snapshot->nodes = nodes_;
   snapshot->priorities = priorities_;
@@ -141,7 +152,7 @@ std::vector<uint64_t> Engine::Select(const JobFilter& filter) const {
     if (!filter.partition.empty() &&
         (job.partition < 0
              ? job.spec.partitions.empty() || job.spec.partitions.front() != filter.partition
-             : cluster_.partitions[job.partition].name != filter.partition))
+             : cluster().partitions[job.partition].name != filter.partition))
       return false;
     return !filter.state || job.state == *filter.state;
   };

@@ -61,6 +61,7 @@ std::string NodeStateName(const NodeStatus& node, bool fully_allocated);
 // What readers see: an immutable copy published after each batch.
 struct Snapshot {
   int64_t time = 0;
+  std::shared_ptr<const ClusterConfig> cluster;  // the configuration in force
   JobTable::View jobs;  // the live queue (pending, running, recently finished), by ID
   std::vector<NodeStatus> nodes;
   // From the last scheduling cycle; shared between snapshots until the next cycle.
@@ -76,14 +77,19 @@ struct Snapshot {
 };
 
 struct EngineOptions {
-  // The shortest time between two event-triggered scheduling cycles (SchedulerParameters
-  // sched_min_interval, in microseconds; rounded up to whole seconds on this clock); a cycle
+  // The shortest time between two event-triggered scheduling cycles; 0: SchedulerParameters
+  // sched_min_interval (in microseconds, rounded down to whole seconds on this clock). A cycle
   // also runs every sched_interval seconds.
   int64_t min_cycle_interval_seconds = 0;
 };
+int64_t MinCycleInterval(const EngineOptions& options, const ClusterConfig& cluster);
 
 class Engine : private sched::JobOutcomes {
  public:
+  // The engine shares the configuration: `scontrol reconfigure` replaces it (Reconfigure).
+  Engine(std::shared_ptr<const ClusterConfig> cluster, const Clock& clock,
+         EngineOptions options = {});
+  // A configuration the caller keeps alive for the engine's lifetime (tests, the simulator).
   Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions options = {});
 
   // `may_schedule` false defers any due scheduling cycle to a later batch: the daemon uses it
@@ -98,6 +104,8 @@ class Engine : private sched::JobOutcomes {
   void RestoreReservation(Reservation reservation);
   const Reservation* FindReservation(const std::string& name) const;
 
+  const ClusterConfig& cluster() const { return *config_; }
+  const std::shared_ptr<const ClusterConfig>& shared_cluster() const { return config_; }
   const Job* FindJob(uint64_t id) const;
   bool wants_cycle() const { return schedule_requested_; }  // a deferred cycle is waiting
   const NodeStatus& node(int index) const { return nodes_[index]; }
@@ -117,6 +125,10 @@ class Engine : private sched::JobOutcomes {
   void On(const CreateReservation& event, EngineOutput& out);
   void On(const UpdateReservation& event, EngineOutput& out);
   void On(const DeleteReservation& event, EngineOutput& out);
+  void On(const TopJobs& event, EngineOutput& out);      // engine_top.cc
+  void On(const Reconfigure& event, EngineOutput& out);  // engine_reconfigure.cc
+  // Why `next` cannot replace the running configuration, or "".
+  std::string ReconfigureRefusal(const ClusterConfig& next) const;
   // steps and interactive allocations (engine_steps.cc)
   void On(const CreateStep& event, EngineOutput& out);
   void On(const StepEnded& event, EngineOutput& out);
@@ -165,9 +177,10 @@ class Engine : private sched::JobOutcomes {
   sched::JobOutcome Find(uint64_t job_id) const override;
   sched::JobOutcome FindArrayTask(uint64_t array_job_id, uint32_t task_id) const override;
 
-  const ClusterConfig& cluster_;
+  std::shared_ptr<const ClusterConfig> config_;
   const Clock& clock_;
   EngineOptions options_;
+  int64_t min_cycle_interval_seconds_ = 0;  // options_'s, or the configuration's
   JobTable jobs_;
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> array_tasks_;  // (array, task) -> job ID
   std::unordered_map<uint64_t, sched::JobOutcome> purged_outcomes_;

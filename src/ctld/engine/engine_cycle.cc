@@ -21,7 +21,7 @@ void Engine::On(const Tick&, EngineOutput& out) {
 
 void Engine::EnforceTimeLimits(EngineOutput& out) {
   int64_t now = clock_.Now();
-  const ClusterSettings& s = cluster_.settings;
+  const ClusterSettings& s = cluster().settings;
   int64_t over = s.over_time_limit_minutes >= kUnlimitedSeconds / 60
                      ? kUnlimitedSeconds
                      : s.over_time_limit_minutes * 60;
@@ -55,19 +55,19 @@ void Engine::AccrueUsage() {
   int64_t elapsed = now - last_accrual_;
   if (elapsed <= 0) return;
   last_accrual_ = now;
-  int64_t half_life = cluster_.settings.decay_half_life_seconds;
+  int64_t half_life = cluster().settings.decay_half_life_seconds;
   for (sched::Association& association : associations_)
     association.usage = sched::DecayUsage(association.usage, elapsed, half_life);
   for (const auto& [id, job] : jobs_) {
     if (job->state != JobState::kRunning || job->partition < 0) continue;
     sched::JobUsage usage;
     for (const auto& part : job->allocation.nodes) {
-      usage.cpus += part.cores.size() * std::max(cluster_.nodes[part.node].threads_per_core, 1);
+      usage.cpus += part.cores.size() * std::max(cluster().nodes[part.node].threads_per_core, 1);
       usage.gpus += part.gpus.size();
       usage.memory_mb += part.memory_mb;
       ++usage.nodes;
     }
-    double billing = sched::BillingOf(cluster_.partitions[job->partition].billing_weights, usage,
+    double billing = sched::BillingOf(cluster().partitions[job->partition].billing_weights, usage,
                                       job->spec.gpu_type);
     associations_[Association(job->spec.account, job->spec.user)].usage +=
         billing * static_cast<double>(std::min(elapsed, now - job->start_time));
@@ -78,7 +78,7 @@ void Engine::PurgeOldJobs(EngineOutput& out) {
   int64_t now = clock_.Now();
   std::vector<uint64_t> old;
   for (const auto& [id, job] : jobs_)
-    if (IsFinal(job->state) && now - job->end_time >= cluster_.settings.min_job_age_seconds)
+    if (IsFinal(job->state) && now - job->end_time >= cluster().settings.min_job_age_seconds)
       old.push_back(id);
   for (uint64_t id : old) {
     purged_outcomes_[id] = Find(id);
@@ -100,8 +100,8 @@ void Engine::PurgeOldJobs(EngineOutput& out) {
 
 void Engine::MaybeSchedule(EngineOutput& out) {
   int64_t now = clock_.Now();
-  int64_t periodic = cluster_.settings.scheduler_params.sched_interval_seconds;
-  bool due = (schedule_requested_ && now - last_cycle_ >= options_.min_cycle_interval_seconds) ||
+  int64_t periodic = cluster().settings.scheduler_params.sched_interval_seconds;
+  bool due = (schedule_requested_ && now - last_cycle_ >= min_cycle_interval_seconds_) ||
              (periodic > 0 && now - last_cycle_ >= periodic);
   if (due) RunCycle(out);
 }
@@ -125,7 +125,7 @@ void Engine::RunCycle(EngineOutput& out) {
   ++cycles_;
   out.scheduled = true;
   sched::SchedulerInput input;
-  input.cluster = &cluster_;
+  input.cluster = config_.get();
   input.now = now;
   input.outcomes = this;
   input.associations = associations_;

@@ -18,13 +18,13 @@ Reply Error(uint64_t token, std::string message) {
 }  // namespace
 
 std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
-  const ClusterSettings& settings = cluster_.settings;
+  const ClusterSettings& settings = cluster().settings;
   if (jobs_.size() + tasks > settings.max_job_count)
     return fmt::format(
         "Slurm temporarily unable to accept job (MaxJobCount={} reached); try "
         "again later",
         settings.max_job_count);
-  if (Status ok = sched::CheckSatisfiable(cluster_, spec); !ok) return ok.error();
+  if (Status ok = sched::CheckSatisfiable(cluster(), spec); !ok) return ok.error();
   for (const DependencyTerm& term : spec.dependency.terms)
     if (term.type != DependencyType::kSingleton && !jobs_.count(term.job_id) &&
         !purged_outcomes_.count(term.job_id))
@@ -34,14 +34,14 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
     return "";
   std::vector<int> partitions;
   for (const std::string& name : spec.partitions)
-    partitions.push_back(cluster_.FindPartition(name));
-  if (spec.partitions.empty()) partitions.push_back(cluster_.DefaultPartition());
+    partitions.push_back(cluster().FindPartition(name));
+  if (spec.partitions.empty()) partitions.push_back(cluster().DefaultPartition());
   for (int p : partitions) {
-    if (p < 0 || spec.time_limit_seconds <= cluster_.partitions[p].max_time_seconds) continue;
+    if (p < 0 || spec.time_limit_seconds <= cluster().partitions[p].max_time_seconds) continue;
     return fmt::format(
         "Requested time limit is invalid (missing or exceeds some limit): "
         "partition {} has MaxTime={}",
-        cluster_.partitions[p].name, FormatDuration(cluster_.partitions[p].max_time_seconds));
+        cluster().partitions[p].name, FormatDuration(cluster().partitions[p].max_time_seconds));
   }
   return "";
 }
@@ -50,7 +50,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
   std::vector<uint32_t> tasks;
   uint32_t max_running = 0;
   if (!event.array.empty()) {
-    auto array = ParseArraySpec(event.array, cluster_.settings.max_array_size);
+    auto array = ParseArraySpec(event.array, cluster().settings.max_array_size);
     if (!array) return out.effects.push_back(Error(event.token, array.error()));
     tasks = std::move(array->indexes);
     max_running = array->max_running;
@@ -71,7 +71,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     job->spec.uid = event.caller.uid;
     job->spec.gid = event.caller.gid;
     job->spec.submit_time = clock_.Now();
-    job->spec.requeue = event.spec.requeue && cluster_.settings.job_requeue;
+    job->spec.requeue = event.spec.requeue && cluster().settings.job_requeue;
     if (!tasks.empty()) {
       job->spec.array_job_id = first;
       job->spec.array_task_id = tasks[i];
@@ -111,29 +111,30 @@ void Engine::ActOnJobs(uint64_t token, const Caller& caller, const JobFilter& fi
 }
 
 void Engine::On(const CancelJobs& event, EngineOutput& out) {
-  ActOnJobs(event.token, event.caller, event.filter, out,
-            [&](uint64_t id, const Job& current, size_t selected) -> std::optional<std::string> {
-              if (IsFinal(current.state))
-                return !event.filter.job_ids.empty() && selected == 1
-                           ? "Job/step already completing or completed"
-                           : "";
-              std::vector<int> nodes;
-              for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
-              if (event.signal != 0) {
-                if (current.state == JobState::kRunning || current.state == JobState::kSuspended)
-                  out.effects.push_back(SignalJob{id, nodes, event.signal, event.batch_only});
-                return std::nullopt;
-              }
-              Job& job = Mutable(id, out);
-              job.cancelled_by = event.caller.uid;
-              if (job.state == JobState::kPending) {
-                Finish(job, JobState::kCancelled);
-              } else if (job.cancel_requested_at == 0) {
-                job.cancel_requested_at = clock_.Now();
-                out.effects.push_back(TerminateJob{id, nodes, cluster_.settings.kill_wait_seconds});
-              }
-              return std::nullopt;
-            });
+  ActOnJobs(
+      event.token, event.caller, event.filter, out,
+      [&](uint64_t id, const Job& current, size_t selected) -> std::optional<std::string> {
+        if (IsFinal(current.state))
+          return !event.filter.job_ids.empty() && selected == 1
+                     ? "Job/step already completing or completed"
+                     : "";
+        std::vector<int> nodes;
+        for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
+        if (event.signal != 0) {
+          if (current.state == JobState::kRunning || current.state == JobState::kSuspended)
+            out.effects.push_back(SignalJob{id, nodes, event.signal, event.batch_only});
+          return std::nullopt;
+        }
+        Job& job = Mutable(id, out);
+        job.cancelled_by = event.caller.uid;
+        if (job.state == JobState::kPending) {
+          Finish(job, JobState::kCancelled);
+        } else if (job.cancel_requested_at == 0) {
+          job.cancel_requested_at = clock_.Now();
+          out.effects.push_back(TerminateJob{id, nodes, cluster().settings.kill_wait_seconds});
+        }
+        return std::nullopt;
+      });
 }
 
 void Engine::On(const HoldJobs& event, EngineOutput& out) {
@@ -156,7 +157,7 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
   if (job.state == JobState::kRunning || job.state == JobState::kSuspended) {
     out.effects.push_back(
-        TerminateJob{job.spec.job_id, nodes, cluster_.settings.kill_wait_seconds});
+        TerminateJob{job.spec.job_id, nodes, cluster().settings.kill_wait_seconds});
     Release(job);
   }
   job.history.push_back(JobRun{job.start_time, clock_.Now(), run_state, job.exit_code,
@@ -212,7 +213,7 @@ std::string Engine::UpdateOne(const UpdateJob& event, Job& job) {
   if (event.name) job.spec.name = *event.name;
   if ((event.partition || event.qos) && !pending) return "Job is no longer pending execution";
   if (event.partition) {
-    if (cluster_.FindPartition(*event.partition) < 0) return "Invalid partition name specified";
+    if (cluster().FindPartition(*event.partition) < 0) return "Invalid partition name specified";
     job.spec.partitions = {*event.partition};
   }
   if (event.qos) job.spec.qos = *event.qos;
@@ -237,7 +238,7 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
       (it->second->state != JobState::kRunning && it->second->state != JobState::kSuspended) ||
       it->second->restart_count != event.restart_count)
     return;
-  int reporter = cluster_.FindNode(event.node);
+  int reporter = cluster().FindNode(event.node);
   if (event.epilog_failed && reporter >= 0) {
     NodeStatus& node = nodes_[reporter];
     node.drain = true;

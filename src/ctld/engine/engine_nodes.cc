@@ -20,7 +20,7 @@ void Engine::On(const UpdateNode& event, EngineOutput& out) {
         event.token, false, "You must specify a reason when DOWNING or DRAINING a node", {}, {}});
   std::vector<int> targets;
   for (const std::string& name : *names) {
-    int index = cluster_.FindNode(name);
+    int index = cluster().FindNode(name);
     if (index < 0)
       return out.effects.push_back(
           Reply{event.token, false, fmt::format("Invalid node name specified ({})", name), {}, {}});
@@ -51,13 +51,13 @@ void Engine::On(const UpdateNode& event, EngineOutput& out) {
 }
 
 void Engine::On(const NodeRegistered& event, EngineOutput& out) {
-  int index = cluster_.FindNode(event.node);
+  int index = cluster().FindNode(event.node);
   if (index < 0) return;
   NodeStatus& node = nodes_[index];
   node.registered = true;
   node.last_heard = clock_.Now();
   // ReturnToService: 1 returns a node that went DOWN for not responding, 2 any DOWN node.
-  int policy = cluster_.settings.return_to_service;
+  int policy = cluster().settings.return_to_service;
   bool silent = node.not_responding || node.reason == "Not responding";
   if (node.down && (policy == 2 || (policy == 1 && silent))) {
     node.down = false;
@@ -66,7 +66,7 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
   node.not_responding = false;
   // A node with less than slurm.conf says is drained, with Slurm's reason.
   if (event.resources) {
-    const NodeConfig& config = cluster_.nodes[index];
+    const NodeConfig& config = cluster().nodes[index];
     const NodeResources& found = *event.resources;
     std::string low;
     if (found.cpus && static_cast<int>(found.cpus) < config.cpus)
@@ -99,7 +99,7 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
 }
 
 void Engine::On(const Heartbeat& event, EngineOutput& out) {
-  int index = cluster_.FindNode(event.node);
+  int index = cluster().FindNode(event.node);
   if (index < 0) return;
   NodeStatus& node = nodes_[index];
   node.last_heard = clock_.Now();
@@ -122,7 +122,7 @@ void Engine::On(const Heartbeat& event, EngineOutput& out) {
 }
 
 void Engine::CheckNodeLiveness(EngineOutput& out) {
-  int64_t timeout = cluster_.settings.slurmd_timeout_seconds;
+  int64_t timeout = cluster().settings.slurmd_timeout_seconds;
   if (timeout <= 0) return;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     NodeStatus& node = nodes_[i];

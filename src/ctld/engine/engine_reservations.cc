@@ -88,7 +88,7 @@ std::string Engine::ApplyReservation(const ReservationFields& fields,
     if (Status applied = ApplyReservationFlags(*fields.flags, reservation.flags); !applied)
       return applied.error();
   if (fields.partition) {
-    if (!fields.partition->empty() && cluster_.FindPartition(*fields.partition) < 0)
+    if (!fields.partition->empty() && cluster().FindPartition(*fields.partition) < 0)
       return "Invalid partition name specified";
     reservation.partition = *fields.partition;
   }
@@ -115,7 +115,7 @@ std::string Engine::ApplyReservation(const ReservationFields& fields,
     if (!names) return "Invalid node name specified: " + names.error();
     std::vector<int> nodes;
     for (const std::string& name : *names) {
-      int index = cluster_.FindNode(name);
+      int index = cluster().FindNode(name);
       if (index < 0) return "Invalid node name specified: " + name;
       nodes.push_back(index);
     }
@@ -125,7 +125,7 @@ std::string Engine::ApplyReservation(const ReservationFields& fields,
   } else if (fields.node_count || fields.tres) {
     std::vector<bool> busy(nodes_.size());
     for (size_t i = 0; i < nodes_.size(); ++i) busy[i] = !nodes_[i].jobs.empty();
-    auto picked = PickReservationNodes(cluster_, reservation, fields.node_count, fields.tres,
+    auto picked = PickReservationNodes(cluster(), reservation, fields.node_count, fields.tres,
                                        *reservations_, busy);
     if (!picked) return picked.error();
     reservation.nodes = std::move(*picked);
@@ -143,7 +143,7 @@ std::string Engine::ApplyReservation(const ReservationFields& fields,
       if (!nodes_[node].jobs.empty())
         return fmt::format(
             "Requested nodes are busy ({} runs jobs; add Flags=IGNORE_JOBS or start later)",
-            cluster_.nodes[node].name);
+            cluster().nodes[node].name);
   return "";
 }
 

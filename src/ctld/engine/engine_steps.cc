@@ -67,14 +67,15 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
   // The allocation's nodes, narrowed by -w.
   std::vector<size_t> usable;
   for (size_t i = 0; i < current.allocation.nodes.size(); ++i) {
-    const std::string& name = cluster_.nodes[current.allocation.nodes[i].node].name;
+    const std::string& name = cluster().nodes[current.allocation.nodes[i].node].name;
     if (event.nodelist.empty() ||
         std::find(event.nodelist.begin(), event.nodelist.end(), name) != event.nodelist.end())
       usable.push_back(i);
   }
   for (const std::string& name : event.nodelist) {
     bool listed = false;
-    for (size_t i : usable) listed |= cluster_.nodes[current.allocation.nodes[i].node].name == name;
+    for (size_t i : usable)
+      listed |= cluster().nodes[current.allocation.nodes[i].node].name == name;
     if (!listed)
       return out.effects.push_back(
           Refuse(event.token,
@@ -106,7 +107,7 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
   std::vector<int> nodes;
   for (uint32_t i = 0; i < nnodes; ++i) {
     const sched::NodeAllocation& part = current.allocation.nodes[usable[i]];
-    uint32_t threads = std::max<uint32_t>(cluster_.nodes[part.node].threads_per_core, 1);
+    uint32_t threads = std::max<uint32_t>(cluster().nodes[part.node].threads_per_core, 1);
     cpus.push_back(static_cast<uint32_t>(part.cores.size()) * threads);
     nodes.push_back(part.node);
   }
@@ -191,7 +192,7 @@ void Engine::On(const ReleaseJob& event, EngineOutput& out) {
     job.release_signal = event.exit_signal;
     std::vector<int> nodes;
     for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
-    out.effects.push_back(TerminateJob{event.job_id, nodes, cluster_.settings.kill_wait_seconds});
+    out.effects.push_back(TerminateJob{event.job_id, nodes, cluster().settings.kill_wait_seconds});
   }
   out.effects.push_back(Reply{event.token, true, "", {event.job_id}, {}});
 }

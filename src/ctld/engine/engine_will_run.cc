@@ -51,7 +51,7 @@ void Engine::On(const WillRunJob& event, EngineOutput& out) {
       times.push_back(job.end_time);
 
   sched::SchedulerInput input;
-  input.cluster = &cluster_;
+  input.cluster = config_.get();
   input.outcomes = this;
   input.associations = associations_;
   input.node_states = NodeStates();

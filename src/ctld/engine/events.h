@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/cluster_config.h"
 #include "common/job_spec.h"
 #include "ctld/engine/job.h"
 #include "ctld/engine/reservation.h"
@@ -128,6 +129,25 @@ struct DeleteReservation {
   std::string name;
 };
 
+// scontrol top: the listed pending jobs move ahead of the caller's other pending jobs of the
+// same partition, account and QOS, in the order listed, by adjusting nice (the group's
+// priorities are shared out again, so its total stays the same). Operators, or the owner
+// where SchedulerParameters has enable_user_top.
+struct TopJobs {
+  uint64_t token = 0;
+  Caller caller;
+  std::vector<std::pair<uint64_t, uint32_t>> jobs;  // (job or array ID, task or kNoArrayTask)
+};
+
+// scontrol reconfigure (operators): the configuration as droverctld read it again. What can
+// change live takes effect (partitions, scheduling and priority settings, topology, node
+// features and weights); a change to the nodes themselves is refused.
+struct Reconfigure {
+  uint64_t token = 0;
+  Caller caller;
+  std::shared_ptr<const ClusterConfig> cluster;
+};
+
 // srun: a step in a running job. Inside the allocation srun inherits the job's shape: 0 nodes
 // means all of them, 0 tasks the job's --ntasks (or --ntasks-per-node on each node, or one per
 // node).
@@ -198,10 +218,10 @@ struct JobEnded {
 // Time passed: enforce limits, notice silent nodes, run a scheduling cycle when due.
 struct Tick {};
 
-using Event =
-    std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode, SuspendJobs,
-                 CreateReservation, UpdateReservation, DeleteReservation, CreateStep, StepEnded,
-                 ReleaseJob, WillRunJob, NodeRegistered, Heartbeat, JobEnded, Tick>;
+using Event = std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode,
+                           SuspendJobs, CreateReservation, UpdateReservation, DeleteReservation,
+                           TopJobs, Reconfigure, CreateStep, StepEnded, ReleaseJob, WillRunJob,
+                           NodeRegistered, Heartbeat, JobEnded, Tick>;
 
 // --- effects ---
 struct Reply {
@@ -215,6 +235,7 @@ struct Reply {
   std::vector<int> step_nodes{};
   std::vector<uint32_t> step_tasks{};
   JobPtr job{};
+  std::string message{};  // said to the user on success (what a reconfigure left for a restart)
 };
 
 struct Launch {
@@ -259,7 +280,8 @@ struct EngineOutput {
   std::vector<Script> new_scripts;
   std::vector<uint64_t> dropped_scripts;  // no live job needs them any more
   bool changed_usage = false;
-  bool scheduled = false;  // a scheduling cycle ran
+  bool scheduled = false;     // a scheduling cycle ran
+  bool reconfigured = false;  // the configuration was replaced (Engine::shared_cluster)
 };
 
 }  // namespace drover::ctld

@@ -1,0 +1,241 @@
+// Engine tests for the operators' verbs that reorder or reshape the queue: scontrol top (nice
+// adjusted so listed jobs lead their group) and scontrol reconfigure (a new configuration taken
+// live, or refused with the reason).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <numeric>
+
+#include "ctld/engine/engine.h"
+
+namespace drover::ctld {
+namespace {
+
+constexpr const char* kCluster =
+    "ClusterName=t\nGresTypes=gpu\nDefMemPerCPU=100\nMinJobAge=300\nSlurmdTimeout=0\n"
+    "PriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityMaxAge=1000\n"
+    "{}"
+    "NodeName=n[1-2] CPUs=8 RealMemory=8000\n"
+    "PartitionName=p Nodes=ALL Default=YES MaxTime=2:00:00\n"
+    "{}";
+
+std::string Conf(const std::string& settings = "", const std::string& partitions = "") {
+  std::string text = kCluster;
+  text.replace(text.find("{}"), 2, settings);
+  text.replace(text.find("{}"), 2, partitions);
+  return text;
+}
+
+constexpr Caller kAlice{1000, 1000, false};
+constexpr Caller kRoot{0, 0, false};
+
+class AdminTest : public ::testing::Test {
+ protected:
+  explicit AdminTest(const std::string& conf = Conf())
+      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_) {
+    EXPECT_TRUE(load_.ok());
+    Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}});
+  }
+
+  template <typename... Events>
+  EngineOutput Apply(Events... events) {
+    std::vector<Event> batch{Event(std::move(events))...};
+    last_ = engine_.Apply(std::move(batch));
+    return last_;
+  }
+
+  Reply Ask(Event event) {
+    std::visit(
+        [&](auto& e) {
+          if constexpr (requires { e.token; }) e.token = ++token_;
+        },
+        event);
+    Apply(std::move(event));
+    for (const Effect& effect : last_.effects)
+      if (auto* reply = std::get_if<Reply>(&effect); reply && reply->token == token_) return *reply;
+    return Reply{0, false, "no reply", {}, {}};
+  }
+
+  uint64_t Submit(const std::string& user, uint32_t cpus, std::vector<std::string> partitions = {},
+                  Caller caller = kAlice) {
+    JobSpec spec;
+    spec.user = user;
+    spec.account = "research";
+    spec.ntasks = cpus;
+    spec.time_limit_seconds = 600;
+    spec.partitions = std::move(partitions);
+    Reply reply = Ask(SubmitJob{0, caller, spec, "", "#!/bin/sh\n"});
+    EXPECT_TRUE(reply.ok) << reply.error;
+    return reply.ok ? reply.job_ids.front() : 0;
+  }
+
+  // Pending jobs in the order the last cycle ranked them.
+  std::vector<uint64_t> QueueOrder() {
+    clock_.Advance(1);
+    Apply(Tick{});
+    std::vector<uint64_t> order;
+    for (const sched::PriorityFactors& factors : *engine_.Publish()->priorities)
+      order.push_back(factors.job_id);
+    return order;
+  }
+
+  ManualClock clock_;
+  ConfigLoad load_;
+  Engine engine_;
+  EngineOutput last_;
+  uint64_t token_ = 0;
+};
+
+// The cluster is full; alice queues 2, 3, 4 (oldest first, so highest first) and bob 5.
+class TopTest : public AdminTest {
+ protected:
+  explicit TopTest(const std::string& conf = Conf()) : AdminTest(conf) {
+    Submit("carol", 16);
+    EXPECT_EQ(engine_.FindJob(1)->state, JobState::kRunning)
+        << sched::PendingReasonName(engine_.FindJob(1)->reason);
+    for (uint64_t id : {2, 3, 4}) {
+      clock_.Advance(100);
+      EXPECT_EQ(Submit("alice", 4), id);
+    }
+    clock_.Advance(100);
+    EXPECT_EQ(Submit("bob", 4, {}, Caller{1001, 1001, false}), 5u);
+  }
+
+  Reply Top(std::vector<uint64_t> ids, Caller caller = kRoot) {
+    TopJobs event{0, caller, {}};
+    for (uint64_t id : ids) event.jobs.emplace_back(id, kNoArrayTask);
+    return Ask(event);
+  }
+  int32_t Nice(uint64_t id) const { return engine_.FindJob(id)->spec.nice; }
+};
+
+TEST_F(TopTest, ListedJobsLeadTheirOwnersGroupInTheOrderGiven) {
+  EXPECT_EQ(QueueOrder(), (std::vector<uint64_t>{2, 3, 4, 5}));
+  Reply reply = Top({4, 3});
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_EQ(reply.job_ids, (std::vector<uint64_t>{4, 3}));
+  // Alice's jobs now run 4, 3, 2; bob's job keeps its place, behind all of hers by age.
+  EXPECT_EQ(QueueOrder(), (std::vector<uint64_t>{4, 3, 2, 5}));
+  // Her priorities were only dealt out again: the nice adjustments cancel out.
+  EXPECT_EQ(Nice(2) + Nice(3) + Nice(4), 0);
+  ASSERT_TRUE(Top({2}).ok);  // and back
+  EXPECT_EQ(QueueOrder(), (std::vector<uint64_t>{2, 4, 3, 5}));
+  EXPECT_EQ(Nice(5), 0);
+  EXPECT_LT(Nice(4), 0);
+}
+
+TEST_F(AdminTest, TopOrdersJobsWhosePrioritiesTie) {
+  Submit("carol", 16);
+  for (int i = 0; i < 3; ++i) Submit("alice", 4);  // 2, 3, 4: submitted together, equal ages
+  EXPECT_EQ(QueueOrder(), (std::vector<uint64_t>{2, 3, 4}));
+  ASSERT_TRUE(Ask(TopJobs{0, kRoot, {{4, kNoArrayTask}}}).ok);
+  EXPECT_EQ(QueueOrder(), (std::vector<uint64_t>{4, 2, 3}));
+}
+
+TEST_F(TopTest, UsersNeedEnableUserTopAndOwnTheJobs) {
+  Reply refused = Top({4}, kAlice);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.error.find("enable_user_top"), std::string::npos) << refused.error;
+  EXPECT_EQ(Nice(4), 0);
+}
+
+TEST_F(TopTest, RefusesWhatIsNotPendingOrNotKnown) {
+  EXPECT_EQ(Top({1}).error, "Job is no longer pending execution");  // carol's job runs
+  EXPECT_EQ(Top({99}).error, "Invalid job id specified");
+}
+
+TEST_F(TopTest, JobsOfOtherUsersThanTheFirstListedAreLeftAlone) {
+  Reply reply = Top({4, 5});
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_EQ(reply.job_ids, (std::vector<uint64_t>{4}));
+  EXPECT_EQ(Nice(5), 0);
+}
+
+class UserTopTest : public TopTest {
+ protected:
+  UserTopTest() : TopTest(Conf("SchedulerParameters=enable_user_top\n")) {}
+};
+
+TEST_F(UserTopTest, OwnersMayTopTheirJobsButNotOthers) {
+  EXPECT_TRUE(Top({4}, kAlice).ok);
+  EXPECT_EQ(QueueOrder(), (std::vector<uint64_t>{4, 2, 3, 5}));
+  EXPECT_EQ(Top({5}, kAlice).error, "Access/permission denied");
+}
+
+TEST(TopBasicTest, PriorityBasicRefusesWithTheReason) {
+  ManualClock clock;
+  ConfigLoad load = LoadClusterConfigText(
+      "ClusterName=t\nNodeName=n1 CPUs=2 RealMemory=100\nPartitionName=p Nodes=ALL Default=YES\n");
+  ASSERT_TRUE(load.ok());
+  Engine engine(load.config, clock);
+  EngineOutput out = engine.Apply({TopJobs{7, kRoot, {{1, kNoArrayTask}}}});
+  const Reply& reply = std::get<Reply>(out.effects.front());
+  EXPECT_FALSE(reply.ok);
+  EXPECT_NE(reply.error.find("priority/multifactor"), std::string::npos) << reply.error;
+}
+
+// --- reconfigure ---
+
+class ReconfigureTest : public AdminTest {
+ protected:
+  Reply Reconfigure(const std::string& conf, Caller caller = kRoot) {
+    ConfigLoad next = LoadClusterConfigText(conf);
+    EXPECT_TRUE(next.ok());
+    return Ask(drover::ctld::Reconfigure{
+        0, caller, std::make_shared<const ClusterConfig>(std::move(next.config))});
+  }
+};
+
+TEST_F(ReconfigureTest, NewPartitionsAndLimitsTakeEffectLive) {
+  JobSpec spec;
+  spec.user = "alice";
+  spec.partitions = {"debug"};
+  EXPECT_FALSE(Ask(SubmitJob{0, kAlice, spec, "", ""}).ok);  // no such partition yet
+  Reply reply = Reconfigure(Conf("", "PartitionName=debug Nodes=n1 MaxTime=10 PriorityTier=5\n"));
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_TRUE(reply.message.empty()) << reply.message;
+  EXPECT_TRUE(last_.reconfigured);
+  EXPECT_EQ(engine_.cluster().FindPartition("debug"), 1);
+  EXPECT_EQ(engine_.Publish()->cluster->partitions.size(), 2u);
+  uint64_t id = Submit("alice", 1, {"debug"});
+  EXPECT_EQ(engine_.FindJob(id)->state, JobState::kRunning);
+  EXPECT_EQ(engine_.cluster().partitions[engine_.FindJob(id)->partition].name, "debug");
+}
+
+TEST_F(ReconfigureTest, RunningJobsFollowTheirPartitionWhenPartitionsMove) {
+  ASSERT_TRUE(Reconfigure(Conf("", "PartitionName=debug Nodes=n1\n")).ok);
+  uint64_t id = Submit("alice", 1, {"debug"});
+  ASSERT_EQ(engine_.FindJob(id)->partition, 1);
+  // debug now comes first.
+  std::string moved = Conf();
+  moved.replace(moved.find("PartitionName=p"), 0, "PartitionName=debug Nodes=n1\n");
+  ASSERT_TRUE(Reconfigure(moved).ok);
+  EXPECT_EQ(engine_.FindJob(id)->partition, 0);
+  EXPECT_EQ(engine_.cluster().partitions[0].name, "debug");
+}
+
+TEST_F(ReconfigureTest, ChangedNodesAndPartitionsWithJobsAreRefused) {
+  std::string bigger = Conf();
+  bigger.replace(bigger.find("CPUs=8"), 6, "CPUs=16");
+  Reply reply = Reconfigure(bigger);
+  EXPECT_FALSE(reply.ok);
+  EXPECT_NE(reply.error.find("node n1: CPUs 8 -> 16"), std::string::npos) << reply.error;
+  ASSERT_TRUE(Reconfigure(Conf("", "PartitionName=debug Nodes=n1\n")).ok);
+  Submit("alice", 1, {"debug"});
+  reply = Reconfigure(Conf());
+  EXPECT_FALSE(reply.ok);
+  EXPECT_NE(reply.error.find("partition debug still has jobs"), std::string::npos) << reply.error;
+  EXPECT_EQ(engine_.cluster().partitions.size(), 2u);  // nothing changed
+  EXPECT_FALSE(Reconfigure(Conf("", "PartitionName=debug Nodes=n1\n"), kAlice).ok);
+}
+
+TEST_F(ReconfigureTest, RestartOnlyKeysKeepTheirValueAndAreNamed) {
+  Reply reply = Reconfigure(Conf("SlurmctldPort=9999\nMinJobAge=60\n"));
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_NE(reply.message.find("SlurmctldPort"), std::string::npos) << reply.message;
+  EXPECT_EQ(engine_.cluster().settings.controller_port, 7817);
+  EXPECT_EQ(engine_.cluster().settings.min_job_age_seconds, 60);
+}
+
+}  // namespace
+}  // namespace drover::ctld
