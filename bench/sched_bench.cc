@@ -1,14 +1,19 @@
-// sched_bench: one main scheduling pass (priorities, fair share, selection, topology-aware
-// placement) over a generated GPU cluster. MainPass/NODES/JOBS: a 3-level tree (32 nodes a
-// leaf, 16 leaves a spine, one core switch), nodes of 2 x 32 cores and 8 GPUs, half of the GPUs
-// busy with running jobs of mixed sizes, and JOBS pending jobs: 70% single-node (1-8 GPUs),
-// the rest 2-64 whole nodes (up to 512 GPUs), from 100 users in 10 accounts.
+// sched_bench: scheduling passes over a generated GPU cluster: a 3-level tree (32 nodes a leaf,
+// 16 leaves a spine, one core switch), nodes of 2 x 32 cores and 8 GPUs, half of the GPUs busy
+// with running jobs of mixed sizes (a fifth of them in a low-tier "scavenger" partition that the
+// "gpu" partition preempts), and JOBS pending jobs: 70% single-node (1-8 GPUs), the rest 2-64
+// whole nodes (up to 512 GPUs), from 100 users in 10 accounts, with time limits from 10 minutes
+// to 3 days; a maintenance reservation on 64 nodes starts in 6 hours.
+//   MainPass/NODES/JOBS   the main pass alone, as under FIFO (part 1's figure)
+//   FullCycle/NODES/JOBS  the whole cycle: priorities, main pass, EASY backfill over every
+//                         pending job with its reservations and expected starts, preemption
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "common/cluster_config.h"
@@ -29,8 +34,10 @@ std::unique_ptr<ClusterConfig> MakeCluster(int nodes) {
       "ClusterName=bench\nGresTypes=gpu\nTopologyPlugin=topology/tree\n"
       "PriorityType=priority/multifactor\nPriorityWeightFairshare=10000\nPriorityWeightAge=1000\n"
       "PriorityWeightJobSize=100\nPriorityWeightPartition=1000\nDefMemPerCPU=4000\n"
+      "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n"
       "NodeName={} Sockets=2 CoresPerSocket=32 RealMemory=1000000 Gres=gpu:h100:8\n"
-      "PartitionName=gpu Nodes=ALL Default=YES MaxTime=7-00:00:00\n",
+      "PartitionName=gpu Nodes=ALL Default=YES MaxTime=7-00:00:00 PriorityTier=10\n"
+      "PartitionName=scavenger Nodes=ALL MaxTime=7-00:00:00 PriorityTier=1 GraceTime=120\n",
       Range(0, nodes - 1));
   std::string topology;
   int leaves = (nodes + kNodesPerLeaf - 1) / kNodesPerLeaf;
@@ -67,7 +74,9 @@ void AddRunning(Workload& w, std::mt19937& random) {
     job.job_id = id++;
     job.user = fmt::format("u{}", random() % 100);
     job.account = fmt::format("a{}", random() % 10);
-    job.end_time = 3600 + random() % 86400;
+    job.start_time = w.input.now - static_cast<int64_t>(random() % 3600);
+    job.end_time = w.input.now + 600 + static_cast<int64_t>(random() % 86400);
+    job.partition = random() % 5 == 0 ? 1 : 0;
     if (random() % 2) {
       int span = std::min(1 + static_cast<int>(random() % 16), nodes - next);
       for (int n = 0; n < span; ++n, ++next)
@@ -136,27 +145,49 @@ Workload& GetWorkload(int nodes, int jobs) {
     AddRunning(*slot, random);
     AddPending(*slot, jobs, random);
     AddAssociations(*slot, random);
+    AdvanceReservation maintenance;
+    maintenance.name = "maint";
+    maintenance.start_time = slot->input.now + 6 * 3600;
+    maintenance.end_time = maintenance.start_time + 4 * 3600;
+    maintenance.maint = true;
+    for (int n = nodes - 64; n < nodes; ++n) maintenance.nodes.push_back(n);
+    slot->input.reservations.push_back(std::move(maintenance));
   }
   return *slot;
 }
 
-void MainPass(benchmark::State& state) {
+void Pass(benchmark::State& state, std::optional<PolicyKind> policy) {
   Workload& w = GetWorkload(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  size_t started = 0;
+  w.input.policy = policy;
+  size_t started = 0, planned = 0, reserved = 0, preempted = 0;
   SchedulerResult result;  // kept between passes, as the controller keeps it
   for (auto _ : state) {
     Schedule(w.input, result);
     started = result.started.size();
+    planned = result.planned.size();
+    preempted = result.preempted.size();
     benchmark::DoNotOptimize(result);
   }
+  for (const PlannedStart& plan : result.planned) reserved += plan.reserved;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   state.counters["started"] = static_cast<double>(started);
+  state.counters["planned"] = static_cast<double>(planned);
+  state.counters["reserved"] = static_cast<double>(reserved);
+  state.counters["preempted"] = static_cast<double>(preempted);
   state.counters["running"] = static_cast<double>(w.input.running.size());
   state.counters["peak_rss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+void MainPass(benchmark::State& state) {
+  Pass(state, PolicyKind::kFifo);
+}
+void FullCycle(benchmark::State& state) {
+  Pass(state, std::nullopt);
+}
+
 BENCHMARK(MainPass)->Args({1000, 10000})->Args({10000, 100000})->Unit(benchmark::kMillisecond);
+BENCHMARK(FullCycle)->Args({1000, 10000})->Args({10000, 100000})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace drover::sched

@@ -19,7 +19,7 @@ using sched::PendingReason;
 
 // The last enumerators: lookups walk every value up to these.
 constexpr JobState kLastJobState = JobState::kRequeued;
-constexpr PendingReason kLastReason = PendingReason::kInvalidQos;
+constexpr PendingReason kLastReason = sched::kLastPendingReason;
 
 v1::Dependency::Type ToProto(DependencyType type) {
   switch (type) {

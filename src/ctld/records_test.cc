@@ -248,7 +248,7 @@ TEST(Records, EveryJobStateName) {
 }
 
 TEST(Records, EveryPendingReasonName) {
-  for (int i = 0; i <= static_cast<int>(sched::PendingReason::kInvalidQos); ++i) {
+  for (int i = 0; i <= static_cast<int>(sched::kLastPendingReason); ++i) {
     Job job;
     job.reason = static_cast<sched::PendingReason>(i);
     v1::Job proto;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,26 @@ struct RunningJob {
   int64_t start_time = 0;
   int64_t end_time = 0;  // start + time limit: when the job will be gone at the latest
   uint64_t array_job_id = 0;
+  // Preempted and in its grace time (end_time is when it is killed): never chosen again.
+  bool preempted{false};
+  int64_t priority{0};  // its priority when it started, for choosing between victims
 };
+
+// An advance reservation (scontrol create reservation) as the scheduler honours it: during
+// [start_time, end_time) its nodes take only jobs that ask for it by name and may use it.
+struct AdvanceReservation {
+  std::string name;
+  int64_t start_time = 0, end_time = 0;
+  std::vector<int> nodes;  // ascending
+  std::vector<std::string> users, accounts;
+  bool maint = false;          // MAINT: the nodes are under maintenance
+  bool flex = false;           // FLEX: its jobs may start early and use other nodes
+  int64_t repeat_seconds = 0;  // DAILY, WEEKLY, HOURLY: the next windows too
+  std::string partition;       // empty: any
+};
+
+// Overrides of the configuration's scheduling policy (drover sim --policy).
+enum class PolicyKind { kFifo, kEasy, kConservative };
 
 enum class NodeState { kUp, kDrain, kDown };  // scheduling only cares whether a node takes work
 
@@ -49,6 +69,11 @@ struct Qos {
   uint32_t max_jobs_per_user = 0;  // MaxJobsPerUser; 0: none
   int64_t max_wall_seconds = 0;    // MaxWall; 0: none
   TresList grp_tres;               // GrpTRES over all jobs of the QOS
+  // preempt/qos: the QOS whose jobs this one's may preempt, and how its own jobs go.
+  std::vector<std::string> preempt{};
+  std::optional<PreemptMode> preempt_mode{};  // unset: the cluster's PreemptMode
+  int64_t grace_time_seconds{0};
+  int64_t preempt_exempt_seconds{-1};  // -1: the cluster's PreemptExemptTime
 };
 
 // An account (user empty) or a user under an account, with raw shares and decayed usage.
@@ -90,8 +115,10 @@ struct SchedulerInput {
   std::vector<const JobSpec*> pending;
   std::vector<Association> associations;  // index 0 is root when not empty
   std::vector<Qos> qos;
+  std::vector<AdvanceReservation> reservations;
   const JobOutcomes* outcomes = nullptr;  // null: every other job is unknown
   int64_t now = 0;
+  std::optional<PolicyKind> policy;  // unset: SchedulerType and SchedulerParameters decide
 };
 
 }  // namespace drover::sched

@@ -117,7 +117,7 @@ int NodePool::CoresNeeded(int node, const NodeRequest& request) const {
 bool NodePool::MightFit(int node, const NodeRequest& request) const {
   const Node& free = nodes_[node];
   const NodeConfig& config = cluster_.nodes[node];
-  if (!free.usable) return false;
+  if (!free.usable || free.free_gpu_count < request.gpus) return false;
   if (request.exclusive && free.jobs > 0) return false;
   if (request.max_cpus_per_node && static_cast<uint64_t>(request.cpus) > request.max_cpus_per_node)
     return false;

@@ -48,6 +48,9 @@ class NodePool {
 
   // Nodes that could hold `request` now, cluster-wide, by free GPUs alone (an upper bound).
   int CountWithFreeGpus(int gpus) const;
+  // Calls `visit(node)` for every usable node with at least `gpus` free GPUs (in no set order).
+  template <typename Visit>
+  void ForEachWithFreeGpus(int gpus, Visit visit) const;
 
   int free_gpus(int node) const { return nodes_[node].free_gpu_count; }
   int free_cores(int node) const { return nodes_[node].free_core_count; }
@@ -93,6 +96,13 @@ std::optional<NodeAllocation> NodePool::FindSingleNode(const NodeRequest& reques
     }
   }
   return std::nullopt;
+}
+
+template <typename Visit>
+void NodePool::ForEachWithFreeGpus(int gpus, Visit visit) const {
+  for (const auto& [key, members] : buckets_)
+    if (key.second >= gpus)
+      for (int node : members) visit(node);
 }
 
 }  // namespace drover::sched

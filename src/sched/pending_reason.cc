@@ -57,6 +57,10 @@ std::string_view PendingReasonName(PendingReason reason) {
       return "NodeDown";
     case PendingReason::kInvalidQos:
       return "InvalidQOS";
+    case PendingReason::kReservation:
+      return "Reservation";
+    case PendingReason::kReservationDeleted:
+      return "ReservationDeleted";
   }
   return "None";
 }

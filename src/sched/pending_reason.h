@@ -33,7 +33,10 @@ enum class PendingReason {
   kJobArrayTaskLimit,
   kNodeDown,
   kInvalidQos,
+  kReservation,         // waiting for its advance reservation's window
+  kReservationDeleted,  // the reservation it asks for is gone
 };
+inline constexpr PendingReason kLastPendingReason = PendingReason::kReservationDeleted;
 
 // "Priority", "Resources", "QOSMaxGRESPerUser", ... exactly as Slurm spells them.
 std::string_view PendingReasonName(PendingReason reason);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -66,6 +67,18 @@ class Scenario : public JobOutcomes {
   void Down(const std::string& node) { down_.push_back(node); }
   std::vector<Association>& associations() { return associations_; }
   std::vector<Qos>& qos() { return qos_; }
+  AdvanceReservation& Reservation(const std::string& name, const std::string& nodes, int64_t start,
+                                  int64_t end) {
+    AdvanceReservation& reservation = reservations_.emplace_back();
+    reservation.name = name;
+    reservation.start_time = start;
+    reservation.end_time = end;
+    auto names = ExpandHostlist(nodes);
+    for (const std::string& node : *names) reservation.nodes.push_back(cluster().FindNode(node));
+    std::sort(reservation.nodes.begin(), reservation.nodes.end());
+    return reservation;
+  }
+  void Policy(PolicyKind kind) { policy_ = kind; }
 
   const SchedulerResult& Run(int64_t now = 1000) {
     SchedulerInput input;
@@ -75,6 +88,8 @@ class Scenario : public JobOutcomes {
     for (const JobSpec& job : jobs_) input.pending.push_back(&job);
     input.associations = associations_;
     input.qos = qos_;
+    input.reservations = reservations_;
+    input.policy = policy_;
     input.outcomes = this;
     if (!down_.empty()) {
       input.node_states.assign(cluster().nodes.size(), NodeState::kUp);
@@ -103,6 +118,28 @@ class Scenario : public JobOutcomes {
       names.push_back(cluster().nodes[part.node].name);
     return CompressHostlist(names);
   }
+  const SchedulerResult& result() const { return result_; }
+  const PlannedStart* Planned(uint64_t id) const {
+    for (const PlannedStart& plan : result_.planned)
+      if (plan.job_id == id) return &plan;
+    return nullptr;
+  }
+  // "3600 n[1-2]" (with " reserved" when the plan holds the nodes), or "none".
+  std::string Plan(uint64_t id) const {
+    const PlannedStart* plan = Planned(id);
+    if (!plan) return "none";
+    std::vector<std::string> names;
+    for (int node : plan->nodes) names.push_back(cluster().nodes[node].name);
+    return std::to_string(plan->start_time) + " " + CompressHostlist(names) +
+           (plan->reserved ? " reserved" : "");
+  }
+  // The victims preempted for anyone, ascending.
+  std::vector<uint64_t> Victims() const {
+    std::vector<uint64_t> victims;
+    for (const PreemptDecision& decision : result_.preempted) victims.push_back(decision.victim);
+    std::sort(victims.begin(), victims.end());
+    return victims;
+  }
   std::vector<int> Gpus(uint64_t id) const {
     const StartDecision* start = Started(id);
     return start ? start->allocation.nodes.front().gpus : std::vector<int>{};
@@ -128,6 +165,8 @@ class Scenario : public JobOutcomes {
   std::vector<std::string> down_;
   std::vector<Association> associations_;
   std::vector<Qos> qos_;
+  std::vector<AdvanceReservation> reservations_;
+  std::optional<PolicyKind> policy_;
   SchedulerResult result_;
 };
 

@@ -1,7 +1,9 @@
-// The main pass; see scheduler.h. Per job: eligibility (hold, begin time, dependencies), then
-// each of its partitions in turn: state, partition limits, QOS and association limits, the
-// partition's block, and finally placement. Placement is best-fit on one node, or topology-aware
-// over the candidates that can each hold the per-node share.
+// The pass; see scheduler.h and pass.h. Per job: eligibility (hold, begin time, dependencies,
+// its advance reservation), then each of its partitions in turn: state, partition limits, QOS
+// and association limits, FIFO's block, and placement now — best-fit on one node, or
+// topology-aware over the candidates that can each hold the per-node share, never where the
+// plan has promised the resources to someone else. A job that waits for resources is then
+// planned ahead (pass_plan.cc).
 #include "sched/scheduler.h"
 
 #include <fmt/format.h>
@@ -9,14 +11,10 @@
 #include <algorithm>
 #include <map>
 #include <span>
-#include <unordered_map>
-#include <unordered_set>
 
-#include "sched/constraint.h"
 #include "sched/dependency.h"
-#include "sched/limits.h"
+#include "sched/pass.h"
 #include "sched/placement.h"
-#include "sched/request.h"
 
 namespace drover::sched {
 namespace {
@@ -64,68 +62,31 @@ int NodesEverFitting(const ClusterConfig& cluster, int p, const ResolvedRequest&
   return fitting;
 }
 
-class Pass {
- public:
-  explicit Pass(const SchedulerInput& input)
-      : in_(input),
-        cluster_(*input.cluster),
-        pool_(cluster_, input.node_states),
-        limits_(input.associations, input.qos),
-        blocked_(cluster_.partitions.size(), false),
-        member_(cluster_.partitions.size(), std::vector<char>(cluster_.nodes.size(), 0)),
-        max_cpus_(cluster_.partitions.size(), 0) {
-    for (size_t p = 0; p < cluster_.partitions.size(); ++p)
-      for (int node : cluster_.partitions[p].nodes) {
-        member_[p][node] = 1;
-        max_cpus_[p] = std::max(max_cpus_[p], cluster_.nodes[node].cpus);
-      }
-    for (size_t a = 0; a < input.associations.size(); ++a)
-      if (!input.associations[a].user.empty())
-        associations_.emplace(std::pair<std::string_view, std::string_view>(
-                                  input.associations[a].account, input.associations[a].user),
-                              static_cast<int>(a));
-  }
+}  // namespace
 
-  void Run(SchedulerResult& result);
-
- private:
-  // Small on purpose: 100,000 of these are sorted every pass.
-  struct Candidate {
-    int64_t priority;
-    int64_t submit_time;
-    uint64_t job_id;
-    uint32_t index;  // into input.pending
-    int association;
-  };
-
-  void TakeRunning();
-  void IndexSingletons();
-  std::vector<Candidate> Prioritise(SchedulerResult& result);
-  PendingReason Decide(const Candidate& candidate, SchedulerResult& result);
-  int Association(const std::string& account, const std::string& user) const;
-  PendingReason Eligibility(const JobSpec& job) const;
-  PendingReason TryPartition(const JobSpec& job, int partition, int association,
-                             const Constraint& constraint, SchedulerResult& result);
-  std::optional<Allocation> Place(const JobSpec& job, int partition, const ResolvedRequest& r,
-                                  const Constraint& constraint) const;
-  std::optional<Allocation> PlaceOnNodes(const std::vector<int>& nodes,
-                                         const ResolvedRequest& r) const;
-  bool Allowed(const JobSpec& job, int partition, const Constraint& constraint, int node) const;
-  bool EverFits(int partition, const ResolvedRequest& r, const Constraint& constraint) const;
-  int MaxLeaves(const JobSpec& job) const;
-
-  const SchedulerInput& in_;
-  const ClusterConfig& cluster_;
-  NodePool pool_;
-  LimitTracker limits_;
-  std::vector<char> blocked_;
-  std::vector<std::vector<char>> member_;
-  std::vector<int> max_cpus_;
-  std::unordered_set<std::string> running_names_;            // "user\nname" running
-  std::unordered_map<std::string, uint64_t> first_pending_;  // "user\nname" -> lowest job ID
-  std::map<std::pair<std::string_view, std::string_view>, int> associations_;  // (account, user)
-  std::vector<int> first_partition_;  // per input.pending index; -1 when unknown
-};
+Pass::Pass(const SchedulerInput& input)
+    : in_(input),
+      cluster_(*input.cluster),
+      policy_(PolicyFor(cluster_.settings, input.policy)),
+      pool_(cluster_, input.node_states),
+      planner_(cluster_, input.now),
+      limits_(input.associations, input.qos),
+      blocked_(cluster_.partitions.size(), false),
+      member_(cluster_.partitions.size(), std::vector<char>(cluster_.nodes.size(), 0)),
+      max_cpus_(cluster_.partitions.size(), 0) {
+  for (size_t p = 0; p < cluster_.partitions.size(); ++p)
+    for (int node : cluster_.partitions[p].nodes) {
+      member_[p][node] = 1;
+      max_cpus_[p] = std::max(max_cpus_[p], cluster_.nodes[node].cpus);
+    }
+  for (size_t a = 0; a < input.associations.size(); ++a)
+    if (!input.associations[a].user.empty())
+      associations_.emplace(std::pair<std::string_view, std::string_view>(
+                                input.associations[a].account, input.associations[a].user),
+                            static_cast<int>(a));
+  for (size_t r = 0; r < input.reservations.size(); ++r)
+    reservations_.emplace(input.reservations[r].name, static_cast<int>(r));
+}
 
 int Pass::Association(const std::string& account, const std::string& user) const {
   auto it = associations_.find({account, user});
@@ -168,10 +129,12 @@ std::vector<Pass::Candidate> Pass::Prioritise(SchedulerResult& result) {
                                            : cluster_.FindPartition(job.partitions.front());
     first_partition_[i] = partition;
     result.priorities.push_back(calculator.Compute(job, partition));
-    order.push_back({result.priorities.back().priority, job.submit_time, job.job_id, i,
-                     Association(job.account, job.user)});
+    order.push_back({TierOf(partition), result.priorities.back().priority, job.submit_time,
+                     job.job_id, i, Association(job.account, job.user)});
   }
+  // As Slurm: a partition of a higher PriorityTier is served first.
   std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.tier != b.tier) return a.tier > b.tier;
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
     return a.job_id < b.job_id;
@@ -195,10 +158,17 @@ std::vector<Pass::Candidate> Pass::Prioritise(SchedulerResult& result) {
   return order;
 }
 
+uint32_t Pass::TierOf(int partition) const {
+  return partition >= 0 ? cluster_.partitions[partition].priority_tier : 0;
+}
+
 void Pass::Run(SchedulerResult& result) {
   result.started.clear();
   result.pending.clear();
+  result.planned.clear();
+  result.preempted.clear();
   TakeRunning();
+  BuildPlanner();
   IndexSingletons();
   std::vector<Candidate> order = Prioritise(result);
   result.pending.reserve(order.size());
@@ -234,6 +204,10 @@ PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) 
   if (PendingReason reason = Eligibility(job); reason != PendingReason::kNone) return reason;
   auto constraint = ParseConstraint(job.constraint);
   if (!constraint) return PendingReason::kBadConstraints;
+  std::optional<InReservation> reservation;
+  if (PendingReason reason = ReservationOf(job, reservation); reason != PendingReason::kNone)
+    return reason;
+  const InReservation* in = reservation ? &*reservation : nullptr;
   // Most jobs name one partition: no list is built for them.
   int single[1] = {first_partition_[candidate.index]};
   std::vector<int> several;
@@ -243,8 +217,10 @@ PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) 
   if (partitions.front() < 0) return PendingReason::kBadConstraints;
   PendingReason first = PendingReason::kNone;
   bool resources = false;
+  std::vector<Attempt> blocked;  // the partitions where only resources stood in the way
   for (int partition : partitions) {
-    PendingReason reason = TryPartition(job, partition, candidate.association, *constraint, result);
+    PendingReason reason =
+        TryPartition(job, partition, candidate.association, *constraint, in, result, blocked);
     if (reason == PendingReason::kNone) {
       if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
       return reason;
@@ -252,11 +228,14 @@ PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) 
     if (first == PendingReason::kNone) first = reason;
     resources = resources || reason == PendingReason::kResources;
   }
+  if (!blocked.empty() && (policy_.backfill() || preemptor_))
+    PlanAhead(job, *constraint, in, blocked, result);
   return resources ? PendingReason::kResources : first;
 }
 
 PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
-                                 const Constraint& constraint, SchedulerResult& result) {
+                                 const Constraint& constraint, const InReservation* reservation,
+                                 SchedulerResult& result, std::vector<Attempt>& blocked) {
   const PartitionConfig& partition = cluster_.partitions[p];
   if (partition.state == PartitionState::kDown) return PendingReason::kPartitionDown;
   if (partition.state == PartitionState::kInactive) return PendingReason::kPartitionInactive;
@@ -272,22 +251,36 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   if (PendingReason reason = limits_.Check(job, qos, association, wanted, r.time_limit_seconds);
       reason != PendingReason::kNone)
     return reason;
-  if (blocked_[p]) return PendingReason::kPriority;
-  std::optional<Allocation> allocation = Place(job, p, r, constraint);
+  if (!policy_.backfill() && blocked_[p]) return PendingReason::kPriority;
+  int64_t end = AddTime(in_.now, r.time_limit_seconds);
+  const AdvanceReservation* window = reservation ? reservation->reservation : nullptr;
+  if (window && !window->flex && in_.now < window->start_time) {
+    blocked.push_back({p, r});  // its reservation has not begun: the plan says when it can
+    return PendingReason::kReservation;
+  }
+  std::optional<Allocation> allocation;
+  if (!window || window->flex || end <= window->end_time)
+    allocation = Place(job, p, r, constraint, reservation, end);
   if (!allocation) {
-    if (!EverFits(p, r, constraint)) return PendingReason::kBadConstraints;
+    if (!EverFits(job, p, r, constraint)) return PendingReason::kBadConstraints;
     for (const std::string& name : job.nodelist)
       if (int node = cluster_.FindNode(name); node >= 0 && !pool_.usable(node))
         return PendingReason::kReqNodeNotAvail;
+    PendingReason reason = blocked_[p] ? PendingReason::kPriority : PendingReason::kResources;
     blocked_[p] = true;
-    return PendingReason::kResources;
+    blocked.push_back({p, r});
+    return reason;
   }
+  std::vector<int> nodes;
+  for (const NodeAllocation& part : allocation->nodes) nodes.push_back(part.node);
   pool_.Take(*allocation);
+  planner_.Take(nodes, r.per_node, in_.now, end);
   limits_.Add(job.user, qos, association, job.array_job_id, UsageOf(cluster_, *allocation));
-  int64_t end = r.time_limit_seconds >= kUnlimitedSeconds - in_.now
-                    ? kUnlimitedSeconds
-                    : in_.now + r.time_limit_seconds;
-  result.started.push_back({job.job_id, p, std::move(*allocation), r.time_limit_seconds, end});
+  int64_t limit_end = r.time_limit_seconds >= kUnlimitedSeconds - in_.now
+                          ? kUnlimitedSeconds
+                          : in_.now + r.time_limit_seconds;
+  result.started.push_back(
+      {job.job_id, p, std::move(*allocation), r.time_limit_seconds, limit_end});
   return PendingReason::kNone;
 }
 
@@ -320,9 +313,18 @@ std::optional<Allocation> Pass::PlaceOnNodes(const std::vector<int>& nodes,
 }
 
 std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedRequest& r,
-                                      const Constraint& constraint) const {
+                                      const Constraint& constraint,
+                                      const InReservation* reservation, int64_t end) const {
   if (pool_.CountWithFreeGpus(r.per_node.gpus) < r.nodes) return std::nullopt;
-  auto allowed = [&](int node) { return Allowed(job, p, constraint, node); };
+  int tag = reservation ? reservation->tag : 0;
+  // The partition's nodes that match, inside the job's reservation if it has one, where the
+  // plan has promised nothing that the job would be in the way of before its end.
+  auto allowed = [&](int node) {
+    if (!Allowed(job, p, constraint, node)) return false;
+    if (reservation && !ReservationNode(*reservation, node)) return false;
+    return !planner_.HasTakes(node) ||
+           planner_.Fits(node, planner_.NeedOn(node, r.per_node), in_.now, end, tag);
+  };
   bool counted = std::any_of(constraint.terms.begin(), constraint.terms.end(),
                              [](const Constraint::Term& t) { return t.count > 0; });
   if (r.nodes == 1 && job.nodelist.empty() && !counted) {
@@ -339,11 +341,13 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
     if (node < 0 || !allowed(node) || !pool_.MightFit(node, r.per_node)) return std::nullopt;
     required.push_back(node);
   }
+  // Only nodes with enough free GPUs are looked at: on a busy GPU cluster, a few.
   std::vector<int> candidates;
-  for (int node : cluster_.partitions[p].nodes)
-    if (allowed(node) && pool_.MightFit(node, r.per_node) &&
+  pool_.ForEachWithFreeGpus(r.per_node.gpus, [&](int node) {
+    if (member_[p][node] && pool_.MightFit(node, r.per_node) && allowed(node) &&
         std::find(required.begin(), required.end(), node) == required.end())
       candidates.push_back(node);
+  });
   // Best fit: lowest weight, then the fewest free GPUs and cores that suffice; nodes carrying
   // counted features first so the counts can be met. Keys are computed once, then sorted.
   using Key = std::tuple<int, uint32_t, int, int, int>;
@@ -386,10 +390,19 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
 
 // Whether enough nodes of the partition, idle, match the job: false means it can never run
 // there as the cluster is configured (BadConstraints), not that it must wait.
-bool Pass::EverFits(int p, const ResolvedRequest& r, const Constraint& constraint) const {
-  return NodesEverFitting(cluster_, p, r, constraint) >= r.nodes &&
-         CountsPossible(cluster_, p, constraint);
+bool Pass::EverFits(const JobSpec& job, int p, const ResolvedRequest& r,
+                    const Constraint& constraint) const {
+  std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}", p, r.nodes, r.per_node.cpus, r.per_node.gpus,
+                  r.per_node.gpu_type, r.per_node.memory_mb, job.constraint);
+  auto [it, inserted] = ever_fits_.emplace(std::move(key), false);
+  if (inserted)
+    it->second = NodesEverFitting(cluster_, p, r, constraint) >= r.nodes &&
+                 CountsPossible(cluster_, p, constraint);
+  return it->second;
 }
+
+namespace {
 
 Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
                       const Constraint& constraint) {

@@ -28,16 +28,37 @@ struct PendingDecision {
   PendingReason reason = PendingReason::kNone;
 };
 
+// When and where the plan expects a waiting job to start (squeue --start, SchedNodeList).
+struct PlannedStart {
+  uint64_t job_id = 0;
+  int64_t start_time = 0;
+  int partition = -1;
+  std::vector<int> nodes;  // ascending
+  bool reserved = false;   // the plan holds these nodes for it: no lower job may delay it
+};
+
+// A running job to preempt for a waiting one; its resources are back by `release_time` (now
+// plus its grace time), and the preemptor is reserved on them from then.
+struct PreemptDecision {
+  uint64_t victim = 0, preemptor = 0;
+  int64_t release_time = 0;
+};
+
 struct SchedulerResult {
   std::vector<StartDecision> started;       // in the order decided (priority order)
   std::vector<PendingDecision> pending;     // every job not started, in priority order
   std::vector<PriorityFactors> priorities;  // every pending job, in priority order
-  FairShare fair_share;                     // per association, for sshare
+  std::vector<PlannedStart> planned;        // every waiting job with a foreseeable start
+  std::vector<PreemptDecision> preempted;
+  FairShare fair_share;  // per association, for sshare
 };
 
-// One main pass. Jobs are taken by priority (then submit time, then job ID); each gets all it
-// asked for at once or nothing; a job that waits for resources blocks the lower-priority jobs
-// of its partitions (they wait with reason Priority).
+// One pass. Jobs are taken by partition PriorityTier, then priority (then submit time, then job
+// ID); each gets all it asked for at once or nothing. Under FIFO a job that waits for resources
+// blocks the lower jobs of its partitions (they wait with reason Priority). Under backfill (EASY
+// or conservative) the first blocked jobs of each partition get a reservation in the plan, a
+// lower job starts only where it delays none, and every waiting job gets its expected start;
+// a job that can only start by preempting gets its victims chosen and their resources reserved.
 SchedulerResult Schedule(const SchedulerInput& input);
 // The same into `result`, reusing its storage: a controller that keeps one result between passes
 // does not allocate (and fault in) 100,000 records' worth of memory every pass.

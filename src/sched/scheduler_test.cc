@@ -43,8 +43,8 @@ TEST(Gang, TwoJobsFacingRoomForOneGetItAllOrNothing) {
     EXPECT_EQ(part.gpus, kAllGpus);
 }
 
-TEST(Gang, BlockedJobBlocksLowerPriorityInItsPartition) {
-  Scenario s(kFourNodes);
+TEST(Gang, BlockedJobBlocksLowerPriorityInItsPartitionUnderFifo) {
+  Scenario s(std::string("SchedulerType=sched/builtin\n") + kFourNodes);
   GpuJob(s, 1, 3, 8);
   GpuJob(s, 2, 2, 8);  // cannot fit after job 1 and blocks the partition
   GpuJob(s, 3, 1, 1);  // would fit on n4, but waits behind job 2
@@ -302,6 +302,7 @@ TEST(Dependencies, WaitStartOrNever) {
 
 TEST(Reasons, EveryReasonAJobCanWaitFor) {
   Scenario s(
+      "SchedulerType=sched/builtin\n"
       "DefMemPerCPU=100\nNodeName=n[1-4] CPUs=8 RealMemory=8000 Gres=gpu:8\n"
       "NodeName=d1 CPUs=8 RealMemory=8000\n"
       "PartitionName=p Nodes=n[1-4],d1 Default=YES MaxTime=1:00:00 MaxNodes=4\n"

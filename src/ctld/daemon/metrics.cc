@@ -109,9 +109,8 @@ void RenderJobs(Exposition& out, const ClusterConfig& cluster, const Snapshot& s
 
 void RenderPendingReasons(Exposition& out, const Snapshot& snapshot) {
   std::map<sched::PendingReason, uint64_t> reasons;
-  // Seeded from the enum so every reason is a stable series; a reason added after kInvalidQos
-  // still shows once a job waits for it.
-  for (int r = 0; r <= static_cast<int>(sched::PendingReason::kInvalidQos); ++r)
+  // Seeded from the enum so every reason is a stable series.
+  for (int r = 0; r <= static_cast<int>(sched::kLastPendingReason); ++r)
     reasons[static_cast<sched::PendingReason>(r)] = 0;
   for (const JobPtr& job : snapshot.jobs)
     if (job->state == JobState::kPending) ++reasons[job->reason];

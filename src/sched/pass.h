@@ -1,0 +1,110 @@
+// One scheduling pass over the queue; internal to src/sched (scheduler.h is the interface).
+// scheduler.cc holds eligibility, limits and placement now; pass_plan.cc the plan ahead:
+// advance reservations, expected starts, backfill reservations and preemption.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "sched/constraint.h"
+#include "sched/limits.h"
+#include "sched/node_pool.h"
+#include "sched/planner.h"
+#include "sched/policy.h"
+#include "sched/preemption.h"
+#include "sched/request.h"
+#include "sched/scheduler.h"
+
+namespace drover::sched {
+
+class Pass {
+ public:
+  explicit Pass(const SchedulerInput& input);
+  void Run(SchedulerResult& result);
+
+ private:
+  // Small on purpose: 100,000 of these are sorted every pass.
+  struct Candidate {
+    uint32_t tier;
+    int64_t priority;
+    int64_t submit_time;
+    uint64_t job_id;
+    uint32_t index;  // into input.pending
+    int association;
+  };
+  // The advance reservation a job runs in, with its planner tag.
+  struct InReservation {
+    const AdvanceReservation* reservation;
+    int tag;
+  };
+  // What one partition's attempt found, for the plan.
+  struct Attempt {
+    int partition;
+    ResolvedRequest request;
+  };
+
+  // scheduler.cc: the pass itself, eligibility and placement now
+  void TakeRunning();
+  void IndexSingletons();
+  std::vector<Candidate> Prioritise(SchedulerResult& result);
+  PendingReason Decide(const Candidate& candidate, SchedulerResult& result);
+  int Association(const std::string& account, const std::string& user) const;
+  PendingReason Eligibility(const JobSpec& job) const;
+  PendingReason TryPartition(const JobSpec& job, int partition, int association,
+                             const Constraint& constraint, const InReservation* reservation,
+                             SchedulerResult& result, std::vector<Attempt>& blocked);
+  std::optional<Allocation> Place(const JobSpec& job, int partition, const ResolvedRequest& r,
+                                  const Constraint& constraint, const InReservation* reservation,
+                                  int64_t end) const;
+  std::optional<Allocation> PlaceOnNodes(const std::vector<int>& nodes,
+                                         const ResolvedRequest& r) const;
+  bool Allowed(const JobSpec& job, int partition, const Constraint& constraint, int node) const;
+  bool EverFits(const JobSpec& job, int partition, const ResolvedRequest& r,
+                const Constraint& constraint) const;
+  int MaxLeaves(const JobSpec& job) const;
+  uint32_t TierOf(int partition) const;
+
+  // pass_plan.cc: the plan ahead
+  void BuildPlanner();
+  // The advance reservation the job asks for; kNone with `found` empty when it asks for none.
+  PendingReason ReservationOf(const JobSpec& job, std::optional<InReservation>& found) const;
+  bool ReservationNode(const InReservation& reservation, int node) const;
+  void PlanAhead(const JobSpec& job, const Constraint& constraint, const InReservation* reservation,
+                 std::span<const Attempt> blocked, SchedulerResult& result);
+  int ShapeFor(const JobSpec& job, int partition, const ResolvedRequest& r,
+               const Constraint& constraint, const InReservation* reservation);
+  std::optional<PlannedPlace> Earliest(const JobSpec& job, int shape, const ResolvedRequest& r,
+                                       int64_t from) const;
+  bool TryPreemption(const JobSpec& job, const Attempt& attempt, int shape,
+                     SchedulerResult& result);
+
+  const SchedulerInput& in_;
+  const ClusterConfig& cluster_;
+  Policy policy_;
+  NodePool pool_;
+  Planner planner_;
+  std::unique_ptr<Preemptor> preemptor_;
+  int64_t preemption_budget_ = 0;  // preemption attempts left in this pass
+  LimitTracker limits_;
+  std::vector<char> blocked_;  // per partition: a job there waits for resources
+  // Per (partition, advance reservation tag): blocked jobs reserved this pass.
+  std::map<std::pair<int, int>, int64_t> reserved_;
+  std::vector<std::vector<char>> member_;
+  std::vector<int> max_cpus_;
+  std::unordered_set<std::string> running_names_;            // "user\nname" running
+  std::unordered_map<std::string, uint64_t> first_pending_;  // "user\nname" -> lowest job ID
+  std::map<std::pair<std::string_view, std::string_view>, int> associations_;  // (account, user)
+  std::unordered_map<std::string_view, int> reservations_;  // name -> index in input
+  std::vector<int> first_partition_;  // per input.pending index; -1 when unknown
+  // EverFits by request shape: most waiting jobs ask what others asked before them.
+  mutable std::unordered_map<std::string, bool> ever_fits_;
+};
+
+}  // namespace drover::sched

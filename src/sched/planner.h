@@ -1,0 +1,138 @@
+// The planner: every node's free cores, memory and GPUs from now on, as a step function of time.
+// Running jobs give theirs back at their expected end (start + time limit); windows are taken
+// out of it — the jobs a cycle starts, the reservations it makes for blocked jobs, advance
+// reservations (tagged, so that the jobs inside one can see past it). It answers "the earliest
+// time, and the nodes, at which N nodes each hold this much for this long" from each request
+// shape's free windows kept in start order: a query walks about as many windows as it needs
+// nodes, not every node at every instant. Counts only: which cores and GPUs a job gets is the
+// NodePool's choice when it starts. Pure, like everything in src/sched.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "sched/node_pool.h"
+#include "sched/placement.h"
+
+namespace drover::sched {
+
+inline constexpr int64_t kForever = INT64_MAX;
+
+// t + d without overflow: kForever when either is at or beyond the unlimited horizon.
+int64_t AddTime(int64_t t, int64_t d);
+
+// An amount of one node's resources; signed, since an advance reservation made over running
+// jobs (IGNORE_JOBS) takes more than is free.
+struct Amount {
+  int64_t cores = 0, memory_mb = 0, gpus = 0;
+  Amount& operator+=(const Amount& other);
+  Amount& operator-=(const Amount& other);
+  bool Holds(const Amount& need) const {
+    return cores >= need.cores && memory_mb >= need.memory_mb && gpus >= need.gpus;
+  }
+};
+
+// Which requests share their free windows: the same nodes (partition, features, the advance
+// reservation they run in) and the same need on each node.
+struct Shape {
+  NodeRequest per_node;
+  int partition = -1;
+  std::string features;  // a constraint without counts; "" for none
+  int tag = 0;           // the advance reservation the jobs run in (0: none); its take is ignored
+  // Jobs inside a reservation start and end inside its window (unless FLEX).
+  int64_t not_before = 0, not_after = kForever;
+};
+
+struct PlannedPlace {
+  int64_t start = 0;
+  std::vector<int> nodes;  // ascending
+};
+
+class Planner {
+ public:
+  Planner(const ClusterConfig& cluster, int64_t now);
+
+  // Start-up, before any query: what `pool` has free now (unusable nodes hold nothing), then
+  // each running job's allocation coming back at its end.
+  void SetFree(const NodePool& pool);
+  void AddRelease(const Allocation& allocation, int64_t end);
+
+  // Takes `need` on each node of `nodes` over [start, end). `tag` names an advance reservation
+  // (0 for the cycle's own starts and reservations).
+  void Take(const std::vector<int>& nodes, const NodeRequest& need, int64_t start, int64_t end,
+            int tag = 0);
+  void TakeWhole(const std::vector<int>& nodes, int64_t start, int64_t end, int tag);
+  // A running job that will now end at `new_end` instead of `old_end` (a preempted job's grace).
+  void MoveRelease(const Allocation& allocation, int64_t old_end, int64_t new_end);
+
+  // What `need` is on `node` (cores by the node's threads, the whole node when exclusive).
+  Amount NeedOn(int node, const NodeRequest& need) const;
+  // Whether `node` holds `need` throughout [start, end), seeing past advance reservation `tag`.
+  bool Fits(int node, const Amount& need, int64_t start, int64_t end, int tag = 0) const;
+  // Whether anything is taken from `node` after now (a cheap test before Fits).
+  bool HasTakes(int node) const { return nodes_[node].takes > 0; }
+
+  // Shapes by a key that says everything that makes them differ: FindShape is -1 for one not
+  // seen yet; AddShape builds it over `nodes` (those it may run on). Shapes live as long as the
+  // planner and are kept up to date as nodes change.
+  int FindShape(const std::string& key) const;
+  int AddShape(const std::string& key, const Shape& shape, std::vector<int> nodes);
+  const std::vector<int>& ShapeNodes(int shape) const { return shapes_[shape].nodes; }
+  // The earliest start at or after `from` (and now), and nodes, at which `count` nodes of the
+  // shape each hold its need for `duration` seconds, placed by `placement` (topology); nullopt
+  // when no time is foreseeable (nodes that never free, or no window long enough).
+  std::optional<PlannedPlace> EarliestFit(int shape, int count, int64_t duration,
+                                          const PlacementRequest& placement,
+                                          int64_t from = 0) const;
+
+  int64_t now() const { return now_; }
+
+ private:
+  struct Change {
+    int64_t time;
+    Amount delta;
+    int tag;
+  };
+  struct Timeline {
+    Amount free_now;
+    std::vector<Change> changes;  // after now, by time
+    int takes = 0;                // changes that take (negative deltas)
+    bool usable = true;
+  };
+  struct Window {
+    int64_t start, end;
+  };
+  // Windows by length class: four classes an octave (class 4k + f holds windows of about
+  // 2^k (1 + f/4) seconds), the last class the open-ended ones. A query for d seconds skips
+  // every class too short for it, so the many windows that reservations cut short do not slow
+  // down the queries of jobs longer than them.
+  static constexpr int kLengthClasses = 4 * 64 + 1;
+  using WindowSet = std::set<std::tuple<int64_t, int, int64_t>>;  // (start, node, end)
+  struct ShapeState {
+    Shape shape;
+    std::vector<int> nodes;
+    std::vector<std::vector<Window>> windows;  // by node index
+    std::vector<WindowSet> by_class = std::vector<WindowSet>(kLengthClasses);
+  };
+  static int LengthClass(const Window& window);
+  static void Index(ShapeState& state, int node, bool insert);
+
+  void AddChange(int node, int64_t time, const Amount& delta, int tag);
+  std::vector<Window> WindowsOf(int node, const ShapeState& state) const;
+  void Refresh(int node);  // the node changed: recompute its windows in every shape using it
+
+  const ClusterConfig& cluster_;
+  int64_t now_;
+  std::vector<Timeline> nodes_;
+  std::vector<ShapeState> shapes_;
+  std::unordered_map<std::string, int> shape_index_;
+  std::vector<std::vector<int>> shapes_of_node_;
+};
+
+}  // namespace drover::sched
