@@ -35,6 +35,8 @@ struct SqueueOptions {
   // What the job records do not carry. Priorities: job ID -> priority (%p, %Q and sorting);
   // without one a held job counts as 0 and others rank by age (lower ID first).
   std::map<uint64_t, int64_t> priorities;
+  // The last scheduling cycle's expected starts of waiting jobs (--start, %S, %Y).
+  std::map<uint64_t, v1::PlannedStart> planned;
   // The partitions: the default one for pending jobs that named none, and DefaultTime/MaxTime
   // for jobs without a time limit. Empty: those print "" and NOT_SET.
   std::vector<v1::Partition> partitions;

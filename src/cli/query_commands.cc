@@ -17,6 +17,7 @@
 #include "cli/formats.h"
 #include "cli/getopt.h"
 #include "cli/scontrol_format.h"
+#include "common/hostlist.h"
 #include "common/text.h"
 
 namespace drover::cli {
@@ -130,6 +131,7 @@ constexpr const char* kSinfoHelp =
     "  -e, --exact                group nodes only on exact match of configuration\n"
     "  -h, --noheader             no headers on output\n"
     "  -l, --long                 long output - displays more information\n"
+    "  -n, --nodes=NODES          report on specific node(s)\n"
     "  -N, --Node                 Node-centric format\n"
     "  -o, --format=format        format specification\n"
     "  -p, --partition=PARTITION  report on specific partition\n"
@@ -282,6 +284,10 @@ int RunSqueue(Arguments args) {
   auto connection = Connect();
   if (!connection) return Fail("squeue", connection.error());
   query.set_all_states(true);  // -t picks among them below
+  // The plan only where something prints or sorts by it: it is not free at 20,000 jobs.
+  const std::string& shown = options.format.empty() ? options.sort : options.format;
+  query.set_with_plan(options.start || shown.find_first_of("SY") != std::string::npos ||
+                      options.sort.find('S') != std::string::npos || parsed->Has("json"));
   v1::JobList list;
   grpc::ClientContext context;
   SetDeadline(context);
@@ -293,6 +299,7 @@ int RunSqueue(Arguments args) {
   for (const std::string& item : CommaList(name)) names.insert(item);
   // Filtered in place: a queue of 20,000 jobs is not copied or moved twice.
   std::vector<v1::Job> jobs = Parse(list);
+  for (const v1::PlannedStart& plan : list.planned()) options.planned[plan.job_id()] = plan;
   std::erase_if(jobs, [&](const v1::Job& job) {
     if (!Requested(query.filter(), job)) return true;
     if (!users.empty() && !users.count(job.spec().user())) return true;
@@ -315,6 +322,7 @@ int RunSqueue(Arguments args) {
     ctx.user_name = UserName;
     ctx.group_name = UserName;
     ctx.priorities = options.priorities;
+    ctx.planned = options.planned;
     std::fputs(scontrol::JobsJson(jobs, ctx).c_str(), stdout);
     return 0;
   }
@@ -334,6 +342,7 @@ int RunSinfo(Arguments args) {
                                           {'e', "exact", OptionSpec::kNone},
                                           {'o', "format", OptionSpec::kRequired},
                                           {'p', "partition", OptionSpec::kRequired},
+                                          {'n', "nodes", OptionSpec::kRequired},
                                           {'v', "verbose", OptionSpec::kNone},
                                           {'V', "version", OptionSpec::kNone},
                                           {0, "json", OptionSpec::kNone},
@@ -342,6 +351,12 @@ int RunSinfo(Arguments args) {
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSpecs);
   if (!parsed) return OptionError("sinfo", parsed.error());
+  std::optional<std::set<std::string>> only_nodes;  // -n
+  if (parsed->Has("nodes")) {
+    auto names = ExpandHostlist(*parsed->Last("nodes"));
+    if (!names) return Fail("sinfo", "invalid node list: " + names.error());
+    only_nodes.emplace(names->begin(), names->end());
+  }
   if (auto code = HelpUsageVersion(*parsed, kSinfoHelp, kSinfoUsage)) return *code;
   SinfoOptions options;
   std::set<std::string> only;
@@ -379,6 +394,8 @@ int RunSinfo(Arguments args) {
   options.now = nodes.time() ? nodes.time() : std::time(nullptr);
   options.user_name = UserName;
   std::vector<v1::NodeStatus> node_list(nodes.nodes().begin(), nodes.nodes().end());
+  if (only_nodes)
+    std::erase_if(node_list, [&](const v1::NodeStatus& n) { return !only_nodes->count(n.name()); });
   if (parsed->Has("json")) {
     scontrol::ShowContext ctx;
     ctx.cluster = &connection->cluster;

@@ -24,7 +24,8 @@ struct ShowContext {
   UserNameLookup user_name;                // uid -> name; unset: "root" for 0, else the number
   UserNameLookup group_name;               // gid -> name; same fallback
   std::map<uint64_t, int64_t> priorities;  // job ID -> priority (pending jobs)
-  std::string version;                     // Version= of a registered node
+  std::map<uint64_t, v1::PlannedStart> planned;  // job ID -> the plan's expected start
+  std::string version;                           // Version= of a registered node
 };
 
 // One record: its lines, each of "Key=Value" words. Multi-line output indents every line after

@@ -382,7 +382,12 @@ Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
   lines.push_back(fmt::format("SubmitTime={} EligibleTime={}", TimeOrUnknown(spec.submit_time()),
                               TimeOrUnknown(eligible)));
   lines.push_back("AccrueTime=" + TimeOrUnknown(eligible));
-  int64_t start = Started(job) ? job.start_time() : (IsPending(job) ? spec.begin_time() : 0);
+  auto plan = ctx.planned.find(spec.job_id());
+  const v1::PlannedStart* planned = plan == ctx.planned.end() ? nullptr : &plan->second;
+  int64_t start = Started(job)     ? job.start_time()
+                  : planned        ? planned->start_time()
+                  : IsPending(job) ? spec.begin_time()
+                                   : 0;
   lines.push_back(fmt::format("StartTime={} EndTime={} Deadline=N/A", TimeOrUnknown(start),
                               EndTimeText(job, limit)));
   int64_t evaluated = Started(job) ? job.start_time() : spec.submit_time();
@@ -396,7 +401,10 @@ Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
   std::vector<std::string> excluded(spec.exclude().begin(), spec.exclude().end());
   lines.push_back(fmt::format("ReqNodeList={} ExcNodeList={}", OrNull(CompressHostlist(required)),
                               OrNull(CompressHostlist(excluded))));
-  lines.push_back("NodeList=" + job.node_list());
+  lines.push_back("NodeList=" + job.node_list() +
+                  (planned && !planned->node_list().empty()
+                       ? " SchedNodeList=" + planned->node_list()
+                       : std::string()));
   if (job.allocation_size() && !spec.interactive()) {
     auto names = ExpandHostlist(job.node_list());
     if (names && !names->empty()) lines.push_back("BatchHost=" + names->front());

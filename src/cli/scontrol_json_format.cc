@@ -9,6 +9,12 @@
 namespace drover::cli::scontrol {
 namespace {
 
+// A waiting job's expected start from the plan (0 when it has none).
+int64_t PlannedStartTime(const v1::Job& job, const ShowContext& ctx) {
+  auto it = ctx.planned.find(job.spec().job_id());
+  return it == ctx.planned.end() ? 0 : it->second.start_time();
+}
+
 std::string Quote(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
@@ -147,7 +153,7 @@ std::string JobsJson(std::span<const v1::Job> jobs, const ShowContext& ctx) {
         .Raw("time_limit",
              Limit(job.time_limit_seconds() ? job.time_limit_seconds() : spec.time_limit_seconds()))
         .Add("submit_time", spec.submit_time())
-        .Add("start_time", job.start_time())
+        .Add("start_time", job.start_time() ? job.start_time() : PlannedStartTime(job, ctx))
         .Add("end_time", job.end_time())
         .Add("suspend_time", job.suspend_time())
         .Add("run_time", text["RunTime"])

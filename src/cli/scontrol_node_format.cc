@@ -55,6 +55,7 @@ std::string NodeState(const v1::NodeStatus& node, const NodeUse& use, uint32_t c
     base = use.cpus >= cpus ? "ALLOCATED" : "MIXED";
   else
     base = "IDLE";
+  if (!node.reservation().empty()) base += "+" + node.reservation();
   if (node.drain()) base += "+DRAIN";
   if (node.not_responding()) base += "+NOT_RESPONDING";
   return base;

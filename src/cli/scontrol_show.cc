@@ -67,12 +67,14 @@ Status Open(const Flags& flags, Session& session) {
 Result<std::vector<v1::Job>> LoadJobs(Session& session, bool all_states) {
   v1::JobQuery query;
   query.set_all_states(all_states);
+  query.set_with_plan(true);  // StartTime and SchedNodeList of waiting jobs
   v1::JobList list;
   grpc::ClientContext context;
   SetDeadline(context);
   grpc::Status status = session.connection.stub->ListJobs(&context, query, &list);
   if (!status.ok()) return MakeError(Unreachable(status));
   if (list.time()) session.ctx.now = list.time();
+  for (const v1::PlannedStart& plan : list.planned()) session.ctx.planned[plan.job_id()] = plan;
   return ParseJobs(list);
 }
 

@@ -49,6 +49,8 @@ uint32_t StateCode(std::string_view state) {
   if (state.starts_with("MIXED")) return 5 | flags;
   if (state.starts_with("DRAINED")) return 2 | kDrainFlag | flags;
   if (state.starts_with("DRAINING")) return 5 | kDrainFlag | flags;
+  if (state.starts_with("RESERVED")) return 6 | flags;
+  if (state.starts_with("MAINT")) return 7 | flags;
   return flags;  // UNKNOWN
 }
 

@@ -109,8 +109,15 @@ std::string Seconds(int64_t secs) {
   return columns::ElapsedText(secs);
 }
 
-int64_t StartTime(const v1::Job& job) {
+const v1::PlannedStart* Planned(const v1::Job& job, const QueueContext& ctx) {
+  auto it = ctx.options.planned.find(job.spec().job_id());
+  return it == ctx.options.planned.end() ? nullptr : &it->second;
+}
+
+// A waiting job's start is the plan's, else its --begin; N/A when neither says.
+int64_t StartTime(const v1::Job& job, const QueueContext& ctx) {
   if (job.start_time() || !IsPending(job)) return job.start_time();
+  if (const v1::PlannedStart* plan = Planned(job, ctx)) return plan->start_time();
   return job.spec().begin_time();
 }
 
@@ -259,7 +266,7 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     case 'Q': return {std::to_string(PrintedPriority(job, ctx))};
     case 'r': return {row.reason};
     case 'R': return NodesOrReason(row);
-    case 'S': return {TimeText(StartTime(job))};
+    case 'S': return {TimeText(StartTime(job, ctx))};
     case 't': return {std::string(StateCode(job.state()))};
     case 'T': return {job.state()};
     case 'u': return {spec.user().empty() ? std::to_string(spec.uid()) : spec.user()};
@@ -268,7 +275,10 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     case 'V': return {TimeText(spec.submit_time())};
     case 'x': return {ListText(spec.exclude())};
     case 'y': return {std::to_string(spec.nice())};
-    case 'Y': return {"(null)", false};
+    case 'Y': {
+      const v1::PlannedStart* plan = IsPending(job) ? Planned(job, ctx) : nullptr;
+      return {plan && !plan->node_list().empty() ? plan->node_list() : "(null)", false};
+    }
     case 'z': return {"*:*:*"};
     case 'Z': return {spec.work_dir()};
     case 'b': case 'X': return {"N/A"};
@@ -363,7 +373,7 @@ int CompareBy(char key, const QueueRow& a, const QueueRow& b, const QueueContext
       // squeue's _get_start_time: unknown starts last (22.05 printed held jobs after dated
       // ones), past starts of pending jobs count as now.
       auto start = [&](const v1::Job& j) {
-        int64_t t = StartTime(j);
+        int64_t t = StartTime(j, ctx);
         if (t == 0) return INT64_MAX;
         return IsPending(j) && t < ctx.now ? ctx.now : t;
       };

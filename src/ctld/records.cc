@@ -209,6 +209,9 @@ void ScalarsToProto(const Job& job, v1::Job* out) {
   out->set_time_limit_signalled_at(job.time_limit_signalled_at);
   out->set_suspend_time(job.suspend_time);
   out->set_suspended_seconds(job.suspended_seconds);
+  out->set_preempted_at(job.preempted_at);
+  out->set_preempt_deadline(job.preempt_deadline);
+  out->set_preempt_cancel(job.preempt_cancel);
   out->set_cpu_seconds(job.cpu_seconds);
   out->set_max_rss_mib(job.max_rss_mib);
   out->set_user_signal_sent(job.user_signal_sent);
@@ -233,6 +236,9 @@ void ScalarsFromProto(const v1::Job& job, Job* out) {
   out->time_limit_signalled_at = job.time_limit_signalled_at();
   out->suspend_time = job.suspend_time();
   out->suspended_seconds = job.suspended_seconds();
+  out->preempted_at = job.preempted_at();
+  out->preempt_deadline = job.preempt_deadline();
+  out->preempt_cancel = job.preempt_cancel();
   out->cpu_seconds = job.cpu_seconds();
   out->max_rss_mib = job.max_rss_mib();
   out->user_signal_sent = job.user_signal_sent();
@@ -368,6 +374,15 @@ Status CheckShape(const v1::JobSpec& spec) {
 }
 
 }  // namespace
+
+void ToProto(const sched::PlannedStart& plan, const ClusterConfig& cluster, v1::PlannedStart* out) {
+  out->set_job_id(plan.job_id);
+  out->set_start_time(plan.start_time);
+  std::vector<std::string> names;
+  for (int node : plan.nodes) names.push_back(cluster.nodes[node].name);
+  out->set_node_list(CompressHostlist(names));
+  out->set_reserved(plan.reserved);
+}
 
 void ToProto(const WillRun& will_run, const ClusterConfig& cluster, v1::WillRun* out) {
   out->set_start_time(will_run.start_time);

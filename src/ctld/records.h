@@ -29,6 +29,7 @@ Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterC
 
 // sbatch --test-only's answer; processors counts each allocated core's threads, as Slurm does.
 void ToProto(const WillRun& will_run, const ClusterConfig& cluster, v1::WillRun* out);
+void ToProto(const sched::PlannedStart& plan, const ClusterConfig& cluster, v1::PlannedStart* out);
 
 // "PENDING" -> kPending; nullopt for anything else.
 std::optional<JobState> ParseJobState(std::string_view name);

@@ -1,5 +1,6 @@
-# Sourced by the cluster tests: `start_cluster NAME` starts a local emulated cluster (drover up:
-# a controller and four agents on loopback) in a new temporary state directory, points the
+# Sourced by the cluster tests: `start_cluster NAME [--conf slurm.conf]` starts a local emulated
+# cluster (drover up: a controller and four agents on loopback; the demo configuration unless
+# --conf names another) in a new temporary state directory, points the
 # commands at it (DROVER_CONF, PATH with the symlinks beside $drover) and stops every process
 # it started at exit (drover down, by PID). `fail MESSAGE` prints the daemons' last log lines
 # (and runs `on_fail` when the test defines one) and exits 1.
@@ -22,7 +23,7 @@ start_cluster() {
   state="$(mktemp -d "/tmp/drover_$1_XXXXXX")"
   export XDG_STATE_HOME="$state/xdg"
   trap cleanup_cluster EXIT
-  "$drover" up --state "$state/cluster" > "$state/up.txt" 2>&1 ||
+  "$drover" up --state "$state/cluster" "${@:2}" > "$state/up.txt" 2>&1 ||
     fail "drover up: $(cat "$state/up.txt")"
   export DROVER_CONF="$state/cluster/slurm.conf"
   export PATH="$(cd "$(dirname "$drover")" && pwd):$PATH"

@@ -248,6 +248,8 @@ grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobLis
                                                 filter->array_tasks.end());
   const bool by_id = !ids.empty() || !tasks.empty();
   v1::Job record;
+  const std::vector<sched::PlannedStart>& plan = *snapshot->plan;  // by job ID
+  auto planned = plan.begin();
   for (const JobPtr& job : snapshot->jobs) {
     const JobSpec& spec = job->spec;
     if (by_id && !ids.count(spec.job_id) && !ids.count(spec.array_job_id) &&
@@ -257,6 +259,13 @@ grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobLis
     if (filter->state && job->state != *filter->state) continue;
     // Finished jobs only when asked for: by ID, by their state, or all_states.
     if (!query->all_states() && IsFinal(job->state) && !by_id && !filter->state) continue;
+    if (query->with_plan() && job->state == JobState::kPending) {
+      // Jobs come in ID order, as the plan does: one walk through both.
+      planned = std::lower_bound(planned, plan.end(), spec.job_id,
+                                 [](const auto& p, uint64_t id) { return p.job_id < id; });
+      if (planned != plan.end() && planned->job_id == spec.job_id)
+        ToProto(*planned, *snapshot->cluster, reply->add_planned());
+    }
     if (const auto& bytes = job->wire.get()) {
       reply->add_jobs(*bytes);
     } else {  // a record the engine has not encoded (none yet; kept for safety)
@@ -430,9 +439,20 @@ grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
   reply->set_time(snapshot->time);
   const ClusterConfig& cluster = *snapshot->cluster;
   std::vector<NodeUsage> usage = UsageByNode(cluster, *snapshot);
+  // Nodes in an advance reservation's window now: RESERVED, or MAINT for maintenance.
+  std::vector<std::string> reserved(cluster.nodes.size());
+  for (const auto& [name, reservation] : *snapshot->reservations)
+    if (reservation.start_time <= snapshot->time && snapshot->time < reservation.end_time)
+      for (int node : reservation.nodes)
+        if (reserved[node] != "MAINT")
+          reserved[node] = reservation.Has("MAINT") ? "MAINT" : "RESERVED";
   for (size_t i = 0; i < snapshot->nodes.size() && i < cluster.nodes.size(); ++i) {
-    ToProto(snapshot->nodes[i], cluster.nodes[i].name, FullyAllocated(cluster, usage, i),
-            reply->add_nodes());
+    v1::NodeStatus* out = reply->add_nodes();
+    ToProto(snapshot->nodes[i], cluster.nodes[i].name, FullyAllocated(cluster, usage, i), out);
+    out->set_reservation(reserved[i]);
+    // sinfo shows an idle reserved node as resv (or maint), as Slurm does.
+    if (!reserved[i].empty() && out->state().starts_with("IDLE"))
+      out->set_state(reserved[i] + out->state().substr(4));
   }
   return grpc::Status::OK;
 }

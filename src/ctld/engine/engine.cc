@@ -50,6 +50,7 @@ Engine::Engine(std::shared_ptr<const ClusterConfig> shared, const Clock& clock,
   priorities_ = std::make_shared<std::vector<sched::PriorityFactors>>();
   fair_share_ = std::make_shared<const sched::FairShare>();
   reservations_ = std::make_shared<ReservationMap>();
+  plan_ = std::make_shared<const std::vector<sched::PlannedStart>>();
   last_accrual_ = clock_.Now();
   associations_.push_back({"root", "", -1, 1, 0, {}, 0});
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -87,6 +88,7 @@ std::shared_ptr<const Snapshot> Engine::Publish() const {
   snapshot->priorities = priorities_;
   snapshot->fair_share = fair_share_;
   snapshot->reservations = reservations_;
+  snapshot->plan = plan_;
   snapshot->associations = associations_;
   snapshot->next_job_id = next_job_id_;
   snapshot->cycles = cycles_;

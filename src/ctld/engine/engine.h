@@ -68,6 +68,8 @@ struct Snapshot {
   std::shared_ptr<const std::vector<sched::PriorityFactors>> priorities;
   std::shared_ptr<const sched::FairShare> fair_share;
   std::shared_ptr<const ReservationMap> reservations;  // shared until one changes
+  // The last cycle's expected starts of waiting jobs, by job ID (squeue --start).
+  std::shared_ptr<const std::vector<sched::PlannedStart>> plan;
   std::vector<sched::Association> associations;
   uint64_t next_job_id = 0;
   uint64_t cycles = 0;
@@ -165,6 +167,11 @@ class Engine : private sched::JobOutcomes {
 
   // time (engine_cycle.cc)
   void EnforceTimeLimits(EngineOutput& out);
+  // preemption (engine_preempt.cc)
+  void Preempt(const sched::PreemptDecision& decision, EngineOutput& out);
+  void EnforcePreemptions(EngineOutput& out);
+  void EndPreempted(Job& job, EngineOutput& out);  // requeued or cancelled, as its mode says
+  std::vector<sched::AdvanceReservation> SchedulerReservations() const;
   void CheckNodeLiveness(EngineOutput& out);
   void AccrueUsage();
   void PurgeOldJobs(EngineOutput& out);
@@ -198,6 +205,7 @@ class Engine : private sched::JobOutcomes {
   std::shared_ptr<std::vector<sched::PriorityFactors>> priorities_;  // the last cycle's
   std::shared_ptr<std::vector<sched::PriorityFactors>> spare_priorities_;
   std::shared_ptr<const sched::FairShare> fair_share_;
+  std::shared_ptr<const std::vector<sched::PlannedStart>> plan_;
   std::shared_ptr<ReservationMap> reservations_;  // copied before a change a snapshot shares
   uint64_t next_reservation_ = 1;
 };

@@ -2,6 +2,7 @@
 // --signal before the limit, node liveness, fair-share usage (charged in billing TRES x seconds
 // and decayed by PriorityDecayHalfLife), purging finished jobs from the live queue after
 // MinJobAge, and scheduling cycles.
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 
@@ -11,6 +12,7 @@
 namespace drover::ctld {
 
 void Engine::On(const Tick&, EngineOutput& out) {
+  EnforcePreemptions(out);  // first: a victim whose grace is over is requeued, not timed out
   EnforceTimeLimits(out);
   CheckNodeLiveness(out);
   AccrueUsage();
@@ -130,12 +132,23 @@ void Engine::RunCycle(EngineOutput& out) {
   input.outcomes = this;
   input.associations = associations_;
   input.node_states = NodeStates();
+  input.reservations = SchedulerReservations();
   for (const auto& [id, job] : jobs_) {
     if (job->state == JobState::kPending) input.pending.push_back(&job->spec);
-    if (job->state != JobState::kRunning) continue;
-    input.running.push_back({id, job->spec.name, job->spec.user, job->spec.account, job->spec.qos,
-                             job->partition, job->allocation, job->start_time, job->end_time,
-                             job->spec.array_job_id});
+    // Suspended jobs keep their resources: the scheduler sees them as running.
+    if (job->state != JobState::kRunning && job->state != JobState::kSuspended) continue;
+    sched::RunningJob& running = input.running.emplace_back();
+    running.job_id = id;
+    running.name = job->spec.name;
+    running.user = job->spec.user;
+    running.account = job->spec.account;
+    running.qos = job->spec.qos;
+    running.partition = job->partition;
+    running.allocation = job->allocation;
+    running.start_time = job->start_time;
+    running.end_time = job->end_time;
+    running.array_job_id = job->spec.array_job_id;
+    running.preempted = job->preempted_at != 0;
   }
   sched::Schedule(input, last_result_);
   // The factors are handed to snapshots without copying them: this cycle's go into a buffer no
@@ -168,6 +181,31 @@ void Engine::RunCycle(EngineOutput& out) {
     if (jobs_.at(pending.job_id)->reason == pending.reason) continue;
     MutableTransient(pending.job_id, out).reason = pending.reason;
   }
+  for (const sched::PreemptDecision& decision : last_result_.preempted) Preempt(decision, out);
+  // The plan goes to readers as it is (by job ID), not into the job records: expected starts
+  // move whenever a job ends early, and re-encoding 100,000 records for that would be waste.
+  auto plan = std::make_shared<std::vector<sched::PlannedStart>>(std::move(last_result_.planned));
+  std::sort(plan->begin(), plan->end(),
+            [](const auto& a, const auto& b) { return a.job_id < b.job_id; });
+  plan_ = std::move(plan);
+}
+
+std::vector<sched::AdvanceReservation> Engine::SchedulerReservations() const {
+  std::vector<sched::AdvanceReservation> out;
+  for (const auto& [name, reservation] : *reservations_) {
+    sched::AdvanceReservation& r = out.emplace_back();
+    r.name = name;
+    r.start_time = reservation.start_time;
+    r.end_time = reservation.end_time;
+    r.nodes = reservation.nodes;
+    r.users = reservation.users;
+    r.accounts = reservation.accounts;
+    r.maint = reservation.Has("MAINT");
+    r.flex = reservation.Has("FLEX");
+    r.repeat_seconds = reservation.RepeatSeconds();
+    r.partition = reservation.partition;
+  }
+  return out;
 }
 
 }  // namespace drover::ctld

@@ -25,6 +25,16 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
         "again later",
         settings.max_job_count);
   if (Status ok = sched::CheckSatisfiable(cluster(), spec); !ok) return ok.error();
+  if (!spec.reservation.empty()) {
+    auto reservation = reservations_->find(spec.reservation);
+    if (reservation == reservations_->end())
+      return fmt::format(
+          "Requested reservation is invalid (no reservation {}; see scontrol "
+          "show reservation)",
+          spec.reservation);
+    if (!reservation->second.Admits(spec.user, spec.account))
+      return "Access denied to requested reservation";
+  }
   for (const DependencyTerm& term : spec.dependency.terms)
     if (term.type != DependencyType::kSingleton && !jobs_.count(term.job_id) &&
         !purged_outcomes_.count(term.job_id))
@@ -170,6 +180,8 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   job.exit_code = job.exit_signal = 0;
   job.cancel_requested_at = job.time_limit_signalled_at = 0;
   job.suspend_time = job.suspended_seconds = 0;
+  job.preempted_at = job.preempt_deadline = 0;
+  job.preempt_cancel = false;
   job.user_signal_sent = false;
   job.steps.clear();  // the next run numbers its steps from 0 again
   job.next_step_id = 0;
@@ -265,6 +277,7 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
   job.exit_signal = event.signal;
   job.cpu_seconds = event.cpu_seconds;
   job.max_rss_mib = event.max_rss_mib;
+  if (job.preempted_at) return EndPreempted(job, out);  // it ended in its grace time
   JobState state = JobState::kFailed;
   if (job.released) {
     job.exit_code = job.release_exit_code;

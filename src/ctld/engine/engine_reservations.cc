@@ -216,10 +216,7 @@ void Engine::ExpireReservations(EngineOutput& out) {
   for (const std::string& name : over) {
     ReservationMap& all = MutableReservations();
     Reservation& reservation = all.at(name);
-    int64_t period = reservation.Has("HOURLY")   ? 3600
-                     : reservation.Has("DAILY")  ? 86400
-                     : reservation.Has("WEEKLY") ? 7 * 86400
-                                                 : 0;
+    int64_t period = reservation.RepeatSeconds();
     if (period == 0) {
       all.erase(name);
       out.deleted_reservations.push_back(name);

@@ -274,3 +274,45 @@ TEST_F(OperatorTest, SnapshotsKeepTheReservationsTheySaw) {
 
 }  // namespace
 }  // namespace drover::ctld
+
+namespace drover::ctld {
+namespace {
+
+// The scheduler honours the reservations the engine keeps: with every node but n4 busy, a
+// maintenance window on n4 in an hour keeps a two-hour job off it while a short one backfills;
+// the plan in the snapshot says when the long job will start. A job may ask only for a
+// reservation it may use.
+TEST_F(OperatorTest, MaintenanceReservationsKeepLongJobsOffTheirNodes) {
+  for (int i = 0; i < 3; ++i) Submit(7200);  // n1-n3, one GPU each: 1 GPU left on each
+  for (int i = 0; i < 3; ++i) Submit(7200);  // n1-n3 full
+  int64_t now = clock_.Now();
+  ReservationFields fields;
+  fields.start_time = now + 3600;
+  fields.duration_seconds = 3600;
+  fields.node_list = "n4";
+  fields.users = "root";
+  fields.flags = "MAINT";
+  ASSERT_TRUE(Create("maint", fields)->ok);
+  uint64_t long_job = Submit(7200);  // would still run when the maintenance starts
+  uint64_t short_job = Submit(1800);
+  EXPECT_EQ(engine_.FindJob(long_job)->state, JobState::kPending);
+  EXPECT_EQ(engine_.FindJob(short_job)->state, JobState::kRunning);
+  EXPECT_EQ(engine_.FindJob(short_job)->allocation.nodes.front().node, 3);  // n4
+  auto snapshot = engine_.Publish();
+  ASSERT_EQ(snapshot->plan->size(), 1u);
+  EXPECT_EQ(snapshot->plan->front().job_id, long_job);
+  EXPECT_EQ(snapshot->plan->front().start_time, now + 7200);  // n1-n3's jobs end then
+
+  JobSpec spec;
+  spec.user = "alice";
+  spec.reservation = "maint";
+  const Reply* refused = Apply(SubmitJob{++token_, kUser, spec, "", ""});
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->error, "Access denied to requested reservation");
+  spec.reservation = "nope";
+  refused = Apply(SubmitJob{++token_, kUser, spec, "", ""});
+  EXPECT_NE(refused->error.find("Requested reservation is invalid"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace drover::ctld

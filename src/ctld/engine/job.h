@@ -89,9 +89,13 @@ struct Job {
   uint32_t cancelled_by = 0;
   int64_t time_limit_signalled_at = 0;  // SIGTERM sent at the limit; SIGKILL after KillWait
   bool user_signal_sent = false;        // --signal delivered
-  int64_t suspend_time = 0;             // when last suspended (or resumed)
-  int64_t suspended_seconds = 0;        // time spent suspended (not counted against the limit)
-  double cpu_seconds = 0;               // the run's CPU time and peak memory, once it ended
+  // Preempted: when, and when its grace time ends (it is killed then if it has not ended);
+  // whether it is cancelled rather than requeued.
+  int64_t preempted_at = 0, preempt_deadline = 0;
+  bool preempt_cancel = false;
+  int64_t suspend_time = 0;       // when last suspended (or resumed)
+  int64_t suspended_seconds = 0;  // time spent suspended (not counted against the limit)
+  double cpu_seconds = 0;         // the run's CPU time and peak memory, once it ended
   uint64_t max_rss_mib = 0;
   std::vector<JobRun> history;  // earlier runs (requeued, preempted)
   std::vector<Step> steps;      // srun's steps of the current run

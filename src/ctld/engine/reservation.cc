@@ -128,4 +128,14 @@ Result<std::vector<int>> PickReservationNodes(const ClusterConfig& cluster,
   return picked;
 }
 
+int64_t Reservation::RepeatSeconds() const {
+  return Has("HOURLY") ? 3600 : Has("DAILY") ? 86400 : Has("WEEKLY") ? 7 * 86400 : 0;
+}
+
+bool Reservation::Admits(const std::string& user, const std::string& account) const {
+  if (users.empty() && accounts.empty()) return true;
+  return std::find(users.begin(), users.end(), user) != users.end() ||
+         std::find(accounts.begin(), accounts.end(), account) != accounts.end();
+}
+
 }  // namespace drover::ctld

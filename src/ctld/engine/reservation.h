@@ -27,6 +27,8 @@ struct Reservation {
   uint32_t created_by = 0;
 
   bool Has(std::string_view flag) const { return flags.count(std::string(flag)) > 0; }
+  int64_t RepeatSeconds() const;  // DAILY, WEEKLY, HOURLY: the period; 0 for a single window
+  bool Admits(const std::string& user, const std::string& account) const;
   bool Overlaps(const Reservation& other) const;  // in time and on at least one node
 };
 
