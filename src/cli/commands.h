@@ -19,6 +19,7 @@ struct Command {
 
 int RunConfig(Arguments args);
 int RunVersion(Arguments args);
+int RunSim(Arguments args);  // sim.cc: replay a trace through the scheduler
 // A local cluster (local_cluster.cc; built with the daemons).
 int RunUp(Arguments args);
 int RunDown(Arguments args);

@@ -16,6 +16,7 @@ constexpr std::array kCommands = {
     Command{"config", "check a slurm.conf (with its gres.conf and topology.conf): config check",
             RunConfig},
     Command{"version", "print Drover's version", RunVersion},
+    Command{"sim", "replay a workload trace through the real scheduler: drover sim --help", RunSim},
 #ifdef DROVER_WITH_DAEMONS
     Command{"up", "start a local emulated cluster (droverctld + one droverd per node)", RunUp},
     Command{"down", "stop the local cluster `drover up` started", RunDown},

@@ -177,4 +177,11 @@ std::string ResolveConfPath(const std::string& explicit_path) {
   return "/etc/slurm/slurm.conf";
 }
 
+std::string ConfigLoad::ErrorText() const {
+  std::string text;
+  for (const Diagnostic& error : diagnostics.errors())
+    text += (text.empty() ? "" : "\n") + error.ToString();
+  return text;
+}
+
 }  // namespace drover

@@ -255,6 +255,7 @@ struct ConfigLoad {
   ClusterConfig config;
   Diagnostics diagnostics;
   bool ok() const { return !diagnostics.has_errors(); }
+  std::string ErrorText() const;  // every error as "file:line: message", one a line
 };
 
 // Reads slurm.conf at `path` and the gres.conf and topology.conf beside it (when present, or

@@ -36,6 +36,10 @@ struct RunningJob {
   std::string name, user, account, qos;
   int partition = -1;
   Allocation allocation;
+  // The caller's own record of the allocation, used instead of `allocation` when set: the
+  // controller hands in thousands of running jobs every cycle and need not copy them.
+  const Allocation* shared_allocation = nullptr;
+  const Allocation& held() const { return shared_allocation ? *shared_allocation : allocation; }
   int64_t start_time = 0;
   int64_t end_time = 0;  // start + time limit: when the job will be gone at the latest
   uint64_t array_job_id = 0;

@@ -10,14 +10,18 @@
 namespace drover::sched {
 namespace {
 
-bool TestBit(const std::vector<uint64_t>& bits, int i) {
+bool TestBit(const uint64_t* bits, int i) {
   return (bits[i / 64] >> (i % 64)) & 1;
 }
-void ClearBit(std::vector<uint64_t>& bits, int i) {
+void ClearBit(uint64_t* bits, int i) {
   bits[i / 64] &= ~(uint64_t{1} << (i % 64));
 }
 
 int GpuPosition(const NodeConfig& node, int device_index) {
+  // Devices are usually listed by index: /dev/nvidia0 first.
+  if (device_index >= 0 && static_cast<size_t>(device_index) < node.gpus.size() &&
+      node.gpus[device_index].index == device_index)
+    return device_index;
   for (size_t p = 0; p < node.gpus.size(); ++p)
     if (node.gpus[p].index == device_index) return static_cast<int>(p);
   return -1;
@@ -32,40 +36,68 @@ int Links(const NodeConfig& node, int a, int b) {
 }  // namespace
 
 NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& states)
-    : cluster_(cluster), nodes_(cluster.nodes.size()), gpu_socket_(cluster.nodes.size()) {
-  size_t max_gpus = 0;
-  for (const NodeConfig& config : cluster.nodes) max_gpus = std::max(max_gpus, config.gpus.size());
+    : cluster_(cluster), nodes_(cluster.nodes.size()), gpu_offset_(cluster.nodes.size() + 1) {
+  size_t max_gpus = 0, core_words = 0;
+  std::vector<uint32_t> weights;
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    const NodeConfig& config = cluster.nodes[i];
+    max_gpus = std::max(max_gpus, config.gpus.size());
+    nodes_[i].core_offset = static_cast<uint32_t>(core_words);
+    core_words += static_cast<size_t>(config.cores() + 63) / 64;
+    gpu_offset_[i + 1] = gpu_offset_[i] + static_cast<uint32_t>(config.gpus.size());
+    weights.push_back(config.weight);
+  }
+  std::sort(weights.begin(), weights.end());
+  weights.erase(std::unique(weights.begin(), weights.end()), weights.end());
+  int per_weight = static_cast<int>(max_gpus) + 1;
+  buckets_.resize(weights.size() * static_cast<size_t>(per_weight));
+  for (size_t w = 0; w < weights.size(); ++w)
+    for (int g = 0; g < per_weight; ++g) {
+      Bucket& bucket = buckets_[w * static_cast<size_t>(per_weight) + static_cast<size_t>(g)];
+      bucket.weight = weights[w];
+      bucket.gpus = g;
+    }
   count_by_free_gpus_.assign(max_gpus + 1, 0);
+  core_bits_.assign(core_words, 0);
+  gpu_socket_.assign(gpu_offset_.back(), -1);
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     const NodeConfig& config = cluster.nodes[i];
     Node& node = nodes_[i];
     int cores = config.cores();
-    node.free_cores.assign((cores + 63) / 64, 0);
-    for (int c = 0; c < cores; ++c) node.free_cores[c / 64] |= uint64_t{1} << (c % 64);
+    uint64_t* bits = CoreBits(static_cast<int>(i));
+    for (int c = 0; c < cores; c += 64)
+      bits[c / 64] = cores - c >= 64 ? ~uint64_t{0} : (uint64_t{1} << (cores - c)) - 1;
     node.free_core_count = cores;
     node.free_memory_mb = config.real_memory_mb;
     int gpus = static_cast<int>(std::min<size_t>(config.gpus.size(), 64));
     node.free_gpus = gpus == 64 ? ~uint64_t{0} : (uint64_t{1} << gpus) - 1;
     node.free_gpu_count = gpus;
     node.usable = states.empty() || states[i] == NodeState::kUp;
-    for (const GpuDevice& gpu : config.gpus)
-      gpu_socket_[i].push_back(gpu.cores.empty() ? -1
-                                                 : gpu.cores.front() / config.cores_per_socket);
+    node.bucket_base = static_cast<int>(
+        (std::lower_bound(weights.begin(), weights.end(), config.weight) - weights.begin()) *
+        per_weight);
+    for (size_t p = 0; p < config.gpus.size(); ++p)
+      if (!config.gpus[p].cores.empty())
+        gpu_socket_[gpu_offset_[i] + p] =
+            config.gpus[p].cores.front() / std::max(config.cores_per_socket, 1);
     Index(static_cast<int>(i));
   }
 }
 
 void NodePool::Index(int node) {
   if (!nodes_[node].usable) return;
-  buckets_[{cluster_.nodes[node].weight, nodes_[node].free_gpu_count}].insert(node);
+  Bucket& bucket = buckets_[nodes_[node].bucket_base + nodes_[node].free_gpu_count];
+  if (bucket.bits.empty()) bucket.bits.assign((nodes_.size() + 63) / 64, 0);
+  bucket.bits[node / 64] |= uint64_t{1} << (node % 64);
+  ++bucket.members;
   ++count_by_free_gpus_[nodes_[node].free_gpu_count];
 }
 
 void NodePool::Unindex(int node) {
   if (!nodes_[node].usable) return;
-  auto it = buckets_.find({cluster_.nodes[node].weight, nodes_[node].free_gpu_count});
-  it->second.erase(node);
-  if (it->second.empty()) buckets_.erase(it);
+  Bucket& bucket = buckets_[nodes_[node].bucket_base + nodes_[node].free_gpu_count];
+  bucket.bits[node / 64] &= ~(uint64_t{1} << (node % 64));
+  --bucket.members;
   --count_by_free_gpus_[nodes_[node].free_gpu_count];
 }
 
@@ -84,24 +116,40 @@ void NodePool::Commit(const NodeAllocation& part, bool exclusive) {
   Unindex(part.node);
   Node& node = nodes_[part.node];
   const NodeConfig& config = cluster_.nodes[part.node];
-  for (int core : part.cores) {
-    if (core < 0 || core >= config.cores() || !TestBit(node.free_cores, core)) continue;
-    ClearBit(node.free_cores, core);
-    --node.free_core_count;
+  uint64_t* cores = CoreBits(part.node);
+  if (exclusive) {  // the whole node: nothing to pick apart
+    std::fill(cores, cores + (config.cores() + 63) / 64, 0);
+    node.free_core_count = 0;
+    node.free_memory_mb = 0;
+    node.free_gpus = 0;
+    node.free_gpu_count = 0;
+    ++node.jobs;
+    return Index(part.node);
   }
+  // A word at a time: a running job's cores are taken every pass, 64 to a node on big nodes.
+  int words = (config.cores() + 63) / 64, word = -1;
+  uint64_t mask = 0;
+  auto flush = [&] {
+    if (word < 0) return;
+    node.free_core_count -= std::popcount(cores[word] & mask);
+    cores[word] &= ~mask;
+  };
+  for (int core : part.cores) {
+    if (core < 0 || core / 64 >= words) continue;
+    if (core / 64 != word) {
+      flush();
+      word = core / 64;
+      mask = 0;
+    }
+    mask |= uint64_t{1} << (core % 64);
+  }
+  flush();
   node.free_memory_mb -= std::min(node.free_memory_mb, part.memory_mb);
   for (int device : part.gpus) {
     int position = GpuPosition(config, device);
     if (position < 0 || position >= 64 || !((node.free_gpus >> position) & 1)) continue;
     node.free_gpus &= ~(uint64_t{1} << position);
     --node.free_gpu_count;
-  }
-  if (exclusive) {
-    std::fill(node.free_cores.begin(), node.free_cores.end(), 0);
-    node.free_core_count = 0;
-    node.free_memory_mb = 0;
-    node.free_gpus = 0;
-    node.free_gpu_count = 0;
   }
   ++node.jobs;
   Index(part.node);
@@ -159,7 +207,7 @@ std::vector<int> NodePool::ChooseGpus(int node, const NodeRequest& request) cons
       candidates.push_back(static_cast<int>(p));
   if (request.gpus <= 0 || static_cast<int>(candidates.size()) < request.gpus) return {};
   if (static_cast<int>(candidates.size()) == request.gpus) return candidates;
-  const std::vector<int>& socket = gpu_socket_[node];
+  const int* socket = gpu_socket_.data() + gpu_offset_[node];
   std::vector<int> best;
   std::tuple<int, int, int> best_score{-1, 0, 0};
   for (int seed : candidates) {
@@ -196,11 +244,12 @@ std::vector<int> NodePool::ChooseGpus(int node, const NodeRequest& request) cons
 std::vector<int> NodePool::ChooseCores(int node, int count,
                                        const std::vector<int>& gpu_positions) const {
   const NodeConfig& config = cluster_.nodes[node];
-  std::vector<uint64_t> free = nodes_[node].free_cores;
+  const uint64_t* bits = CoreBits(node);
+  std::vector<uint64_t> free(bits, bits + (config.cores() + 63) / 64);
   std::vector<int> chosen;
   auto take = [&](int core) {
-    if (static_cast<int>(chosen.size()) >= count || !TestBit(free, core)) return;
-    ClearBit(free, core);
+    if (static_cast<int>(chosen.size()) >= count || !TestBit(free.data(), core)) return;
+    ClearBit(free.data(), core);
     chosen.push_back(core);
   };
   for (int position : gpu_positions)
@@ -213,7 +262,8 @@ std::vector<int> NodePool::ChooseCores(int node, int count,
     int best_socket = -1, best_free = 0;
     for (int s = 0; s < sockets; ++s) {
       int socket_free = 0;
-      for (int c = s * per_socket; c < (s + 1) * per_socket; ++c) socket_free += TestBit(free, c);
+      for (int c = s * per_socket; c < (s + 1) * per_socket; ++c)
+        socket_free += TestBit(free.data(), c);
       if (socket_free == 0) continue;
       bool suffices = socket_free >= remaining;
       bool best_suffices = best_free >= remaining;

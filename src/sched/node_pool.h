@@ -4,6 +4,7 @@
 // rejection. Fit() picks exact cores, memory and GPUs on one node; nothing here knows topology.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -61,48 +62,78 @@ class NodePool {
 
  private:
   struct Node {
-    std::vector<uint64_t> free_cores;  // bitset over core indexes
+    uint32_t core_offset = 0;  // its bitset over core indexes starts here in core_bits_
     int free_core_count = 0;
     uint64_t free_memory_mb = 0;
     uint64_t free_gpus = 0;  // bitset over positions in NodeConfig::gpus
     int free_gpu_count = 0;
     int jobs = 0;
+    int bucket_base = 0;  // its weight's bucket of 0 free GPUs; + free GPUs is its bucket
     bool usable = true;
+  };
+  // Usable nodes by (weight, free GPUs), in that order, each bucket a bitset over node indexes:
+  // moving a node is two bits, and a bucket lists its nodes in index order. A pass builds the
+  // pool afresh, so this must be cheap to build for 10,000 nodes (no allocation per node).
+  struct Bucket {
+    uint32_t weight = 0;
+    int gpus = 0;
+    int members = 0;
+    std::vector<uint64_t> bits;  // allocated when the first node enters
   };
 
   void Index(int node);
   void Unindex(int node);
+  uint64_t* CoreBits(int node) { return core_bits_.data() + nodes_[node].core_offset; }
+  const uint64_t* CoreBits(int node) const { return core_bits_.data() + nodes_[node].core_offset; }
   std::vector<int> ChooseGpus(int node, const NodeRequest& request) const;
   // Cores local to the chosen GPUs come first, so --gpus-per-task and --cpus-per-gpu jobs (and
   // every other GPU job) get cores on their GPUs' socket whenever it has them free.
   std::vector<int> ChooseCores(int node, int count, const std::vector<int>& gpu_positions) const;
   int CoresNeeded(int node, const NodeRequest& request) const;
+  template <typename Visit>
+  static void ForEachMember(const Bucket& bucket, Visit visit);
 
   const ClusterConfig& cluster_;
   std::vector<Node> nodes_;
-  std::vector<std::vector<int>> gpu_socket_;  // per node, per GPU position: its socket or -1
-  std::map<std::pair<uint32_t, int>, std::set<int>> buckets_;  // (weight, free GPUs) -> nodes
+  std::vector<uint64_t> core_bits_;  // every node's free cores, one after another
+  std::vector<int> gpu_socket_;      // per node (from gpu_offset_), per GPU position: socket or -1
+  std::vector<uint32_t> gpu_offset_;
+  std::vector<Bucket> buckets_;          // sorted by (weight, free GPUs)
   std::vector<int> count_by_free_gpus_;  // usable nodes with exactly g free GPUs
 };
+
+template <typename Visit>
+void NodePool::ForEachMember(const Bucket& bucket, Visit visit) {
+  if (bucket.members == 0) return;
+  for (size_t w = 0; w < bucket.bits.size(); ++w)
+    for (uint64_t word = bucket.bits[w]; word; word &= word - 1)
+      if (!visit(static_cast<int>(w * 64 + static_cast<size_t>(std::countr_zero(word))))) return;
+}
 
 template <typename Allowed>
 std::optional<NodeAllocation> NodePool::FindSingleNode(const NodeRequest& request,
                                                        Allowed allowed) const {
-  for (const auto& [key, members] : buckets_) {
-    if (key.second < request.gpus) continue;
-    for (int node : members) {
-      if (!MightFit(node, request) || !allowed(node)) continue;
-      if (auto fit = Fit(node, request)) return fit;
-    }
+  std::optional<NodeAllocation> found;
+  for (const Bucket& bucket : buckets_) {
+    if (bucket.gpus < request.gpus) continue;
+    ForEachMember(bucket, [&](int node) {
+      if (!MightFit(node, request) || !allowed(node)) return true;
+      found = Fit(node, request);
+      return !found;
+    });
+    if (found) return found;
   }
   return std::nullopt;
 }
 
 template <typename Visit>
 void NodePool::ForEachWithFreeGpus(int gpus, Visit visit) const {
-  for (const auto& [key, members] : buckets_)
-    if (key.second >= gpus)
-      for (int node : members) visit(node);
+  for (const Bucket& bucket : buckets_)
+    if (bucket.gpus >= gpus)
+      ForEachMember(bucket, [&](int node) {
+        visit(node);
+        return true;
+      });
 }
 
 }  // namespace drover::sched

@@ -25,7 +25,7 @@ bool Listed(const std::vector<std::string>& names, const std::string& name) {
 
 void Pass::BuildPlanner() {
   planner_.SetFree(pool_);
-  for (const RunningJob& job : in_.running) planner_.AddRelease(job.allocation, job.end_time);
+  for (const RunningJob& job : in_.running) planner_.AddRelease(job.held(), job.end_time);
   for (size_t r = 0; r < in_.reservations.size(); ++r) {
     const AdvanceReservation& reservation = in_.reservations[r];
     int64_t start = reservation.start_time, end = reservation.end_time;
@@ -133,7 +133,7 @@ bool Pass::TryPreemption(const JobSpec& job, const Attempt& attempt, int shape,
   // The victims give their resources back when their grace time ends; then the preemptor must
   // hold them for its whole time limit, or it is not worth preempting anyone.
   for (size_t victim : plan->victims)
-    planner_.MoveRelease(in_.running[victim].allocation, in_.running[victim].end_time,
+    planner_.MoveRelease(in_.running[victim].held(), in_.running[victim].end_time,
                          preemptor_->ReleaseTime(victim));
   int64_t start = plan->place.start, end = AddTime(start, r.time_limit_seconds);
   bool holds = std::all_of(plan->place.nodes.begin(), plan->place.nodes.end(), [&](int node) {
@@ -141,7 +141,7 @@ bool Pass::TryPreemption(const JobSpec& job, const Attempt& attempt, int shape,
   });
   if (!holds) {
     for (size_t victim : plan->victims)
-      planner_.MoveRelease(in_.running[victim].allocation, preemptor_->ReleaseTime(victim),
+      planner_.MoveRelease(in_.running[victim].held(), preemptor_->ReleaseTime(victim),
                            in_.running[victim].end_time);
     return false;
   }

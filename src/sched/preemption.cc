@@ -10,10 +10,10 @@ namespace drover::sched {
 namespace {
 
 Amount HeldOn(const ClusterConfig& cluster, const RunningJob& job, int node) {
-  for (const NodeAllocation& part : job.allocation.nodes) {
+  for (const NodeAllocation& part : job.held().nodes) {
     if (part.node != node) continue;
     const NodeConfig& config = cluster.nodes[node];
-    if (job.allocation.exclusive)
+    if (job.held().exclusive)
       return {config.cores(), static_cast<int64_t>(config.real_memory_mb),
               static_cast<int64_t>(config.gpus.size())};
     return {static_cast<int64_t>(part.cores.size()), static_cast<int64_t>(part.memory_mb),
@@ -37,7 +37,7 @@ Preemptor::Preemptor(const ClusterConfig& cluster, const Planner& planner, const
       in_grace_(running.size(), 0) {
   for (size_t i = 0; i < running.size(); ++i) {
     in_grace_[i] = running[i].preempted;
-    for (const NodeAllocation& part : running[i].allocation.nodes) on_node_[part.node].push_back(i);
+    for (const NodeAllocation& part : running[i].held().nodes) on_node_[part.node].push_back(i);
   }
 }
 
@@ -90,7 +90,7 @@ int64_t Preemptor::ReleaseTime(size_t victim) const {
 Preemptor::Cost Preemptor::CostOf(const RunningJob& victim) const {
   Cost cost;
   double elapsed = static_cast<double>(std::max<int64_t>(now_ - victim.start_time, 0));
-  for (const NodeAllocation& part : victim.allocation.nodes) {
+  for (const NodeAllocation& part : victim.held().nodes) {
     cost.gpu_seconds += static_cast<double>(part.gpus.size()) * elapsed;
     cost.cpu_seconds += static_cast<double>(part.cores.size()) * elapsed;
   }

@@ -95,9 +95,9 @@ int Pass::Association(const std::string& account, const std::string& user) const
 
 void Pass::TakeRunning() {
   for (const RunningJob& job : in_.running) {
-    pool_.Take(job.allocation);
+    pool_.Take(job.held());
     limits_.Add(job.user, limits_.FindQos(job.qos), Association(job.account, job.user),
-                job.array_job_id, UsageOf(cluster_, job.allocation));
+                job.array_job_id, UsageOf(cluster_, job.held()));
     if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
   }
 }

@@ -715,12 +715,9 @@ ControllerService::Reactor* ControllerService::Reconfigure(Context* context,
   // Read on a query thread: the engine thread only swaps the result in.
   return Query(context, [this, caller = CallerOf(request->caller()), reply] {
     ConfigLoad load = LoadClusterConfig(conf_path_);
-    if (!load.ok()) {
-      std::string errors;
-      for (const Diagnostic& error : load.diagnostics.errors())
-        errors += (errors.empty() ? "" : "\n") + error.ToString();
-      return Invalid(fmt::format("{} has errors; nothing changed:\n{}", conf_path_, errors));
-    }
+    if (!load.ok())
+      return Invalid(fmt::format("{} has errors; nothing changed:\n{}", conf_path_,
+                                 load.ErrorText()));
     auto config = std::make_shared<const ClusterConfig>(std::move(load.config));
     Reply result = loop_.Submit(drover::ctld::Reconfigure{0, caller, std::move(config)}).get();
     reply->set_message(result.message);

@@ -178,6 +178,9 @@ std::vector<uint64_t> Engine::Select(const JobFilter& filter) const {
 }
 
 void Engine::Release(Job& job) {
+  // The time since the last accrual is charged now: a job that ends between two ticks pays
+  // for all of its run.
+  Charge(job, clock_.Now() - std::max(last_accrual_, job.start_time));
   for (const sched::NodeAllocation& part : job.allocation.nodes)
     nodes_[part.node].jobs.erase(job.spec.job_id);
   schedule_requested_ = true;

@@ -83,6 +83,8 @@ struct EngineOptions {
   // sched_min_interval (in microseconds, rounded down to whole seconds on this clock). A cycle
   // also runs every sched_interval seconds.
   int64_t min_cycle_interval_seconds = 0;
+  // The scheduling policy instead of the configuration's (drover sim --policy).
+  std::optional<sched::PolicyKind> policy;
 };
 int64_t MinCycleInterval(const EngineOptions& options, const ClusterConfig& cluster);
 
@@ -110,6 +112,10 @@ class Engine : private sched::JobOutcomes {
   const std::shared_ptr<const ClusterConfig>& shared_cluster() const { return config_; }
   const Job* FindJob(uint64_t id) const;
   bool wants_cycle() const { return schedule_requested_; }  // a deferred cycle is waiting
+  // The last cycle's pending jobs in priority order (their factors), without a snapshot.
+  const std::shared_ptr<std::vector<sched::PriorityFactors>>& priorities() const {
+    return priorities_;
+  }
   const NodeStatus& node(int index) const { return nodes_[index]; }
   uint64_t next_job_id() const { return next_job_id_; }
   const std::vector<sched::Association>& associations() const { return associations_; }
@@ -174,6 +180,8 @@ class Engine : private sched::JobOutcomes {
   std::vector<sched::AdvanceReservation> SchedulerReservations() const;
   void CheckNodeLiveness(EngineOutput& out);
   void AccrueUsage();
+  // Adds `seconds` of the running job's billing TRES to its association's usage.
+  void Charge(const Job& job, int64_t seconds);
   void PurgeOldJobs(EngineOutput& out);
   void MaybeSchedule(EngineOutput& out);
   void RunCycle(EngineOutput& out);

@@ -60,20 +60,23 @@ void Engine::AccrueUsage() {
   int64_t half_life = cluster().settings.decay_half_life_seconds;
   for (sched::Association& association : associations_)
     association.usage = sched::DecayUsage(association.usage, elapsed, half_life);
-  for (const auto& [id, job] : jobs_) {
-    if (job->state != JobState::kRunning || job->partition < 0) continue;
-    sched::JobUsage usage;
-    for (const auto& part : job->allocation.nodes) {
-      usage.cpus += part.cores.size() * std::max(cluster().nodes[part.node].threads_per_core, 1);
-      usage.gpus += part.gpus.size();
-      usage.memory_mb += part.memory_mb;
-      ++usage.nodes;
-    }
-    double billing = sched::BillingOf(cluster().partitions[job->partition].billing_weights, usage,
-                                      job->spec.gpu_type);
-    associations_[Association(job->spec.account, job->spec.user)].usage +=
-        billing * static_cast<double>(std::min(elapsed, now - job->start_time));
+  for (const auto& [id, job] : jobs_)
+    if (job->state == JobState::kRunning) Charge(*job, std::min(elapsed, now - job->start_time));
+}
+
+void Engine::Charge(const Job& job, int64_t seconds) {
+  if (job.partition < 0 || seconds <= 0) return;
+  sched::JobUsage usage;
+  for (const auto& part : job.allocation.nodes) {
+    usage.cpus += part.cores.size() * std::max(cluster().nodes[part.node].threads_per_core, 1);
+    usage.gpus += part.gpus.size();
+    usage.memory_mb += part.memory_mb;
+    ++usage.nodes;
   }
+  double billing = sched::BillingOf(cluster().partitions[job.partition].billing_weights, usage,
+                                    job.spec.gpu_type);
+  associations_[Association(job.spec.account, job.spec.user)].usage +=
+      billing * static_cast<double>(seconds);
 }
 
 void Engine::PurgeOldJobs(EngineOutput& out) {
@@ -133,22 +136,12 @@ void Engine::RunCycle(EngineOutput& out) {
   input.associations = associations_;
   input.node_states = NodeStates();
   input.reservations = SchedulerReservations();
+  input.policy = options_.policy;
   for (const auto& [id, job] : jobs_) {
     if (job->state == JobState::kPending) input.pending.push_back(&job->spec);
     // Suspended jobs keep their resources: the scheduler sees them as running.
     if (job->state != JobState::kRunning && job->state != JobState::kSuspended) continue;
-    sched::RunningJob& running = input.running.emplace_back();
-    running.job_id = id;
-    running.name = job->spec.name;
-    running.user = job->spec.user;
-    running.account = job->spec.account;
-    running.qos = job->spec.qos;
-    running.partition = job->partition;
-    running.allocation = job->allocation;
-    running.start_time = job->start_time;
-    running.end_time = job->end_time;
-    running.array_job_id = job->spec.array_job_id;
-    running.preempted = job->preempted_at != 0;
+    input.running.push_back(RunningOf(*job));
   }
   sched::Schedule(input, last_result_);
   // The factors are handed to snapshots without copying them: this cycle's go into a buffer no

@@ -38,10 +38,7 @@ void Engine::On(const WillRunJob& event, EngineOutput& out) {
 
   std::vector<sched::RunningJob> running;
   for (const auto& [id, job] : jobs_)
-    if (job->state == JobState::kRunning)
-      running.push_back({id, job->spec.name, job->spec.user, job->spec.account, job->spec.qos,
-                         job->partition, job->allocation, job->start_time, job->end_time,
-                         job->spec.array_job_id});
+    if (job->state == JobState::kRunning) running.push_back(RunningOf(*job));
   std::sort(running.begin(), running.end(),
             [](const auto& a, const auto& b) { return a.end_time < b.end_time; });
   // The times worth trying: the earliest start, then each later end of a limited job.

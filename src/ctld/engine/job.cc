@@ -31,6 +31,22 @@ bool IsFinal(JobState state) {
          state != JobState::kSuspended && state != JobState::kCompleting;
 }
 
+sched::RunningJob RunningOf(const Job& job) {
+  sched::RunningJob running;
+  running.job_id = job.spec.job_id;
+  running.name = job.spec.name;
+  running.user = job.spec.user;
+  running.account = job.spec.account;
+  running.qos = job.spec.qos;
+  running.partition = job.partition;
+  running.shared_allocation = &job.allocation;
+  running.start_time = job.start_time;
+  running.end_time = job.end_time;
+  running.array_job_id = job.spec.array_job_id;
+  running.preempted = job.preempted_at != 0;
+  return running;
+}
+
 std::string Job::ExitCodeText() const {
   return fmt::format("{}:{}", exit_code, exit_signal);
 }

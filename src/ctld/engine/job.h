@@ -112,4 +112,8 @@ struct Job {
 
 using JobPtr = std::shared_ptr<const Job>;
 
+// A running (or suspended) job as the scheduler sees it; it shares the record's allocation, so
+// the record must outlive the scheduling pass.
+sched::RunningJob RunningOf(const Job& job);
+
 }  // namespace drover::ctld

@@ -1,0 +1,61 @@
+// drover sim's core: a trace replayed through the controller's own engine (src/ctld/engine: the
+// same events, the same scheduler, the same requeues and time limits) on a virtual clock, with
+// emulated nodes that run each job for its recorded time. Time jumps from one instant where
+// something happens (a submission, a job's end, a deadline the engine keeps) to the next; a
+// scheduling cycle runs at each, as the engine decides. Nothing here reads the wall clock except
+// to report what the scheduler cost.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "common/result.h"
+#include "ctld/engine/job.h"
+#include "sched/model.h"
+#include "sim/trace.h"
+
+namespace drover::sim {
+
+struct SimOptions {
+  std::optional<sched::PolicyKind> policy;  // --policy; unset: the configuration's
+  std::optional<PriorityType> priority;     // --priority; unset: the configuration's
+  int64_t tick_seconds = 60;  // time passing (fair-share usage, purges) at most this often
+  bool timing = true;         // measure the scheduler's cost (wall clock)
+};
+
+// One job of the trace as it went.
+struct JobRecord {
+  uint64_t trace_id = 0;
+  std::string user, account;
+  int64_t submit = 0;                      // seconds from the trace's start
+  int64_t start = -1, end = -1;            // its first start and its end; -1: never
+  int64_t run_seconds = 0;                 // what it ran in the run that ended it
+  uint32_t cpus = 0, gpus = 0, nodes = 0;  // what it was given (its last run)
+  std::string node_list;                   // where, as a hostlist
+  ctld::JobState state = ctld::JobState::kPending;
+  uint32_t restarts = 0, preemptions = 0;
+  double core_seconds = 0, gpu_seconds = 0;  // used, over every run
+};
+
+struct SimResult {
+  std::string trace, policy, priority;
+  uint64_t total_cores = 0, total_gpus = 0;
+  std::vector<JobRecord> jobs;  // every submitted job, in trace order
+  std::map<std::string, uint64_t> skipped;
+  uint64_t fractional_gpu_jobs = 0;  // asked for part of a GPU: given a whole one
+  int64_t first_submit = 0, last_event = 0;
+  // Resources free while the queue's head waits for resources: free but unusable by it.
+  double fragmented_gpu_seconds = 0, fragmented_core_seconds = 0;
+  uint64_t cycles = 0;
+  double cycle_ms_total = 0, cycle_ms_max = 0, wall_seconds = 0;  // when timed
+  bool timed = false;
+};
+
+Result<SimResult> Simulate(const ClusterConfig& cluster, const Trace& trace,
+                           const SimOptions& options = {});
+
+}  // namespace drover::sim
