@@ -25,7 +25,9 @@ bool EndsWith(std::string_view text, std::string_view suffix) {
 std::optional<double> Number(std::string_view text) {
   double value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+  // Beyond 10^15 (thirty million years of seconds) a field is garbage, not a workload.
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
+      std::abs(value) > 1e15)
     return std::nullopt;
   return value;
 }
@@ -214,9 +216,12 @@ Result<Trace> ReadAlibabaPods(std::istream& in, const std::string& name,
          gpus = number_of("num_gpu"), milli = number_of("gpu_milli"),
          created = number_of("creation_time"), deleted = number_of("deletion_time"),
          scheduled = number_of("scheduled_time");
-    if (!cpu || !memory || !gpus || !milli || !created || !deleted || !scheduled || *cpu < 0 ||
-        *memory < 0 || *gpus < 0 || *milli < 0) {
-      if (!skip.Skip(number, "malformed line", "a number column is not a number"))
+    auto sane = [](const std::optional<int64_t>& v) {  // a number, 0 to 10^15
+      return v && *v >= 0 && *v <= 1'000'000'000'000'000;
+    };
+    if (!sane(cpu) || !sane(memory) || !sane(gpus) || *gpus > 1'000'000 || !sane(milli) ||
+        !sane(created) || !sane(deleted) || !sane(scheduled)) {
+      if (!skip.Skip(number, "malformed line", "a number column is not a number from 0 to 10^15"))
         return *skip.error;
       continue;
     }
@@ -266,12 +271,22 @@ Result<Trace> ReadSacctJson(std::istream& in, const std::string& name, const Rea
         if (!skip.Skip(index, "never ran")) return *skip.error;
         continue;
       }
+      int64_t submitted = time.value("submission", start);
+      constexpr int64_t kLatest = 1'000'000'000'000'000;  // 10^15 s: later is garbage
+      if (end > kLatest || submitted < 0 || submitted > kLatest) {
+        if (!skip.Skip(index, "malformed job", "a time out of range")) return *skip.error;
+        continue;
+      }
       TraceJob job;
       job.id = entry.value("job_id", uint64_t{index});
-      job.submit_time = time.value("submission", start);
+      job.submit_time = submitted;
       job.run_seconds = end - start;
-      job.limit_seconds = time.contains("limit") && time["limit"].is_number()
-                              ? time["limit"].get<int64_t>() * 60
+      // In minutes; null (UNLIMITED) or nonsense: the job plans with its run time.
+      int64_t minutes = time.contains("limit") && time["limit"].is_number_integer()
+                            ? time["limit"].get<int64_t>()
+                            : 0;
+      job.limit_seconds = minutes > 0 && minutes < (int64_t{1} << 40)
+                              ? minutes * 60
                               : std::max<int64_t>(job.run_seconds, 1);
       job.user = entry.value("user", std::string("user"));
       job.account = entry.value("account", std::string());
