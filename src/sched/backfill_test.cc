@@ -160,6 +160,22 @@ TEST(Easy, SwitchesWaitHoldsInThePlanUntilItsDeadline) {
   EXPECT_EQ(hurried.Plan(1), "2000 n[1,3] reserved");
 }
 
+TEST(Easy, TypedGpuJobsArePlannedOnlyWhereTheirTypeIs) {
+  Scenario s(
+      "DefMemPerCPU=1000\n"
+      "NodeName=a1 Sockets=2 CoresPerSocket=8 RealMemory=64000 Gres=gpu:a100:8\n"
+      "NodeName=v1 Sockets=2 CoresPerSocket=8 RealMemory=64000 Gres=gpu:v100:8\n"
+      "PartitionName=gpu Nodes=ALL Default=YES\n",
+      "NodeName=a1 Name=gpu Type=a100 Count=8\nNodeName=v1 Name=gpu Type=v100 Count=8\n");
+  Whole(s, 100, "a1", 5000);
+  JobSpec& typed = Job(s, 1, 1, 8, 1000);
+  typed.gpu_type = "a100";
+  Job(s, 2, 1, 8, 9000);  // any type: v1 is free and not promised to job 1
+  s.Run();
+  EXPECT_EQ(s.Plan(1), "5000 a1 reserved");
+  EXPECT_EQ(s.Outcome(2), "v1");
+}
+
 // --- advance reservations ---
 
 TEST(Reservations, MaintenanceKeepsLongJobsOffItsNodesWhileShortOnesBackfill) {

@@ -96,9 +96,19 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
   for (const std::string& name : job.nodelist)
     if (int node = cluster_.FindNode(name); node >= 0) named.push_back(node);
   bool only_named = !named.empty() && static_cast<int>(named.size()) >= r.nodes;
+  // The planner counts a node's GPUs, not their types: nodes without enough GPUs of the type
+  // asked for are left out of the shape, so a typed job is planned (and preempts) only where it
+  // could run.
+  auto typed_gpus = [&](int node) {
+    int count = 0;
+    for (const GpuDevice& gpu : cluster_.nodes[node].gpus)
+      count += need.gpu_type.empty() || gpu.type == need.gpu_type;
+    return count;
+  };
   for (int node : only_named ? named : cluster_.partitions[p].nodes)
     if (pool_.usable(node) && Allowed(job, p, constraint, node) &&
-        (!reservation || ReservationNode(*reservation, node)))
+        (!reservation || ReservationNode(*reservation, node)) &&
+        (need.gpus == 0 || typed_gpus(node) >= need.gpus))
       nodes.push_back(node);
   std::sort(nodes.begin(), nodes.end());
   return planner_.AddShape(key, shape, std::move(nodes));
@@ -172,9 +182,11 @@ void Pass::PlanAhead(const JobSpec& job, const Constraint& constraint,
     }
   }
   if (!best) return;
-  // The depth counts per partition, and apart for each advance reservation's own jobs.
+  // The depth counts per partition, and apart for each advance reservation's own jobs. A plan
+  // for now means the plan's counts and the exact placement disagreed (the job could not be
+  // placed now): that is not held, or it would shut others out of those nodes for nothing.
   int64_t& reserved = reserved_[{chosen->partition, reservation ? reservation->tag : 0}];
-  bool reserve = reserved < policy_.reservations_per_partition;
+  bool reserve = reserved < policy_.reservations_per_partition && best->start > in_.now;
   if (reserve) {
     planner_.Take(best->nodes, chosen->request.per_node, best->start,
                   AddTime(best->start, chosen->request.time_limit_seconds));

@@ -300,7 +300,11 @@ std::optional<PlannedPlace> Planner::EarliestFit(int shape, int count, int64_t d
       start = opens;
       group.clear();
       group_refused = false;
+      size_t before = active.size();
       while (!active.empty() && std::get<0>(*active.begin()) < start) active.erase(active.begin());
+      // Nodes left: the open set is a different one, worth a placement again.
+      if (active.size() < before)
+        next_try = std::min(next_try, std::max<size_t>(count, active.size() + 1));
     }
     int64_t last_start = end == kForever ? kForever : end - duration;
     if (last_start < start) continue;  // too short for the job (or over before `from`)

@@ -24,6 +24,32 @@ Amount HeldOn(const ClusterConfig& cluster, const RunningJob& job, int node) {
 
 }  // namespace
 
+PreemptMode VictimMode(const ClusterConfig& cluster, const std::vector<Qos>& qos, int partition,
+                       const std::string& victim_qos) {
+  const ClusterSettings& settings = cluster.settings;
+  if (settings.preempt == PreemptType::kQos) {
+    for (const Qos& entry : qos)
+      if (entry.name == victim_qos && entry.preempt_mode) return *entry.preempt_mode;
+    return settings.preempt_mode;
+  }
+  if (partition >= 0 && static_cast<size_t>(partition) < cluster.partitions.size())
+    return cluster.partitions[partition].preempt_mode.value_or(settings.preempt_mode);
+  return settings.preempt_mode;
+}
+
+int64_t VictimGraceSeconds(const ClusterConfig& cluster, const std::vector<Qos>& qos, int partition,
+                           const std::string& victim_qos) {
+  if (cluster.settings.preempt == PreemptType::kQos) {
+    for (const Qos& entry : qos)
+      if (entry.name == victim_qos) return entry.grace_time_seconds;
+    return 0;
+  }
+  if (cluster.settings.preempt == PreemptType::kPartitionPriority && partition >= 0 &&
+      static_cast<size_t>(partition) < cluster.partitions.size())
+    return cluster.partitions[partition].grace_time_seconds;
+  return 0;
+}
+
 Preemptor::Preemptor(const ClusterConfig& cluster, const Planner& planner, const NodePool& pool,
                      const std::vector<RunningJob>& running, const std::vector<Qos>& qos,
                      int64_t now)
@@ -34,28 +60,19 @@ Preemptor::Preemptor(const ClusterConfig& cluster, const Planner& planner, const
       qos_(qos),
       now_(now),
       on_node_(cluster.nodes.size()),
-      in_grace_(running.size(), 0) {
+      in_grace_(running.size(), 0),
+      release_(running.size(), 0) {
   for (size_t i = 0; i < running.size(); ++i) {
     in_grace_[i] = running[i].preempted;
+    release_[i] = running[i].end_time;  // the controller moved a victim's end to its grace's
     for (const NodeAllocation& part : running[i].held().nodes) on_node_[part.node].push_back(i);
   }
 }
 
-PreemptMode Preemptor::ModeOf(const RunningJob& victim) const {
-  const ClusterSettings& settings = cluster_.settings;
-  if (settings.preempt == PreemptType::kQos) {
-    for (const Qos& qos : qos_)
-      if (qos.name == victim.qos && qos.preempt_mode) return *qos.preempt_mode;
-    return settings.preempt_mode;
-  }
-  if (victim.partition >= 0)
-    return cluster_.partitions[victim.partition].preempt_mode.value_or(settings.preempt_mode);
-  return settings.preempt_mode;
-}
-
 bool Preemptor::MayPreempt(int partition, int qos, const RunningJob& victim) const {
   const ClusterSettings& settings = cluster_.settings;
-  if (ModeOf(victim).base == PreemptMode::Base::kOff) return false;
+  if (VictimMode(cluster_, qos_, victim.partition, victim.qos).base == PreemptMode::Base::kOff)
+    return false;
   int64_t exempt = settings.preempt_exempt_seconds;
   if (settings.preempt == PreemptType::kPartitionPriority) {
     if (victim.partition < 0 || partition < 0) return false;
@@ -77,13 +94,7 @@ bool Preemptor::MayPreempt(int partition, int qos, const RunningJob& victim) con
 
 int64_t Preemptor::ReleaseTime(size_t victim) const {
   const RunningJob& job = running_[victim];
-  int64_t grace = 0;
-  if (cluster_.settings.preempt == PreemptType::kQos) {
-    for (const Qos& qos : qos_)
-      if (qos.name == job.qos) grace = qos.grace_time_seconds;
-  } else if (job.partition >= 0) {
-    grace = cluster_.partitions[job.partition].grace_time_seconds;
-  }
+  int64_t grace = VictimGraceSeconds(cluster_, qos_, job.partition, job.qos);
   return AddTime(now_, std::max<int64_t>(grace, 1));  // the plan's "now" is taken already
 }
 
@@ -125,7 +136,7 @@ std::optional<PreemptionPlan> Preemptor::Plan(int partition, int qos, const Node
       const RunningJob& job = running_[victim];
       if (in_grace_[victim]) {
         free += HeldOn(cluster_, job, node);
-        choice.ready = std::max(choice.ready, job.end_time);
+        choice.ready = std::max(choice.ready, release_[victim]);
       } else if (MayPreempt(partition, qos, job)) {
         preemptable.push_back(victim);
       }
@@ -179,7 +190,10 @@ std::optional<PreemptionPlan> Preemptor::Plan(int partition, int qos, const Node
 }
 
 void Preemptor::Preempted(const std::vector<size_t>& victims) {
-  for (size_t victim : victims) in_grace_[victim] = 1;
+  for (size_t victim : victims) {
+    in_grace_[victim] = 1;
+    release_[victim] = ReleaseTime(victim);
+  }
 }
 
 }  // namespace drover::sched

@@ -20,6 +20,14 @@
 
 namespace drover::sched {
 
+// How a running job of `partition` and QOS `qos` goes when preempted, and its grace time: the
+// QOS's under preempt/qos, the partition's under preempt/partition_prio, else the cluster's
+// PreemptMode (and no grace). The scheduler plans with these; the controller carries them out.
+PreemptMode VictimMode(const ClusterConfig& cluster, const std::vector<Qos>& qos, int partition,
+                       const std::string& victim_qos);
+int64_t VictimGraceSeconds(const ClusterConfig& cluster, const std::vector<Qos>& qos, int partition,
+                           const std::string& victim_qos);
+
 struct PreemptionPlan {
   std::vector<size_t> victims;  // indexes into the running jobs: to be preempted now
   PlannedPlace place;           // the preemptor's nodes, and when the last victim is gone
@@ -51,7 +59,6 @@ class Preemptor {
     auto Key() const { return std::tuple(gpu_seconds, cpu_seconds, priority, -start_time); }
   };
   bool MayPreempt(int partition, int qos, const RunningJob& victim) const;
-  PreemptMode ModeOf(const RunningJob& victim) const;
   Cost CostOf(const RunningJob& victim) const;
 
   const ClusterConfig& cluster_;
@@ -62,6 +69,7 @@ class Preemptor {
   int64_t now_;
   std::vector<std::vector<size_t>> on_node_;  // running jobs by node
   std::vector<char> in_grace_;                // per running job
+  std::vector<int64_t> release_;              // per running job in its grace: when it is gone
 };
 
 }  // namespace drover::sched

@@ -223,6 +223,7 @@ PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) 
         TryPartition(job, partition, candidate.association, *constraint, in, result, blocked);
     if (reason == PendingReason::kNone) {
       if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
+      result.started.back().priority = candidate.priority;
       return reason;
     }
     if (first == PendingReason::kNone) first = reason;

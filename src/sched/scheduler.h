@@ -21,6 +21,7 @@ struct StartDecision {
   Allocation allocation;
   int64_t time_limit_seconds = 0;
   int64_t end_time = 0;  // now + time limit (kUnlimitedSeconds when unlimited)
+  int64_t priority{0};   // its priority when it started (later passes weigh victims by it)
 };
 
 struct PendingDecision {

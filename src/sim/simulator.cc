@@ -70,6 +70,7 @@ class Replay {
     engine_options.policy = options.policy;
     engine_ = std::make_unique<ctld::Engine>(std::shared_ptr<const ClusterConfig>(config_), clock_,
                                              engine_options);
+    min_interval_ = ctld::MinCycleInterval(engine_options, *config_);
     result_.trace = trace.name;
     result_.policy =
         std::string(sched::PolicyName(sched::PolicyFor(config_->settings, options.policy).kind));
@@ -81,7 +82,7 @@ class Replay {
   Result<SimResult> Run();
 
  private:
-  enum class Kind { kEnd, kDeadline };
+  enum class Kind { kEnd, kDeadline, kWake };
   struct Pending {
     int64_t time;
     uint64_t sequence;
@@ -123,6 +124,7 @@ class Replay {
   std::unordered_map<uint64_t, Running> running_;
   uint64_t cores_in_use_ = 0, gpus_in_use_ = 0;
   int64_t last_tick_ = INT64_MIN / 2;
+  int64_t min_interval_ = 0;    // between two scheduling cycles
   int64_t measured_until_ = 0;  // fragmentation is accounted up to here
   bool head_blocked_ = false;
 };
@@ -147,11 +149,12 @@ void Replay::Launched(const ctld::Launch& launch, int64_t now) {
   cores_in_use_ += run.cores;
   gpus_in_use_ += run.gpus;
   const TraceJob& traced = trace_.jobs[trace_of_.at(launch.job_id)];
-  if (traced.run_seconds <= job.time_limit_seconds) {
+  int64_t over_minutes = config_->settings.over_time_limit_minutes;
+  bool never_killed = over_minutes >= kUnlimitedSeconds / 60;  // OverTimeLimit=UNLIMITED
+  if (traced.run_seconds <= job.time_limit_seconds || never_killed) {
     Later(now + traced.run_seconds, Kind::kEnd, launch.job_id, run.run);
   } else {  // the engine ends it at its limit (plus OverTimeLimit): be there then
-    int64_t over = config_->settings.over_time_limit_minutes * 60;
-    Later(job.end_time - kEpoch + over, Kind::kDeadline, launch.job_id, run.run);
+    Later(job.end_time - kEpoch + over_minutes * 60, Kind::kDeadline, launch.job_id, run.run);
   }
   running_[launch.job_id] = std::move(run);
 }
@@ -249,6 +252,10 @@ void Replay::Step(int64_t now, std::vector<ctld::Event>& events) {
     }
   }
   CarryOut(out, now);
+  // A cycle the engine put off (SchedulerParameters=sched_min_interval) runs when the interval
+  // is over, whether or not anything else happens then.
+  if (engine_->wants_cycle() && min_interval_ > 0)
+    Later(std::max(engine_->earliest_cycle() - kEpoch, now + 1), Kind::kWake, 0, 0);
   // Whether the queue's head waits for resources now: what is free then is fragmentation.
   head_blocked_ = false;
   for (const sched::PriorityFactors& factors : *engine_->priorities()) {
@@ -261,12 +268,16 @@ void Replay::Step(int64_t now, std::vector<ctld::Event>& events) {
 
 Result<SimResult> Replay::Run() {
   auto wall_started = std::chrono::steady_clock::now();
+  const std::vector<TraceJob>& jobs = trace_.jobs;
+  result_.first_submit = jobs.empty() ? 0 : jobs.front().submit_time;
+  // The nodes register before the trace begins, far enough ahead that the first submission's
+  // cycle is not put off by a minimum interval.
+  int64_t registered = result_.first_submit - min_interval_ - 1;
+  clock_.Set(kEpoch + registered);
   std::vector<ctld::Event> events;
   for (const NodeConfig& node : config_->nodes)
     events.push_back(ctld::NodeRegistered{node.name, {}});
-  Step(0, events);
-  const std::vector<TraceJob>& jobs = trace_.jobs;
-  result_.first_submit = jobs.empty() ? 0 : jobs.front().submit_time;
+  Step(registered, events);
   measured_until_ = result_.first_submit;
   size_t next = 0;
   token_job_.reserve(jobs.size());
@@ -282,6 +293,7 @@ Result<SimResult> Replay::Run() {
     while (!queue_.empty() && queue_.top().time == now) {
       Pending due = queue_.top();
       queue_.pop();
+      if (due.kind == Kind::kWake) continue;  // the engine runs its due cycle in this step
       auto run = running_.find(due.job);
       if (run == running_.end() || run->second.run != due.run) continue;  // that run is over
       if (due.kind == Kind::kDeadline) {
@@ -336,7 +348,12 @@ Result<SimResult> Simulate(const ClusterConfig& cluster, const Trace& trace,
       ++fitting.skipped["more processors than the cluster has"];
       continue;
     }
-    if (Status ok = sched::CheckSatisfiable(cluster, SpecOf(job, cluster)); !ok) {
+    JobSpec spec = SpecOf(job, cluster);
+    if (spec.partitions.empty() && cluster.DefaultPartition() < 0) {
+      ++fitting.skipped["no partition of its own and no default partition"];
+      continue;
+    }
+    if (Status ok = sched::CheckSatisfiable(cluster, spec); !ok) {
       ++fitting.skipped["no node of the cluster can run it"];
       continue;
     }

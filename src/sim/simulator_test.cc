@@ -145,6 +145,15 @@ TEST(Simulate, MultiNodeJobsLandUnderOneLeafSwitch) {
   EXPECT_EQ(result.jobs[1].node_list, "n[00003-00004]");  // not n2 and n3, across the top switch
 }
 
+TEST(Simulate, CyclesPutOffByAMinimumIntervalStillRun) {
+  // sched_min_interval=30 s: job 2 is submitted 5 s after job 1's cycle; its cycle comes at 30.
+  ClusterConfig cluster = Cluster(2, 0, "SchedulerParameters=sched_min_interval=30000000");
+  Trace trace = Swf("1 0 100 1  2 5 100 1");
+  SimOptions options;
+  options.priority = PriorityType::kBasic;
+  EXPECT_EQ(Starts(Replay(cluster, trace, options)), (std::vector<int64_t>{0, 30}));
+}
+
 TEST(Simulate, LimitsEndJobsThatRunLongerAsTimeouts) {
   Trace trace = Swf("1 0 100 1");
   trace.jobs[0].limit_seconds = 60;

@@ -266,12 +266,17 @@ Result<Trace> ReadSacctJson(std::istream& in, const std::string& name, const Rea
     ++index;  // JSON has no lines worth naming: jobs are counted from 1 instead
     try {
       const nlohmann::json& time = entry.at("time");
-      int64_t start = time.value("start", int64_t{0}), end = time.value("end", int64_t{0});
+      // A time of null (not yet) counts as 0.
+      auto when = [&](const char* key, int64_t otherwise) {
+        return time.contains(key) && time[key].is_number_integer() ? time[key].get<int64_t>()
+                                                                   : otherwise;
+      };
+      int64_t start = when("start", 0), end = when("end", 0);
       if (start <= 0 || end < start) {
         if (!skip.Skip(index, "never ran")) return *skip.error;
         continue;
       }
-      int64_t submitted = time.value("submission", start);
+      int64_t submitted = when("submission", start);
       constexpr int64_t kLatest = 1'000'000'000'000'000;  // 10^15 s: later is garbage
       if (end > kLatest || submitted < 0 || submitted > kLatest) {
         if (!skip.Skip(index, "malformed job", "a time out of range")) return *skip.error;

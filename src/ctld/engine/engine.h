@@ -112,6 +112,8 @@ class Engine : private sched::JobOutcomes {
   const std::shared_ptr<const ClusterConfig>& shared_cluster() const { return config_; }
   const Job* FindJob(uint64_t id) const;
   bool wants_cycle() const { return schedule_requested_; }  // a deferred cycle is waiting
+  // When the minimum interval since the last cycle is over (a deferred cycle may run then).
+  int64_t earliest_cycle() const { return last_cycle_ + min_cycle_interval_seconds_; }
   // The last cycle's pending jobs in priority order (their factors), without a snapshot.
   const std::shared_ptr<std::vector<sched::PriorityFactors>>& priorities() const {
     return priorities_;

@@ -6,6 +6,7 @@
 #include <csignal>
 
 #include "ctld/engine/engine.h"
+#include "sched/preemption.h"
 
 namespace drover::ctld {
 
@@ -14,15 +15,10 @@ void Engine::Preempt(const sched::PreemptDecision& decision, EngineOutput& out) 
   if (it == jobs_.end() || it->second->preempted_at ||
       (it->second->state != JobState::kRunning && it->second->state != JobState::kSuspended))
     return;
-  const ClusterConfig& config = cluster();
-  int partition = it->second->partition;
-  PreemptMode mode =
-      partition >= 0
-          ? config.partitions[partition].preempt_mode.value_or(config.settings.preempt_mode)
-          : config.settings.preempt_mode;
-  int64_t grace = config.settings.preempt == PreemptType::kPartitionPriority && partition >= 0
-                      ? config.partitions[partition].grace_time_seconds
-                      : 0;
+  // The same mode and grace the scheduler planned with (the controller has no QOS records).
+  const Job& victim = *it->second;
+  PreemptMode mode = sched::VictimMode(cluster(), {}, victim.partition, victim.spec.qos);
+  int64_t grace = sched::VictimGraceSeconds(cluster(), {}, victim.partition, victim.spec.qos);
   int64_t now = clock_.Now();
   Job& job = Mutable(decision.victim, out);
   job.preempted_at = now;
@@ -53,11 +49,13 @@ void Engine::EnforcePreemptions(EngineOutput& out) {
 }
 
 void Engine::EndPreempted(Job& job, EngineOutput& out) {
-  if (!job.preempt_cancel) return Requeue(job, JobState::kPreempted, out);
+  // A job its user cancelled in its grace time stays cancelled.
+  bool cancelled = job.cancel_requested_at != 0;
+  if (!job.preempt_cancel && !cancelled) return Requeue(job, JobState::kPreempted, out);
   std::vector<int> nodes;
   for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
   out.effects.push_back(TerminateJob{job.spec.job_id, nodes, cluster().settings.kill_wait_seconds});
-  Finish(job, JobState::kPreempted);
+  Finish(job, cancelled ? JobState::kCancelled : JobState::kPreempted);
 }
 
 }  // namespace drover::ctld

@@ -130,6 +130,18 @@ TEST_F(PreemptTest, AVictimThatEndsInItsGraceTimeIsRequeuedThen) {
   EXPECT_EQ(Of(high).state, JobState::kRunning);  // no need to wait out the grace time
 }
 
+TEST_F(PreemptTest, AVictimItsUserCancelsInItsGraceTimeStaysCancelled) {
+  uint64_t low = Submit("low");
+  Pass(10);
+  Submit("high");
+  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0, false};
+  cancel.filter.job_ids = {low};
+  Apply(cancel);
+  Apply(JobEnded{low, "n1", 0, 15, false, false, false, 0});  // the SIGTERM ended it
+  EXPECT_EQ(Of(low).state, JobState::kCancelled);
+  EXPECT_EQ(Of(low).restart_count, 0u);
+}
+
 class PreemptCancelTest : public PreemptTest {
  protected:
   PreemptCancelTest() : PreemptTest("CANCEL") {}

@@ -44,6 +44,7 @@ sched::RunningJob RunningOf(const Job& job) {
   running.end_time = job.end_time;
   running.array_job_id = job.spec.array_job_id;
   running.preempted = job.preempted_at != 0;
+  running.priority = job.start_priority;
   return running;
 }
 

@@ -92,6 +92,7 @@ struct Job {
   // Preempted: when, and when its grace time ends (it is killed then if it has not ended);
   // whether it is cancelled rather than requeued.
   int64_t preempted_at = 0, preempt_deadline = 0;
+  int64_t start_priority = 0;  // its priority when it started (not stored: 0 after a restart)
   bool preempt_cancel = false;
   int64_t suspend_time = 0;       // when last suspended (or resumed)
   int64_t suspended_seconds = 0;  // time spent suspended (not counted against the limit)
