@@ -21,8 +21,8 @@ nested() { grep -m1 -A3 "^  \"$1\": " "$2" | grep -m1 "\"$3\"" | sed -E 's/.*: /
 replay() {
   local name="$1"
   shift
-  "$bin/drover" sim "$@" --json > "$out/$name.json"
-  local f="$out/$name.json"
+  local f="$out/${name//\//_}.json"
+  "$bin/drover" sim "$@" --json > "$f"
   printf '%-28s jobs %7s  wall %8s s  %10s sim s/wall s  cycles %7s  mean %7s ms  max %8s ms  util cores %6s gpus %6s  wait %9s s  slowdown %s\n' \
     "$name" "$(value jobs "$f")" "$(value wall_s "$f")" "$(value sim_seconds_per_wall_second "$f")" \
     "$(value cycles "$f")" "$(value mean_cycle_ms "$f")" "$(value max_cycle_ms "$f")" \
