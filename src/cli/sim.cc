@@ -161,11 +161,6 @@ Result<ClusterConfig> ClusterOf(const Options& options, const std::string& conf)
   return ClusterOf(options, path);
 }
 
-Result<sim::SimResult> RunOne(const Options& options, const ClusterConfig& cluster,
-                              const sim::Trace& trace) {
-  return sim::Simulate(cluster, trace, options.sim);
-}
-
 }  // namespace
 
 int RunSim(Arguments args) {
@@ -192,7 +187,7 @@ int RunSim(Arguments args) {
       if (!read) return Fail(read.error());
       trace = std::move(*read);
     }
-    auto result = RunOne(*options, *cluster, trace);
+    auto result = sim::Simulate(*cluster, trace, options->sim);
     if (!result) return Fail(result.error());
     results.push_back(std::move(*result));
   }

@@ -2,7 +2,21 @@
 // ...GRES..., a CPU limit ...CPU..., a job count ...MaxJobs....
 #include "sched/limits.h"
 
+#include <algorithm>
+
 namespace drover::sched {
+
+JobUsage UsageOf(const ClusterConfig& cluster, const Allocation& allocation) {
+  JobUsage usage;
+  for (const NodeAllocation& part : allocation.nodes) {
+    const NodeConfig& node = cluster.nodes[part.node];
+    usage.cpus += part.cores.size() * std::max(node.threads_per_core, 1);
+    usage.gpus += part.gpus.size();
+    usage.memory_mb += part.memory_mb;
+    ++usage.nodes;
+  }
+  return usage;
+}
 
 LimitTracker::LimitTracker(const std::vector<Association>& associations,
                            const std::vector<Qos>& qos)

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/cluster_config.h"
 #include "sched/model.h"
 #include "sched/pending_reason.h"
 
@@ -18,6 +19,9 @@ namespace drover::sched {
 struct JobUsage {
   uint64_t cpus = 0, gpus = 0, nodes = 0, memory_mb = 0;
 };
+
+// What an allocation holds: CPUs (its cores' threads), GPUs, memory and nodes.
+JobUsage UsageOf(const ClusterConfig& cluster, const Allocation& allocation);
 
 class LimitTracker {
  public:

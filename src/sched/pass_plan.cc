@@ -84,8 +84,6 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
   if (int found = planner_.FindShape(key); found >= 0) return found;
   Shape shape;
   shape.per_node = need;
-  shape.partition = p;
-  shape.features = job.constraint;
   shape.tag = reservation ? reservation->tag : 0;
   if (window && !window->flex) {
     shape.not_before = window->start_time;

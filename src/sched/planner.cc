@@ -16,14 +16,13 @@ Amount Negated(const Amount& amount) {
   return {-amount.cores, -amount.memory_mb, -amount.gpus};
 }
 
-// What an allocation holds on the node of `part`.
+}  // namespace
+
 Amount Held(const NodeConfig& node, const NodeAllocation& part, bool exclusive) {
   if (exclusive) return Capacity(node);
   return {static_cast<int64_t>(part.cores.size()), static_cast<int64_t>(part.memory_mb),
           static_cast<int64_t>(part.gpus.size())};
 }
-
-}  // namespace
 
 int64_t AddTime(int64_t t, int64_t d) {
   if (t >= kUnlimitedSeconds || d >= kUnlimitedSeconds || t > kForever - d) return kForever;

@@ -38,16 +38,17 @@ struct Amount {
   }
 };
 
-// Which requests share their free windows: the same nodes (partition, features, the advance
-// reservation they run in) and the same need on each node.
+// What a shape's windows are made from: the need on each node and the advance reservation the
+// jobs run in. Which nodes it spans (partition, features) is the caller's, given with them.
 struct Shape {
   NodeRequest per_node;
-  int partition = -1;
-  std::string features;  // a constraint without counts; "" for none
-  int tag = 0;           // the advance reservation the jobs run in (0: none); its take is ignored
+  int tag = 0;  // the advance reservation the jobs run in (0: none); its take is ignored
   // Jobs inside a reservation start and end inside its window (unless FLEX).
   int64_t not_before = 0, not_after = kForever;
 };
+
+// What `part` of an allocation holds on its node (the whole node when exclusive).
+Amount Held(const NodeConfig& node, const NodeAllocation& part, bool exclusive);
 
 struct PlannedPlace {
   int64_t start = 0;

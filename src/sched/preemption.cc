@@ -10,15 +10,8 @@ namespace drover::sched {
 namespace {
 
 Amount HeldOn(const ClusterConfig& cluster, const RunningJob& job, int node) {
-  for (const NodeAllocation& part : job.held().nodes) {
-    if (part.node != node) continue;
-    const NodeConfig& config = cluster.nodes[node];
-    if (job.held().exclusive)
-      return {config.cores(), static_cast<int64_t>(config.real_memory_mb),
-              static_cast<int64_t>(config.gpus.size())};
-    return {static_cast<int64_t>(part.cores.size()), static_cast<int64_t>(part.memory_mb),
-            static_cast<int64_t>(part.gpus.size())};
-  }
+  for (const NodeAllocation& part : job.held().nodes)
+    if (part.node == node) return Held(cluster.nodes[node], part, job.held().exclusive);
   return {};
 }
 

@@ -19,18 +19,6 @@
 namespace drover::sched {
 namespace {
 
-JobUsage UsageOf(const ClusterConfig& cluster, const Allocation& allocation) {
-  JobUsage usage;
-  for (const NodeAllocation& part : allocation.nodes) {
-    const NodeConfig& node = cluster.nodes[part.node];
-    usage.cpus += part.cores.size() * std::max(node.threads_per_core, 1);
-    usage.gpus += part.gpus.size();
-    usage.memory_mb += part.memory_mb;
-    ++usage.nodes;
-  }
-  return usage;
-}
-
 std::vector<int> JobPartitions(const ClusterConfig& cluster, const JobSpec& job) {
   std::vector<int> partitions;
   for (const std::string& name : job.partitions)

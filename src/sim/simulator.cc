@@ -15,8 +15,8 @@
 
 #include "common/hostlist.h"
 #include "ctld/engine/engine.h"
+#include "sched/limits.h"
 #include "sched/policy.h"
-#include "sched/scheduler.h"
 
 namespace drover::sim {
 namespace {
@@ -131,14 +131,12 @@ class Replay {
 
 void Replay::Launched(const ctld::Launch& launch, int64_t now) {
   const ctld::Job& job = *launch.job;
-  Running run{job.restart_count, now, 0, 0, ""};
+  sched::JobUsage usage = sched::UsageOf(*config_, job.allocation);
+  Running run{job.restart_count, now, static_cast<uint32_t>(usage.cpus),
+              static_cast<uint32_t>(usage.gpus), ""};
   std::vector<std::string> names;
-  for (const sched::NodeAllocation& part : job.allocation.nodes) {
-    const NodeConfig& node = config_->nodes[part.node];
-    run.cores += static_cast<uint32_t>(part.cores.size() * std::max(node.threads_per_core, 1));
-    run.gpus += static_cast<uint32_t>(part.gpus.size());
-    names.push_back(node.name);
-  }
+  for (const sched::NodeAllocation& part : job.allocation.nodes)
+    names.push_back(config_->nodes[part.node].name);
   run.first_node = config_->nodes[job.allocation.nodes.front().node].name;
   JobRecord& record = result_.jobs[record_of_.at(launch.job_id)];
   if (record.start < 0) record.start = now;
@@ -192,10 +190,14 @@ void Replay::CarryOut(const ctld::EngineOutput& out, int64_t now) {
     if (const auto* reply = std::get_if<ctld::Reply>(&effect)) {
       if (reply->token == 0 || reply->token > token_job_.size()) continue;
       size_t traced = token_job_[reply->token - 1];
-      if (!reply->ok) {
-        ++result_.skipped["refused by the controller: " + reply->error];
+      if (!reply->ok) {  // by the reason, without the job's own numbers in parentheses
+        ++result_
+              .skipped["refused at submission: " + reply->error.substr(0, reply->error.find(" ("))];
         continue;
       }
+      const TraceJob& submitted = trace_.jobs[traced];
+      result_.fractional_gpu_jobs +=
+          submitted.gpus > 0 && submitted.gpu_milli > 0 && submitted.gpu_milli < 1000;
       uint64_t id = reply->job_ids.front();
       trace_of_[id] = traced;
       record_of_[id] = result_.jobs.size();
@@ -342,28 +344,17 @@ Result<SimResult> Simulate(const ClusterConfig& cluster, const Trace& trace,
   fitting.skipped = trace.skipped;
   uint64_t total_cpus = 0;
   for (const NodeConfig& node : cluster.nodes) total_cpus += node.cpus;
-  uint64_t fractional = 0;
   for (const TraceJob& job : trace.jobs) {
     if (job.cpus > total_cpus) {
       ++fitting.skipped["more processors than the cluster has"];
       continue;
     }
-    JobSpec spec = SpecOf(job, cluster);
-    if (spec.partitions.empty() && cluster.DefaultPartition() < 0) {
-      ++fitting.skipped["no partition of its own and no default partition"];
-      continue;
-    }
-    if (Status ok = sched::CheckSatisfiable(cluster, spec); !ok) {
-      ++fitting.skipped["no node of the cluster can run it"];
-      continue;
-    }
-    fractional += job.gpus > 0 && job.gpu_milli > 0 && job.gpu_milli < 1000;
     fitting.jobs.push_back(job);
   }
+  // The rest the controller itself refuses at submission, as it would a user's (the replay
+  // counts them by its reason).
   Replay replay(cluster, fitting, options);
-  auto result = replay.Run();
-  if (result) result->fractional_gpu_jobs = fractional;
-  return result;
+  return replay.Run();
 }
 
 }  // namespace drover::sim

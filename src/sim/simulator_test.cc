@@ -164,9 +164,15 @@ TEST(Simulate, LimitsEndJobsThatRunLongerAsTimeouts) {
 
 TEST(Simulate, JobsTheClusterCannotRunAreSkippedAndCounted) {
   Trace trace = Swf("1 0 10 1  2 0 10 8");  // job 2 wants 8 processors of 4
+  trace.jobs.push_back(trace.jobs.front());  // and one asking for GPUs no node has
+  trace.jobs.back().id = 3;
+  trace.jobs.back().gpus = 2;
   SimResult result = Replay(Cluster(4), trace, {});
   EXPECT_EQ(result.jobs.size(), 1u);
   EXPECT_EQ(result.skipped.at("more processors than the cluster has"), 1u);
+  EXPECT_EQ(result.skipped.at(
+                "refused at submission: Requested node configuration is not available"),
+            1u);
 }
 
 TEST(Report, FiguresOfAWorkedExample) {

@@ -34,8 +34,7 @@ void Engine::EnforceTimeLimits(EngineOutput& out) {
   for (uint64_t id : running) {
     JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
     const Job& current = *held;
-    std::vector<int> nodes;
-    for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
+    std::vector<int> nodes = current.NodeIndexes();
     if (current.spec.signal_number && !current.user_signal_sent &&
         now >= current.end_time - current.spec.signal_seconds) {
       Job& job = Mutable(id, out);
@@ -66,13 +65,7 @@ void Engine::AccrueUsage() {
 
 void Engine::Charge(const Job& job, int64_t seconds) {
   if (job.partition < 0 || seconds <= 0) return;
-  sched::JobUsage usage;
-  for (const auto& part : job.allocation.nodes) {
-    usage.cpus += part.cores.size() * std::max(cluster().nodes[part.node].threads_per_core, 1);
-    usage.gpus += part.gpus.size();
-    usage.memory_mb += part.memory_mb;
-    ++usage.nodes;
-  }
+  sched::JobUsage usage = sched::UsageOf(cluster(), job.allocation);
   double billing = sched::BillingOf(cluster().partitions[job.partition].billing_weights, usage,
                                     job.spec.gpu_type);
   associations_[Association(job.spec.account, job.spec.user)].usage +=

@@ -128,8 +128,7 @@ void Engine::On(const CancelJobs& event, EngineOutput& out) {
           return !event.filter.job_ids.empty() && selected == 1
                      ? "Job/step already completing or completed"
                      : "";
-        std::vector<int> nodes;
-        for (const auto& part : current.allocation.nodes) nodes.push_back(part.node);
+        std::vector<int> nodes = current.NodeIndexes();
         if (event.signal != 0) {
           if (current.state == JobState::kRunning || current.state == JobState::kSuspended)
             out.effects.push_back(SignalJob{id, nodes, event.signal, event.batch_only});
@@ -163,8 +162,7 @@ void Engine::On(const HoldJobs& event, EngineOutput& out) {
 }
 
 void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
-  std::vector<int> nodes;
-  for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
+  std::vector<int> nodes = job.NodeIndexes();
   if (job.state == JobState::kRunning || job.state == JobState::kSuspended) {
     out.effects.push_back(
         TerminateJob{job.spec.job_id, nodes, cluster().settings.kill_wait_seconds});

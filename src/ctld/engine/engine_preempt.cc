@@ -26,8 +26,7 @@ void Engine::Preempt(const sched::PreemptDecision& decision, EngineOutput& out) 
   job.preempt_cancel = mode.base == PreemptMode::Base::kCancel || !job.spec.requeue;
   if (grace <= 0) return EndPreempted(job, out);
   if (job.end_time > job.preempt_deadline) job.end_time = job.preempt_deadline;
-  std::vector<int> nodes;
-  for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
+  std::vector<int> nodes = job.NodeIndexes();
   out.effects.push_back(SignalJob{job.spec.job_id, nodes, SIGCONT, false});
   int notice = job.spec.signal_number ? job.spec.signal_number : SIGTERM;
   job.user_signal_sent = true;  // its --signal is this notice, not a second one before the end
@@ -52,8 +51,7 @@ void Engine::EndPreempted(Job& job, EngineOutput& out) {
   // A job its user cancelled in its grace time stays cancelled.
   bool cancelled = job.cancel_requested_at != 0;
   if (!job.preempt_cancel && !cancelled) return Requeue(job, JobState::kPreempted, out);
-  std::vector<int> nodes;
-  for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
+  std::vector<int> nodes = job.NodeIndexes();
   out.effects.push_back(TerminateJob{job.spec.job_id, nodes, cluster().settings.kill_wait_seconds});
   Finish(job, cancelled ? JobState::kCancelled : JobState::kPreempted);
 }

@@ -46,8 +46,7 @@ void Engine::On(const SuspendJobs& event, EngineOutput& out) {
                                                              : "Job is not running";
               }
               Job& job = Mutable(id, out);
-              std::vector<int> nodes;
-              for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
+              std::vector<int> nodes = job.NodeIndexes();
               if (event.resume) {
                 int64_t paused = std::max<int64_t>(now - job.suspend_time, 0);
                 job.suspended_seconds += paused;

@@ -190,8 +190,7 @@ void Engine::On(const ReleaseJob& event, EngineOutput& out) {
     job.released = true;
     job.release_exit_code = event.exit_code;
     job.release_signal = event.exit_signal;
-    std::vector<int> nodes;
-    for (const auto& part : job.allocation.nodes) nodes.push_back(part.node);
+    std::vector<int> nodes = job.NodeIndexes();
     out.effects.push_back(TerminateJob{event.job_id, nodes, cluster().settings.kill_wait_seconds});
   }
   out.effects.push_back(Reply{event.token, true, "", {event.job_id}, {}});

@@ -48,6 +48,12 @@ sched::RunningJob RunningOf(const Job& job) {
   return running;
 }
 
+std::vector<int> Job::NodeIndexes() const {
+  std::vector<int> nodes;
+  for (const sched::NodeAllocation& part : allocation.nodes) nodes.push_back(part.node);
+  return nodes;
+}
+
 std::string Job::ExitCodeText() const {
   return fmt::format("{}:{}", exit_code, exit_signal);
 }

@@ -109,6 +109,7 @@ struct Job {
 
   // "0:0", "1:0", "0:9": Slurm's exit code and signal.
   std::string ExitCodeText() const;
+  std::vector<int> NodeIndexes() const;  // the allocation's nodes, in its order
 };
 
 using JobPtr = std::shared_ptr<const Job>;
