@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/getopt.h"
+
 namespace drover::cli {
 
 using Arguments = std::span<char* const>;
@@ -39,7 +41,6 @@ int PrintSlurmVersion();
 int RunSrun(Arguments args);    // srun.cc
 int RunSalloc(Arguments args);  // srun.cc
 
-struct ParsedOptions;
 // --help, --usage and --version (-V) of the query commands (query_commands.cc): prints `help`,
 // `usage` or the version when `parsed` holds one of them and returns the exit code (0).
 std::optional<int> HelpUsageVersion(const ParsedOptions& parsed, std::string_view help,

@@ -10,7 +10,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/getopt.h"
+#include "common/getopt.h"
 #include "cli/priority_formats.h"
 #include "common/text.h"
 

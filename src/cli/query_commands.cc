@@ -15,7 +15,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/formats.h"
-#include "cli/getopt.h"
+#include "common/getopt.h"
 #include "cli/scontrol_format.h"
 #include "common/hostlist.h"
 #include "common/text.h"

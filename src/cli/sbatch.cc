@@ -13,7 +13,8 @@
 #include "cli/commands.h"
 #include "cli/formats.h"
 #include "cli/sbatch_options.h"
-#include "ctld/records.h"
+#include "common/job_state.h"
+#include "wire/job_spec_codec.h"
 
 namespace drover::cli {
 namespace {
@@ -45,8 +46,8 @@ int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
       for (const std::string& encoded : list.jobs()) {
         v1::Job job;
         job.ParseFromString(encoded);
-        auto state = ctld::ParseJobState(job.state());
-        if (!state || !ctld::IsFinal(*state)) ended = false;
+        auto state = ParseJobState(job.state());
+        if (!state || !IsFinal(*state)) ended = false;
         if (job.state() != "COMPLETED")
           code = std::max(code, job.exit_code() ? job.exit_code() : 1);
       }
@@ -100,7 +101,7 @@ int RunSbatch(Arguments args) {
   }
   v1::SubmitRequest submit;
   SetCaller(submit.mutable_caller());
-  ctld::ToProto(request->spec, submit.mutable_spec());
+  wire::ToProto(request->spec, submit.mutable_spec());
   submit.set_array(request->array);
   submit.set_script(request->script);
   submit.set_test_only(request->test_only);

@@ -9,7 +9,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/getopt.h"
+#include "common/getopt.h"
 #include "cli/scontrol.h"
 #include "cli/scontrol_request.h"
 #include "common/text.h"

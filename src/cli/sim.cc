@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "cli/getopt.h"
+#include "common/getopt.h"
 #include "common/cluster_config.h"
 #include "common/text.h"
 #include "sched/policy.h"

@@ -31,12 +31,13 @@
 #include "agent/host/job_env.h"
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/getopt.h"
+#include "common/getopt.h"
 #include "cli/sbatch_options.h"
 #include "cli/srun_options.h"
 #include "common/hostlist.h"
 #include "common/text.h"
-#include "ctld/records.h"
+#include "common/job_state.h"
+#include "wire/job_spec_codec.h"
 
 extern char** environ;
 
@@ -207,7 +208,7 @@ std::variant<Allocation, int> Allocate(std::string_view command, const ParsedOpt
     }
   v1::SubmitRequest submit;
   SetCaller(submit.mutable_caller());
-  ctld::ToProto(request->spec, submit.mutable_spec());
+  wire::ToProto(request->spec, submit.mutable_spec());
   v1::SubmitReply reply;
   grpc::ClientContext context;
   SetDeadline(context);

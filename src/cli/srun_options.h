@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/getopt.h"
+#include "common/getopt.h"
 #include "common/result.h"
 
 namespace drover::cli {

@@ -1,5 +1,6 @@
-// Conversions between the engine's records and drover.proto's messages: what the store keeps
-// and what queries return. The only place that knows both shapes.
+// Conversions between the engine's records (jobs, nodes, reservations, plans) and drover.proto's
+// messages: what the store keeps and what queries return. A job's spec goes through the wire
+// codec (wire/job_spec_codec.h), which the agent and the commands share.
 #pragma once
 
 #include "common/cluster_config.h"
@@ -7,11 +8,9 @@
 #include "ctld/engine/engine.h"
 #include "ctld/engine/job.h"
 #include "proto/drover.pb.h"
+#include "wire/job_spec_codec.h"
 
 namespace drover::ctld {
-
-void ToProto(const JobSpec& spec, v1::JobSpec* out);
-Result<JobSpec> FromProto(const v1::JobSpec& spec);  // errors on values out of range
 
 // `cluster` names the partition and nodes (partition_name, node_list) for readers.
 void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out);
@@ -30,8 +29,5 @@ Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterC
 // sbatch --test-only's answer; processors counts each allocated core's threads, as Slurm does.
 void ToProto(const WillRun& will_run, const ClusterConfig& cluster, v1::WillRun* out);
 void ToProto(const sched::PlannedStart& plan, const ClusterConfig& cluster, v1::PlannedStart* out);
-
-// "PENDING" -> kPending; nullopt for anything else.
-std::optional<JobState> ParseJobState(std::string_view name);
 
 }  // namespace drover::ctld

@@ -3,7 +3,7 @@
 // is a few lines of slurm.conf; "now" is 1000 unless a test says otherwise.
 #include <gtest/gtest.h>
 
-#include "sched/scenario.h"
+#include "testing/sched_scenario.h"
 
 namespace drover::sched {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "sched/scenario.h"
+#include "testing/sched_scenario.h"
 
 namespace drover::sched {
 namespace {

@@ -18,7 +18,7 @@
 #include "agent/host/output_path.h"
 #include "agent/stepd/detach.h"
 #include "common/text.h"
-#include "ctld/records.h"
+#include "wire/job_spec_codec.h"
 
 namespace drover::agent {
 namespace fs = std::filesystem;
@@ -234,7 +234,7 @@ Status Agent::Launch(const v1::LaunchRequest& request) {
       agent->launching_.erase(id);
     }
   } done{this, id};
-  auto spec = ctld::FromProto(job.spec());
+  auto spec = wire::FromProto(job.spec());
   if (!spec) return MakeError(fmt::format("job {}: {}", id, spec.error()));
   std::error_code error;
   fs::create_directories(dir, error);

@@ -32,7 +32,7 @@
 #include "agent/host/output_path.h"
 #include "common/fd_io.h"
 #include "common/text.h"
-#include "ctld/records.h"
+#include "wire/job_spec_codec.h"
 
 namespace drover::agent {
 namespace fs = std::filesystem;
@@ -100,7 +100,7 @@ Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, cons
                       const std::function<void()>& cancel) {
   const v1::Job& job = launch.job();
   const uint64_t job_id = job.spec().job_id();
-  auto spec = ctld::FromProto(job.spec());
+  auto spec = wire::FromProto(job.spec());
   if (!spec) return MakeError(fmt::format("job {}: {}", job_id, spec.error()));
   // The controller's launch of the job here may still be on its way (srun can be quicker).
   for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);;) {

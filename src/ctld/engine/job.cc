@@ -1,36 +1,9 @@
-// Job states as Slurm names and abbreviates them; see job.h.
+// A job record's helpers; see job.h.
 #include "ctld/engine/job.h"
 
 #include <fmt/format.h>
 
 namespace drover::ctld {
-namespace {
-
-struct StateNames {
-  std::string_view name, code;
-};
-
-constexpr StateNames kNames[] = {
-    {"PENDING", "PD"},   {"RUNNING", "R"},    {"SUSPENDED", "S"},       {"COMPLETING", "CG"},
-    {"COMPLETED", "CD"}, {"FAILED", "F"},     {"CANCELLED", "CA"},      {"TIMEOUT", "TO"},
-    {"NODE_FAIL", "NF"}, {"PREEMPTED", "PR"}, {"OUT_OF_MEMORY", "OOM"}, {"BOOT_FAIL", "BF"},
-    {"DEADLINE", "DL"},  {"REQUEUED", "RQ"},
-};
-
-}  // namespace
-
-std::string_view JobStateName(JobState state) {
-  return kNames[static_cast<int>(state)].name;
-}
-std::string_view JobStateCode(JobState state) {
-  return kNames[static_cast<int>(state)].code;
-}
-
-bool IsFinal(JobState state) {
-  return state != JobState::kPending && state != JobState::kRunning &&
-         state != JobState::kSuspended && state != JobState::kCompleting;
-}
-
 sched::RunningJob RunningOf(const Job& job) {
   sched::RunningJob running;
   running.job_id = job.spec.job_id;

@@ -10,31 +10,17 @@
 #include <vector>
 
 #include "common/job_spec.h"
+#include "common/job_state.h"
 #include "sched/model.h"
 #include "sched/pending_reason.h"
 
 namespace drover::ctld {
 
-enum class JobState {
-  kPending,
-  kRunning,
-  kSuspended,
-  kCompleting,
-  kCompleted,
-  kFailed,
-  kCancelled,
-  kTimeout,
-  kNodeFail,
-  kPreempted,
-  kOutOfMemory,
-  kBootFail,
-  kDeadline,
-  kRequeued,  // only in the history of runs: the run that ended in a requeue
-};
-
-std::string_view JobStateName(JobState state);  // "PENDING", "OUT_OF_MEMORY", ...
-std::string_view JobStateCode(JobState state);  // "PD", "OOM", ...
-bool IsFinal(JobState state);
+// The state names live in common (every process shares them); the engine uses them as its own.
+using drover::IsFinal;
+using drover::JobState;
+using drover::JobStateCode;
+using drover::JobStateName;
 
 // One run of a job, ended or current.
 struct JobRun {

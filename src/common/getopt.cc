@@ -1,11 +1,11 @@
 // GNU getopt_long's rules over a table of options; see getopt.h.
-#include "cli/getopt.h"
+#include "common/getopt.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 
-namespace drover::cli {
+namespace drover {
 
 bool ParsedOptions::Has(std::string_view name) const {
   for (const auto& [key, value] : options)
@@ -122,4 +122,4 @@ int OptionError(std::string_view command, std::string_view message, int code) {
   return code;
 }
 
-}  // namespace drover::cli
+}  // namespace drover

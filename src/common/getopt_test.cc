@@ -1,8 +1,8 @@
-#include "cli/getopt.h"
+#include "common/getopt.h"
 
 #include <gtest/gtest.h>
 
-namespace drover::cli {
+namespace drover {
 namespace {
 
 constexpr OptionSpec kSpecs[] = {
@@ -65,4 +65,4 @@ TEST(GetoptTest, ErrorsInGnuWords) {
 }
 
 }  // namespace
-}  // namespace drover::cli
+}  // namespace drover

@@ -1,8 +1,8 @@
-// Option parsing as GNU getopt_long does it, shared by every command: long options with "=value"
-// or a separate value, unambiguous prefixes of long options ("--part" for "--partition"), short
-// options with the value attached ("-N2") or separate ("-n 4"), bundled short flags ("-hl"),
-// operands anywhere ("scancel 12 --signal USR2"), repeated options kept in order, and "--"
-// ending options. Errors carry GNU's wording; the command adds its "Try ... --help" line.
+// Option parsing as GNU getopt_long does it, shared by every command and both daemons: long
+// options with "=value" or a separate value, unambiguous prefixes of long options ("--part" for
+// "--partition"), short options with the value attached ("-N2") or separate ("-n 4"), bundled
+// short flags ("-hl"), operands anywhere ("scancel 12 --signal USR2"), repeated options kept in
+// order, and "--" ending options. Errors carry GNU's wording; the caller adds its "Try ... --help".
 #pragma once
 
 #include <optional>
@@ -14,7 +14,7 @@
 
 #include "common/result.h"
 
-namespace drover::cli {
+namespace drover {
 
 struct OptionSpec {
   enum Argument { kNone, kRequired, kOptional };
@@ -43,4 +43,4 @@ Result<ParsedOptions> ParseOptions(std::span<const std::string> args,
 // use for a bad option (1, or 2 where `code` says so).
 int OptionError(std::string_view command, std::string_view message, int code = 1);
 
-}  // namespace drover::cli
+}  // namespace drover

@@ -1,0 +1,23 @@
+# CTest `layers.binaries`: the node's daemons and the commands link no controller and no
+# scheduler code (docs/design.md's layers, checked in the linked result rather than the sources).
+#   cmake -DNM=<nm> -DBINARIES="a;b" -P cmake/check_binaries.cmake
+set(failures 0)
+foreach(binary IN LISTS BINARIES)
+  execute_process(COMMAND ${NM} -C ${binary} OUTPUT_VARIABLE symbols RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "check_binaries: ${NM} ${binary} failed")
+  endif()
+  string(REGEX MATCHALL "[^\n]*drover::(sched|ctld)::[^\n]*" found "${symbols}")
+  list(LENGTH found count)
+  get_filename_component(name ${binary} NAME)
+  if(count GREATER 0)
+    list(GET found 0 first)
+    message(SEND_ERROR "${name} holds ${count} controller or scheduler symbols, e.g. ${first}")
+    math(EXPR failures "${failures} + 1")
+  else()
+    message(STATUS "${name}: no drover::sched or drover::ctld symbol")
+  endif()
+endforeach()
+if(failures GREATER 0)
+  message(FATAL_ERROR "check_binaries: ${failures} binaries link code above their layer")
+endif()
