@@ -12,10 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/getopt.h"
 #include "proto/drover.grpc.pb.h"
 #include "testing/local_cluster.h"
 
@@ -67,33 +69,13 @@ double Percentile(std::vector<double> values, double p) {
   return values[index];
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  int latency_jobs = 200, throughput_jobs = 2000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string arg = argv[i];
-    if (arg == "--latency-jobs")
-      latency_jobs = std::atoi(argv[i + 1]);
-    else if (arg == "--jobs")
-      throughput_jobs = std::atoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "Usage: launch [--latency-jobs N] [--jobs N]\n");
-      return 2;
-    }
-  }
-  LocalCluster cluster({DROVERCTLD_PATH, DROVERD_PATH}, kConf,
-                       {"node1", "node2", "node3", "node4"});
-  if (!cluster.Boot()) {
-    std::fprintf(stderr, "launch: %s\n%s", cluster.error().c_str(), cluster.Logs().c_str());
-    return 1;
-  }
+// Latency: one job at a time on the idle cluster; seconds from submission to each job's first
+// instruction (the mtime of the file its script's first line creates).
+std::optional<std::vector<double>> MeasureLatency(LocalCluster& cluster, int jobs) {
   fs::path marks = cluster.dir() / "marks";
   fs::create_directories(marks);
-
-  // Latency: one job at a time on the idle cluster.
   std::vector<double> latency;
-  for (int i = 0; i < latency_jobs; ++i) {
+  for (int i = 0; i < jobs; ++i) {
     fs::path mark = marks / std::to_string(i);
     auto request = Request(cluster.dir(), "#!/bin/sh\n: > " + mark.string() + "\n");
     grpc::ClientContext context;
@@ -101,61 +83,92 @@ int main(int argc, char** argv) {
     double submitted = Now();
     if (!cluster.stub().Submit(&context, request, &reply).ok()) {
       std::fprintf(stderr, "launch: submission failed\n");
-      return 1;
+      return std::nullopt;
     }
     struct stat info {};
     if (!LocalCluster::WaitFor([&] { return stat(mark.c_str(), &info) == 0; }, 30s)) {
       std::fprintf(stderr, "launch: job %llu did not start within 30 s\n%s",
                    static_cast<unsigned long long>(reply.job_id()), cluster.Logs().c_str());
-      return 1;
+      return std::nullopt;
     }
     latency.push_back(Seconds(info.st_mtim) - submitted);
   }
+  return latency;
+}
 
-  // Throughput: every job submitted at once (in requests of 100), to the last completion.
+// Jobs from `first` on that have COMPLETED (the latency phase's jobs are not counted).
+int CompletedSince(LocalCluster& cluster, uint64_t first) {
+  drover::v1::JobQuery query;
+  query.mutable_filter()->set_state("COMPLETED");
+  grpc::ClientContext context;
+  drover::v1::JobList list;
+  if (!cluster.stub().ListJobs(&context, query, &list).ok()) return 0;
+  int completed = 0;
+  drover::v1::Job job;
+  for (const std::string& encoded : list.jobs())
+    if (job.ParseFromString(encoded) && job.spec().job_id() >= first) ++completed;
+  return completed;
+}
+
+// Throughput: every job submitted at once (in requests of 100); seconds to the last completion.
+std::optional<double> MeasureThroughput(LocalCluster& cluster, int jobs) {
   auto started = std::chrono::steady_clock::now();
   uint64_t first = 0;
-  for (int sent = 0; sent < throughput_jobs;) {
+  for (int sent = 0; sent < jobs;) {
     drover::v1::SubmitManyRequest many;
-    for (int k = 0; k < 100 && sent < throughput_jobs; ++k, ++sent)
+    for (int k = 0; k < 100 && sent < jobs; ++k, ++sent)
       *many.add_jobs() = Request(cluster.dir(), "#!/bin/sh\ntrue\n");
     grpc::ClientContext context;
     drover::v1::SubmitManyReply reply;
     if (!cluster.stub().SubmitMany(&context, many, &reply).ok()) {
       std::fprintf(stderr, "launch: submission failed\n");
-      return 1;
+      return std::nullopt;
     }
     if (!first) first = reply.results(0).job_id();
   }
   int completed = 0;
   bool done = LocalCluster::WaitFor(
-      [&] {
-        drover::v1::JobQuery query;
-        query.mutable_filter()->set_state("COMPLETED");
-        grpc::ClientContext context;
-        drover::v1::JobList list;
-        if (!cluster.stub().ListJobs(&context, query, &list).ok()) return false;
-        completed = 0;  // of this phase's jobs, not the latency phase's
-        drover::v1::Job job;
-        for (const std::string& encoded : list.jobs())
-          if (job.ParseFromString(encoded) && job.spec().job_id() >= first) ++completed;
-        return completed >= throughput_jobs;
-      },
-      600s);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      [&] { return (completed = CompletedSince(cluster, first)) >= jobs; }, 600s);
   if (!done) {
-    std::fprintf(stderr, "launch: only %d of %d jobs completed within 600 s\n", completed,
-                 throughput_jobs);
+    std::fprintf(stderr, "launch: only %d of %d jobs completed within 600 s\n", completed, jobs);
+    return std::nullopt;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+constexpr drover::OptionSpec kOptions[] = {
+    {0, "latency-jobs", drover::OptionSpec::kRequired},
+    {0, "jobs", drover::OptionSpec::kRequired},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = drover::ParseOptions(args, kOptions);
+  if (!parsed || !parsed->operands.empty()) {
+    std::fprintf(stderr, "Usage: launch [--latency-jobs N] [--jobs N]\n");
+    return 2;
+  }
+  int latency_jobs = std::atoi(parsed->Last("latency-jobs").value_or("200").c_str());
+  int throughput_jobs = std::atoi(parsed->Last("jobs").value_or("2000").c_str());
+  LocalCluster cluster({DROVERCTLD_PATH, DROVERD_PATH}, kConf,
+                       {"node1", "node2", "node3", "node4"});
+  if (!cluster.Boot()) {
+    std::fprintf(stderr, "launch: %s\n%s", cluster.error().c_str(), cluster.Logs().c_str());
     return 1;
   }
+  std::optional<std::vector<double>> latency = MeasureLatency(cluster, latency_jobs);
+  if (!latency) return 1;
+  std::optional<double> seconds = MeasureThroughput(cluster, throughput_jobs);
+  if (!seconds) return 1;
   std::printf(
       "launch latency (submission to first instruction, %d jobs one at a time): median "
       "%.1f ms, p99 %.1f ms\n",
-      latency_jobs, Percentile(latency, 0.5) * 1000, Percentile(latency, 0.99) * 1000);
+      latency_jobs, Percentile(*latency, 0.5) * 1000, Percentile(*latency, 0.99) * 1000);
   std::printf(
       "throughput: %d jobs of `true` from first submission to last completion in %.2f s: "
       "%.0f jobs/s\n",
-      throughput_jobs, seconds, throughput_jobs / seconds);
+      throughput_jobs, *seconds, throughput_jobs / *seconds);
   return 0;
 }

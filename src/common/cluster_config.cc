@@ -179,8 +179,10 @@ std::string ResolveConfPath(const std::string& explicit_path) {
 
 std::string ConfigLoad::ErrorText() const {
   std::string text;
-  for (const Diagnostic& error : diagnostics.errors())
-    text += (text.empty() ? "" : "\n") + error.ToString();
+  for (const Diagnostic& error : diagnostics.errors()) {
+    if (!text.empty()) text += '\n';
+    text += error.ToString();
+  }
   return text;
 }
 

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
 
 namespace drover::sched {
 namespace {
@@ -15,6 +19,123 @@ Amount Capacity(const NodeConfig& node) {
 Amount Negated(const Amount& amount) {
   return {-amount.cores, -amount.memory_mb, -amount.gpus};
 }
+
+using WindowEntry = std::tuple<int64_t, int, int64_t>;  // (start, node, end)
+
+// Several length classes' windows walked together in start order: a merge of sorted sets
+// through a heap of cursors, earliest next window on top.
+class MergedWindows {
+  struct Cursor {
+    std::set<WindowEntry>::const_iterator at, end;
+  };
+  // Heap order: the cursor whose next window starts later sinks.
+  struct Later {
+    const std::vector<Cursor>* cursors;
+    bool operator()(size_t a, size_t b) const {
+      return std::get<0>(*(*cursors)[a].at) > std::get<0>(*(*cursors)[b].at);
+    }
+  };
+
+ public:
+  MergedWindows(const std::vector<std::set<WindowEntry>>& classes, int first) {
+    for (size_t c = first; c < classes.size(); ++c)
+      if (!classes[c].empty()) cursors_.push_back({classes[c].begin(), classes[c].end()});
+    heap_.resize(cursors_.size());
+    for (size_t i = 0; i < heap_.size(); ++i) heap_[i] = i;
+    std::make_heap(heap_.begin(), heap_.end(), Later{&cursors_});
+  }
+
+  // The next window in start order; nullopt once every class is walked.
+  std::optional<WindowEntry> Next() {
+    if (heap_.empty()) return std::nullopt;
+    WindowEntry window = *cursors_[heap_.front()].at;
+    std::pop_heap(heap_.begin(), heap_.end(), Later{&cursors_});
+    Cursor& top = cursors_[heap_.back()];
+    if (++top.at == top.end)
+      heap_.pop_back();
+    else
+      std::push_heap(heap_.begin(), heap_.end(), Later{&cursors_});
+    return window;
+  }
+
+ private:
+  std::vector<Cursor> cursors_;
+  std::vector<size_t> heap_;
+};
+
+// The nodes whose window is open at the current start time: (last start it allows, node, when
+// it opened). Among them the plan prefers those that open last, so that nodes free sooner stay
+// free for backfill; the windows opening at one time are taken as a group, and a group that
+// alone holds the job ends the search at once.
+class OpenNodes {
+ public:
+  OpenNodes(const ClusterConfig& cluster, int count, const PlacementRequest& placement)
+      : cluster_(cluster),
+        count_(count),
+        placement_(placement),
+        next_try_(static_cast<size_t>(std::max(count, 1))) {}
+
+  int64_t start() const { return start_; }
+
+  // Moves on to windows opening at `start`: the nodes open until now are tried first (their
+  // group is complete), then those whose windows end before `start` leave.
+  std::optional<PlannedPlace> MoveTo(int64_t start) {
+    if (auto found = TryAll()) return found;
+    start_ = start;
+    group_.clear();
+    group_refused_ = false;
+    size_t before = active_.size();
+    while (!active_.empty() && std::get<0>(*active_.begin()) < start_)
+      active_.erase(active_.begin());
+    // Nodes left: the open set is a different one, worth a placement again.
+    if (active_.size() < before)
+      next_try_ = std::min(next_try_, std::max<size_t>(count_, active_.size() + 1));
+    return std::nullopt;
+  }
+
+  // A node whose window opens at start() and allows starts until `last_start`.
+  std::optional<PlannedPlace> Add(int64_t last_start, int node, int64_t opened) {
+    active_.insert({last_start, node, opened});
+    group_.push_back(node);
+    if (group_refused_ || static_cast<int>(group_.size()) < count_) return std::nullopt;
+    if (auto found = Place(group_)) return found;
+    group_refused_ = true;
+    return std::nullopt;
+  }
+
+  // Every node open at start(), latest opened first, then lightest, then first. A placement
+  // the topology refused (--switches, segments) is tried again only once an eighth more nodes
+  // are open: at times a little later than it could be, instead of a try per window.
+  std::optional<PlannedPlace> TryAll() {
+    if (active_.size() < next_try_) return std::nullopt;
+    std::vector<std::tuple<int64_t, uint32_t, int>> order;
+    for (const auto& [last, node, opened] : active_)
+      order.emplace_back(-opened, cluster_.nodes[node].weight, node);
+    std::sort(order.begin(), order.end());
+    candidates_.clear();
+    for (const auto& entry : order) candidates_.push_back(std::get<2>(entry));
+    if (auto found = Place(candidates_)) return found;
+    next_try_ = active_.size() + 1 + active_.size() / 8;
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<PlannedPlace> Place(const std::vector<int>& nodes) const {
+    if (count_ == 1 && placement_.segment == 0) return PlannedPlace{start_, {nodes.front()}};
+    if (auto chosen = ChooseNodes(cluster_, nodes, placement_))
+      return PlannedPlace{start_, std::move(*chosen)};
+    return std::nullopt;
+  }
+
+  const ClusterConfig& cluster_;
+  const int count_;
+  const PlacementRequest& placement_;
+  std::set<std::tuple<int64_t, int, int64_t>> active_;
+  std::vector<int> group_, candidates_;
+  int64_t start_ = -1;
+  bool group_refused_ = false;
+  size_t next_try_;
+};
 
 }  // namespace
 
@@ -233,88 +354,22 @@ std::optional<PlannedPlace> Planner::EarliestFit(int shape, int count, int64_t d
                                                  int64_t from) const {
   const ShapeState& state = shapes_[shape];
   from = std::max(from, now_);
-  // The classes long enough to matter, walked together in start order.
-  struct Cursor {
-    WindowSet::const_iterator at, end;
-  };
-  std::vector<Cursor> cursors;
   int first_class = duration >= kUnlimitedSeconds
                         ? kLengthClasses - 1
                         : LengthClass({0, std::max<int64_t>(duration, 1)});
-  for (int c = first_class; c < kLengthClasses; ++c)
-    if (!state.by_class[c].empty())
-      cursors.push_back({state.by_class[c].begin(), state.by_class[c].end()});
-  // The cursors by their next window's start, earliest on top.
-  auto later = [&](size_t a, size_t b) {
-    return std::get<0>(*cursors[a].at) > std::get<0>(*cursors[b].at);
-  };
-  std::vector<size_t> heap(cursors.size());
-  for (size_t i = 0; i < heap.size(); ++i) heap[i] = i;
-  std::make_heap(heap.begin(), heap.end(), later);
-  auto next = [&]() -> Cursor* { return heap.empty() ? nullptr : &cursors[heap.front()]; };
-  auto advance = [&] {  // past the top cursor's window
-    std::pop_heap(heap.begin(), heap.end(), later);
-    if (++cursors[heap.back()].at == cursors[heap.back()].end)
-      heap.pop_back();
-    else
-      std::push_heap(heap.begin(), heap.end(), later);
-  };
-  // Nodes whose window is open at the current start time: (last start it allows, node, when
-  // it opened). Among them the plan prefers those that open last, so that nodes free sooner
-  // stay free for backfill; the windows opening at one time are taken as a group, and a group
-  // that alone holds the job ends the search at once.
-  std::set<std::tuple<int64_t, int, int64_t>> active;
-  std::vector<int> group, candidates;
-  int64_t start = -1;
-  bool group_refused = false;
-  // A placement the topology refused (--switches, segments) is tried again only once an eighth
-  // more nodes are open: at times a little later than it could be, instead of a try per window.
-  size_t next_try = static_cast<size_t>(std::max(count, 1));
-  auto place = [&](std::vector<int>& nodes) -> std::optional<PlannedPlace> {
-    if (count == 1 && placement.segment == 0) return PlannedPlace{start, {nodes.front()}};
-    if (auto chosen = ChooseNodes(cluster_, nodes, placement))
-      return PlannedPlace{start, std::move(*chosen)};
-    return std::nullopt;
-  };
-  // Every node open at `start`, latest opened first, then lightest, then first.
-  auto all_open = [&]() -> std::optional<PlannedPlace> {
-    if (active.size() < next_try) return std::nullopt;
-    std::vector<std::tuple<int64_t, uint32_t, int>> order;
-    for (const auto& [last, node, opened] : active)
-      order.emplace_back(-opened, cluster_.nodes[node].weight, node);
-    std::sort(order.begin(), order.end());
-    candidates.clear();
-    for (const auto& entry : order) candidates.push_back(std::get<2>(entry));
-    if (auto found = place(candidates)) return found;
-    next_try = active.size() + 1 + active.size() / 8;
-    return std::nullopt;
-  };
-  for (Cursor* cursor = next(); cursor; cursor = next()) {
-    auto [window_start, joining, end] = *cursor->at;
-    advance();
+  MergedWindows windows(state.by_class, first_class);
+  OpenNodes open(cluster_, count, placement);
+  while (std::optional<WindowEntry> window = windows.Next()) {
+    auto [window_start, node, end] = *window;
     if (duration >= kUnlimitedSeconds && end != kForever) continue;
     int64_t opens = std::max(window_start, from);
-    if (opens != start) {
-      if (auto found = all_open()) return found;  // the last group is complete
-      start = opens;
-      group.clear();
-      group_refused = false;
-      size_t before = active.size();
-      while (!active.empty() && std::get<0>(*active.begin()) < start) active.erase(active.begin());
-      // Nodes left: the open set is a different one, worth a placement again.
-      if (active.size() < before)
-        next_try = std::min(next_try, std::max<size_t>(count, active.size() + 1));
-    }
+    if (opens != open.start())
+      if (auto found = open.MoveTo(opens)) return found;  // the last group was complete
     int64_t last_start = end == kForever ? kForever : end - duration;
-    if (last_start < start) continue;  // too short for the job (or over before `from`)
-    active.insert({last_start, joining, window_start});
-    group.push_back(joining);
-    if (!group_refused && static_cast<int>(group.size()) >= count) {
-      if (auto found = place(group)) return found;
-      group_refused = true;
-    }
+    if (last_start < open.start()) continue;  // too short for the job (or over before `from`)
+    if (auto found = open.Add(last_start, node, window_start)) return found;
   }
-  return all_open();
+  return open.TryAll();
 }
 
 }  // namespace drover::sched
