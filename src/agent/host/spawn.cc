@@ -95,7 +95,9 @@ Result<Spawned> Spawn(const ProcessSpec& spec, const std::function<Status(pid_t)
       return std::move(opened).take_error();
     }
   pid_t pid = ::fork();
-  if (pid == 0) spawn_child::Run(plan, {ready.write, go.read, report.write});
+  if (pid == 0)
+    spawn_child::Run(plan,
+                     {ready.write, go.read, report.write, {ready.read, go.write, report.read}});
   int fork_error = errno;
   Pipe::Close(ready.write);
   Pipe::Close(go.read);

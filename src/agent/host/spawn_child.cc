@@ -262,6 +262,7 @@ Plan MakePlan(const ProcessSpec& spec) {
 
 void Run(Plan& plan, Pipes pipes) {
   const ProcessSpec& spec = *plan.spec;
+  for (int fd : pipes.others) ::close(fd);  // a `go` the parent closes must read as its end
   ResetSignals(spec.default_signals);
   if (const char* call = MakeSession(spec))
     Fail(plan, pipes.report, SpawnPhase::kSession, errno, call);

@@ -21,9 +21,11 @@ struct Plan {
 Plan MakePlan(const ProcessSpec& spec);
 
 // The ends of the pipes the child keeps: it writes one byte to `ready` once its session is made,
-// reads one from `go` before it goes on, and writes a failure to `report`.
+// reads one from `go` before it goes on, and writes a failure to `report`. The parent's ends,
+// which it closes first, are `others`.
 struct Pipes {
   int ready = -1, go = -1, report = -1;
+  int others[3] = {-1, -1, -1};
 };
 [[noreturn]] void Run(Plan& plan, Pipes pipes);
 
