@@ -63,6 +63,25 @@ UserAccount AccountOf(const JobSpec& spec) {
   return account;
 }
 
+// A launch that failed before its supervisor started ends here, as the job's status.
+Status WriteLaunchFailure(const fs::path& dir, const std::string& reason) {
+  BatchStatus status;
+  status.launch_failed = true;
+  status.exit_code = 1;
+  status.reason = reason;
+  status.end_time = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+  return WriteStatus(dir, status);
+}
+
+// Holds the job's allocation on a node that runs no batch script.
+constexpr const char* kHolderScript =
+    "#!/bin/sh\n"
+    "# Holds the job's allocation here; only its end (SIGTERM, SIGKILL) stops it.\n"
+    "trap '' HUP INT QUIT USR1 USR2 ALRM PIPE TSTP TTIN TTOU\n"
+    "exec /bin/sleep 100000000\n";
+
 std::string HostName() {
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
@@ -113,12 +132,13 @@ std::string Agent::TopologyAddress() const {
   return Join(path, ".");
 }
 
-Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec, const fs::path& dir,
-                                   std::vector<std::string>& env) {
+// What the batch environment needs beyond the spec; `mine` is this node's part of the job.
+Result<LaunchContext> Agent::ContextFor(const v1::Job& job, const JobSpec& spec,
+                                        const v1::NodeAllocation*& mine) {
   LaunchContext context;
   context.node_name = node_name_;
   context.node_list = job.node_list();
-  const v1::NodeAllocation* mine = nullptr;
+  mine = nullptr;
   for (int i = 0; i < job.allocation_size(); ++i) {
     const v1::NodeAllocation& part = job.allocation(i);
     int threads = part.node() >= 0 && static_cast<size_t>(part.node()) < cluster_.nodes.size()
@@ -154,7 +174,28 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec, cons
     pattern.push_back("node");
     context.topology_pattern = Join(pattern, ".");
   }
-  auto environment = BuildBatchEnvironment(spec, context);
+  return context;
+}
+
+// On a real node the job's cgroup holds its cores and its GPUs only.
+void Agent::ConfineToAllocation(const v1::NodeAllocation& mine, BatchLaunch& launch) const {
+  if (options_.emulated) return;
+  std::vector<int> cores(mine.cores().begin(), mine.cores().end());
+  auto cpus = CpusOfCores(host_, cores);
+  if (cpus) launch.cpus = std::move(*cpus);
+  for (const Gpu& gpu : gpus_.gpus) {
+    if (gpu.minor < 0) continue;
+    bool given = std::find(mine.gpus().begin(), mine.gpus().end(), gpu.index) != mine.gpus().end();
+    (given ? launch.gpu_minors : launch.gpu_minors_denied).push_back(gpu.minor);
+  }
+}
+
+Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec,
+                                   std::vector<std::string>& env) {
+  const v1::NodeAllocation* mine = nullptr;
+  auto context = ContextFor(job, spec, mine);
+  if (!context) return std::move(context).take_error();
+  auto environment = BuildBatchEnvironment(spec, *context);
   if (!environment) return std::move(environment).take_error();
   env = std::move(*environment);
 
@@ -162,9 +203,9 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec, cons
   launch.job_id = spec.job_id;
   launch.uid = spec.uid;
   launch.gid = spec.gid;
-  launch.user = context.user.name;
+  launch.user = context->user.name;
   launch.node_name = node_name_;
-  launch.work_dir = spec.work_dir.empty() ? context.user.home : spec.work_dir;
+  launch.work_dir = spec.work_dir.empty() ? context->user.home : spec.work_dir;
   auto paths = ResolveBatchIoPaths(spec, BatchPatternContext(spec, node_name_));
   if (!paths) return std::move(paths).take_error();
   launch.stdout_path = paths->stdout_path;
@@ -177,109 +218,96 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec, cons
   launch.cgroup_mode = options_.cgroup_mode;
   launch.cgroup_root = options_.cgroup_root;
   launch.cgroup_parent = CgroupParent();
-  if (!options_.emulated) {
-    std::vector<int> cores(mine->cores().begin(), mine->cores().end());
-    auto cpus = CpusOfCores(host_, cores);
-    if (cpus) launch.cpus = std::move(*cpus);
-    for (const Gpu& gpu : gpus_.gpus) {
-      if (gpu.minor < 0) continue;
-      bool given =
-          std::find(mine->gpus().begin(), mine->gpus().end(), gpu.index) != mine->gpus().end();
-      (given ? launch.gpu_minors : launch.gpu_minors_denied).push_back(gpu.minor);
-    }
-  }
+  ConfineToAllocation(*mine, launch);
   launch.memory_limit_mib = mine->memory_mb();
   launch.prolog = cluster_.settings.prolog;
   launch.epilog = cluster_.settings.epilog;
   launch.kill_wait_seconds = static_cast<uint32_t>(cluster_.settings.kill_wait_seconds);
-  (void)dir;
   return launch;
 }
 
 Status Agent::Launch(const v1::LaunchRequest& request) {
-  const v1::Job& job = request.job();
-  uint64_t id = job.spec().job_id();
-  uint32_t run = job.restart_count();
-  std::unique_lock lock(mutex_);
-  // A launch of this job already under way here: this one is its repeat.
-  if (launching_.count(id)) return OkStatus();
-  if (fs::exists(DoneMarker(id, run))) return OkStatus();  // ran here and was reported
-  fs::path dir = JobDir(id);
-  if (fs::exists(dir)) {
-    std::optional<uint32_t> existing = ReadRun(dir);
-    bool started = fs::exists(dir / "supervisor.pid") || ReadStatus(dir);
-    // The same launch again; or one that an earlier agent process began and did not finish
-    // (no supervisor yet: launches here are one at a time), which starts over.
-    if (existing && *existing == run && started) return OkStatus();
-    if (existing && *existing == run) existing.reset();
-    // An earlier run of a requeued job: the controller no longer wants it.
-    if (existing && SupervisorAlive(dir)) {
-      if (auto supervisor = ReadProcessFile(dir / "supervisor.pid"); supervisor)
-        ::kill(supervisor->pid, SIGTERM);
-      return MakeError(
-          fmt::format("job {}: an earlier run is still ending on {}; retry", id, node_name_));
-    }
-    std::error_code ignored;
-    if (existing) fs::rename(dir, DoneMarker(id, *existing), ignored);
-    if (!existing || ignored) fs::remove_all(dir, ignored);
+  const uint64_t id = request.job().spec().job_id();
+  {
+    MutexLock lock(mutex_);
+    if (std::optional<Status> settled = SettleEarlierRun(id, request.job().restart_count()))
+      return std::move(*settled);
+    // The rest, the slow part (files, the supervisor's start), runs beside other jobs' launches.
+    launching_.insert(id);
   }
-  // The rest, the slow part (files, the supervisor's start), runs beside other jobs' launches.
-  launching_.insert(id);
-  lock.unlock();
   struct Done {
     Agent* agent;
     uint64_t id;
     ~Done() {
-      std::lock_guard relock(agent->mutex_);
+      MutexLock relock(agent->mutex_);
       agent->launching_.erase(id);
     }
   } done{this, id};
+  return StartJob(request, JobDir(id));
+}
+
+// What a launch finds of an earlier one in the job's directory: OK when this launch repeats
+// one already under way, started or reported (it runs nothing); an error while an earlier run
+// of a requeued job is still ending; none when the launch goes ahead (the directory is clear).
+std::optional<Status> Agent::SettleEarlierRun(uint64_t id, uint32_t run) {
+  // A launch of this job already under way here: this one is its repeat.
+  if (launching_.count(id)) return OkStatus();
+  if (fs::exists(DoneMarker(id, run))) return OkStatus();  // ran here and was reported
+  fs::path dir = JobDir(id);
+  if (!fs::exists(dir)) return std::nullopt;
+  std::optional<uint32_t> existing = ReadRun(dir);
+  bool started = fs::exists(dir / "supervisor.pid") || ReadStatus(dir);
+  // The same launch again; or one that an earlier agent process began and did not finish
+  // (no supervisor yet: launches here are one at a time), which starts over.
+  if (existing && *existing == run && started) return OkStatus();
+  if (existing && *existing == run) existing.reset();
+  // An earlier run of a requeued job: the controller no longer wants it.
+  if (existing && SupervisorAlive(dir)) {
+    if (auto supervisor = ReadProcessFile(dir / "supervisor.pid"); supervisor)
+      ::kill(supervisor->pid, SIGTERM);
+    return MakeError(
+        fmt::format("job {}: an earlier run is still ending on {}; retry", id, node_name_));
+  }
+  std::error_code ignored;
+  if (existing) fs::rename(dir, DoneMarker(id, *existing), ignored);
+  if (!existing || ignored) fs::remove_all(dir, ignored);
+  return std::nullopt;
+}
+
+// The job's directory, its files and its supervisor. A failure after the directory exists is
+// the job's status (the controller learns it as the job's end), not this call's error.
+Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
+  const v1::Job& job = request.job();
   auto spec = wire::FromProto(job.spec());
-  if (!spec) return MakeError(fmt::format("job {}: {}", id, spec.error()));
+  if (!spec) return MakeError(fmt::format("job {}: {}", job.spec().job_id(), spec.error()));
   std::error_code error;
   fs::create_directories(dir, error);
   if (error)
     return MakeError(fmt::format("cannot create {}: {}; check the spool directory's permissions",
                                  dir.string(), error.message()));
   ::chmod(dir.c_str(), 0711);
-  if (Status written = WriteRun(dir, run); !written) return written;
-  auto fail = [&](const std::string& reason) {
-    BatchStatus status;
-    status.launch_failed = true;
-    status.exit_code = 1;
-    status.reason = reason;
-    status.end_time = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-    return WriteStatus(dir, status);
-  };
+  if (Status written = WriteRun(dir, job.restart_count()); !written) return written;
   if (geteuid() != 0 && spec->uid != geteuid())
-    return fail(fmt::format(
-        "droverd on {} runs as uid {} and can run only that user's jobs, not uid {}'s; run "
-        "droverd as root to run every user's jobs",
-        node_name_, geteuid(), spec->uid));
+    return WriteLaunchFailure(
+        dir, fmt::format("droverd on {} runs as uid {} and can run only that user's jobs, not "
+                         "uid {}'s; run droverd as root to run every user's jobs",
+                         node_name_, geteuid(), spec->uid));
   std::vector<std::string> env;
-  auto launch = Prepare(job, *spec, dir, env);
-  if (!launch) return fail(launch.error());
+  auto launch = Prepare(job, *spec, env);
+  if (!launch) return WriteLaunchFailure(dir, launch.error());
   // The batch script runs on the job's first node. The other nodes, and every node of an
   // interactive allocation (salloc, srun outside a job), run no script: a process holds the
   // job's cgroup while srun's steps come and go, as Slurm's extern step does.
   const bool holder =
       spec->interactive || job.allocation_size() == 0 || job.allocation(0).node() != node_;
-  if (holder) launch->stdout_path = launch->stderr_path = "/dev/null";
-  if (holder) launch->stdin_path = "/dev/null";
-  const std::string& script =
-      holder ? std::string(
-                   "#!/bin/sh\n"
-                   "# Holds the job's allocation here; only its end (SIGTERM, SIGKILL) stops it.\n"
-                   "trap '' HUP INT QUIT USR1 USR2 ALRM PIPE TSTP TTIN TTOU\n"
-                   "exec /bin/sleep 100000000\n")
-             : request.script();
-  if (Status s = WriteScript(dir, script, launch->uid, launch->gid); !s) return fail(s.error());
-  if (Status s = WriteEnvironment(dir, env); !s) return fail(s.error());
-  if (Status s = WriteLaunch(dir, *launch); !s) return fail(s.error());
+  if (holder) launch->stdout_path = launch->stderr_path = launch->stdin_path = "/dev/null";
+  const std::string& script = holder ? std::string(kHolderScript) : request.script();
+  if (Status s = WriteScript(dir, script, launch->uid, launch->gid); !s)
+    return WriteLaunchFailure(dir, s.error());
+  if (Status s = WriteEnvironment(dir, env); !s) return WriteLaunchFailure(dir, s.error());
+  if (Status s = WriteLaunch(dir, *launch); !s) return WriteLaunchFailure(dir, s.error());
   if (Status s = StartSupervisor(options_.stepd, dir); !s)
-    return fail("the step supervisor did not start: " + s.error());
+    return WriteLaunchFailure(dir, "the step supervisor did not start: " + s.error());
   return OkStatus();
 }
 
@@ -322,6 +350,31 @@ Status Agent::Signal(uint64_t job_id, int signal, bool batch_only) {
   return OkStatus();
 }
 
+bool Agent::Launching(uint64_t job_id) {
+  MutexLock lock(mutex_);
+  return launching_.count(job_id) != 0;
+}
+
+void Agent::SignalSteps(uint64_t job_id, int signal) {
+  MutexLock lock(steps_mutex_);
+  for (auto [it, end] = step_groups_.equal_range(job_id); it != end; ++it)
+    ::kill(-it->second, signal);
+}
+
+void Agent::AddStepGroup(uint64_t job_id, pid_t group) {
+  MutexLock lock(steps_mutex_);
+  step_groups_.emplace(job_id, group);
+}
+
+void Agent::ForgetStepGroup(uint64_t job_id, pid_t group) {
+  MutexLock lock(steps_mutex_);
+  for (auto [it, last] = step_groups_.equal_range(job_id); it != last; ++it)
+    if (it->second == group) {
+      step_groups_.erase(it);
+      break;
+    }
+}
+
 Status Agent::Terminate(uint64_t job_id) {
   fs::path dir = JobDir(job_id);
   if (fs::exists(dir) && !ReadStatus(dir)) (void)Pause(job_id, false);  // a suspended job too
@@ -341,7 +394,7 @@ std::vector<uint64_t> Agent::RunningJobs() {
 
 std::vector<EndedJob> Agent::EndedJobs() {
   std::vector<EndedJob> ended;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
     auto id = JobIdOf(entry.path());
@@ -377,7 +430,7 @@ std::vector<EndedJob> Agent::EndedJobs() {
 }
 
 void Agent::Reported(uint64_t job_id, uint32_t restart_count) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   fs::path dir = JobDir(job_id);
   // The directory may hold a newer run by now (requeued and launched here again): keep it.
   if (launching_.count(job_id) || ReadRun(dir) != restart_count) return;

@@ -9,16 +9,18 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "agent/host/gpu.h"
 #include "agent/host/host_info.h"
+#include "agent/host/job_env.h"
 #include "agent/stepd/spool.h"
 #include "common/cluster_config.h"
 #include "common/job_spec.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "proto/drover.pb.h"
 
@@ -56,7 +58,7 @@ class Agent {
   // SIGCONT+SIGTERM to every process, SIGKILL after KillWait (the supervisor does it).
   Status Terminate(uint64_t job_id);
 
-  // Runs an srun step's tasks that are on this node (agent_steps.cc): output goes out through
+  // Runs an srun step's tasks that are on this node (a StepSession): output goes out through
   // `write`, srun's stdin and signals come in through `read`; returns once the tasks have
   // ended and srun has closed its side (or gone, which kills the tasks).
   using StepWrite = std::function<bool(const v1::StepOutput&)>;
@@ -68,24 +70,36 @@ class Agent {
   std::vector<uint64_t> RunningJobs();  // job directories without a status yet
   // Jobs that ended; a job directory whose supervisor died without a status is cleaned up
   // here (what is left of the job is killed) and reported as failed.
-  std::vector<EndedJob> EndedJobs();
+  std::vector<EndedJob> EndedJobs() EXCLUDES(mutex_);
   // The controller has committed this run's end: its directory moves to <spool>/done.
-  void Reported(uint64_t job_id, uint32_t restart_count);
+  void Reported(uint64_t job_id, uint32_t restart_count) EXCLUDES(mutex_);
 
   const std::string& node_name() const { return node_name_; }
   const HostInfo& host() const { return host_; }
   const GpuDiscovery& gpus() const { return gpus_; }
 
  private:
+  friend class StepSession;  // reads the node, the job directories and the step groups
+
   std::filesystem::path JobDir(uint64_t job_id) const;
   std::filesystem::path DoneMarker(uint64_t job_id, uint32_t restart_count) const;
+  // Launch's parts.
+  std::optional<Status> SettleEarlierRun(uint64_t job_id, uint32_t run) REQUIRES(mutex_);
+  Status StartJob(const v1::LaunchRequest& request, const std::filesystem::path& dir);
   Result<BatchLaunch> Prepare(const v1::Job& job, const JobSpec& spec,
-                              const std::filesystem::path& dir, std::vector<std::string>& env);
+                              std::vector<std::string>& env);
+  Result<LaunchContext> ContextFor(const v1::Job& job, const JobSpec& spec,
+                                   const v1::NodeAllocation*& mine);
+  void ConfineToAllocation(const v1::NodeAllocation& mine, BatchLaunch& launch) const;
   std::string TopologyAddress() const;
   std::string CgroupParent() const;
   Status Pause(uint64_t job_id, bool stop);
-  void PruneDone();
-  void SignalSteps(uint64_t job_id, int signal);  // every srun task of the job here
+  void PruneDone() REQUIRES(mutex_);
+  bool Launching(uint64_t job_id) EXCLUDES(mutex_);
+  // Every srun task of the job here that has no cgroup to reach it by: its process group.
+  void SignalSteps(uint64_t job_id, int signal) EXCLUDES(steps_mutex_);
+  void AddStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
+  void ForgetStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
 
   const ClusterConfig& cluster_;
   int node_;
@@ -93,11 +107,12 @@ class Agent {
   HostInfo host_;
   GpuDiscovery gpus_;
   AgentOptions options_;
-  std::mutex mutex_;              // guards launching_ and the moves of job directories
-  std::set<uint64_t> launching_;  // jobs whose launch is under way
-  int reports_since_prune_ = 0;
-  std::mutex steps_mutex_;
-  std::multimap<uint64_t, pid_t> step_groups_;  // job -> process group of one of its srun tasks
+  Mutex mutex_;  // guards launching_ and the moves of job directories
+  std::set<uint64_t> launching_ GUARDED_BY(mutex_);  // jobs whose launch is under way
+  int reports_since_prune_ GUARDED_BY(mutex_) = 0;
+  Mutex steps_mutex_;
+  // job -> process group of one of its srun tasks
+  std::multimap<uint64_t, pid_t> step_groups_ GUARDED_BY(steps_mutex_);
 };
 
 }  // namespace drover::agent

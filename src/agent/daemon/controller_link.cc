@@ -98,19 +98,19 @@ void ControllerLink::Start() {
 
 void ControllerLink::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void ControllerLink::Wake() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     woken_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 bool ControllerLink::Register() {
@@ -168,9 +168,11 @@ void ControllerLink::ReportEnded() {
     grpc::Status status;
   };
   std::vector<std::unique_ptr<Call>> calls;
-  std::mutex mutex;
-  std::condition_variable all_back;
-  size_t back = 0;
+  struct Replies {
+    Mutex mutex;
+    CondVar all_back;
+    size_t back GUARDED_BY(mutex) = 0;
+  } replies;
   for (const EndedJob& ended : ended_jobs) {
     auto call = std::make_unique<Call>();
     v1::JobEndedRequest& request = call->request;
@@ -191,14 +193,15 @@ void ControllerLink::ReportEnded() {
     calls.push_back(std::move(call));
     stub_->async()->JobEnded(&raw->context, &raw->request, &raw->reply,
                              [&, raw](grpc::Status status) {
-                               std::lock_guard lock(mutex);
+                               MutexLock lock(replies.mutex);
                                raw->status = std::move(status);
-                               ++back;
-                               all_back.notify_one();
+                               ++replies.back;
+                               replies.all_back.NotifyOne();
                              });
   }
-  std::unique_lock lock(mutex);
-  all_back.wait(lock, [&] { return back == calls.size(); });
+  MutexLock lock(replies.mutex);
+  replies.all_back.Wait(replies.mutex,
+                        [&]() REQUIRES(replies.mutex) { return replies.back == calls.size(); });
   for (const auto& call : calls)
     if (call->status.ok()) agent_.Reported(call->request.job_id(), call->request.restart_count());
 }
@@ -217,8 +220,8 @@ void ControllerLink::Run() {
   bool health = !options_.health_program.empty();
   while (true) {
     {
-      std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, options_.poll, [&] { return stop_ || woken_; });
+      MutexLock lock(mutex_);
+      wake_.WaitFor(mutex_, options_.poll, [&]() REQUIRES(mutex_) { return stop_ || woken_; });
       if (stop_) return;
       woken_ = false;
     }
@@ -230,8 +233,9 @@ void ControllerLink::Run() {
       next_heartbeat = now;  // tell the controller at once
     }
     if (!registered_ && !Register()) {
-      std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stop_; });
+      MutexLock lock(mutex_);
+      wake_.WaitFor(mutex_, std::chrono::milliseconds(500),
+                    [&]() REQUIRES(mutex_) { return stop_; });
       continue;
     }
     if (now >= next_heartbeat) {

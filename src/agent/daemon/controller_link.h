@@ -5,15 +5,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
 
 #include "agent/daemon/agent.h"
+#include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::agent {
@@ -32,8 +31,8 @@ class ControllerLink {
   ControllerLink(Agent& agent, LinkOptions options);
   ~ControllerLink();
   void Start();
-  void Stop();
-  void Wake();  // a job may have ended: look now
+  void Stop() EXCLUDES(mutex_);
+  void Wake() EXCLUDES(mutex_);  // a job may have ended: look now
   void SetAddress(std::string address) { options_.address = std::move(address); }  // before Start
 
  private:
@@ -49,9 +48,10 @@ class ControllerLink {
   bool registered_ = false;
   bool healthy_ = true;
   std::string health_output_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false, woken_ = false;
+  Mutex mutex_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mutex_) = false;
+  bool woken_ GUARDED_BY(mutex_) = false;  // Wake() since the loop last looked
   std::thread thread_;
 };
 

@@ -11,82 +11,20 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
 #include "agent/daemon/agent.h"
 #include "agent/daemon/controller_link.h"
+#include "agent/daemon/daemon_options.h"
 #include "agent/host/cgroup.h"
 #include "common/cluster_config.h"
+#include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace drover;
-
-constexpr const char* kUsage =
-    "Usage: droverd -N NODE [--conf FILE] [--spool DIR] [--listen ADDR:PORT] [--port-file FILE]\n"
-    "               [--controller HOST:PORT] [--emulate] [--stepd PATH]\n"
-    "  -N NODE            the node of slurm.conf this agent is\n"
-    "  --conf FILE        slurm.conf (default: $DROVER_CONF, $SLURM_CONF, /etc/slurm/slurm.conf)\n"
-    "  --spool DIR        job directories (default: SlurmdSpoolDir, %n replaced by NODE)\n"
-    "  --listen ADDR:PORT where to listen (default: 0.0.0.0:the node's Port or SlurmdPort;\n"
-    "                     port 0 picks a free one, told to the controller at registration)\n"
-    "  --port-file FILE   write the port listened on\n"
-    "  --controller H:P   the controller (default: SlurmctldHost:SlurmctldPort)\n"
-    "  --emulate          an emulated node: resources from slurm.conf, GPUs without devices,\n"
-    "                     several agents per host\n"
-    "  --stepd PATH       the step supervisor (default: droverstepd beside droverd)\n";
-
-struct Options {
-  std::string node, conf, spool, listen, port_file, controller, stepd;
-  bool emulate = false;
-};
-
-bool ParseOptions(int argc, char** argv, Options& options) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    bool ok = true;
-    if (arg == "-N" || arg == "--node")
-      ok = value(options.node);
-    else if (arg == "--conf")
-      ok = value(options.conf);
-    else if (arg == "--spool")
-      ok = value(options.spool);
-    else if (arg == "--listen")
-      ok = value(options.listen);
-    else if (arg == "--port-file")
-      ok = value(options.port_file);
-    else if (arg == "--controller")
-      ok = value(options.controller);
-    else if (arg == "--stepd")
-      ok = value(options.stepd);
-    else if (arg == "--emulate")
-      options.emulate = true;
-    else if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else {
-      std::fprintf(stderr, "droverd: unknown option %s\n%s", arg.c_str(), kUsage);
-      return false;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "droverd: %s needs a value\n%s", arg.c_str(), kUsage);
-      return false;
-    }
-  }
-  if (options.node.empty()) {
-    std::fprintf(stderr, "droverd: which node is this? give -N NODE\n%s", kUsage);
-    return false;
-  }
-  return true;
-}
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
@@ -116,9 +54,9 @@ class AgentService final : public v1::Agent::Service {
     if (!stream->Read(&first) || !first.has_launch())
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "RunStep: the first message must describe the step (launch)");
-    std::mutex write_mutex;
+    Mutex write_mutex;  // the session writes from one thread today; the stream allows one
     auto write = [&](const v1::StepOutput& message) {
-      std::lock_guard lock(write_mutex);
+      MutexLock lock(write_mutex);
       return stream->Write(message);
     };
     auto read = [&](v1::StepInput* message) { return stream->Read(message); };
@@ -139,84 +77,55 @@ class AgentService final : public v1::Agent::Service {
 
 std::atomic<bool> stopping{false};
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // A step task that closes its stdin must not take the agent down with the next write.
-  ::signal(SIGPIPE, SIG_IGN);
-  Options options;
-  if (!ParseOptions(argc, argv, options)) return 2;
-  std::string path = ResolveConfPath(options.conf);
-  ConfigLoad load = LoadClusterConfig(path);
-  for (const Diagnostic& error : load.diagnostics.errors())
-    fmt::print(stderr, "droverd: error: {}\n", error.ToString());
-  if (!load.ok()) return 1;
-  const ClusterConfig& cluster = load.config;
-  int node = cluster.FindNode(options.node);
-  if (node < 0) {
-    fmt::print(stderr, "droverd: error: node {} is not in {}; give -N one of its NodeName=s\n",
-               options.node, path);
-    return 1;
-  }
-  const NodeConfig& config = cluster.nodes[node];
-
+// The host's CPUs and memory; an emulated node's are slurm.conf's.
+Result<agent::HostInfo> HostFor(const agent::DaemonOptions& options, const NodeConfig& config) {
+  if (!options.emulate) return agent::ReadHostInfo();
   agent::HostInfo host;
-  if (options.emulate) {
-    host.sockets = config.sockets;
-    host.cores_per_socket = config.cores_per_socket;
-    host.threads_per_core = config.threads_per_core;
-    host.cpus = config.cpus;
-    host.memory_mb = config.real_memory_mb;
-  } else {
-    auto read = agent::ReadHostInfo();
-    if (!read) {
-      fmt::print(stderr, "droverd: error: {}\n", read.error());
-      return 1;
-    }
-    host = std::move(*read);
-  }
-  agent::GpuDiscoveryOptions gpu_options;
-  gpu_options.emulated = options.emulate;
-  gpu_options.core_cpus = host.core_cpus;
-  agent::GpuDiscovery gpus = agent::DiscoverGpus(config, gpu_options);
+  host.sockets = config.sockets;
+  host.cores_per_socket = config.cores_per_socket;
+  host.threads_per_core = config.threads_per_core;
+  host.cpus = config.cpus;
+  host.memory_mb = config.real_memory_mb;
+  return host;
+}
 
+// The agent's options; its spool directory is made here.
+Result<agent::AgentOptions> AgentOptionsFor(const agent::DaemonOptions& options,
+                                            const ClusterConfig& cluster,
+                                            const std::string& conf_path) {
   agent::AgentOptions agent_options;
   agent_options.spool = options.spool.empty()
                             ? Replace(cluster.settings.slurmd_spool_dir, "%n", options.node)
                             : options.spool;
-  agent_options.conf_path = fs::absolute(path).string();
+  agent_options.conf_path = fs::absolute(conf_path).string();
   agent_options.emulated = options.emulate;
   agent_options.stepd = options.stepd.empty()
                             ? fs::read_symlink("/proc/self/exe").parent_path() / "droverstepd"
                             : fs::path(options.stepd);
   std::error_code error;
   fs::create_directories(agent_options.spool, error);
-  if (error) {
-    fmt::print(stderr, "droverd: error: cannot create the spool directory {}: {}\n",
-               agent_options.spool.string(), error.message());
-    return 1;
-  }
+  if (error)
+    return MakeError(fmt::format("cannot create the spool directory {}: {}",
+                                 agent_options.spool.string(), error.message()));
+  return agent_options;
+}
+
+void PrintNodeSummary(const std::string& node, const agent::HostInfo& host,
+                      const agent::GpuDiscovery& gpus, const agent::AgentOptions& agent_options) {
   agent::CgroupHierarchy cgroups = agent::DetectCgroups(agent_options.cgroup_root);
-  fmt::print(stderr, "droverd: node {}: {} CPUs, {} MiB, {} GPUs ({}{}{}); cgroups: {}{}{}\n",
-             options.node, host.cpus, host.memory_mb, gpus.gpus.size(),
-             agent::GpuSourceName(gpus.source), gpus.note.empty() ? "" : ": ", gpus.note,
-             agent::CgroupModeName(cgroups.mode), cgroups.reason.empty() ? "" : " — ",
-             cgroups.reason);
+  fmt::print(stderr, "droverd: node {}: {} CPUs, {} MiB, {} GPUs ({}{}{}); cgroups: {}{}{}\n", node,
+             host.cpus, host.memory_mb, gpus.gpus.size(), agent::GpuSourceName(gpus.source),
+             gpus.note.empty() ? "" : ": ", gpus.note, agent::CgroupModeName(cgroups.mode),
+             cgroups.reason.empty() ? "" : " — ", cgroups.reason);
   if (geteuid() != 0)
     fmt::print(stderr,
                "droverd: running as uid {}, not root: only uid {}'s jobs can run here; others "
                "fail with that reason\n",
                geteuid(), geteuid());
-  agent::Agent agent(cluster, node, host, gpus, agent_options);
+}
 
-  std::string listen =
-      options.listen.empty()
-          ? fmt::format("0.0.0.0:{}", config.port ? config.port : cluster.settings.agent_port)
-          : options.listen;
-  int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
-
+agent::LinkOptions LinkOptionsFor(const agent::DaemonOptions& options,
+                                  const ClusterConfig& cluster) {
   agent::LinkOptions link_options;
   link_options.controller =
       options.controller.empty() ? ControllerAddress(cluster.settings) : options.controller;
@@ -226,6 +135,20 @@ int main(int argc, char** argv) {
   link_options.health_program = cluster.settings.health_check_program;
   link_options.health_interval =
       std::chrono::seconds(cluster.settings.health_check_interval_seconds);
+  return link_options;
+}
+
+// Serves the agent's API and talks to the controller until SIGTERM or SIGINT; the exit code.
+int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
+          const NodeConfig& config, agent::Agent& agent) {
+  std::string listen =
+      options.listen.empty()
+          ? fmt::format("0.0.0.0:{}", config.port ? config.port : cluster.settings.agent_port)
+          : options.listen;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  agent::LinkOptions link_options = LinkOptionsFor(options, cluster);
   agent::ControllerLink link(agent, link_options);
   AgentService service(agent, link);
   builder.RegisterService(&service);
@@ -254,4 +177,44 @@ int main(int argc, char** argv) {
   link.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A step task that closes its stdin must not take the agent down with the next write.
+  ::signal(SIGPIPE, SIG_IGN);
+  agent::DaemonOptions options;
+  if (!agent::ParseDaemonOptions(std::vector<std::string>(argv + 1, argv + argc), options))
+    return 2;
+  std::string path = ResolveConfPath(options.conf);
+  ConfigLoad load = LoadClusterConfig(path);
+  for (const Diagnostic& error : load.diagnostics.errors())
+    fmt::print(stderr, "droverd: error: {}\n", error.ToString());
+  if (!load.ok()) return 1;
+  const ClusterConfig& cluster = load.config;
+  int node = cluster.FindNode(options.node);
+  if (node < 0) {
+    fmt::print(stderr, "droverd: error: node {} is not in {}; give -N one of its NodeName=s\n",
+               options.node, path);
+    return 1;
+  }
+  const NodeConfig& config = cluster.nodes[node];
+  auto host = HostFor(options, config);
+  if (!host) {
+    fmt::print(stderr, "droverd: error: {}\n", host.error());
+    return 1;
+  }
+  agent::GpuDiscoveryOptions gpu_options;
+  gpu_options.emulated = options.emulate;
+  gpu_options.core_cpus = host->core_cpus;
+  agent::GpuDiscovery gpus = agent::DiscoverGpus(config, gpu_options);
+  auto agent_options = AgentOptionsFor(options, cluster, path);
+  if (!agent_options) {
+    fmt::print(stderr, "droverd: error: {}\n", agent_options.error());
+    return 1;
+  }
+  PrintNodeSummary(options.node, *host, gpus, *agent_options);
+  agent::Agent agent(cluster, node, *host, gpus, *agent_options);
+  return Serve(options, cluster, config, agent);
 }

@@ -5,21 +5,39 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "agent/stepd/detach.h"
 #include "agent/stepd/spool.h"
 #include "agent/stepd/supervisor.h"
+#include "common/getopt.h"
 
 namespace fs = std::filesystem;
 using namespace drover::agent;
 
+namespace {
+
+// The one operand, a job directory; no options.
+std::optional<std::string> JobDirectoryOf(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = drover::ParseOptions(args, {});
+  if (!parsed || parsed->operands.size() != 1 || parsed->operands[0].starts_with("-"))
+    return std::nullopt;
+  return parsed->operands[0];
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc != 2 || argv[1][0] == '-') {
+  std::optional<std::string> operand = JobDirectoryOf(argc, argv);
+  if (!operand) {
     fmt::print(stderr, "usage: droverstepd <job directory>\n");
     return 2;
   }
   ::close_range(3, ~0U, 0);  // nothing of the agent's (sockets, files) reaches the job
-  const fs::path job_dir = fs::absolute(argv[1]);
+  const fs::path job_dir = fs::absolute(*operand);
   auto launch = ReadLaunch(job_dir);
   if (!launch) {
     fmt::print(stderr, "droverstepd: error: {}\n", launch.error());

@@ -130,7 +130,7 @@ class Supervisor {
   std::vector<std::string> ProgramEnvironment(std::string_view context) const;
   void SetUpCgroup();
   Status Join(pid_t pid);
-  void RunJob(const Credentials& credentials, BatchStatus& status);
+  void RunJob(const std::optional<ProcessUser>& user, BatchStatus& status);
   void WaitForShell();
   void SignalJob(int signal);
   void KillEverything();
@@ -381,11 +381,11 @@ void Supervisor::RemoveCgroup() {
   }
 }
 
-void Supervisor::RunJob(const Credentials& credentials, BatchStatus& status) {
+void Supervisor::RunJob(const std::optional<ProcessUser>& user, BatchStatus& status) {
   ShellPlan plan{(job_dir_ / "script").string(),
                  launch_.arguments,
                  environment_,
-                 credentials,
+                 user,
                  launch_.work_dir,
                  launch_.stdout_path,
                  launch_.stderr_path,
@@ -403,7 +403,7 @@ void Supervisor::RunJob(const Credentials& credentials, BatchStatus& status) {
     return;
   }
   shell_pid_ = shell->pid;
-  int error_fd = shell->error_fd;
+  int report_fd = shell->report_fd;
   Log("batch shell {} started", shell_pid_);
   if (Status written = WriteProcessFile(job_dir_ / "job.pid", shell_pid_); !written)
     Log("{}", written.error());
@@ -413,7 +413,7 @@ void Supervisor::RunJob(const Credentials& credentials, BatchStatus& status) {
   KillEverything();
   if (WIFEXITED(*shell_status_)) status.exit_code = WEXITSTATUS(*shell_status_);
   if (WIFSIGNALED(*shell_status_)) status.signal = WTERMSIG(*shell_status_);
-  if (std::string said = ReadLaunchError(error_fd); !said.empty()) {
+  if (std::string said = ReadLaunchError(report_fd); !said.empty()) {
     status.launch_failed = true;
     status.reason = said;
   }

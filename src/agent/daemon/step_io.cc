@@ -1,0 +1,156 @@
+// A step session while its tasks run: srun's input (stdin for task 0, signals for every task) on
+// one thread, the tasks' output and ends on the session's own. See step_session.h.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+
+#include "agent/daemon/step_session.h"
+#include "common/fd_io.h"
+
+namespace drover::agent {
+namespace {
+
+constexpr size_t kChunk = 32 * 1024;
+// srun closes its side once it has every task's end; one that does not is cut off after this.
+constexpr auto kInputGrace = std::chrono::seconds(10);
+
+void CloseFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+void StepSession::SignalTasks(int signal) {
+  MutexLock lock(signal_mutex_);
+  for (pid_t group : live_groups_)
+    if (group > 0) ::kill(-group, signal);
+}
+
+// The input thread. Its end (srun is done, or gone) while tasks still run kills them.
+void StepSession::PumpInput() {
+  v1::StepInput message;
+  while (read_(&message)) {
+    if (message.signal() != 0) SignalTasks(message.signal());
+    if (!message.stdin_data().empty() && stdin_fd_ >= 0 && task0_here_)
+      if (!WriteFully(stdin_fd_, message.stdin_data())) CloseFd(stdin_fd_);  // task 0 closed it
+    if (message.stdin_closed() && !launch_.pty()) CloseFd(stdin_fd_);
+  }
+  CloseFd(stdin_fd_);
+  if (!all_ended_) SignalTasks(SIGKILL);
+  MutexLock lock(input_mutex_);
+  input_done_ = true;
+  input_finished_.NotifyAll();
+}
+
+// Output as it comes and each task's end once reaped, until every task has ended.
+void StepSession::PumpOutput() {
+  while (true) {
+    PollOutput();
+    v1::StepOutput ends;
+    for (size_t i = 0; i < tasks_.size(); ++i) Reap(i, ends);
+    bool done = std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.pid < 0; });
+    if (done) {
+      ends.set_cpu_seconds(cpu_seconds_);
+      ends.set_max_rss_mib(max_rss_kib_ / 1024);
+    }
+    if (ends.ended_size() > 0 || done) write_(ends);
+    if (done) break;
+  }
+  all_ended_ = true;
+}
+
+// One chunk from each descriptor that has output, waiting up to 50 ms for some.
+void StepSession::PollOutput() {
+  std::vector<pollfd> fds;
+  std::vector<std::pair<size_t, bool>> owners;  // task index, stderr
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].out >= 0) {
+      fds.push_back({tasks_[i].out, POLLIN, 0});
+      owners.emplace_back(i, false);
+    }
+    if (tasks_[i].err >= 0) {
+      fds.push_back({tasks_[i].err, POLLIN, 0});
+      owners.emplace_back(i, true);
+    }
+  }
+  // Nothing to read (every task writes to files): wait all the same, never spin.
+  ::poll(fds.empty() ? nullptr : fds.data(), fds.size(), 50);
+  for (size_t k = 0; k < fds.size(); ++k)
+    if (fds[k].revents != 0) {
+      Task& task = tasks_[owners[k].first];
+      Drain(task, owners[k].second ? task.err : task.out, owners[k].second, false);
+    }
+}
+
+void StepSession::Drain(Task& task, int& fd, bool is_stderr, bool until_empty) {
+  char buffer[kChunk];
+  while (fd >= 0) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got > 0) {
+      v1::StepOutput message;
+      message.set_task(task.rank);
+      message.set_stderr(is_stderr);
+      message.set_data(buffer, static_cast<size_t>(got));
+      write_(message);
+      if (!until_empty) return;
+      continue;
+    }
+    if (got < 0 && (errno == EINTR)) continue;
+    if (got < 0 && errno == EAGAIN) return;
+    CloseFd(fd);  // EOF (or EIO from a pty whose task ended)
+  }
+}
+
+// Task `index`'s end, if it has ended: what it wrote before is sent first.
+void StepSession::Reap(size_t index, v1::StepOutput& ends) {
+  Task& task = tasks_[index];
+  if (task.ended && task.pid < 0) return;
+  if (!task.ended) {
+    int status = 0;
+    rusage usage{};
+    if (::wait4(task.pid, &status, WNOHANG, &usage) != task.pid) return;
+    task.ended = true;
+    task.status = status;
+    cpu_seconds_ += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                    static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    max_rss_kib_ = std::max<uint64_t>(max_rss_kib_, static_cast<uint64_t>(usage.ru_maxrss));
+  }
+  for (int* fd : {&task.out, &task.err})
+    if (*fd >= 0) {
+      ::fcntl(*fd, F_SETFL, ::fcntl(*fd, F_GETFL) | O_NONBLOCK);
+      Drain(task, *fd, fd == &task.err, true);
+      CloseFd(*fd);
+    }
+  v1::StepOutput::TaskEnd* end = ends.add_ended();
+  end->set_task(task.rank);
+  if (WIFSIGNALED(task.status)) {
+    end->set_signal(WTERMSIG(task.status));
+  } else {
+    end->set_exit_code(WEXITSTATUS(task.status));
+  }
+  agent_.ForgetStepGroup(job_id_, task.pid);
+  MutexLock lock(signal_mutex_);
+  ::kill(-task.pid, SIGKILL);  // what the task left running in its process group
+  live_groups_[index] = -1;
+  task.pid = -1;
+}
+
+void StepSession::FinishInput() {
+  {
+    MutexLock lock(input_mutex_);
+    if (!input_finished_.WaitFor(input_mutex_, kInputGrace,
+                                 [&]() REQUIRES(input_mutex_) { return input_done_; }))
+      cancel_();
+  }
+  input_.join();
+}
+
+}  // namespace drover::agent

@@ -1,0 +1,198 @@
+// A step session's first phases: the job, its user and cgroup, the tasks' shared environment and
+// their output files; and Run, which takes every phase in order. See step_session.h.
+#include "agent/daemon/step_session.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "common/text.h"
+#include "wire/job_spec_codec.h"
+
+namespace drover::agent {
+namespace fs = std::filesystem;
+
+Status Agent::RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read,
+                      const std::function<void()>& cancel) {
+  return StepSession(*this, launch, write, read, cancel).Run();
+}
+
+StepSession::StepSession(Agent& agent, const v1::StepLaunch& launch, const Agent::StepWrite& write,
+                         const Agent::StepRead& read, const std::function<void()>& cancel)
+    : agent_(agent), launch_(launch), write_(write), read_(read), cancel_(cancel) {}
+
+Status StepSession::Run() {
+  if (Status resolved = ResolveJob(); !resolved) return resolved;
+  ResolveUser();
+  FindCgroup();
+  BuildEnvironment();
+  ChooseWorkDir();
+  if (Status started = StartTasks(); !started) return started;
+  input_ = std::thread([this] { PumpInput(); });
+  PumpOutput();
+  FinishInput();
+  return OkStatus();
+}
+
+Status StepSession::ResolveJob() {
+  job_id_ = job().spec().job_id();
+  auto spec = wire::FromProto(job().spec());
+  if (!spec) return MakeError(fmt::format("job {}: {}", job_id_, spec.error()));
+  spec_ = std::move(*spec);
+  if (Status launched = WaitForLaunch(); !launched) return launched;
+  // The step runs as the user the controller launched the job for here, whatever srun says.
+  const std::string& node = agent_.node_name_;
+  auto launched = ReadLaunch(agent_.JobDir(job_id_));
+  if (!launched) return MakeError(fmt::format("job {}: {}", job_id_, launched.error()));
+  if (launched->uid != spec_.uid || launched->gid != spec_.gid)
+    return MakeError(fmt::format("job {} runs as uid {} on {}, not uid {}", job_id_, launched->uid,
+                                 node, spec_.uid));
+  if (geteuid() != 0 && spec_.uid != geteuid())
+    return MakeError(fmt::format("droverd on {} runs as uid {} and cannot start uid {}'s tasks",
+                                 node, geteuid(), spec_.uid));
+  if (launch_.tasks().empty()) return MakeError("no tasks to start on " + node);
+  if (launch_.argv().empty() && launch_.task_commands().empty())
+    return MakeError("no command to run: give srun a program");
+  return OkStatus();
+}
+
+// The controller's launch of the job here may still be on its way (srun can be quicker).
+Status StepSession::WaitForLaunch() {
+  const fs::path dir = agent_.JobDir(job_id_);
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);;) {
+    std::vector<uint64_t> running = agent_.RunningJobs();
+    if (!agent_.Launching(job_id_) && std::binary_search(running.begin(), running.end(), job_id_) &&
+        (fs::exists(dir / "job.pid") || ReadStatus(dir)))
+      return OkStatus();
+    if (std::chrono::steady_clock::now() > deadline)
+      return MakeError(fmt::format("job {} is not running on {}", job_id_, agent_.node_name_));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The user's name, home and groups from the passwd database; the job's uid and gid whatever it
+// says. Only root switches users (ResolveJob refused anyone else's job).
+void StepSession::ResolveUser() {
+  account_ = UserAccount{spec_.user, "/", "/bin/sh"};
+  std::vector<gid_t> groups{spec_.gid};
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(spec_.uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
+    account_.name = found->pw_name;
+    account_.home = found->pw_dir;
+    groups = GroupsOf(found->pw_name, spec_.gid);
+  }
+  if (::getuid() == 0) user_ = ProcessUser{account_.name, spec_.uid, spec_.gid, groups};
+}
+
+// The cgroup the job's supervisor made, if it made one (it may track the job by session).
+void StepSession::FindCgroup() {
+  const AgentOptions& options = agent_.options_;
+  CgroupHierarchy hierarchy = DetectCgroups(options.cgroup_root);
+  fs::path base = hierarchy.mode == CgroupMode::kV1 && hierarchy.controllers.count("memory")
+                      ? hierarchy.controllers.at("memory")
+                      : hierarchy.root;
+  const std::string parent = agent_.CgroupParent();
+  if (hierarchy.mode != CgroupMode::kNone &&
+      fs::exists(base / "drover" / parent / fmt::format("job_{}", job_id_)))
+    if (auto made = JobCgroup::Create(hierarchy, parent, job_id_); made) cgroup_ = std::move(*made);
+}
+
+// srun's environment with Slurm's step variables over it; SLURM_PROCID, SLURM_LOCALID and
+// SLURM_TASK_PID are each task's own.
+void StepSession::BuildEnvironment() {
+  environment_.assign(launch_.environment().begin(), launch_.environment().end());
+  std::vector<uint32_t> per_node(launch_.tasks_per_node().begin(), launch_.tasks_per_node().end());
+  std::string step = std::to_string(launch_.step_id());
+  std::string counts = FormatCountList(per_node);
+  std::string gtids;
+  for (uint32_t rank : launch_.tasks()) gtids += (gtids.empty() ? "" : ",") + std::to_string(rank);
+  auto set = [&](std::string_view name, std::string_view value) {
+    SetVariable(environment_, name, value);
+  };
+  set("SLURM_STEP_ID", step);
+  set("SLURM_STEPID", step);
+  set("SLURM_STEP_NODELIST", launch_.node_list());
+  set("SLURM_NODELIST", launch_.node_list());
+  set("SLURM_STEP_NUM_NODES", std::to_string(launch_.nnodes()));
+  set("SLURM_NNODES", std::to_string(launch_.nnodes()));
+  set("SLURM_STEP_NUM_TASKS", std::to_string(launch_.ntasks()));
+  set("SLURM_NTASKS", std::to_string(launch_.ntasks()));
+  set("SLURM_NPROCS", std::to_string(launch_.ntasks()));
+  set("SLURM_STEP_TASKS_PER_NODE", counts);
+  set("SLURM_TASKS_PER_NODE", counts);
+  set("SLURM_NODEID", std::to_string(launch_.node_index()));
+  set("SLURMD_NODENAME", agent_.node_name_);
+  set("SLURM_GTIDS", gtids);
+  set("SLURM_DISTRIBUTION", "block");
+  if (launch_.cpus_per_task() > 0)
+    set("SLURM_CPUS_PER_TASK", std::to_string(launch_.cpus_per_task()));
+  if (std::string topology = agent_.TopologyAddress(); !topology.empty()) {
+    set("SLURM_TOPOLOGY_ADDR", topology);
+    size_t levels = static_cast<size_t>(std::count(topology.begin(), topology.end(), '.'));
+    std::vector<std::string> pattern(levels, "switch");
+    pattern.push_back("node");
+    set("SLURM_TOPOLOGY_ADDR_PATTERN", Join(pattern, "."));
+  }
+  SetGpuVariables();
+}
+
+// The job's GPUs on this node; numbered from 0 where its cgroup hides the others (NVML devices).
+void StepSession::SetGpuVariables() {
+  std::vector<uint32_t> gpus;
+  for (const v1::NodeAllocation& part : job().allocation())
+    if (part.node() == agent_.node_)
+      for (int gpu : part.gpus()) gpus.push_back(static_cast<uint32_t>(gpu));
+  if (gpus.empty()) return;
+  std::sort(gpus.begin(), gpus.end());
+  std::vector<uint32_t> visible = gpus;
+  if (!agent_.options_.emulated && agent_.gpus_.source == GpuSource::kNvml)
+    for (size_t i = 0; i < visible.size(); ++i) visible[i] = static_cast<uint32_t>(i);
+  std::string list = fmt::format("{}", fmt::join(visible, ","));
+  SetVariable(environment_, "SLURM_STEP_GPUS", fmt::format("{}", fmt::join(gpus, ",")));
+  SetVariable(environment_, "SLURM_GPUS_ON_NODE", std::to_string(gpus.size()));
+  for (std::string_view name :
+       {"CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"})
+    SetVariable(environment_, name, list);
+}
+
+// srun's --chdir, else the user's home; /tmp where the agent cannot enter it. The output
+// patterns (%j %u %x %t ...) are expanded against it.
+void StepSession::ChooseWorkDir() {
+  work_dir_ = launch_.work_dir().empty() ? account_.home : launch_.work_dir();
+  if (::access(work_dir_.c_str(), X_OK) != 0) work_dir_ = "/tmp";
+  pattern_.job_id = job_id_;
+  pattern_.array_job_id = spec_.array_task_id != kNoArrayTask ? spec_.array_job_id : 0;
+  pattern_.array_task_id = spec_.array_task_id;
+  pattern_.step_id = launch_.step_id();
+  pattern_.node_id = launch_.node_index();
+  pattern_.node_name = agent_.node_name_;
+  pattern_.user_name = account_.name;
+  pattern_.job_name = spec_.name;
+  pattern_.work_dir = work_dir_;
+}
+
+// The files srun named are made (and truncated once) as the user, before any task writes.
+Status StepSession::PrepareOutputFile(const std::string& text, uint32_t rank,
+                                      std::string& resolved) {
+  PatternContext context = pattern_;
+  context.task_id = rank;
+  auto path = ExpandOutputPattern(text, context);
+  if (!path) return MakeError(path.error());
+  resolved = *path;
+  if (prepared_.count(resolved) || resolved == "/dev/null") return OkStatus();
+  prepared_[resolved] = true;
+  int flags = O_WRONLY | O_CREAT | (launch_.open_append() ? O_APPEND : O_TRUNC);
+  if (int error = CreateFileAsUser(user_, resolved, flags); error != 0)
+    return MakeError(fmt::format("cannot open {}: {}", resolved, std::strerror(error)));
+  return OkStatus();
+}
+
+}  // namespace drover::agent

@@ -1,0 +1,126 @@
+// One srun step on this node, from srun's launch to its tasks' ends (Agent::RunStep): the tasks
+// start in the job's cgroup, as the job's user, with Slurm's per-task environment; their stdout
+// and stderr go back on the RunStep stream (or to the files srun named), srun's stdin reaches
+// task 0 and its signals every task. The tasks are the agent's children, so an agent restart
+// ends the step's stream (the batch script, under droverstepd, lives on). Never outlives the
+// stream it serves.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/daemon/agent.h"
+#include "agent/host/cgroup.h"
+#include "agent/host/job_env.h"
+#include "agent/host/output_path.h"
+#include "agent/host/spawn.h"
+#include "common/job_spec.h"
+#include "common/mutex.h"
+#include "proto/drover.pb.h"
+
+namespace drover::agent {
+
+// Its phases, in the order Run takes them: resolve the job (wait for its launch here, check the
+// user), resolve the user and the job's cgroup, build the environment, start the tasks, then pump
+// srun's input (a thread: stdin, signals) and the tasks' output and ends (this thread) until every
+// task has ended and srun has closed its side.
+class StepSession {
+ public:
+  StepSession(Agent& agent, const v1::StepLaunch& launch, const Agent::StepWrite& write,
+              const Agent::StepRead& read, const std::function<void()>& cancel);
+  Status Run();
+
+ private:
+  // One task of the step on this node; the output thread's alone.
+  struct Task {
+    uint32_t rank = 0;
+    pid_t pid = -1;
+    int out = -1, err = -1;  // our ends of its stdout/stderr (-1: to a file, or closed)
+    bool ended = false;
+    int status = 0;
+  };
+  // A task's descriptors while it starts: the child's ends go to Spawn, ours stay.
+  struct TaskIo {
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1};
+    int master = -1, slave = -1;  // srun --pty: task 0's pseudo-terminal
+    void CloseAll();
+  };
+
+  // Resolving (step_session.cc).
+  const v1::Job& job() const { return launch_.job(); }
+  Status ResolveJob();
+  Status WaitForLaunch();
+  void ResolveUser();
+  void FindCgroup();
+  void BuildEnvironment();
+  void SetGpuVariables();
+  void ChooseWorkDir();
+  Status PrepareOutputFile(const std::string& pattern, uint32_t rank, std::string& resolved);
+
+  // Starting (step_tasks.cc).
+  Status StartTasks();
+  Status StartTask(uint32_t rank, uint32_t local);
+  std::vector<std::string> CommandOf(uint32_t rank) const;
+  Status DescribeIo(uint32_t rank, ProcessSpec& spec, TaskIo& io);
+  Status OpenTerminal(ProcessSpec& spec, TaskIo& io);
+  Status OpenPipes(uint32_t rank, const std::string& out_path, const std::string& err_path,
+                   const std::string& in_path, ProcessSpec& spec, TaskIo& io);
+  Status JoinJob(pid_t pid);
+  void KeepOurEnds(Task& task, TaskIo& io);
+  void ReportExecFailure(Task& task, const std::string& program, int error);
+  Status Fail(const std::string& message);
+
+  // Running (step_io.cc).
+  void SignalTasks(int signal) EXCLUDES(signal_mutex_);
+  void PumpInput() EXCLUDES(input_mutex_);
+  void PumpOutput();
+  void PollOutput();
+  void Drain(Task& task, int& fd, bool is_stderr, bool until_empty);
+  void Reap(size_t index, v1::StepOutput& ends);
+  void FinishInput() EXCLUDES(input_mutex_);
+
+  Agent& agent_;
+  const v1::StepLaunch& launch_;
+  const Agent::StepWrite& write_;
+  const Agent::StepRead& read_;
+  const std::function<void()>& cancel_;
+
+  // What the phases resolve, before any task starts.
+  uint64_t job_id_ = 0;
+  JobSpec spec_;
+  UserAccount account_;
+  std::optional<ProcessUser> user_;  // set when the agent is root and switches to the job's user
+  std::optional<JobCgroup> cgroup_;
+  std::vector<std::string> environment_;  // what every task shares
+  std::string work_dir_;
+  PatternContext pattern_;
+  std::map<std::string, bool> prepared_;  // output files made (and truncated once)
+
+  std::vector<Task> tasks_;
+  double cpu_seconds_ = 0;
+  uint64_t max_rss_kib_ = 0;
+
+  // Signals from srun (the input thread) and the end of each task (this thread) meet here: a
+  // process group is signalled only while its task is not yet reaped.
+  Mutex signal_mutex_;
+  std::vector<pid_t> live_groups_ GUARDED_BY(signal_mutex_);  // by task index; -1: reaped
+
+  // Task 0's stdin, fed from srun: this thread's while tasks start, the input thread's after.
+  int stdin_fd_ = -1;
+  bool task0_here_ = false;
+  std::thread input_;
+  std::atomic<bool> all_ended_{false};
+  Mutex input_mutex_;
+  CondVar input_finished_;
+  bool input_done_ GUARDED_BY(input_mutex_) = false;
+};
+
+}  // namespace drover::agent

@@ -1,0 +1,287 @@
+// Between fork and exec; see spawn_child.h. Every call here is a system call or writes into a
+// fixed buffer: no heap, no locks, no stdio.
+#include "agent/host/spawn_child.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "agent/host/job_env.h"
+
+namespace drover::agent::spawn_child {
+namespace {
+
+constexpr std::string_view kTaskPid = "SLURM_TASK_PID";
+
+// A message built in place: long enough for a PATH_MAX path and its words.
+class Text {
+ public:
+  Text& operator<<(std::string_view piece) {
+    size_t room = sizeof buffer_ - size_;
+    size_t n = piece.size() < room ? piece.size() : room;
+    std::memcpy(buffer_ + size_, piece.data(), n);
+    size_ += n;
+    return *this;
+  }
+  Text& Number(unsigned long value) {
+    char digits[24];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    } while (value > 0);
+    while (n > 0) *this << std::string_view(&digits[--n], 1);
+    return *this;
+  }
+  // strerror's words without its locale lookup (the child may not take its lock); the same words
+  // in the C locale, which the daemons keep.
+  Text& Error(int error) {
+    if (const char* words = ::strerrordesc_np(error)) return *this << words;
+    *this << "Unknown error ";
+    if (error < 0) *this << "-";
+    return Number(static_cast<unsigned long>(error < 0 ? -static_cast<long>(error) : error));
+  }
+  std::string_view view() const { return {buffer_, size_}; }
+
+ private:
+  char buffer_[8192];
+  size_t size_ = 0;
+};
+
+void WriteAll(int fd, std::string_view text) {
+  while (!text.empty()) {
+    ssize_t wrote = ::write(fd, text.data(), text.size());
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return;
+    text.remove_prefix(static_cast<size_t>(wrote));
+  }
+}
+
+// The words Slurm's slurmstepd (and droverstepd before this file) used for each failure.
+void Describe(const ProcessSpec& spec, SpawnPhase phase, int error, const char* call, Text& text) {
+  const ProcessUser* user = spec.user ? &*spec.user : nullptr;
+  switch (phase) {
+    case SpawnPhase::kSession:
+    case SpawnPhase::kLimits:
+    case SpawnPhase::kRedirect:
+      text << call << ": ";
+      break;
+    case SpawnPhase::kGroups:
+      text << "cannot set the groups of user " << (user ? user->name : "") << ": ";
+      break;
+    case SpawnPhase::kGid:
+      text << "cannot switch to gid ";
+      text.Number(user ? user->gid : 0) << ": ";
+      break;
+    case SpawnPhase::kUid:
+      text << "cannot switch to uid ";
+      text.Number(user ? user->uid : 0) << " (user " << (user ? user->name : "") << "): ";
+      break;
+    case SpawnPhase::kStdout:
+      text << "could not open stdout file " << spec.stdout_source.path << ": ";
+      break;
+    case SpawnPhase::kStderr:
+      text << "could not open stderr file " << spec.stderr_source.path << ": ";
+      break;
+    case SpawnPhase::kStdin:
+      text << "could not open stdin file " << spec.stdin_source.path << ": ";
+      break;
+    case SpawnPhase::kWorkDir:
+      text << "couldn't chdir to /tmp either. dying.";
+      return;
+    case SpawnPhase::kExec:
+      text << "execve(): " << spec.program << ": ";
+      break;
+  }
+  text.Error(error);
+}
+
+// Tells the parent (through `report`) and, with a prefix, the child's stderr — the job's error
+// file once it is open, so its user sees why — then exits: execve's errno, as slurmstepd does,
+// else 1.
+[[noreturn]] void Fail(const Plan& plan, int report, SpawnPhase phase, int error,
+                       const char* call = "") {
+  Text text;
+  Describe(*plan.spec, phase, error, call, text);
+  ReportHeader header{static_cast<int>(phase), error};
+  WriteAll(report, std::string_view(reinterpret_cast<const char*>(&header), sizeof header));
+  WriteAll(report, text.view());
+  if (!plan.spec->stderr_prefix.empty()) {
+    Text line;
+    line << plan.spec->stderr_prefix << text.view() << "\n";
+    WriteAll(STDERR_FILENO, line.view());
+  }
+  ::_exit(phase == SpawnPhase::kExec ? error : 1);
+}
+
+void ResetSignals(const std::vector<int>& signals) {
+  for (int signal : signals) ::signal(signal, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// The call that failed, or null.
+const char* MakeSession(const ProcessSpec& spec) {
+  switch (spec.session) {
+    case SessionKind::kInherit:
+      return nullptr;
+    case SessionKind::kProcessGroup:
+      return ::setpgid(0, 0) == 0 ? nullptr : "setpgid";
+    case SessionKind::kSession:
+      return ::setsid() >= 0 ? nullptr : "setsid";
+    case SessionKind::kTerminal:
+      if (::setsid() < 0) return "setsid";
+      return ::ioctl(spec.terminal, TIOCSCTTY, 0) == 0 ? nullptr : "ioctl(TIOCSCTTY)";
+  }
+  return nullptr;
+}
+
+// One byte to the parent, then one from it: the parent has joined us to the job's cgroup.
+void Handshake(Pipes pipes) {
+  WriteAll(pipes.ready, "r");
+  ::close(pipes.ready);
+  char go = 0;
+  ssize_t got = 0;
+  while ((got = ::read(pipes.go, &go, 1)) < 0 && errno == EINTR) {
+  }
+  if (got != 1) ::_exit(1);  // the parent gave up on this child; it already knows why
+  ::close(pipes.go);
+}
+
+// Makes `source` descriptor `target`; false with errno set, `opening` true when the open failed.
+bool Place(const StdioSource& source, int target, bool& opening) {
+  opening = false;
+  int fd = target;
+  switch (source.kind) {
+    case StdioSource::kInherit:
+      return true;
+    case StdioSource::kDescriptor:
+      fd = source.fd;
+      break;
+    case StdioSource::kFile:
+      opening = true;
+      fd = ::open(source.path.c_str(), source.flags | O_CLOEXEC, 0644);
+      if (fd < 0) return false;
+      opening = false;
+      break;
+    case StdioSource::kSameAsStdout:
+      fd = STDOUT_FILENO;
+      break;
+  }
+  // dup2 onto itself would leave close-on-exec set.
+  bool placed = fd == target ? ::fcntl(fd, F_SETFD, 0) == 0 : ::dup2(fd, target) >= 0;
+  int error = errno;
+  if (source.kind == StdioSource::kFile && fd != target) ::close(fd);
+  errno = error;
+  return placed;
+}
+
+// stdout first, then stderr (both opened as the user), then stdin: a failure to open stdin is
+// written to the job's error file.
+void PlaceStdio(const Plan& plan, int report) {
+  const ProcessSpec& spec = *plan.spec;
+  struct Slot {
+    const StdioSource& source;
+    int target;
+    SpawnPhase phase;
+  } slots[] = {{spec.stdout_source, STDOUT_FILENO, SpawnPhase::kStdout},
+               {spec.stderr_source, STDERR_FILENO, SpawnPhase::kStderr},
+               {spec.stdin_source, STDIN_FILENO, SpawnPhase::kStdin}};
+  for (const Slot& slot : slots) {
+    bool opening = false;
+    if (!Place(slot.source, slot.target, opening))
+      Fail(plan, report, opening ? slot.phase : SpawnPhase::kRedirect, errno, "dup2");
+  }
+}
+
+void ChangeDirectory(const Plan& plan, int report) {
+  const ProcessSpec& spec = *plan.spec;
+  if (spec.work_dir.empty() || ::chdir(spec.work_dir.c_str()) == 0) return;
+  if (!spec.stderr_prefix.empty()) {
+    // Slurm's words and Slurm's fallback, so scripts and users see what they know.
+    Text line;
+    line << spec.stderr_prefix << "couldn't chdir to `" << spec.work_dir << "': ";
+    line.Error(errno) << ": going to /tmp instead\n";
+    WriteAll(STDERR_FILENO, line.view());
+  }
+  if (::chdir("/tmp") != 0) Fail(plan, report, SpawnPhase::kWorkDir, errno);
+}
+
+// Nothing of the caller's beyond 0, 1 and 2 reaches the program.
+void CloseOnExec() {
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  rlimit files{};
+  rlim_t last = ::getrlimit(RLIMIT_NOFILE, &files) == 0 ? files.rlim_cur : 1024;
+  if (last > 65536) last = 65536;
+  for (int fd = 3; fd < static_cast<int>(last); ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+void WritePid(char* slot) {
+  Text digits;
+  digits.Number(static_cast<unsigned long>(::getpid()));
+  std::memcpy(slot, digits.view().data(), digits.view().size());
+  slot[digits.view().size()] = '\0';
+}
+
+}  // namespace
+
+bool SwitchUser(const ProcessUser& user, SpawnPhase& phase) {
+  phase = SpawnPhase::kGroups;
+  if (::setgroups(user.groups.size(), user.groups.data()) != 0) return false;
+  phase = SpawnPhase::kGid;
+  if (::setgid(user.gid) != 0) return false;
+  phase = SpawnPhase::kUid;
+  return ::setuid(user.uid) == 0;
+}
+
+Plan MakePlan(const ProcessSpec& spec) {
+  Plan plan;
+  plan.spec = &spec;
+  plan.environment = spec.environment;
+  // Room for any pid; the child writes its digits and a terminating NUL there.
+  if (spec.task_pid_variable) SetVariable(plan.environment, kTaskPid, std::string(20, ' '));
+  plan.argv_storage = spec.argv;
+  for (std::string& arg : plan.argv_storage) plan.argv.push_back(arg.data());
+  plan.argv.push_back(nullptr);
+  for (std::string& entry : plan.environment) {
+    plan.envp.push_back(entry.data());
+    if (spec.task_pid_variable && entry.starts_with(kTaskPid) && entry[kTaskPid.size()] == '=')
+      plan.task_pid_slot = entry.data() + kTaskPid.size() + 1;
+  }
+  plan.envp.push_back(nullptr);
+  return plan;
+}
+
+void Run(Plan& plan, Pipes pipes) {
+  const ProcessSpec& spec = *plan.spec;
+  for (int fd : pipes.others) ::close(fd);  // a `go` the parent closes must read as its end
+  ResetSignals(spec.default_signals);
+  if (const char* call = MakeSession(spec))
+    Fail(plan, pipes.report, SpawnPhase::kSession, errno, call);
+  Handshake(pipes);
+  if (spec.umask) ::umask(*spec.umask);
+  for (const ResourceLimit& limit : spec.limits) {
+    rlimit value{limit.soft, limit.hard};
+    if (::setrlimit(limit.resource, &value) != 0)
+      Fail(plan, pipes.report, SpawnPhase::kLimits, errno, "setrlimit");
+  }
+  SpawnPhase phase = SpawnPhase::kGroups;
+  if (spec.user && !SwitchUser(*spec.user, phase)) Fail(plan, pipes.report, phase, errno);
+  PlaceStdio(plan, pipes.report);
+  ChangeDirectory(plan, pipes.report);
+  if (plan.task_pid_slot) WritePid(plan.task_pid_slot);
+  CloseOnExec();
+  if (spec.program.empty()) Fail(plan, pipes.report, SpawnPhase::kExec, ENOENT);
+  ::execve(spec.program.c_str(), plan.argv.data(), plan.envp.data());
+  Fail(plan, pipes.report, SpawnPhase::kExec, errno);
+}
+
+}  // namespace drover::agent::spawn_child
