@@ -16,6 +16,7 @@
 #include "common/text.h"
 #include "ctld/daemon/node_usage.h"
 #include "ctld/records.h"
+#include "wire/job_spec_codec.h"
 
 namespace drover::ctld {
 namespace {
@@ -105,7 +106,7 @@ ControllerService::Reactor* ControllerService::Query(Context* context,
 ControllerService::Reactor* ControllerService::Submit(Context* context,
                                                       const v1::SubmitRequest* request,
                                                       v1::SubmitReply* reply) {
-  auto spec = FromProto(request->spec());
+  auto spec = wire::FromProto(request->spec());
   if (!spec) return Finished(context, Invalid(spec.error()));
   Reactor* reactor = context->DefaultReactor();
   if (request->test_only()) {
@@ -143,7 +144,7 @@ ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
   for (int i = 0; i < request->jobs_size(); ++i) {
     const v1::SubmitRequest& one = request->jobs(i);
     v1::SubmitManyReply::Result* result = reply->mutable_results(i);
-    auto spec = FromProto(one.spec());
+    auto spec = wire::FromProto(one.spec());
     if (!spec) {
       result->set_error(spec.error());
       arrived();
