@@ -22,9 +22,9 @@
 #include <thread>
 #include <vector>
 
-#include "agent/stepd/spool.h"
 #include "cli/commands.h"
 #include "common/cluster_config.h"
+#include "common/process_file.h"
 #include "common/text.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -191,14 +191,14 @@ Result<pid_t> Spawn(const fs::path& state, const std::string& name, std::vector<
     std::fprintf(stderr, "cannot run %s\n", args[0]);
     _exit(127);
   }
-  if (Status written = agent::WriteProcessFile(state / "pids" / name, pid); !written)
+  if (Status written = WriteProcessFile(state / "pids" / name, pid); !written)
     return std::move(written).take_error();
   return pid;
 }
 
 struct Recorded {
   std::string name;
-  agent::ProcessRecord record;
+  ProcessRecord record;
   bool alive = false;
 };
 
@@ -206,9 +206,9 @@ std::vector<Recorded> Processes(const fs::path& state) {
   std::vector<Recorded> found;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(state / "pids", error)) {
-    auto record = agent::ReadProcessFile(entry.path());
+    auto record = ReadProcessFile(entry.path());
     if (!record) continue;
-    found.push_back({entry.path().filename().string(), *record, agent::ProcessAlive(*record)});
+    found.push_back({entry.path().filename().string(), *record, ProcessAlive(*record)});
   }
   std::sort(found.begin(), found.end(), [](const Recorded& a, const Recorded& b) {
     return (a.name == "ctld") != (b.name == "ctld") ? a.name == "ctld" : a.name < b.name;
@@ -257,9 +257,9 @@ int StopAll(const fs::path& state) {
     for (Recorded* process : batch) ::kill(process->record.pid, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + 10s;
     for (Recorded* process : batch) {
-      while (agent::ProcessAlive(process->record) && std::chrono::steady_clock::now() < deadline)
+      while (ProcessAlive(process->record) && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(20ms);
-      if (agent::ProcessAlive(process->record)) ::kill(process->record.pid, SIGKILL);
+      if (ProcessAlive(process->record)) ::kill(process->record.pid, SIGKILL);
       ++stopped;
     }
   }
@@ -267,13 +267,125 @@ int StopAll(const fs::path& state) {
   std::error_code error;
   for (const auto& entry : fs::recursive_directory_iterator(state / "spool", error))
     if (entry.path().filename() == "supervisor.pid")
-      if (auto record = agent::ReadProcessFile(entry.path());
-          record && agent::ProcessAlive(*record)) {
+      if (auto record = ReadProcessFile(entry.path()); record && ProcessAlive(*record)) {
         ::kill(record->pid, SIGTERM);
         ++stopped;
       }
   for (const Recorded& process : processes) fs::remove(state / "pids" / process.name, error);
   return stopped;
+}
+
+}  // namespace
+
+namespace {
+
+// The state directory for the cluster `conf` describes, made ready for a new start; an error
+// (already said on stderr) when the configuration is wrong or a cluster runs from there.
+std::optional<fs::path> PrepareState(const fs::path& conf, const std::string& state_option,
+                                     ConfigLoad& load) {
+  load = LoadClusterConfig(conf.string());
+  if (!load.ok()) {
+    for (const Diagnostic& error : load.diagnostics.errors())
+      fmt::print(stderr, "drover up: error: {}\n", error.ToString());
+    fmt::print(stderr, "drover up: fix {} (drover config check --conf {} shows everything)\n",
+               conf.string(), conf.string());
+    return std::nullopt;
+  }
+  fs::path state = state_option.empty() ? DefaultState(load.config.settings.cluster_name)
+                                        : fs::absolute(state_option);
+  for (const Recorded& process : Processes(state))
+    if (process.alive) {
+      fmt::print(stderr,
+                 "drover up: a cluster is already running from {} ({} is PID {}); stop it with "
+                 "`drover down --state {}` or choose another --state\n",
+                 state.string(), process.name, process.record.pid, state.string());
+      return std::nullopt;
+    }
+  std::error_code error;
+  fs::remove(state / "ctld.port", error);
+  for (const char* sub : {"logs", "pids", "ctld", "spool"})
+    fs::create_directories(state / sub, error);
+  if (error) {
+    fmt::print(stderr, "drover up: cannot create {}: {}\n", state.string(), error.message());
+    return std::nullopt;
+  }
+  return state;
+}
+
+// droverctld, then (once it listens, so their first registration gets through) one droverd per
+// node. The controller's PID, or nullopt after saying why.
+std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cluster, int port) {
+  fs::path bin = BinDir();
+  std::string slurm_conf = (state / "slurm.conf").string();
+  auto ctld = Spawn(
+      state, "ctld",
+      {(bin / "droverctld").string(), "--conf", slurm_conf, "--state", (state / "ctld").string(),
+       "--listen", fmt::format("127.0.0.1:{}", port), "--port-file", (state / "ctld.port").string(),
+       "--http-listen", "127.0.0.1:0", "--http-port-file", (state / "http.port").string()});
+  if (!ctld) {
+    fmt::print(stderr, "drover up: {}\n", ctld.error());
+    return std::nullopt;
+  }
+  for (int i = 0; i < 400 && !fs::exists(state / "ctld.port"); ++i) {
+    if (!Processes(state).front().alive) break;
+    std::this_thread::sleep_for(25ms);
+  }
+  for (const NodeConfig& node : cluster.nodes) {
+    auto agent =
+        Spawn(state, node.name,
+              {(bin / "droverd").string(), "-N", node.name, "--conf", slurm_conf, "--emulate",
+               "--listen", "127.0.0.1:0", "--controller", fmt::format("127.0.0.1:{}", port)});
+    if (!agent) {
+      fmt::print(stderr, "drover up: {}\n", agent.error());
+      StopAll(state);
+      return std::nullopt;
+    }
+  }
+  return *ctld;
+}
+
+// Waits up to 60 s for every node to be IDLE; otherwise prints the logs' ends, stops the
+// cluster and returns false.
+bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster) {
+  auto stub = ControllerStub(cluster);
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  std::map<std::string, std::string> states;
+  while (true) {
+    states = NodeStates(*stub);
+    size_t idle = 0;
+    for (const auto& [name, node_state] : states) idle += node_state == "IDLE";
+    if (idle == cluster.nodes.size()) return true;
+    bool dead = false;
+    for (const Recorded& process : Processes(state)) dead = dead || !process.alive;
+    if (dead || std::chrono::steady_clock::now() > deadline) {
+      fmt::print(stderr, "drover up: the cluster did not come up{}; its logs end:\n",
+                 dead ? " (a daemon stopped)" : " within 60 s");
+      PrintLogTail(state / "logs" / "ctld.log");
+      for (const NodeConfig& node : cluster.nodes)
+        if (states[node.name] != "IDLE") PrintLogTail(state / "logs" / (node.name + ".log"));
+      StopAll(state);
+      return false;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+void PrintUp(const fs::path& state, const ClusterConfig& cluster, int port, pid_t ctld) {
+  int gpus = 0, cpus = 0;
+  for (const NodeConfig& node : cluster.nodes) {
+    gpus += static_cast<int>(node.gpus.size());
+    cpus += node.cpus;
+  }
+  fmt::print(
+      "Cluster {} is up: {} nodes ({} CPUs, {} GPUs, emulated), every node IDLE.\n"
+      "  controller  127.0.0.1:{} (PID {})\n"
+      "  state       {}\n"
+      "  logs        {}\n\n"
+      "To use it from this shell:\n",
+      cluster.settings.cluster_name, cluster.nodes.size(), cpus, gpus, port, ctld, state.string(),
+      (state / "logs").string());
+  PrintEnv(state);
+  fmt::print("\nStop it with: drover down --state {}\n", state.string());
 }
 
 }  // namespace
@@ -292,109 +404,28 @@ int RunUp(Arguments args) {
     return 0;
   }
   fs::path conf = options->conf.empty() ? DefaultConf() : fs::path(options->conf);
-  ConfigLoad load = LoadClusterConfig(conf.string());
-  if (!load.ok()) {
-    for (const Diagnostic& error : load.diagnostics.errors())
-      fmt::print(stderr, "drover up: error: {}\n", error.ToString());
-    fmt::print(stderr, "drover up: fix {} (drover config check --conf {} shows everything)\n",
-               conf.string(), conf.string());
-    return 1;
-  }
-  fs::path state = options->state.empty() ? DefaultState(load.config.settings.cluster_name)
-                                          : fs::absolute(options->state);
-  for (const Recorded& process : Processes(state))
-    if (process.alive) {
-      fmt::print(stderr,
-                 "drover up: a cluster is already running from {} ({} is PID {}); stop it with "
-                 "`drover down --state {}` or choose another --state\n",
-                 state.string(), process.name, process.record.pid, state.string());
-      return 1;
-    }
-  std::error_code error;
-  fs::remove(state / "ctld.port", error);
-  for (const char* sub : {"logs", "pids", "ctld", "spool"})
-    fs::create_directories(state / sub, error);
-  if (error) {
-    fmt::print(stderr, "drover up: cannot create {}: {}\n", state.string(), error.message());
-    return 1;
-  }
+  ConfigLoad load;
+  std::optional<fs::path> state = PrepareState(conf, options->state, load);
+  if (!state) return 1;
   int port = FreePort();
-  if (Status written = WriteEffectiveConfig(conf, state, port); !written) {
+  if (Status written = WriteEffectiveConfig(conf, *state, port); !written) {
     fmt::print(stderr, "drover up: {}\n", written.error());
     return 1;
   }
+  std::error_code error;
   fs::create_directories(DefaultState(""), error);
-  std::ofstream(DefaultState("") / "last") << state.string() << "\n";
-  ConfigLoad effective = LoadClusterConfig((state / "slurm.conf").string());
+  std::ofstream(DefaultState("") / "last") << state->string() << "\n";
+  ConfigLoad effective = LoadClusterConfig((*state / "slurm.conf").string());
   if (!effective.ok()) {
     for (const Diagnostic& problem : effective.diagnostics.errors())
       fmt::print(stderr, "drover up: error: {}\n", problem.ToString());
     return 1;
   }
   const ClusterConfig& cluster = effective.config;
-  fs::path bin = BinDir();
-  std::string slurm_conf = (state / "slurm.conf").string();
-  auto ctld = Spawn(
-      state, "ctld",
-      {(bin / "droverctld").string(), "--conf", slurm_conf, "--state", (state / "ctld").string(),
-       "--listen", fmt::format("127.0.0.1:{}", port), "--port-file", (state / "ctld.port").string(),
-       "--http-listen", "127.0.0.1:0", "--http-port-file", (state / "http.port").string()});
-  if (!ctld) {
-    fmt::print(stderr, "drover up: {}\n", ctld.error());
-    return 1;
-  }
-  // The agents start once the controller listens, so their first registration gets through.
-  for (int i = 0; i < 400 && !fs::exists(state / "ctld.port"); ++i) {
-    if (!Processes(state).front().alive) break;
-    std::this_thread::sleep_for(25ms);
-  }
-  for (const NodeConfig& node : cluster.nodes) {
-    auto agent =
-        Spawn(state, node.name,
-              {(bin / "droverd").string(), "-N", node.name, "--conf", slurm_conf, "--emulate",
-               "--listen", "127.0.0.1:0", "--controller", fmt::format("127.0.0.1:{}", port)});
-    if (!agent) {
-      fmt::print(stderr, "drover up: {}\n", agent.error());
-      StopAll(state);
-      return 1;
-    }
-  }
-  auto stub = ControllerStub(cluster);
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  std::map<std::string, std::string> states;
-  while (true) {
-    states = NodeStates(*stub);
-    size_t idle = 0;
-    for (const auto& [name, node_state] : states) idle += node_state == "IDLE";
-    if (idle == cluster.nodes.size()) break;
-    bool dead = false;
-    for (const Recorded& process : Processes(state)) dead = dead || !process.alive;
-    if (dead || std::chrono::steady_clock::now() > deadline) {
-      fmt::print(stderr, "drover up: the cluster did not come up{}; its logs end:\n",
-                 dead ? " (a daemon stopped)" : " within 60 s");
-      PrintLogTail(state / "logs" / "ctld.log");
-      for (const NodeConfig& node : cluster.nodes)
-        if (states[node.name] != "IDLE") PrintLogTail(state / "logs" / (node.name + ".log"));
-      StopAll(state);
-      return 1;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
-  int gpus = 0, cpus = 0;
-  for (const NodeConfig& node : cluster.nodes) {
-    gpus += static_cast<int>(node.gpus.size());
-    cpus += node.cpus;
-  }
-  fmt::print(
-      "Cluster {} is up: {} nodes ({} CPUs, {} GPUs, emulated), every node IDLE.\n"
-      "  controller  127.0.0.1:{} (PID {})\n"
-      "  state       {}\n"
-      "  logs        {}\n\n"
-      "To use it from this shell:\n",
-      cluster.settings.cluster_name, cluster.nodes.size(), cpus, gpus, port, *ctld, state.string(),
-      (state / "logs").string());
-  PrintEnv(state);
-  fmt::print("\nStop it with: drover down --state {}\n", state.string());
+  std::optional<pid_t> ctld = StartDaemons(*state, cluster, port);
+  if (!ctld) return 1;
+  if (!WaitUntilIdle(*state, cluster)) return 1;
+  PrintUp(*state, cluster, port, *ctld);
   return 0;
 }
 

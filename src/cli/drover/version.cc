@@ -1,5 +1,8 @@
-// `drover version`: the version this binary was built from.
+// `drover version`, and the commands' own --version, --help and --usage: the version this
+// binary was built from, and the Slurm release whose commands Drover's follow.
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "cli/commands.h"
 
@@ -19,6 +22,16 @@ std::string SlurmVersionLine() {
 int PrintSlurmVersion() {
   fmt::print("{}\n", SlurmVersionLine());
   return 0;
+}
+
+std::optional<int> HelpUsageVersion(const ParsedOptions& parsed, std::string_view help,
+                                    std::string_view usage) {
+  for (const auto& [option, value] : parsed.options) {
+    if (option == "help") return std::fwrite(help.data(), 1, help.size(), stdout), 0;
+    if (option == "usage") return std::fwrite(usage.data(), 1, usage.size(), stdout), 0;
+    if (option == "version") return PrintSlurmVersion();
+  }
+  return std::nullopt;
 }
 
 }  // namespace drover::cli

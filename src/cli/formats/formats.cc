@@ -1,6 +1,6 @@
 // Column helpers shared by squeue_format.cc, sinfo_format.cc and sacct_format.cc: Slurm's -o
 // grammar, its padding and truncation rules, and its time forms.
-#include "cli/formats.h"
+#include "cli/formats/formats.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
-# squeue, sinfo and sacct output from the controller's records (formats.h). Needs the generated
-# protobuf messages, so it is built with the daemons (DROVER_DAEMONS).
-add_library(drover_cli_formats STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/formats.cc ${CMAKE_CURRENT_LIST_DIR}/squeue_format.cc
-  ${CMAKE_CURRENT_LIST_DIR}/sinfo_format.cc ${CMAKE_CURRENT_LIST_DIR}/sacct_format.cc
-  ${CMAKE_CURRENT_LIST_DIR}/sprio_format.cc ${CMAKE_CURRENT_LIST_DIR}/sshare_format.cc)
+# squeue, sinfo and sacct output from the controller's records (formats.h), and sprio's and
+# sshare's (priority_formats.h). Needs the generated protobuf messages, so it is built with the
+# daemons (DROVER_DAEMONS).
+file(GLOB CLI_FORMATS_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cc)
+list(FILTER CLI_FORMATS_SOURCES EXCLUDE REGEX "_test\\.cc$")
+add_library(drover_cli_formats STATIC ${CLI_FORMATS_SOURCES})
 target_link_libraries(drover_cli_formats PUBLIC drover_proto drover_common)
 drover_warnings(drover_cli_formats)
 

@@ -1,7 +1,7 @@
 // squeue, sinfo and sacct output against what Slurm 22.05 printed for the same cluster and jobs
 // (the reference capture: 4 nodes n[1-4], 8 CPUs and 2 GPUs each, partition debug), plus the
 // edge cases a script would trip on.
-#include "cli/formats.h"
+#include "cli/formats/formats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // sprio and sshare output as Slurm 22.05's print.c and print_fields.c lay it out: headers,
 // widths, justification, factor columns that follow the weights, tree order, parsable lines.
-#include "cli/priority_formats.h"
+#include "cli/formats/priority_formats.h"
 
 #include <gtest/gtest.h>
 

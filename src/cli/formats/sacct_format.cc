@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-#include "cli/formats.h"
+#include "cli/formats/formats.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
 #include "common/text.h"
@@ -556,97 +556,116 @@ nlohmann::json TresJson(uint32_t cpus, uint64_t memory_mb, uint32_t nodes, uint3
 
 }  // namespace
 
-std::string FormatSacctJson(const std::vector<v1::Job>& jobs, const SacctOptions& options) {
-  Context ctx{options};
-  nlohmann::json out_jobs = nlohmann::json::array();
-  for (const v1::Job& job : jobs) {
-    const v1::JobSpec& spec = job.spec();
-    Run run = CurrentRun(job, ctx);
-    Row row{&job, run, false, nullptr, {}};
-    bool array = spec.array_job_id() && spec.array_task_id() != kNoTask;
-    int64_t limit = job.time_limit_seconds() ? job.time_limit_seconds() : spec.time_limit_seconds();
-    nlohmann::json steps = nlohmann::json::array();
-    auto step_json = [&](const std::string& id, const std::string& name, const Run& r,
-                         uint32_t tasks, const std::string& nodes, size_t node_count) {
-      return nlohmann::json{
-          {"step", {{"job_id", spec.job_id()}, {"id", id}, {"name", name}}},
-          {"time",
-           {{"start", r.start},
-            {"end", r.end},
-            {"elapsed", r.started() ? Elapsed({&job, r, true, nullptr, {}}, ctx) : 0}}},
-          {"state", r.state},
-          {"exit_code", ExitCodeJson(r.state, r.exit_code, r.exit_signal)},
-          {"nodes", {{"count", node_count}, {"range", nodes}}},
-          {"tasks", {{"count", tasks}}},
-          {"tres", {{"allocated", TresJson(r.cpus, 0, static_cast<uint32_t>(node_count), 0)}}}};
-    };
-    if (run.started() && !spec.interactive()) {
-      Run batch = run;
-      batch.cpus = run.first_node_cpus;
-      batch.state = EndedByController(run.state) ? "CANCELLED" : run.state;
-      steps.push_back(step_json(fmt::format("{}.batch", spec.job_id()), "batch", batch, 1,
-                                run.nodes.empty() ? "" : run.nodes.front(), 1));
-    }
-    for (const v1::Step& step : job.steps()) {
-      Run r{.start = step.start_time(),
-            .end = step.end_time(),
-            .state = step.state(),
-            .exit_code = step.exit_code(),
-            .exit_signal = step.exit_signal()};
-      r.cpus = step.cpus();
-      steps.push_back(step_json(fmt::format("{}.{}", spec.job_id(), step.step_id()), step.name(), r,
-                                step.ntasks(), step.node_list(),
-                                static_cast<size_t>(step.nodes_size())));
-    }
-    std::string state = job.state();
-    nlohmann::json record = {
-        {"account", spec.account()},
-        {"allocation_nodes", run.started() ? run.nodes.size() : 0},
-        {"array",
-         {{"job_id", array ? spec.array_job_id() : 0},
-          {"task_id", array ? nlohmann::json(spec.array_task_id()) : nlohmann::json(nullptr)},
-          {"limits", {{"max", {{"running", {{"tasks", spec.array_max_running()}}}}}}}}},
-        {"cluster", options.cluster_name},
-        {"comment", {{"job", spec.comment()}}},
-        {"constraints", spec.constraint()},
-        {"derived_exit_code", {{"status", "SUCCESS"}, {"return_code", 0}}},
-        {"exit_code", ExitCodeJson(state, job.exit_code(), job.exit_signal())},
-        {"group", columns::UserName(nullptr, spec.gid())},
-        {"job_id", spec.job_id()},
-        {"name", spec.name()},
-        {"nodes", run.started() ? CompressHostlist(run.nodes) : "None assigned"},
-        {"partition", PartitionText(job, ctx)},
-        {"priority", 0},
-        {"qos", spec.qos().empty() ? "normal" : spec.qos()},
-        {"required",
-         {{"CPUs", columns::RequestedCpus(spec)}, {"memory", RequestedMemory(spec, ctx)}}},
-        {"reservation", {{"name", spec.reservation()}}},
-        {"state", {{"current", state}, {"reason", job.reason().empty() ? "None" : job.reason()}}},
-        {"steps", std::move(steps)},
+namespace {
+
+// The job's steps as sacct --json lists them: the batch step (when the job ran a script), then
+// each srun step.
+nlohmann::json StepsJson(const v1::Job& job, const Run& run, const Context& ctx) {
+  const v1::JobSpec& spec = job.spec();
+  nlohmann::json steps = nlohmann::json::array();
+  auto step_json = [&](const std::string& id, const std::string& name, const Run& r, uint32_t tasks,
+                       const std::string& nodes, size_t node_count) {
+    return nlohmann::json{
+        {"step", {{"job_id", spec.job_id()}, {"id", id}, {"name", name}}},
         {"time",
-         {{"submission", spec.submit_time()},
-          {"eligible", spec.begin_time() ? spec.begin_time() : spec.submit_time()},
-          {"start", run.start},
-          {"end", run.end},
-          {"elapsed", Elapsed(row, ctx)},
-          {"suspended", job.suspended_seconds()},
-          {"limit",
-           columns::IsUnlimited(limit) ? nlohmann::json(nullptr) : nlohmann::json(limit / 60)},
-          {"total", {{"seconds", static_cast<int64_t>(job.cpu_seconds())}}}}},
-        {"tres",
-         {{"requested", TresJson(columns::RequestedCpus(spec), RequestedMemory(spec, ctx),
+         {{"start", r.start},
+          {"end", r.end},
+          {"elapsed", r.started() ? Elapsed({&job, r, true, nullptr, {}}, ctx) : 0}}},
+        {"state", r.state},
+        {"exit_code", ExitCodeJson(r.state, r.exit_code, r.exit_signal)},
+        {"nodes", {{"count", node_count}, {"range", nodes}}},
+        {"tasks", {{"count", tasks}}},
+        {"tres", {{"allocated", TresJson(r.cpus, 0, static_cast<uint32_t>(node_count), 0)}}}};
+  };
+  if (run.started() && !spec.interactive()) {
+    Run batch = run;
+    batch.cpus = run.first_node_cpus;
+    batch.state = EndedByController(run.state) ? "CANCELLED" : run.state;
+    steps.push_back(step_json(fmt::format("{}.batch", spec.job_id()), "batch", batch, 1,
+                              run.nodes.empty() ? "" : run.nodes.front(), 1));
+  }
+  for (const v1::Step& step : job.steps()) {
+    Run r{.start = step.start_time(),
+          .end = step.end_time(),
+          .state = step.state(),
+          .exit_code = step.exit_code(),
+          .exit_signal = step.exit_signal()};
+    r.cpus = step.cpus();
+    steps.push_back(step_json(fmt::format("{}.{}", spec.job_id(), step.step_id()), step.name(), r,
+                              step.ntasks(), step.node_list(),
+                              static_cast<size_t>(step.nodes_size())));
+  }
+  return steps;
+}
+
+nlohmann::json TimeJson(const v1::Job& job, const Row& row, const Context& ctx) {
+  const v1::JobSpec& spec = job.spec();
+  int64_t limit = job.time_limit_seconds() ? job.time_limit_seconds() : spec.time_limit_seconds();
+  return {
+      {"submission", spec.submit_time()},
+      {"eligible", spec.begin_time() ? spec.begin_time() : spec.submit_time()},
+      {"start", row.run.start},
+      {"end", row.run.end},
+      {"elapsed", Elapsed(row, ctx)},
+      {"suspended", job.suspended_seconds()},
+      {"limit", columns::IsUnlimited(limit) ? nlohmann::json(nullptr) : nlohmann::json(limit / 60)},
+      {"total", {{"seconds", static_cast<int64_t>(job.cpu_seconds())}}}};
+}
+
+nlohmann::json TresRecordJson(const v1::JobSpec& spec, const Run& run, const Context& ctx) {
+  return {{"requested", TresJson(columns::RequestedCpus(spec), RequestedMemory(spec, ctx),
                                  RequestedNodes(spec), RequestedGpus(spec))},
           {"allocated", run.started() ? TresJson(run.cpus, run.memory_mb,
                                                  static_cast<uint32_t>(run.nodes.size()), run.gpus)
-                                      : nlohmann::json::array()}}},
-        {"user", columns::UserName(nullptr, spec.uid())},
-        {"user_id", spec.uid()},
-        {"kill_request_user",
-         state == "CANCELLED" ? columns::UserName(nullptr, job.cancelled_by()) : std::string()},
-        {"working_directory", spec.work_dir()},
-        {"restart_count", job.restart_count()}};
-    out_jobs.push_back(std::move(record));
-  }
+                                      : nlohmann::json::array()}};
+}
+
+// One job's record, with the field names of Slurm's REST API (v0.0.38).
+nlohmann::json JobJson(const v1::Job& job, const SacctOptions& options, const Context& ctx) {
+  const v1::JobSpec& spec = job.spec();
+  Run run = CurrentRun(job, ctx);
+  Row row{&job, run, false, nullptr, {}};
+  bool array = spec.array_job_id() && spec.array_task_id() != kNoTask;
+  std::string state = job.state();
+  return {{"account", spec.account()},
+          {"allocation_nodes", run.started() ? run.nodes.size() : 0},
+          {"array",
+           {{"job_id", array ? spec.array_job_id() : 0},
+            {"task_id", array ? nlohmann::json(spec.array_task_id()) : nlohmann::json(nullptr)},
+            {"limits", {{"max", {{"running", {{"tasks", spec.array_max_running()}}}}}}}}},
+          {"cluster", options.cluster_name},
+          {"comment", {{"job", spec.comment()}}},
+          {"constraints", spec.constraint()},
+          {"derived_exit_code", {{"status", "SUCCESS"}, {"return_code", 0}}},
+          {"exit_code", ExitCodeJson(state, job.exit_code(), job.exit_signal())},
+          {"group", columns::UserName(nullptr, spec.gid())},
+          {"job_id", spec.job_id()},
+          {"name", spec.name()},
+          {"nodes", run.started() ? CompressHostlist(run.nodes) : "None assigned"},
+          {"partition", PartitionText(job, ctx)},
+          {"priority", 0},
+          {"qos", spec.qos().empty() ? "normal" : spec.qos()},
+          {"required",
+           {{"CPUs", columns::RequestedCpus(spec)}, {"memory", RequestedMemory(spec, ctx)}}},
+          {"reservation", {{"name", spec.reservation()}}},
+          {"state", {{"current", state}, {"reason", job.reason().empty() ? "None" : job.reason()}}},
+          {"steps", StepsJson(job, run, ctx)},
+          {"time", TimeJson(job, row, ctx)},
+          {"tres", TresRecordJson(spec, run, ctx)},
+          {"user", columns::UserName(nullptr, spec.uid())},
+          {"user_id", spec.uid()},
+          {"kill_request_user",
+           state == "CANCELLED" ? columns::UserName(nullptr, job.cancelled_by()) : std::string()},
+          {"working_directory", spec.work_dir()},
+          {"restart_count", job.restart_count()}};
+}
+
+}  // namespace
+
+std::string FormatSacctJson(const std::vector<v1::Job>& jobs, const SacctOptions& options) {
+  Context ctx{options};
+  nlohmann::json out_jobs = nlohmann::json::array();
+  for (const v1::Job& job : jobs) out_jobs.push_back(JobJson(job, options, ctx));
   nlohmann::json document = {
       {"meta",
        {{"plugin", {{"type", "openapi/v0.0.38"}, {"name", "Slurm OpenAPI v0.0.38"}}},

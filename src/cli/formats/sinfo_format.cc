@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "cli/formats.h"
+#include "cli/formats/formats.h"
 #include "common/hostlist.h"
 #include "common/text.h"
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "cli/formats.h"
-#include "cli/priority_formats.h"
+#include "cli/formats/formats.h"
+#include "cli/formats/priority_formats.h"
 
 namespace drover::cli {
 namespace {

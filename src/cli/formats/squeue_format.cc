@@ -7,7 +7,7 @@
 #include <optional>
 #include <tuple>
 
-#include "cli/formats.h"
+#include "cli/formats/formats.h"
 #include "common/hostlist.h"
 #include "common/text.h"
 

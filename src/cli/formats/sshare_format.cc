@@ -11,7 +11,7 @@
 #include <optional>
 #include <set>
 
-#include "cli/priority_formats.h"
+#include "cli/formats/priority_formats.h"
 #include "common/text.h"
 
 namespace drover::cli {

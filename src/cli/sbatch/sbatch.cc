@@ -11,8 +11,8 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/formats.h"
-#include "cli/sbatch_options.h"
+#include "cli/formats/formats.h"
+#include "cli/sbatch/sbatch_options.h"
 #include "common/job_state.h"
 #include "wire/job_spec_codec.h"
 

@@ -1,7 +1,8 @@
 // sbatch's options as Slurm's sbatch reads them: GNU getopt on the command line, #SBATCH lines at
 // the top of the script and SBATCH_* variables (command line > environment > script), validated
 // into a JobSpec. Pure: files come through `read_file` and the time through `now`; it never
-// prints, exits, reads the clock (unless asked to) or talks to the controller.
+// prints, exits, reads the clock (unless asked to) or talks to the controller. Its parts are in
+// src/cli/sbatch/sbatch_*.h (docs/cli.md).
 #pragma once
 
 #include <cstdint>
@@ -56,12 +57,5 @@ Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadF
                                   const std::map<std::string, std::string>& environment,
                                   const std::string& cwd, uint32_t uid, uint32_t gid,
                                   const std::string& user);
-
-// Slurm's date and time forms for --begin and --deadline, relative to `now` and in local time:
-// "now[+|-count[seconds|minutes|hours|days|weeks]]", "HH:MM[:SS][AM|PM]" (the next such time),
-// "midnight", "noon", "fika" (15:00), "teatime" (16:00), "today", "tomorrow", "YYYY-MM-DD",
-// "MMDD[YY]", "MM/DD[/YY]", "MM.DD[.YY]", a date and time joined by 'T' or '-', and "uts<epoch>".
-// nullopt when the text is none of these.
-std::optional<int64_t> ParseSlurmTime(std::string_view text, int64_t now);
 
 }  // namespace drover::cli

@@ -9,9 +9,9 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/scontrol/scontrol.h"
+#include "cli/scontrol/scontrol_request.h"
 #include "common/getopt.h"
-#include "cli/scontrol.h"
-#include "cli/scontrol_request.h"
 #include "common/text.h"
 
 namespace drover::cli {

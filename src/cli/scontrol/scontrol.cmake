@@ -1,9 +1,8 @@
 # scontrol's records and arguments (scontrol_format.h, scontrol_request.h): a library with no
 # gRPC calls, and its tests. Built with the daemons (it needs the generated protobuf messages).
-add_library(drover_cli_scontrol STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/scontrol_job_format.cc ${CMAKE_CURRENT_LIST_DIR}/scontrol_node_format.cc
-  ${CMAKE_CURRENT_LIST_DIR}/scontrol_config_format.cc
-  ${CMAKE_CURRENT_LIST_DIR}/scontrol_json_format.cc ${CMAKE_CURRENT_LIST_DIR}/scontrol_request.cc)
+file(GLOB CLI_SCONTROL_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/scontrol_*_format.cc
+     ${CMAKE_CURRENT_LIST_DIR}/scontrol_request.cc)
+add_library(drover_cli_scontrol STATIC ${CLI_SCONTROL_SOURCES})
 target_link_libraries(drover_cli_scontrol PUBLIC drover_cli_formats drover_cli_options)
 drover_warnings(drover_cli_scontrol)
 

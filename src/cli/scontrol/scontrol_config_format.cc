@@ -3,7 +3,7 @@
 // Drover does not read are left out rather than printed with values it does not honour.
 #include <fmt/format.h>
 
-#include "cli/scontrol_format.h"
+#include "cli/scontrol/scontrol_format.h"
 #include "common/duration.h"
 #include "common/slurm_conf.h"
 #include "common/text.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/formats.h"
+#include "cli/formats/formats.h"
 #include "common/cluster_config.h"
 #include "proto/drover.pb.h"
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/scontrol_format.h"
+#include "cli/scontrol/scontrol_format.h"
 #include "common/hostlist.h"
 
 namespace drover::cli::scontrol {

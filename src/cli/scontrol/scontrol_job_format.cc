@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "cli/scontrol_format.h"
+#include "cli/scontrol/scontrol_format.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
 #include "common/text.h"
@@ -350,10 +350,11 @@ std::string Render(std::span<const Record> records, bool one_liner) {
   return out;
 }
 
-Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
+namespace {
+
+// JobId ... ExitCode (and DerivedExitCode with -d).
+void AddStateLines(const v1::Job& job, const ShowContext& ctx, Record& record) {
   const v1::JobSpec& spec = job.spec();
-  Record record;
-  record.trailing_separator = true;
   auto& lines = record.lines;
   std::string head = fmt::format("JobId={}", spec.job_id());
   if (spec.array_job_id() && spec.array_task_id() != kNoTask) {
@@ -373,6 +374,13 @@ Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
                               spec.requeue() ? 1 : 0, job.restart_count(),
                               spec.interactive() ? 0 : 1, job.exit_code(), job.exit_signal()));
   if (ctx.details) lines.push_back("DerivedExitCode=0:0");
+}
+
+// RunTime ... Scheduler: a waiting job's StartTime is the plan's.
+void AddTimeLines(const v1::Job& job, const ShowContext& ctx, const v1::PlannedStart* planned,
+                  Record& record) {
+  const v1::JobSpec& spec = job.spec();
+  auto& lines = record.lines;
   int64_t limit = TimeLimit(job, ctx);
   lines.push_back(fmt::format(
       "RunTime={} TimeLimit={} TimeMin={}", FormatDurationPadded(RunTime(job, ctx.now)),
@@ -382,8 +390,6 @@ Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
   lines.push_back(fmt::format("SubmitTime={} EligibleTime={}", TimeOrUnknown(spec.submit_time()),
                               TimeOrUnknown(eligible)));
   lines.push_back("AccrueTime=" + TimeOrUnknown(eligible));
-  auto plan = ctx.planned.find(spec.job_id());
-  const v1::PlannedStart* planned = plan == ctx.planned.end() ? nullptr : &plan->second;
   int64_t start = Started(job)     ? job.start_time()
                   : planned        ? planned->start_time()
                   : IsPending(job) ? spec.begin_time()
@@ -396,6 +402,13 @@ Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
       job.state() == "SUSPENDED" && job.suspend_time() ? columns::IsoTime(job.suspend_time())
                                                        : "None",
       job.state() == "SUSPENDED" ? RunTime(job, ctx.now) : 0, TimeOrUnknown(evaluated)));
+}
+
+// Partition ... MinCPUsNode: where the job runs or is planned to, and its size.
+void AddNodeLines(const v1::Job& job, const ShowContext& ctx, const v1::PlannedStart* planned,
+                  Record& record) {
+  const v1::JobSpec& spec = job.spec();
+  auto& lines = record.lines;
   lines.push_back(fmt::format("Partition={} AllocNode:Sid=(null):0", PartitionText(job, ctx)));
   std::vector<std::string> required(spec.nodelist().begin(), spec.nodelist().end());
   std::vector<std::string> excluded(spec.exclude().begin(), spec.exclude().end());
@@ -427,6 +440,12 @@ Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
       std::max<uint32_t>(spec.ntasks_per_node(), 1) * std::max<uint32_t>(spec.cpus_per_task(), 1);
   lines.push_back(
       fmt::format("MinCPUsNode={} {} MinTmpDiskNode=0", min_cpus, MinMemoryText(spec, ctx)));
+}
+
+// Features ... StdOut: what the job asked for besides its size, and its files.
+void AddRequestLines(const v1::Job& job, Record& record) {
+  const v1::JobSpec& spec = job.spec();
+  auto& lines = record.lines;
   lines.push_back(fmt::format("Features={} DelayBoot=00:00:00", OrNull(spec.constraint())));
   if (!spec.reservation().empty()) lines.push_back("Reservation=" + spec.reservation());
   lines.push_back(fmt::format("OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)",
@@ -443,7 +462,20 @@ Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
     lines.push_back("StdOut=" + out);
   }
   lines.push_back("Power=");
-  AddTresPer(spec, record);
+}
+
+}  // namespace
+
+Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
+  Record record;
+  record.trailing_separator = true;
+  auto plan = ctx.planned.find(job.spec().job_id());
+  const v1::PlannedStart* planned = plan == ctx.planned.end() ? nullptr : &plan->second;
+  AddStateLines(job, ctx, record);
+  AddTimeLines(job, ctx, planned, record);
+  AddNodeLines(job, ctx, planned, record);
+  AddRequestLines(job, record);
+  AddTresPer(job.spec(), record);
   return record;
 }
 

@@ -3,7 +3,7 @@
 // limits minutes (null: unlimited), memory MiB. The shape is stable: fields are only added.
 #include <fmt/format.h>
 
-#include "cli/scontrol_format.h"
+#include "cli/scontrol/scontrol_format.h"
 #include "common/text.h"
 
 namespace drover::cli::scontrol {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "cli/scontrol_format.h"
+#include "cli/scontrol/scontrol_format.h"
 #include "common/duration.h"
 #include "common/gres.h"
 #include "common/text.h"

@@ -1,10 +1,10 @@
 // See scontrol_request.h.
-#include "cli/scontrol_request.h"
+#include "cli/scontrol/scontrol_request.h"
 
 #include <fmt/format.h>
 
-#include "cli/sbatch_options.h"
 #include "common/duration.h"
+#include "common/slurm_time.h"
 #include "common/text.h"
 
 namespace drover::cli::scontrol {

@@ -1,6 +1,6 @@
 // scontrol's Key=Value arguments: what each becomes in the controller's request, and the line
 // printed for what Drover does not take.
-#include "cli/scontrol_request.h"
+#include "cli/scontrol/scontrol_request.h"
 
 #include <gtest/gtest.h>
 

@@ -8,9 +8,9 @@
 #include <ctime>
 
 #include "cli/client.h"
-#include "cli/scontrol.h"
-#include "cli/scontrol_format.h"
-#include "cli/scontrol_request.h"
+#include "cli/scontrol/scontrol.h"
+#include "cli/scontrol/scontrol_format.h"
+#include "cli/scontrol/scontrol_request.h"
 #include "common/hostlist.h"
 #include "common/text.h"
 

@@ -1,5 +1,5 @@
 // See srun_options.h.
-#include "cli/srun_options.h"
+#include "cli/srun/srun_options.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "cli/srun_options.h"
+#include "cli/srun/srun_options.h"
 
 #include <gtest/gtest.h>
 
