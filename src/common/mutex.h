@@ -13,6 +13,11 @@
 #define DROVER_THREAD_ATTRIBUTE(x)
 #endif
 
+// abseil's legacy thread_annotations.h (included by gRPC's headers) defines three of these names
+// with the same meaning; ours replace them, so the include order does not matter.
+#undef GUARDED_BY
+#undef PT_GUARDED_BY
+#undef NO_THREAD_SAFETY_ANALYSIS
 #define CAPABILITY(x) DROVER_THREAD_ATTRIBUTE(capability(x))
 #define SCOPED_CAPABILITY DROVER_THREAD_ATTRIBUTE(scoped_lockable)
 #define GUARDED_BY(x) DROVER_THREAD_ATTRIBUTE(guarded_by(x))

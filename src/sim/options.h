@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "sim/cluster_source.h"
 #include "sim/simulator.h"
 #include "sim/synthetic.h"
 

@@ -2,6 +2,7 @@
 #include "cli/srun/step_streams.h"
 
 #include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <unistd.h>
 
