@@ -54,20 +54,21 @@ bool FairTree(const ClusterConfig& cluster) {
   return std::find(flags.begin(), flags.end(), "NO_FAIR_TREE") == flags.end();
 }
 
+constexpr OptionSpec kSshareOptions[] = {
+    {'a', "all", OptionSpec::kNone},        {'A', "accounts", OptionSpec::kRequired},
+    {'e', "helpformat", OptionSpec::kNone}, {'h', "", OptionSpec::kNone},  // -h: no header, as -n
+    {'l', "long", OptionSpec::kNone},       {'n', "noheader", OptionSpec::kNone},
+    {'o', "format", OptionSpec::kRequired}, {'p', "parsable", OptionSpec::kNone},
+    {'P', "parsable2", OptionSpec::kNone},  {'u', "users", OptionSpec::kRequired},
+    {'U', "Users", OptionSpec::kNone},      {'v', "verbose", OptionSpec::kNone},
+    {'V', "version", OptionSpec::kNone},    {0, "json", OptionSpec::kNone},
+    {0, "help", OptionSpec::kNone},         {0, "usage", OptionSpec::kNone}};
+
 }  // namespace
 
 int RunSshare(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {
-      {'a', "all", OptionSpec::kNone},        {'A', "accounts", OptionSpec::kRequired},
-      {'e', "helpformat", OptionSpec::kNone}, {'h', "", OptionSpec::kNone},  // -h: no header, as -n
-      {'l', "long", OptionSpec::kNone},       {'n', "noheader", OptionSpec::kNone},
-      {'o', "format", OptionSpec::kRequired}, {'p', "parsable", OptionSpec::kNone},
-      {'P', "parsable2", OptionSpec::kNone},  {'u', "users", OptionSpec::kRequired},
-      {'U', "Users", OptionSpec::kNone},      {'v', "verbose", OptionSpec::kNone},
-      {'V', "version", OptionSpec::kNone},    {0, "json", OptionSpec::kNone},
-      {0, "help", OptionSpec::kNone},         {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
-  auto parsed = ParseOptions(words, kSpecs);
+  auto parsed = ParseOptions(words, kSshareOptions);
   if (!parsed) return OptionError("sshare", parsed.error());
   if (auto code = HelpUsageVersion(*parsed, kSshareHelp, kSshareUsage)) return *code;
   SshareOptions options;

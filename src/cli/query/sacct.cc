@@ -77,30 +77,31 @@ constexpr const char* kSacctHelp =
     "\t           itself, not taking steps into consideration.\n"
     "\n";
 
+constexpr OptionSpec kSacctOptions[] = {{'j', "jobs", OptionSpec::kRequired},
+                                        {'u', "user", OptionSpec::kRequired},
+                                        {'o', "format", OptionSpec::kRequired},
+                                        {'b', "brief", OptionSpec::kNone},
+                                        {'p', "parsable", OptionSpec::kNone},
+                                        {'P', "parsable2", OptionSpec::kNone},
+                                        {0, "delimiter", OptionSpec::kRequired},
+                                        {'n', "noheader", OptionSpec::kNone},
+                                        {'X', "allocations", OptionSpec::kNone},
+                                        {'D', "duplicates", OptionSpec::kNone},
+                                        {'S', "starttime", OptionSpec::kRequired},
+                                        {'E', "endtime", OptionSpec::kRequired},
+                                        {'a', "allusers", OptionSpec::kNone},
+                                        {'s', "state", OptionSpec::kRequired},
+                                        {'v', "verbose", OptionSpec::kNone},
+                                        {'V', "version", OptionSpec::kNone},
+                                        {0, "json", OptionSpec::kNone},
+                                        {0, "help", OptionSpec::kNone},
+                                        {0, "usage", OptionSpec::kNone}};
+
 }  // namespace
 
 int RunSacct(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {{'j', "jobs", OptionSpec::kRequired},
-                                          {'u', "user", OptionSpec::kRequired},
-                                          {'o', "format", OptionSpec::kRequired},
-                                          {'b', "brief", OptionSpec::kNone},
-                                          {'p', "parsable", OptionSpec::kNone},
-                                          {'P', "parsable2", OptionSpec::kNone},
-                                          {0, "delimiter", OptionSpec::kRequired},
-                                          {'n', "noheader", OptionSpec::kNone},
-                                          {'X', "allocations", OptionSpec::kNone},
-                                          {'D', "duplicates", OptionSpec::kNone},
-                                          {'S', "starttime", OptionSpec::kRequired},
-                                          {'E', "endtime", OptionSpec::kRequired},
-                                          {'a', "allusers", OptionSpec::kNone},
-                                          {'s', "state", OptionSpec::kRequired},
-                                          {'v', "verbose", OptionSpec::kNone},
-                                          {'V', "version", OptionSpec::kNone},
-                                          {0, "json", OptionSpec::kNone},
-                                          {0, "help", OptionSpec::kNone},
-                                          {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
-  auto parsed = ParseOptions(words, kSpecs);
+  auto parsed = ParseOptions(words, kSacctOptions);
   if (!parsed) return OptionError("sacct", parsed.error());
   if (auto code = HelpUsageVersion(*parsed, kSacctHelp, kSacctUsage)) return *code;
   SacctOptions options;

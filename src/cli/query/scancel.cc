@@ -48,10 +48,7 @@ constexpr const char* kScancelHelp =
     "  --help                          show this help message\n"
     "  --usage                         display brief usage message\n";
 
-}  // namespace
-
-int RunScancel(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {{'u', "user", OptionSpec::kRequired},
+constexpr OptionSpec kScancelOptions[] = {{'u', "user", OptionSpec::kRequired},
                                           {'n', "name", OptionSpec::kRequired},
                                           {'p', "partition", OptionSpec::kRequired},
                                           {'t', "state", OptionSpec::kRequired},
@@ -65,8 +62,12 @@ int RunScancel(Arguments args) {
                                           {'V', "version", OptionSpec::kNone},
                                           {0, "help", OptionSpec::kNone},
                                           {0, "usage", OptionSpec::kNone}};
+
+}  // namespace
+
+int RunScancel(Arguments args) {
   std::vector<std::string> words(args.begin(), args.end());
-  auto parsed = ParseOptions(words, kSpecs);
+  auto parsed = ParseOptions(words, kScancelOptions);
   if (!parsed) return OptionError("scancel", parsed.error());
   if (auto code = HelpUsageVersion(*parsed, kScancelHelp, kScancelUsage)) return *code;
   v1::CancelRequest request;

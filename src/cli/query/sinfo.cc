@@ -45,26 +45,27 @@ constexpr const char* kSinfoHelp =
     "  --help                     show this help message\n"
     "  --usage                    display brief usage message\n";
 
+constexpr OptionSpec kSinfoOptions[] = {{'h', "noheader", OptionSpec::kNone},
+                                        {'l', "long", OptionSpec::kNone},
+                                        {'N', "Node", OptionSpec::kNone},
+                                        {'R', "list-reasons", OptionSpec::kNone},
+                                        {'s', "summarize", OptionSpec::kNone},
+                                        {'a', "all", OptionSpec::kNone},
+                                        {'e', "exact", OptionSpec::kNone},
+                                        {'o', "format", OptionSpec::kRequired},
+                                        {'p', "partition", OptionSpec::kRequired},
+                                        {'n', "nodes", OptionSpec::kRequired},
+                                        {'v', "verbose", OptionSpec::kNone},
+                                        {'V', "version", OptionSpec::kNone},
+                                        {0, "json", OptionSpec::kNone},
+                                        {0, "help", OptionSpec::kNone},
+                                        {0, "usage", OptionSpec::kNone}};
+
 }  // namespace
 
 int RunSinfo(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {{'h', "noheader", OptionSpec::kNone},
-                                          {'l', "long", OptionSpec::kNone},
-                                          {'N', "Node", OptionSpec::kNone},
-                                          {'R', "list-reasons", OptionSpec::kNone},
-                                          {'s', "summarize", OptionSpec::kNone},
-                                          {'a', "all", OptionSpec::kNone},
-                                          {'e', "exact", OptionSpec::kNone},
-                                          {'o', "format", OptionSpec::kRequired},
-                                          {'p', "partition", OptionSpec::kRequired},
-                                          {'n', "nodes", OptionSpec::kRequired},
-                                          {'v', "verbose", OptionSpec::kNone},
-                                          {'V', "version", OptionSpec::kNone},
-                                          {0, "json", OptionSpec::kNone},
-                                          {0, "help", OptionSpec::kNone},
-                                          {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
-  auto parsed = ParseOptions(words, kSpecs);
+  auto parsed = ParseOptions(words, kSinfoOptions);
   if (!parsed) return OptionError("sinfo", parsed.error());
   std::optional<std::set<std::string>> only_nodes;  // -n
   if (parsed->Has("nodes")) {
