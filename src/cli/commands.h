@@ -21,27 +21,27 @@ struct Command {
 
 int RunConfig(Arguments args);
 int RunVersion(Arguments args);
-int RunSim(Arguments args);  // sim.cc: replay a trace through the scheduler
-// A local cluster (local_cluster.cc; built with the daemons).
+int RunSim(Arguments args);  // drover/sim_launcher.cc: runs drover-sim (src/sim/main.cc)
+// A local cluster (drover/local_cluster.cc; built with the daemons).
 int RunUp(Arguments args);
 int RunDown(Arguments args);
 int RunStatus(Arguments args);
 int RunEnv(Arguments args);
-int RunSbatch(Arguments args);
-int RunSqueue(Arguments args);
-int RunSinfo(Arguments args);
-int RunSacct(Arguments args);
-int RunScancel(Arguments args);
-int RunSprio(Arguments args);     // priority_commands.cc
-int RunSshare(Arguments args);    // priority_commands.cc
-int RunScontrol(Arguments args);  // scontrol.cc
-// --version of the Slurm-named commands: "slurm 22.05.8 (drover X.Y.Z)" (version.cc).
+int RunSbatch(Arguments args);    // sbatch/sbatch.cc
+int RunSqueue(Arguments args);    // query/squeue.cc
+int RunSinfo(Arguments args);     // query/sinfo.cc
+int RunSacct(Arguments args);     // query/sacct.cc
+int RunScancel(Arguments args);   // query/scancel.cc
+int RunSprio(Arguments args);     // priority/sprio.cc
+int RunSshare(Arguments args);    // priority/sshare.cc
+int RunScontrol(Arguments args);  // scontrol/scontrol.cc
+// --version of the Slurm-named commands: "slurm 22.05.8 (drover X.Y.Z)" (drover/version.cc).
 std::string SlurmVersionLine();
 int PrintSlurmVersion();
-int RunSrun(Arguments args);    // srun.cc
-int RunSalloc(Arguments args);  // srun.cc
+int RunSrun(Arguments args);    // srun/srun.cc
+int RunSalloc(Arguments args);  // srun/salloc.cc
 
-// --help, --usage and --version (-V) of the query commands (query_commands.cc): prints `help`,
+// --help, --usage and --version (-V) of the query commands (drover/version.cc): prints `help`,
 // `usage` or the version when `parsed` holds one of them and returns the exit code (0).
 std::optional<int> HelpUsageVersion(const ParsedOptions& parsed, std::string_view help,
                                     std::string_view usage);

@@ -34,6 +34,34 @@ struct ParsedOptions {
   std::vector<std::string> All(std::string_view name) const;
 };
 
+// GNU getopt's scan itself, for a command that needs more than ParseOptions gives (sbatch, for
+// its command line and its #SBATCH lines): the spec each option matched and the word it came
+// from, an optional argument told apart from an empty one, and what came before an error.
+struct OptionUse {
+  const OptionSpec* spec = nullptr;
+  std::optional<std::string> value;  // nullopt: none given (kNone, or a kOptional left out)
+  size_t argument = 0;               // index in args of the word it ended on (its value's)
+};
+
+struct OptionScan {
+  std::vector<OptionUse> uses;       // in order; after an error, those before it
+  std::vector<size_t> operands;      // indexes in args, in order
+  std::optional<std::string> error;  // GNU getopt's message; the scan stopped there
+  size_t error_argument = 0;         // index in args of the word the error is about
+};
+
+struct ScanRules {
+  // getopt's leading '+' (POSIXLY_CORRECT): the first operand ends the options, and every word
+  // from it on is an operand. Otherwise operands may come anywhere, as GNU permutes them.
+  bool stop_at_operand = false;
+  // An unknown or ambiguous long option is quoted whole, "=value" included, as glibc quotes it
+  // ("unrecognized option '--foo=1'"); otherwise by its name alone ("'--foo'").
+  bool quote_whole_argument = false;
+};
+
+OptionScan ScanOptions(std::span<const std::string> args, std::span<const OptionSpec> specs,
+                       ScanRules rules = {});
+
 // Parses `args` (without the command's own name). The error is GNU getopt's message, such as
 // "unrecognized option '--foo'" or "option requires an argument -- 'p'".
 Result<ParsedOptions> ParseOptions(std::span<const std::string> args,

@@ -64,5 +64,45 @@ TEST(GetoptTest, ErrorsInGnuWords) {
   EXPECT_EQ(ErrorOf({"--long=1"}), "option '--long' doesn't allow an argument");
 }
 
+TEST(GetoptTest, ScanKeepsWhereEachOptionCameFrom) {
+  std::vector<std::string> args = {"-N", "2", "--parsable", "--parsable=", "x", "-hl"};
+  OptionScan scan = ScanOptions(args, kSpecs);
+  ASSERT_FALSE(scan.error);
+  ASSERT_EQ(scan.uses.size(), 5u);
+  EXPECT_EQ(scan.uses[0].spec->long_name, "nodes");
+  EXPECT_EQ(scan.uses[0].argument, 1u);         // the value's word
+  EXPECT_EQ(scan.uses[1].value, std::nullopt);  // an optional argument left out...
+  EXPECT_EQ(scan.uses[2].value, "");            // ...is not an empty one
+  EXPECT_EQ(scan.uses[3].spec->long_name, "noheader");
+  EXPECT_EQ(scan.uses[4].argument, 5u);
+  EXPECT_EQ(scan.operands, std::vector<size_t>{4});
+}
+
+TEST(GetoptTest, ScanStopsAtTheFirstOperandWithPlus) {
+  std::vector<std::string> args = {"-l", "script.sh", "-h", "--", "x"};
+  OptionScan scan = ScanOptions(args, kSpecs, {.stop_at_operand = true});
+  ASSERT_EQ(scan.uses.size(), 1u);
+  EXPECT_EQ(scan.operands, (std::vector<size_t>{1, 2, 3, 4}));
+  std::vector<std::string> dashes = {"-l", "--", "-h"};
+  EXPECT_EQ(ScanOptions(dashes, kSpecs, {.stop_at_operand = true}).operands,
+            std::vector<size_t>{2});
+  // Without '+', GNU's permutation: options after an operand are still options.
+  EXPECT_EQ(ScanOptions(args, kSpecs).uses.size(), 2u);
+}
+
+TEST(GetoptTest, ScanErrorKeepsWhatCameBeforeIt) {
+  std::vector<std::string> args = {"-l", "--bogus=1", "-h"};
+  OptionScan scan = ScanOptions(args, kSpecs);
+  EXPECT_EQ(scan.error, "unrecognized option '--bogus'");
+  EXPECT_EQ(scan.error_argument, 1u);
+  ASSERT_EQ(scan.uses.size(), 1u);
+  EXPECT_EQ(scan.uses[0].spec->long_name, "long");
+  EXPECT_EQ(ScanOptions(args, kSpecs, {.quote_whole_argument = true}).error,
+            "unrecognized option '--bogus=1'");
+  std::vector<std::string> ambiguous = {"--par=1"};
+  EXPECT_EQ(ScanOptions(ambiguous, kSpecs, {.quote_whole_argument = true}).error,
+            "option '--par=1' is ambiguous; possibilities: '--partition' '--parsable'");
+}
+
 }  // namespace
 }  // namespace drover

@@ -255,18 +255,6 @@ std::optional<std::string> FindVariable(std::span<const std::string> environment
   return std::nullopt;
 }
 
-std::string FormatCountList(std::span<const uint32_t> counts) {
-  std::string out;
-  for (size_t i = 0; i < counts.size();) {
-    size_t run = 1;
-    while (i + run < counts.size() && counts[i + run] == counts[i]) ++run;
-    if (!out.empty()) out += ',';
-    out += run > 1 ? fmt::format("{}(x{})", counts[i], run) : std::to_string(counts[i]);
-    i += run;
-  }
-  return out;
-}
-
 std::vector<uint32_t> TasksPerNode(std::span<const uint32_t> cpus_per_node, uint32_t ntasks,
                                    uint32_t cpus_per_task) {
   const size_t nodes = cpus_per_node.size();

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/count_list.h"  // FormatCountList, for the variables below
 #include "common/job_spec.h"
 #include "common/result.h"
 
@@ -66,10 +67,6 @@ void SetVariable(std::vector<std::string>& environment, std::string_view name,
 // The value of NAME, if set.
 std::optional<std::string> FindVariable(std::span<const std::string> environment,
                                         std::string_view name);
-
-// Slurm's compressed count list: runs of equal values as "value(xN)", comma-separated, so
-// {2,2,2} -> "2(x3)" and {4,4,2} -> "4(x2),2" (SLURM_JOB_CPUS_PER_NODE, SLURM_TASKS_PER_NODE).
-std::string FormatCountList(std::span<const uint32_t> counts);
 
 // How Slurm lays `ntasks` out over nodes with the given CPUs (block distribution): one task per
 // node first, then each node filled up to its CPUs / cpus_per_task in order, then any remainder

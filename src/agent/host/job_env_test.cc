@@ -495,16 +495,6 @@ TEST(SetVariableTest, ReplacesInPlaceOrAppends) {
   EXPECT_EQ(FindVariable(env, "SLURM_JOB"), std::nullopt);
 }
 
-TEST(FormatCountListTest, CompressesRuns) {
-  using Counts = std::vector<uint32_t>;
-  EXPECT_EQ(FormatCountList(Counts{}), "");
-  EXPECT_EQ(FormatCountList(Counts{1}), "1");
-  EXPECT_EQ(FormatCountList(Counts{2, 2, 2}), "2(x3)");
-  EXPECT_EQ(FormatCountList(Counts{4, 4, 2}), "4(x2),2");
-  EXPECT_EQ(FormatCountList(Counts{1, 2, 1}), "1,2,1");
-  EXPECT_EQ(FormatCountList(Counts{8, 8, 4, 4, 8}), "8(x2),4(x2),8");
-}
-
 TEST(TasksPerNodeTest, BlockLayout) {
   using Counts = std::vector<uint32_t>;
   EXPECT_EQ(TasksPerNode(Counts{2, 2, 2}, 6, 1), (Counts{2, 2, 2}));

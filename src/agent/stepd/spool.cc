@@ -339,27 +339,6 @@ const std::map<std::string, FieldSetter<BatchStatus>, std::less<>>& StatusFields
   return fields;
 }
 
-struct ProcessStat {
-  char state = '?';
-  uint64_t started = 0;
-};
-
-// Fields 3 (state) and 22 (start time) of /proc/<pid>/stat.
-std::optional<ProcessStat> ReadStat(pid_t pid, const fs::path& proc) {
-  auto text = ReadWholeFile(proc / std::to_string(pid) / "stat");
-  if (!text) return std::nullopt;
-  size_t close = text->rfind(')');  // the command name may hold spaces and parentheses
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(text->substr(close + 1));
-  ProcessStat stat;
-  std::string skipped;
-  if (!(fields >> stat.state)) return std::nullopt;
-  for (int index = 4; index < 22; ++index)
-    if (!(fields >> skipped)) return std::nullopt;
-  if (!(fields >> stat.started)) return std::nullopt;
-  return stat;
-}
-
 void Line(std::string& out, std::string_view key, std::string_view value) {
   out += fmt::format("{}={}\n", key, Escape(value));
 }
@@ -486,33 +465,6 @@ Result<BatchStatus> ReadStatus(const fs::path& job_dir) {
   static const std::vector<std::string_view> required = {"exit_code", "signal", "launch_failed",
                                                          "prolog_failed"};
   return ReadRecord(job_dir / "status", StatusFields(), required);
-}
-
-std::optional<uint64_t> ProcessStartTime(pid_t pid, const fs::path& proc) {
-  auto stat = ReadStat(pid, proc);
-  if (!stat) return std::nullopt;
-  return stat->started;
-}
-
-Status WriteProcessFile(const fs::path& file, pid_t pid) {
-  auto started = ProcessStartTime(pid);
-  if (!started) return MakeError(fmt::format("process {} has no readable /proc entry", pid));
-  return WriteAtomically(file, fmt::format("pid={}\nstarted={}\n", pid, *started), 0644);
-}
-
-Result<ProcessRecord> ReadProcessFile(const fs::path& file) {
-  using P = ProcessRecord;
-  static const std::map<std::string, FieldSetter<P>, std::less<>> fields = {
-      {"pid", IntegerField(&P::pid)}, {"started", IntegerField(&P::started)}};
-  auto record = ReadRecord(file, fields, {"pid", "started"});
-  if (record && record->pid <= 0)
-    return MakeError(fmt::format("{}: invalid pid {}", file.string(), record->pid));
-  return record;
-}
-
-bool ProcessAlive(const ProcessRecord& record, const fs::path& proc) {
-  auto stat = ReadStat(record.pid, proc);
-  return stat && stat->state != 'Z' && stat->state != 'X' && stat->started == record.started;
 }
 
 bool SupervisorAlive(const fs::path& job_dir) {

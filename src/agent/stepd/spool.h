@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/process_file.h"  // supervisor.pid and job.pid: WriteProcessFile, ...
 #include "common/result.h"
 
 namespace drover::agent {
@@ -99,12 +100,6 @@ struct BatchStatus {
   bool operator==(const BatchStatus&) const = default;
 };
 
-// A process as supervisor.pid and job.pid record it.
-struct ProcessRecord {
-  pid_t pid = 0;
-  uint64_t started = 0;  // clock ticks after boot, /proc/<pid>/stat field 22
-};
-
 std::filesystem::path JobDirectory(const std::filesystem::path& spool, uint64_t job_id);
 
 // Agent side: makes <spool>/job_<id> with mode 0711. An existing one is an error, so a live
@@ -127,21 +122,21 @@ Status WriteScript(const std::filesystem::path& job_dir, std::string_view text, 
 Result<BatchLaunch> ReadLaunch(const std::filesystem::path& job_dir);
 Result<std::vector<std::string>> ReadEnvironment(const std::filesystem::path& job_dir);
 
+// supervisor.pid and job.pid are process files (common/process_file.h), named here as before.
+using drover::ProcessAlive;
+using drover::ProcessRecord;
+using drover::ProcessStartTime;
+using drover::ReadProcessFile;
+using drover::WriteProcessFile;
+
 // Supervisor side.
 Status WriteStatus(const std::filesystem::path& job_dir, const BatchStatus& status);
-Status WriteProcessFile(const std::filesystem::path& file, pid_t pid);  // reads its start time
 
 // For the agent. ReadStatus fails (the message says why) until the supervisor has finished.
 Result<BatchStatus> ReadStatus(const std::filesystem::path& job_dir);
-Result<ProcessRecord> ReadProcessFile(const std::filesystem::path& file);
-// Whether the process `record` names still runs: same pid, same start time, not a zombie.
-bool ProcessAlive(const ProcessRecord& record, const std::filesystem::path& proc = "/proc");
 // Whether <job_dir>/supervisor.pid names a live supervisor. False before it has started, after
 // it has exited, and when it died: a job directory with neither a live supervisor nor a status
 // is a job whose fate is unknown, and the agent kills what is left of it.
 bool SupervisorAlive(const std::filesystem::path& job_dir);
-
-// The start time (field 22) in /proc/<pid>/stat, if the process exists.
-std::optional<uint64_t> ProcessStartTime(pid_t pid, const std::filesystem::path& proc = "/proc");
 
 }  // namespace drover::agent

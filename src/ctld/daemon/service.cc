@@ -16,6 +16,7 @@
 #include "common/text.h"
 #include "ctld/daemon/node_usage.h"
 #include "ctld/records.h"
+#include "wire/job_spec_codec.h"
 
 namespace drover::ctld {
 namespace {

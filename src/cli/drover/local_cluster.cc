@@ -1,0 +1,497 @@
+// drover up / down / status / env: a whole cluster on this machine — droverctld and one
+// emulated droverd per node of a configuration — started in the background on loopback, with
+// its state, logs and effective configuration in one directory.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.h"
+#include "common/cluster_config.h"
+#include "common/process_file.h"
+#include "common/text.h"
+#include "proto/drover.grpc.pb.h"
+
+namespace drover::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// Keys `drover up` sets in the effective slurm.conf; the configuration's own are dropped.
+constexpr std::string_view kOverridden[] = {
+    "slurmctldhost", "controlmachine",    "controladdr",    "slurmctldport",
+    "slurmdport",    "statesavelocation", "slurmdspooldir", "slurmctldlogfile",
+    "slurmdlogfile", "slurmctldpidfile",  "slurmdpidfile"};
+
+struct Options {
+  std::string conf, state;
+  bool help = false;
+};
+
+std::optional<Options> Parse(Arguments args, std::string_view command, bool takes_conf) {
+  Options options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= args.size()) return false;
+      out = args[++i];
+      return true;
+    };
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+    } else if (arg.starts_with("--state=")) {
+      options.state = arg.substr(8);
+    } else if (arg == "--state") {
+      if (!value(options.state)) {
+        fmt::print(stderr, "drover {}: --state needs a directory\n", command);
+        return std::nullopt;
+      }
+    } else if (takes_conf && arg.starts_with("--conf=")) {
+      options.conf = arg.substr(7);
+    } else if (takes_conf && arg == "--conf") {
+      if (!value(options.conf)) {
+        fmt::print(stderr, "drover {}: --conf needs a slurm.conf\n", command);
+        return std::nullopt;
+      }
+    } else {
+      fmt::print(stderr, "drover {}: unknown argument '{}'; see drover {} --help\n", command, arg,
+                 command);
+      return std::nullopt;
+    }
+  }
+  return options;
+}
+
+fs::path BinDir() {
+  return fs::read_symlink("/proc/self/exe").parent_path();
+}
+
+fs::path DefaultConf() {
+  return fs::path(DROVER_SOURCE_DIR) / "examples" / "demo" / "slurm.conf";
+}
+
+// $XDG_STATE_HOME/drover/NAME, or ~/.local/state/drover/NAME.
+fs::path DefaultState(const std::string& name) {
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  fs::path base = xdg && *xdg     ? fs::path(xdg)
+                  : home && *home ? fs::path(home) / ".local" / "state"
+                                  : fs::path("/tmp");
+  return base / "drover" / name;
+}
+
+// The state directory: --state, else the one `drover up` last used, else the default for
+// the demo cluster.
+fs::path StateDir(const Options& options) {
+  if (!options.state.empty()) return fs::absolute(options.state);
+  fs::path last = DefaultState("") / "last";
+  std::ifstream in(last);
+  std::string path;
+  if (std::getline(in, path) && !path.empty()) return path;
+  return DefaultState("demo");
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  close(fd);
+  return port;
+}
+
+std::string Key(std::string_view line) {
+  std::string_view text = Trim(line);
+  size_t eq = text.find('=');
+  return eq == std::string_view::npos ? "" : ToLower(Trim(text.substr(0, eq)));
+}
+
+// Writes state/slurm.conf: the configuration with this cluster's ports and directories, and
+// its gres.conf and topology.conf beside it.
+Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int port) {
+  std::ifstream in(conf);
+  if (!in) return MakeError(fmt::format("cannot read {}", conf.string()));
+  std::ostringstream out;
+  out << "# Written by `drover up` from " << fs::absolute(conf).string()
+      << ": this cluster's ports and directories are at the end.\n";
+  fs::path dir = fs::absolute(conf).parent_path();
+  for (std::string line; std::getline(in, line);) {
+    std::string key = Key(line);
+    bool dropped = false;
+    for (std::string_view overridden : kOverridden) dropped = dropped || key == overridden;
+    if (dropped) {
+      out << "# (drover up) " << line << "\n";
+      continue;
+    }
+    std::string_view text = Trim(line);
+    if (StartsWithIgnoreCase(text, "include ")) {
+      fs::path target(std::string(Trim(text.substr(8))));
+      out << "Include " << (target.is_absolute() ? target : dir / target).string() << "\n";
+      continue;
+    }
+    out << line << "\n";
+  }
+  out << "\n# drover up\n"
+      << "SlurmctldHost=localhost(127.0.0.1)\n"
+      << "SlurmctldPort=" << port << "\n"
+      << "StateSaveLocation=" << (state / "ctld").string() << "\n"
+      << "SlurmdSpoolDir=" << (state / "spool" / "%n").string() << "\n";
+  std::ofstream(state / "slurm.conf") << out.str();
+  for (const char* companion : {"gres.conf", "topology.conf"}) {
+    std::error_code error;
+    if (fs::exists(dir / companion))
+      fs::copy_file(dir / companion, state / companion, fs::copy_options::overwrite_existing,
+                    error);
+    if (error) return MakeError(fmt::format("cannot copy {}: {}", companion, error.message()));
+  }
+  return OkStatus();
+}
+
+// Starts `argv` detached (its own session), stdout and stderr to `log`; its PID and start time
+// go to pids/NAME so `drover down` stops exactly it.
+Result<pid_t> Spawn(const fs::path& state, const std::string& name, std::vector<std::string> argv) {
+  fs::path log = state / "logs" / (name + ".log");
+  pid_t pid = fork();
+  if (pid < 0) return MakeError("cannot fork");
+  if (pid == 0) {
+    setsid();
+    int null = open("/dev/null", O_RDONLY);
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (null >= 0) dup2(null, 0);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    std::vector<char*> args;
+    for (std::string& arg : argv) args.push_back(arg.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s\n", args[0]);
+    _exit(127);
+  }
+  if (Status written = WriteProcessFile(state / "pids" / name, pid); !written)
+    return std::move(written).take_error();
+  return pid;
+}
+
+struct Recorded {
+  std::string name;
+  ProcessRecord record;
+  bool alive = false;
+};
+
+std::vector<Recorded> Processes(const fs::path& state) {
+  std::vector<Recorded> found;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(state / "pids", error)) {
+    auto record = ReadProcessFile(entry.path());
+    if (!record) continue;
+    found.push_back({entry.path().filename().string(), *record, ProcessAlive(*record)});
+  }
+  std::sort(found.begin(), found.end(), [](const Recorded& a, const Recorded& b) {
+    return (a.name == "ctld") != (b.name == "ctld") ? a.name == "ctld" : a.name < b.name;
+  });
+  return found;
+}
+
+std::unique_ptr<v1::Controller::Stub> ControllerStub(const ClusterConfig& cluster) {
+  return v1::Controller::NewStub(
+      grpc::CreateChannel(fmt::format("127.0.0.1:{}", cluster.settings.controller_port),
+                          grpc::InsecureChannelCredentials()));
+}
+
+std::map<std::string, std::string> NodeStates(v1::Controller::Stub& stub) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 2s);
+  v1::NodeList list;
+  std::map<std::string, std::string> states;
+  if (stub.ListNodes(&context, v1::NodeQuery(), &list).ok())
+    for (const v1::NodeStatus& node : list.nodes()) states[node.name()] = node.state();
+  return states;
+}
+
+void PrintLogTail(const fs::path& log) {
+  std::ifstream in(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  size_t from = lines.size() > 8 ? lines.size() - 8 : 0;
+  fmt::print(stderr, "--- {}\n", log.string());
+  for (size_t i = from; i < lines.size(); ++i) fmt::print(stderr, "  {}\n", lines[i]);
+}
+
+void PrintEnv(const fs::path& state) {
+  fmt::print("export DROVER_CONF={}\n", (state / "slurm.conf").string());
+  fmt::print("export PATH={}:$PATH\n", BinDir().string());
+}
+
+// Stops the recorded processes: agents first, then the controller; SIGKILL after 10 s.
+int StopAll(const fs::path& state) {
+  std::vector<Recorded> processes = Processes(state);
+  int stopped = 0;
+  for (bool controller : {false, true}) {
+    std::vector<Recorded*> batch;
+    for (Recorded& process : processes)
+      if ((process.name == "ctld") == controller && process.alive) batch.push_back(&process);
+    for (Recorded* process : batch) ::kill(process->record.pid, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (Recorded* process : batch) {
+      while (ProcessAlive(process->record) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(20ms);
+      if (ProcessAlive(process->record)) ::kill(process->record.pid, SIGKILL);
+      ++stopped;
+    }
+  }
+  // Jobs still running under their supervisors are cancelled (SIGTERM, SIGKILL after KillWait).
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(state / "spool", error))
+    if (entry.path().filename() == "supervisor.pid")
+      if (auto record = ReadProcessFile(entry.path()); record && ProcessAlive(*record)) {
+        ::kill(record->pid, SIGTERM);
+        ++stopped;
+      }
+  for (const Recorded& process : processes) fs::remove(state / "pids" / process.name, error);
+  return stopped;
+}
+
+}  // namespace
+
+namespace {
+
+// The state directory for the cluster `conf` describes, made ready for a new start; an error
+// (already said on stderr) when the configuration is wrong or a cluster runs from there.
+std::optional<fs::path> PrepareState(const fs::path& conf, const std::string& state_option,
+                                     ConfigLoad& load) {
+  load = LoadClusterConfig(conf.string());
+  if (!load.ok()) {
+    for (const Diagnostic& error : load.diagnostics.errors())
+      fmt::print(stderr, "drover up: error: {}\n", error.ToString());
+    fmt::print(stderr, "drover up: fix {} (drover config check --conf {} shows everything)\n",
+               conf.string(), conf.string());
+    return std::nullopt;
+  }
+  fs::path state = state_option.empty() ? DefaultState(load.config.settings.cluster_name)
+                                        : fs::absolute(state_option);
+  for (const Recorded& process : Processes(state))
+    if (process.alive) {
+      fmt::print(stderr,
+                 "drover up: a cluster is already running from {} ({} is PID {}); stop it with "
+                 "`drover down --state {}` or choose another --state\n",
+                 state.string(), process.name, process.record.pid, state.string());
+      return std::nullopt;
+    }
+  std::error_code error;
+  fs::remove(state / "ctld.port", error);
+  for (const char* sub : {"logs", "pids", "ctld", "spool"})
+    fs::create_directories(state / sub, error);
+  if (error) {
+    fmt::print(stderr, "drover up: cannot create {}: {}\n", state.string(), error.message());
+    return std::nullopt;
+  }
+  return state;
+}
+
+// droverctld, then (once it listens, so their first registration gets through) one droverd per
+// node. The controller's PID, or nullopt after saying why.
+std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cluster, int port) {
+  fs::path bin = BinDir();
+  std::string slurm_conf = (state / "slurm.conf").string();
+  auto ctld = Spawn(
+      state, "ctld",
+      {(bin / "droverctld").string(), "--conf", slurm_conf, "--state", (state / "ctld").string(),
+       "--listen", fmt::format("127.0.0.1:{}", port), "--port-file", (state / "ctld.port").string(),
+       "--http-listen", "127.0.0.1:0", "--http-port-file", (state / "http.port").string()});
+  if (!ctld) {
+    fmt::print(stderr, "drover up: {}\n", ctld.error());
+    return std::nullopt;
+  }
+  for (int i = 0; i < 400 && !fs::exists(state / "ctld.port"); ++i) {
+    if (!Processes(state).front().alive) break;
+    std::this_thread::sleep_for(25ms);
+  }
+  for (const NodeConfig& node : cluster.nodes) {
+    auto agent =
+        Spawn(state, node.name,
+              {(bin / "droverd").string(), "-N", node.name, "--conf", slurm_conf, "--emulate",
+               "--listen", "127.0.0.1:0", "--controller", fmt::format("127.0.0.1:{}", port)});
+    if (!agent) {
+      fmt::print(stderr, "drover up: {}\n", agent.error());
+      StopAll(state);
+      return std::nullopt;
+    }
+  }
+  return *ctld;
+}
+
+// Waits up to 60 s for every node to be IDLE; otherwise prints the logs' ends, stops the
+// cluster and returns false.
+bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster) {
+  auto stub = ControllerStub(cluster);
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  std::map<std::string, std::string> states;
+  while (true) {
+    states = NodeStates(*stub);
+    size_t idle = 0;
+    for (const auto& [name, node_state] : states) idle += node_state == "IDLE";
+    if (idle == cluster.nodes.size()) return true;
+    bool dead = false;
+    for (const Recorded& process : Processes(state)) dead = dead || !process.alive;
+    if (dead || std::chrono::steady_clock::now() > deadline) {
+      fmt::print(stderr, "drover up: the cluster did not come up{}; its logs end:\n",
+                 dead ? " (a daemon stopped)" : " within 60 s");
+      PrintLogTail(state / "logs" / "ctld.log");
+      for (const NodeConfig& node : cluster.nodes)
+        if (states[node.name] != "IDLE") PrintLogTail(state / "logs" / (node.name + ".log"));
+      StopAll(state);
+      return false;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+void PrintUp(const fs::path& state, const ClusterConfig& cluster, int port, pid_t ctld) {
+  int gpus = 0, cpus = 0;
+  for (const NodeConfig& node : cluster.nodes) {
+    gpus += static_cast<int>(node.gpus.size());
+    cpus += node.cpus;
+  }
+  fmt::print(
+      "Cluster {} is up: {} nodes ({} CPUs, {} GPUs, emulated), every node IDLE.\n"
+      "  controller  127.0.0.1:{} (PID {})\n"
+      "  state       {}\n"
+      "  logs        {}\n\n"
+      "To use it from this shell:\n",
+      cluster.settings.cluster_name, cluster.nodes.size(), cpus, gpus, port, ctld, state.string(),
+      (state / "logs").string());
+  PrintEnv(state);
+  fmt::print("\nStop it with: drover down --state {}\n", state.string());
+}
+
+}  // namespace
+
+int RunUp(Arguments args) {
+  auto options = Parse(args, "up", true);
+  if (!options) return 2;
+  if (options->help) {
+    fmt::print(
+        "Usage: drover up [--conf slurm.conf] [--state DIR]\n"
+        "Starts droverctld and one emulated droverd per node of the configuration (default:\n"
+        "{}) on this machine, on free loopback ports, and waits until every node is IDLE.\n"
+        "State, logs and the effective configuration go to DIR (default:\n"
+        "$XDG_STATE_HOME/drover/CLUSTER). Stop it with `drover down`.\n",
+        DefaultConf().string());
+    return 0;
+  }
+  fs::path conf = options->conf.empty() ? DefaultConf() : fs::path(options->conf);
+  ConfigLoad load;
+  std::optional<fs::path> state = PrepareState(conf, options->state, load);
+  if (!state) return 1;
+  int port = FreePort();
+  if (Status written = WriteEffectiveConfig(conf, *state, port); !written) {
+    fmt::print(stderr, "drover up: {}\n", written.error());
+    return 1;
+  }
+  std::error_code error;
+  fs::create_directories(DefaultState(""), error);
+  std::ofstream(DefaultState("") / "last") << state->string() << "\n";
+  ConfigLoad effective = LoadClusterConfig((*state / "slurm.conf").string());
+  if (!effective.ok()) {
+    for (const Diagnostic& problem : effective.diagnostics.errors())
+      fmt::print(stderr, "drover up: error: {}\n", problem.ToString());
+    return 1;
+  }
+  const ClusterConfig& cluster = effective.config;
+  std::optional<pid_t> ctld = StartDaemons(*state, cluster, port);
+  if (!ctld) return 1;
+  if (!WaitUntilIdle(*state, cluster)) return 1;
+  PrintUp(*state, cluster, port, *ctld);
+  return 0;
+}
+
+int RunDown(Arguments args) {
+  auto options = Parse(args, "down", false);
+  if (!options) return 2;
+  if (options->help) {
+    fmt::print("Usage: drover down [--state DIR]\nStops the cluster `drover up` started there.\n");
+    return 0;
+  }
+  fs::path state = StateDir(*options);
+  std::vector<Recorded> processes = Processes(state);
+  if (processes.empty()) {
+    fmt::print(stderr, "drover down: no cluster was started from {}\n", state.string());
+    return 1;
+  }
+  int stopped = StopAll(state);
+  fmt::print("Stopped {} processes of the cluster in {}.\n", stopped, state.string());
+  return 0;
+}
+
+int RunStatus(Arguments args) {
+  auto options = Parse(args, "status", false);
+  if (!options) return 2;
+  if (options->help) {
+    fmt::print("Usage: drover status [--state DIR]\nShows the daemons `drover up` started.\n");
+    return 0;
+  }
+  fs::path state = StateDir(*options);
+  std::vector<Recorded> processes = Processes(state);
+  if (processes.empty()) {
+    fmt::print(stderr, "drover status: no cluster was started from {}\n", state.string());
+    return 1;
+  }
+  std::map<std::string, std::string> states;
+  ConfigLoad load = LoadClusterConfig((state / "slurm.conf").string());
+  if (load.ok()) states = NodeStates(*ControllerStub(load.config));
+  fmt::print("{:<12} {:>8}  {:<8} {}\n", "PROCESS", "PID", "RUNNING", "NODE STATE");
+  int running = 0;
+  for (const Recorded& process : processes) {
+    running += process.alive;
+    fmt::print("{:<12} {:>8}  {:<8} {}\n", process.name == "ctld" ? "droverctld" : process.name,
+               process.record.pid, process.alive ? "yes" : "no",
+               process.name == "ctld" ? "" : states[process.name]);
+  }
+  fmt::print("state in {}\n", state.string());
+  return running == static_cast<int>(processes.size()) ? 0 : 1;
+}
+
+int RunEnv(Arguments args) {
+  auto options = Parse(args, "env", false);
+  if (!options) return 2;
+  if (options->help) {
+    fmt::print(
+        "Usage: drover env [--state DIR]\nPrints the shell lines that point the commands at "
+        "the cluster: eval \"$(drover env)\"\n");
+    return 0;
+  }
+  fs::path state = StateDir(*options);
+  if (!fs::exists(state / "slurm.conf")) {
+    fmt::print(stderr, "drover env: no cluster was started from {}; run drover up first\n",
+               state.string());
+    return 1;
+  }
+  PrintEnv(state);
+  return 0;
+}
+
+}  // namespace drover::cli

@@ -1,0 +1,125 @@
+// Column helpers shared by squeue_format.cc, sinfo_format.cc and sacct_format.cc: Slurm's -o
+// grammar, its padding and truncation rules, and its time forms.
+#include "cli/formats/formats.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+
+namespace drover::cli::columns {
+namespace {
+
+// A width beyond any terminal: keeps "%.99999999999i" from asking for gigabytes.
+constexpr int kMaxWidth = 100'000;
+
+std::tm LocalTime(int64_t time) {
+  std::tm tm{};
+  const std::time_t t = static_cast<std::time_t>(time);
+  localtime_r(&t, &tm);
+  return tm;
+}
+
+}  // namespace
+
+PercentFormat ParsePercentFormat(std::string_view format) {
+  PercentFormat out;
+  size_t first = format.find('%');
+  out.prefix = std::string(format.substr(0, first));
+  if (first == std::string_view::npos) return out;
+  std::string_view rest = format.substr(first);
+  while (!rest.empty()) {
+    rest.remove_prefix(1);  // the '%'
+    size_t end = rest.find('%');
+    std::string_view token = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+    if (token.empty()) continue;  // strtok skips empty tokens
+    FieldSpec field;
+    field.token = std::string(token);
+    size_t i = 0;
+    if (token[i] == '.') {
+      field.right = true;
+      ++i;
+    }
+    while (i < token.size() && token[i] >= '0' && token[i] <= '9') {
+      field.width = std::min(kMaxWidth, field.width * 10 + (token[i++] - '0'));
+    }
+    if (i < token.size()) field.letter = token[i++];
+    field.suffix = std::string(token.substr(i));
+    out.fields.push_back(std::move(field));
+  }
+  return out;
+}
+
+std::string Pad(std::string_view text, int width, bool right, bool cut) {
+  if (width <= 0) return std::string(text);
+  const size_t w = static_cast<size_t>(width);
+  if (!right) {
+    std::string out(text.substr(0, w));
+    out.append(w - out.size(), ' ');
+    return out;
+  }
+  if (text.size() < w) return std::string(w - text.size(), ' ') + std::string(text);
+  return std::string(cut ? text.substr(0, w) : text);
+}
+
+std::string IsoTime(int64_t time) {
+  std::tm tm = LocalTime(time);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::string DateLine(int64_t time) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  std::tm tm = LocalTime(time);
+  return fmt::format("{} {} {:02} {:02}:{:02}:{:02} {}", kDays[tm.tm_wday], kMonths[tm.tm_mon],
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_year + 1900);
+}
+
+std::string ElapsedText(int64_t secs) {
+  const int64_t days = secs / 86400, hours = secs / 3600 % 24, minutes = secs / 60 % 60;
+  if (days) return fmt::format("{}-{:02}:{:02}:{:02}", days, hours, minutes, secs % 60);
+  if (hours) return fmt::format("{}:{:02}:{:02}", hours, minutes, secs % 60);
+  return fmt::format("{}:{:02}", minutes, secs % 60);
+}
+
+bool IsUnlimited(int64_t seconds) {
+  return seconds < 0 || seconds == INT64_MAX;
+}
+
+std::string ArrayRanges(std::vector<uint32_t> tasks) {
+  std::sort(tasks.begin(), tasks.end());
+  tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
+  std::string out;
+  for (size_t i = 0; i < tasks.size();) {
+    size_t j = i;
+    while (j + 1 < tasks.size() && tasks[j + 1] == tasks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j > i ? fmt::format("{}-{}", tasks[i], tasks[j]) : fmt::format("{}", tasks[i]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string UserName(const UserNameLookup& lookup, uint32_t uid) {
+  if (lookup) return lookup(uid);
+  return uid == 0 ? "root" : std::to_string(uid);
+}
+
+uint32_t RequestedCpus(const v1::JobSpec& spec) {
+  uint32_t nodes = std::max<uint32_t>(spec.min_nodes(), 1);
+  uint32_t tasks = spec.ntasks();
+  if (tasks == 0) tasks = spec.ntasks_per_node() ? spec.ntasks_per_node() * nodes : nodes;
+  return tasks * std::max<uint32_t>(spec.cpus_per_task(), 1);
+}
+
+uint32_t AllocatedCpus(const v1::NodeAllocation& node, const ClusterConfig* cluster) {
+  uint32_t threads = 1;
+  if (cluster && node.node() >= 0 && static_cast<size_t>(node.node()) < cluster->nodes.size())
+    threads = std::max(cluster->nodes[node.node()].threads_per_core, 1);
+  return static_cast<uint32_t>(node.cores_size()) * threads;
+}
+
+}  // namespace drover::cli::columns

@@ -1,0 +1,80 @@
+// Shared by the query commands; see query_common.h.
+#include "cli/query/query_common.h"
+
+#include <pwd.h>
+
+#include <cstdio>
+
+#include "cli/client.h"
+#include "common/text.h"
+
+namespace drover::cli {
+
+std::vector<std::string> CommaList(const std::string& text) {
+  std::vector<std::string> items;
+  for (const std::string& part : Split(text, ','))
+    if (!Trim(part).empty()) items.emplace_back(Trim(part));
+  return items;
+}
+
+// "12", "12_3": a job or one task of an array.
+bool AddJobId(const std::string& text, v1::JobFilter* filter) {
+  size_t underscore = text.find('_');
+  auto id = ParseUint64(text.substr(0, underscore));
+  if (!id) return false;
+  if (underscore == std::string::npos) {
+    filter->add_job_ids(*id);
+    return true;
+  }
+  auto task = ParseUint64(text.substr(underscore + 1));
+  if (!task) return false;
+  v1::JobFilter::ArrayTask* array = filter->add_array_tasks();
+  array->set_array_job_id(*id);
+  array->set_task_id(static_cast<uint32_t>(*task));
+  return true;
+}
+
+// -j's jobs and array tasks ("12", "12_3"): the controller's list may hold more than asked for
+// (it matches whole arrays), so squeue picks the tasks itself.
+bool Requested(const v1::JobFilter& filter, const v1::Job& job) {
+  if (filter.job_ids_size() == 0 && filter.array_tasks_size() == 0) return true;
+  const v1::JobSpec& spec = job.spec();
+  for (uint64_t id : filter.job_ids())
+    if (spec.job_id() == id || spec.array_job_id() == id) return true;
+  for (const v1::JobFilter::ArrayTask& task : filter.array_tasks())
+    if (spec.array_job_id() == task.array_job_id() && spec.array_task_id() == task.task_id())
+      return true;
+  return false;
+}
+
+// The commands here never print a job's environment: it is left out of the parse.
+// The controller's records hold no environment (it lives in the store with the script), so a
+// plain parse of each entry is all a listing needs.
+std::vector<v1::Job> ParseJobs(const v1::JobList& list) {
+  std::vector<v1::Job> jobs(list.jobs_size());
+  for (int i = 0; i < list.jobs_size(); ++i) jobs[i].ParseFromString(list.jobs(i));
+  return jobs;
+}
+
+std::vector<v1::Partition> Partitions(v1::Controller::Stub& stub) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::PartitionList list;
+  std::vector<v1::Partition> partitions;
+  if (stub.ListPartitions(&context, v1::PartitionQuery(), &list).ok())
+    partitions.assign(list.partitions().begin(), list.partitions().end());
+  return partitions;
+}
+
+int Fail(std::string_view command, const std::string& message) {
+  std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(command.size()), command.data(),
+               message.c_str());
+  return 1;
+}
+
+std::string UserName(uint32_t uid) {
+  if (passwd* entry = getpwuid(uid); entry && entry->pw_name) return entry->pw_name;
+  return std::to_string(uid);
+}
+
+}  // namespace drover::cli

@@ -1,0 +1,31 @@
+// What squeue, sinfo, sacct and scancel share: their lists ("a,b"), job ids ("12", "12_3"), the
+// controller's job and partition lists, and their error line. No command's own logic.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/drover.grpc.pb.h"
+
+namespace drover::cli {
+
+// A comma-separated option value, items trimmed, empty ones dropped.
+std::vector<std::string> CommaList(const std::string& text);
+// "12", "12_3": a job or one task of an array, added to `filter`; false when it is neither.
+bool AddJobId(const std::string& text, v1::JobFilter* filter);
+// -j's jobs and array tasks ("12", "12_3"): the controller's list may hold more than asked for
+// (it matches whole arrays), so squeue picks the tasks itself.
+bool Requested(const v1::JobFilter& filter, const v1::Job& job);
+// The jobs of a listing. The commands here never print a job's environment, and the controller's
+// records hold none (it lives in the store with the script): a plain parse of each entry.
+std::vector<v1::Job> ParseJobs(const v1::JobList& list);
+// Every partition; none when the controller cannot say.
+std::vector<v1::Partition> Partitions(v1::Controller::Stub& stub);
+// "COMMAND: error: MESSAGE" on stderr; returns 1.
+int Fail(std::string_view command, const std::string& message);
+// The user's name, or the uid when it has none.
+std::string UserName(uint32_t uid);
+
+}  // namespace drover::cli

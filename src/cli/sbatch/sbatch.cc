@@ -1,0 +1,126 @@
+// sbatch: submits a batch script (sbatch_options.cc parses it as Slurm's sbatch does).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/formats/formats.h"
+#include "cli/sbatch/sbatch_options.h"
+#include "common/job_state.h"
+#include "wire/job_spec_codec.h"
+
+namespace drover::cli {
+namespace {
+
+Result<std::string> ReadScript(const std::string& path) {
+  std::stringstream text;
+  if (path.empty() || path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path);
+  if (!in) return MakeError(fmt::format("sbatch: error: Unable to open file {}", path));
+  text << in.rdbuf();
+  return text.str();
+}
+
+// --wait: until the job (every task of an array) has ended; the highest exit code is sbatch's,
+// 1 for a job that failed without one.
+int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
+  while (true) {
+    v1::JobQuery query;
+    query.mutable_filter()->add_job_ids(id);
+    v1::JobList list;
+    grpc::ClientContext context;
+    SetDeadline(context);
+    if (stub.ListJobs(&context, query, &list).ok()) {
+      bool ended = true;
+      int code = 0;
+      for (const std::string& encoded : list.jobs()) {
+        v1::Job job;
+        job.ParseFromString(encoded);
+        auto state = ParseJobState(job.state());
+        if (!state || !IsFinal(*state)) ended = false;
+        if (job.state() != "COMPLETED")
+          code = std::max(code, job.exit_code() ? job.exit_code() : 1);
+      }
+      if (ended) return code;  // also when the queue no longer holds it (MinJobAge passed)
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+// --test-only: Slurm's slurm_job_will_run words, on stderr; a refusal as its slurm_perror
+// prints it.
+int PrintWillRun(const grpc::Status& status, const v1::SubmitReply& reply) {
+  if (!status.ok()) {
+    std::fprintf(stderr, "allocation failure: %s\n", Unreachable(status).c_str());
+    return 1;
+  }
+  const v1::WillRun& will_run = reply.will_run();
+  std::fprintf(stderr,
+               "sbatch: Job %llu to start at %s using %u processors on nodes %s in partition %s\n",
+               static_cast<unsigned long long>(reply.job_id()),
+               columns::IsoTime(will_run.start_time()).c_str(), will_run.processors(),
+               will_run.node_list().c_str(), will_run.partition().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int RunSbatch(Arguments args) {
+  std::vector<std::string> argv(args.begin(), args.end());
+  Identity me = Me();
+  std::map<std::string, std::string> env = Environment();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  env.emplace("SLURM_SUBMIT_HOST", host);
+  auto request = ParseSbatch(argv, ReadScript, env, CurrentDirectory(), me.uid, me.gid, me.user);
+  if (!request) {
+    std::fprintf(stderr, "%s\n", request.error().c_str());
+    return 1;
+  }
+  if (!request->print_and_exit.empty() || request->exit_code != 0) {
+    if (request->print_and_exit.starts_with("slurm ")) return PrintSlurmVersion();
+    std::fputs(request->print_and_exit.c_str(), stdout);
+    return request->exit_code;
+  }
+  if (!request->quiet)
+    for (const std::string& notice : request->notices) std::fprintf(stderr, "%s\n", notice.c_str());
+  auto connection = Connect();
+  if (!connection) {
+    std::fprintf(stderr, "sbatch: error: %s\n", connection.error().c_str());
+    return 1;
+  }
+  v1::SubmitRequest submit;
+  SetCaller(submit.mutable_caller());
+  wire::ToProto(request->spec, submit.mutable_spec());
+  submit.set_array(request->array);
+  submit.set_script(request->script);
+  submit.set_test_only(request->test_only);
+  v1::SubmitReply reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = connection->stub->Submit(&context, submit, &reply);
+  if (request->test_only) return PrintWillRun(status, reply);
+  if (!status.ok()) {
+    std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
+                 Unreachable(status).c_str());
+    return 1;
+  }
+  if (request->parsable)
+    std::printf("%llu\n", static_cast<unsigned long long>(reply.job_id()));
+  else if (!request->quiet)
+    std::printf("Submitted batch job %llu\n", static_cast<unsigned long long>(reply.job_id()));
+  std::fflush(stdout);
+  return request->wait ? WaitForEnd(*connection->stub, reply.job_id()) : 0;
+}
+
+}  // namespace drover::cli

@@ -1,0 +1,464 @@
+// sbatch's options and their handlers; see sbatch_option_table.h.
+#include "cli/sbatch/sbatch_option_table.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <stdexcept>
+
+#include "cli/sbatch/sbatch_values.h"
+#include "common/duration.h"
+#include "common/memory_size.h"
+#include "common/slurm_time.h"
+#include "common/text.h"
+
+namespace drover::cli::sbatch {
+namespace {
+
+// "--name" as messages give it; an alias speaks as the option it spells.
+std::string Spelled(const Use& use) {
+  return fmt::format("--{}", use.def->alias_of.empty() ? use.def->name : use.def->alias_of);
+}
+
+Status NoEffect(const Use& use, Settings& s) {
+  s.NoEffect(use.def->name);
+  return OkStatus();
+}
+
+Status RootOnly(const Use& use, Settings& s) {
+  if (use.in->uid != 0) return Fail(fmt::format("{} only permitted by root user", Spelled(use)));
+  return NoEffect(use, s);
+}
+
+Status SetTime(const Use& use, std::optional<int64_t>& field) {
+  std::optional<int64_t> limit = ParseTimeLimit(use.text());
+  if (!limit) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  field = *limit;
+  return OkStatus();
+}
+
+Status SetDate(const Use& use, std::optional<int64_t>& field) {
+  std::optional<int64_t> time = ParseSlurmTime(use.text(), use.in->now);
+  if (!time || *time == 0) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  field = *time;
+  return OkStatus();
+}
+
+Status SetMemory(const Use& use, std::optional<Sourced<uint64_t>>& field, Settings& s) {
+  Result<uint64_t> megabytes = ParseMemoryMB(use.text());
+  if (!megabytes) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  if (*megabytes == 0)
+    s.Notice(fmt::format(
+        "sbatch: warning: {}=0 (all of a node's memory in Slurm) is not supported by Drover; "
+        "the partition's default memory applies",
+        Spelled(use)));
+  field = Sourced<uint64_t>{*megabytes, use.source};
+  return OkStatus();
+}
+
+Status SetGpus(const Use& use, std::optional<GpuCount>& field) {
+  Result<GpuCount> gpus = ParseGpuCount(use.text(), Spelled(use));
+  if (!gpus) return std::move(gpus).take_error();
+  field = std::move(*gpus);
+  return OkStatus();
+}
+
+Status SetCount(const Use& use, std::optional<uint32_t>& field) {
+  Result<uint32_t> count = ParseCount(use.text(), Spelled(use));
+  if (!count) return std::move(count).take_error();
+  field = *count;
+  return OkStatus();
+}
+
+Status SetSourcedCount(const Use& use, std::optional<Sourced<uint32_t>>& field) {
+  Result<uint32_t> count = ParseCount(use.text(), Spelled(use));
+  if (!count) return std::move(count).take_error();
+  field = Sourced<uint32_t>{*count, use.source};
+  return OkStatus();
+}
+
+Status SetNodeList(const Use& use, std::optional<std::vector<std::string>>& field, bool file) {
+  Result<std::vector<std::string>> names = ParseHostNames(use.text(), Spelled(use), *use.in, file);
+  if (!names) return std::move(names).take_error();
+  field = std::move(*names);
+  return OkStatus();
+}
+
+Status SetExclusive(const Use& use, Settings& s) {
+  std::string mode = use.value ? ToLower(*use.value) : "exclusive";
+  if (mode == "user" || mode == "mcs" || mode == "topo")
+    s.Notice(
+        fmt::format("sbatch: warning: --exclusive={} is treated as --exclusive in Drover", mode));
+  else if (mode != "exclusive" && mode != "oversubscribe")
+    return Fail("Invalid --exclusive specification");
+  s.exclusive = Sourced<bool>{mode != "oversubscribe", use.source};
+  return OkStatus();
+}
+
+Status SetGres(const Use& use, Settings& s) {
+  if (EqualsIgnoreCase(use.text(), "none")) {
+    s.gres = std::vector<GresSpec>{};
+    return OkStatus();
+  }
+  if (EqualsIgnoreCase(use.text(), "help") || EqualsIgnoreCase(use.text(), "list"))
+    return Fail("--gres=help is not supported by Drover; sinfo -o %G lists the configured GRES");
+  std::vector<std::string> items = SplitTopLevel(use.text());
+  for (std::string& item : items)
+    if (item.starts_with("gres/")) item.erase(0, 5);
+  Result<std::vector<GresSpec>> gres = ParseGres(Join(items, ","));
+  if (!gres)
+    return Fail(fmt::format("Invalid generic resource (gres) specification: {}", gres.error()));
+  s.gres = std::move(*gres);
+  return OkStatus();
+}
+
+Status SetNice(const Use& use, Settings& s) {
+  constexpr int64_t kLimit = 2147483645;  // Slurm's NICE_OFFSET - 3
+  std::optional<int64_t> nice = use.value ? ParseInt64(Trim(*use.value)) : 100;
+  if (!nice)
+    return Fail(fmt::format("Invalid --nice value \"{}\" (expected an integer)", *use.value));
+  if (*nice > kLimit || *nice < -kLimit)
+    return Fail(fmt::format("Invalid --nice value, out of range (+/- {})", kLimit));
+  s.nice = static_cast<int32_t>(*nice);
+  return OkStatus();
+}
+
+Status SetSignal(const Use& use, Settings& s) {
+  bool reservation = false;
+  std::optional<SignalRequest> signal = ParseSignalOption(use.text(), reservation);
+  if (!signal) return Fail("Invalid --signal specification");
+  if (reservation)
+    s.Notice(
+        "sbatch: warning: --signal=R: (signal at the reservation's end) is accepted but has "
+        "no effect in Drover");
+  s.signal = *signal;
+  return OkStatus();
+}
+
+Status SetSwitches(const Use& use, Settings& s) {
+  size_t at = use.text().find('@');
+  Result<uint32_t> count = ParseCount(use.text().substr(0, at), "--switches");
+  if (!count) return std::move(count).take_error();
+  if (at != std::string::npos) {
+    Result<int64_t> wait = ParseDuration(use.text().substr(at + 1));
+    if (!wait || *wait == kUnlimitedSeconds) return Fail("Invalid --switches specification");
+    s.switch_wait = *wait;
+  }
+  s.switches = *count;
+  return OkStatus();
+}
+
+Status SetOpenMode(const Use& use, Settings& s) {
+  char mode = use.text().empty() ? '\0' : static_cast<char>(std::tolower(use.text()[0]));
+  if (mode != 'a' && mode != 't') return Fail("Invalid --open-mode specification");
+  s.open_mode = mode;  // the agent opens the job's files to append or truncate
+  return OkStatus();
+}
+
+Status SetPartitions(const Use& use, Settings& s) {
+  std::vector<std::string> names = Split(use.text(), ',');
+  std::erase_if(names, [](const std::string& name) { return name.empty(); });
+  s.partitions = std::move(names);
+  return OkStatus();
+}
+
+Status SetSegment(const Use& use, Settings& s) {
+  std::optional<uint64_t> size = ParseUint64(Trim(use.text()));
+  if (!size || *size > 0xffff) return Fail("Invalid --segment specification");
+  s.segment = static_cast<uint32_t>(*size);
+  return OkStatus();
+}
+
+Status SetDependency(const Use& use, Settings& s) {
+  Result<DependencySpec> dependency = ParseDependency(use.text());
+  if (!dependency) return Fail(dependency.error());
+  s.dependency = std::move(*dependency);
+  return OkStatus();
+}
+
+Status ValidateThenNoEffect(const Use& use, Settings& s, bool valid) {
+  if (!valid) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  return NoEffect(use, s);
+}
+
+template <std::optional<std::string> Settings::*field>
+Status SetText(const Use& use, Settings& s) {
+  s.*field = use.text();
+  return OkStatus();
+}
+
+template <std::optional<std::string> Settings::*field>
+Status SetIoPath(const Use& use, Settings& s) {
+  s.*field = IoPath(use.text());
+  return OkStatus();
+}
+
+template <bool Settings::*field>
+Status SetFlag(const Use&, Settings& s) {
+  s.*field = true;
+  return OkStatus();
+}
+
+template <std::optional<uint32_t> Settings::*field>
+Status SetCountOf(const Use& use, Settings& s) {
+  return SetCount(use, s.*field);
+}
+
+template <std::optional<Sourced<uint32_t>> Settings::*field>
+Status SetSourcedCountOf(const Use& use, Settings& s) {
+  return SetSourcedCount(use, s.*field);
+}
+
+template <std::optional<Sourced<uint64_t>> Settings::*field>
+Status SetMemoryOf(const Use& use, Settings& s) {
+  return SetMemory(use, s.*field, s);
+}
+
+template <std::optional<GpuCount> Settings::*field>
+Status SetGpusOf(const Use& use, Settings& s) {
+  return SetGpus(use, s.*field);
+}
+
+template <std::optional<int64_t> Settings::*field>
+Status SetTimeOf(const Use& use, Settings& s) {
+  return SetTime(use, s.*field);
+}
+
+template <bool from_file>
+Status SetNodeListOf(const Use& use, Settings& s) {
+  return SetNodeList(use, s.nodelist, from_file);
+}
+
+Status SetVerbose(const Use& use, Settings& s) {
+  s.verbose = true;
+  return NoEffect(use, s);
+}
+
+Status SetRequeue(const Use& use, Settings& s) {
+  s.requeue = use.def->name == "requeue";
+  return OkStatus();
+}
+
+Status SetChdir(const Use& use, Settings& s) {
+  s.work_dir = Absolute(use.text(), use.in->cwd);
+  return OkStatus();
+}
+
+Status SetNodes(const Use& use, Settings& s) {
+  Result<NodeRange> range = ParseNodeRange(use.text());
+  if (!range) return std::move(range).take_error();
+  s.nodes = *range;
+  return OkStatus();
+}
+
+Status SetBegin(const Use& use, Settings& s) {
+  return SetDate(use, s.begin);
+}
+
+Status SetDeadline(const Use& use, Settings& s) {
+  if (Status ok = SetDate(use, s.deadline); !ok) return ok;
+  return NoEffect(use, s);
+}
+
+Status SetExclude(const Use& use, Settings& s) {
+  return SetNodeList(use, s.exclude, false);
+}
+
+Status SetOversubscribe(const Use& use, Settings& s) {
+  s.oversubscribe = use.source;
+  return NoEffect(use, s);
+}
+
+Status SetKillOnInvalidDep(const Use& use, Settings& s) {
+  bool valid = EqualsIgnoreCase(use.text(), "yes") || EqualsIgnoreCase(use.text(), "no");
+  return ValidateThenNoEffect(use, s, valid);
+}
+
+Status SetMailType(const Use& use, Settings& s) {
+  return ValidateThenNoEffect(use, s, ValidMailTypes(use.text()));
+}
+
+// SBATCH_REQ_SWITCH and SBATCH_WAIT4SWITCH, which have no option of their own.
+Status SetSwitchCount(const Use& use, Settings& s) {
+  Result<uint32_t> count = ParseCount(use.text(), "--switches");
+  if (!count) return std::move(count).take_error();
+  s.switches = *count;
+  return OkStatus();
+}
+
+Status SetSwitchWait(const Use& use, Settings& s) {
+  Result<int64_t> wait = ParseDuration(use.text());
+  if (!wait || *wait == kUnlimitedSeconds) return Fail("Invalid --switches specification");
+  s.switch_wait = *wait;
+  return OkStatus();
+}
+
+}  // namespace
+
+// Slurm's names, letters and argument kinds, alphabetical as in slurm_opt.c.
+const std::vector<OptionDef>& Options() {
+  using A = Arg;
+  using S = Settings;
+  static const std::vector<OptionDef> kOptions = {
+      {"account", 'A', A::kRequired, SetText<&S::account>},
+      {"acctg-freq", 0, A::kRequired, NoEffect},
+      {"array", 'a', A::kRequired, SetText<&S::array>},
+      {"batch", 0, A::kRequired, NoEffect},
+      {"bb", 0, A::kRequired, NoEffect},
+      {"bbf", 0, A::kRequired, NoEffect},
+      {"begin", 'b', A::kRequired, SetBegin},
+      {"chdir", 'D', A::kRequired, SetChdir},
+      {"cluster", 0, A::kRequired, NoEffect},
+      {"cluster-constraint", 0, A::kRequired, NoEffect},
+      {"clusters", 'M', A::kRequired, NoEffect},
+      {"comment", 0, A::kRequired, SetText<&S::comment>},
+      {"constraint", 'C', A::kRequired, SetText<&S::constraint>},
+      {"container", 0, A::kRequired, NoEffect},
+      {"container-id", 0, A::kRequired, NoEffect},
+      {"context", 0, A::kRequired, NoEffect},
+      {"contiguous", 0, A::kNone, NoEffect},
+      {"core-spec", 'S', A::kRequired, NoEffect},
+      {"cores-per-socket", 0, A::kRequired, NoEffect},
+      {"cpu-freq", 0, A::kRequired, NoEffect},
+      {"cpus-per-gpu", 0, A::kRequired, SetSourcedCountOf<&S::cpus_per_gpu>},
+      {"cpus-per-task", 'c', A::kRequired, SetSourcedCountOf<&S::cpus_per_task>},
+      {"deadline", 0, A::kRequired, SetDeadline},
+      {"delay-boot", 0, A::kRequired, NoEffect},
+      {"dependency", 'd', A::kRequired, SetDependency},
+      {"distribution", 'm', A::kRequired, NoEffect},
+      {"error", 'e', A::kRequired, SetIoPath<&S::stderr_path>},
+      {"exclude", 'x', A::kRequired, SetExclude},
+      {"exclusive", 0, A::kOptional, SetExclusive},
+      {"export", 0, A::kRequired, SetText<&S::export_env>},
+      {"export-file", 0, A::kRequired, SetText<&S::export_file>},
+      {"extra", 0, A::kRequired, NoEffect},
+      {"extra-node-info", 'B', A::kRequired, NoEffect},
+      {"get-user-env", 0, A::kOptional, NoEffect},
+      {"gid", 0, A::kRequired, RootOnly},
+      {"gpu-bind", 0, A::kRequired, NoEffect},
+      {"gpu-freq", 0, A::kRequired, NoEffect},
+      {"gpus", 'G', A::kRequired, SetGpusOf<&S::gpus>},
+      {"gpus-per-node", 0, A::kRequired, SetGpusOf<&S::gpus_per_node>},
+      {"gpus-per-socket", 0, A::kRequired, NoEffect},
+      {"gpus-per-task", 0, A::kRequired, SetGpusOf<&S::gpus_per_task>},
+      {"gres", 0, A::kRequired, SetGres},
+      {"gres-flags", 0, A::kRequired, NoEffect},
+      {"help", 'h', A::kNone, nullptr, true},
+      {"hint", 0, A::kRequired, NoEffect},
+      {"hold", 'H', A::kNone, SetFlag<&S::hold>},
+      {"ignore-pbs", 0, A::kNone, NoEffect},
+      {"input", 'i', A::kRequired, SetIoPath<&S::stdin_path>},
+      {"job-name", 'J', A::kRequired, SetText<&S::name>},
+      {"kill-on-invalid-dep", 0, A::kRequired, SetKillOnInvalidDep},
+      {"licenses", 'L', A::kRequired, NoEffect},
+      {"mail-type", 0, A::kRequired, SetMailType},
+      {"mail-user", 0, A::kRequired, NoEffect},
+      {"mcs-label", 0, A::kRequired, NoEffect},
+      {"mem", 0, A::kRequired, SetMemoryOf<&S::mem>},
+      {"mem-bind", 0, A::kRequired, NoEffect},
+      {"mem-per-cpu", 0, A::kRequired, SetMemoryOf<&S::mem_per_cpu>},
+      {"mem-per-gpu", 0, A::kRequired, SetMemoryOf<&S::mem_per_gpu>},
+      {"mincpus", 0, A::kRequired, NoEffect},
+      {"network", 0, A::kRequired, NoEffect},
+      {"nice", 0, A::kOptional, SetNice},
+      {"no-kill", 'k', A::kOptional, NoEffect},
+      {"no-requeue", 0, A::kNone, SetRequeue},
+      {"nodefile", 'F', A::kRequired, SetNodeListOf<true>},
+      {"nodelist", 'w', A::kRequired, SetNodeListOf<false>},
+      {"nodes", 'N', A::kRequired, SetNodes},
+      {"ntasks", 'n', A::kRequired, SetCountOf<&S::ntasks>},
+      {"ntasks-per-core", 0, A::kRequired, NoEffect},
+      {"ntasks-per-gpu", 0, A::kRequired, NoEffect},
+      {"ntasks-per-node", 0, A::kRequired, SetCountOf<&S::ntasks_per_node>},
+      {"ntasks-per-socket", 0, A::kRequired, NoEffect},
+      {"ntasks-per-tres", 0, A::kRequired, NoEffect},
+      {"open-mode", 0, A::kRequired, SetOpenMode},
+      {"output", 'o', A::kRequired, SetIoPath<&S::stdout_path>},
+      {"overcommit", 'O', A::kNone, NoEffect},
+      {"oversubscribe", 's', A::kNone, SetOversubscribe},
+      {"parsable", 0, A::kNone, SetFlag<&S::parsable>},
+      {"partition", 'p', A::kRequired, SetPartitions},
+      {"prefer", 0, A::kRequired, NoEffect},
+      {"priority", 0, A::kRequired, NoEffect},
+      {"profile", 0, A::kRequired, NoEffect},
+      {"propagate", 0, A::kOptional, NoEffect},
+      {"qos", 'q', A::kRequired, SetText<&S::qos>},
+      {"quiet", 'Q', A::kNone, SetFlag<&S::quiet>, true},
+      {"reboot", 0, A::kNone, NoEffect},
+      {"requeue", 0, A::kNone, SetRequeue},
+      {"reservation", 0, A::kRequired, SetText<&S::reservation>},
+      {"segment", 0, A::kRequired, SetSegment},
+      {"signal", 0, A::kRequired, SetSignal},
+      {"sockets-per-node", 0, A::kRequired, NoEffect},
+      {"spread-job", 0, A::kNone, NoEffect},
+      {"stepmgr", 0, A::kNone, NoEffect},
+      {"switches", 0, A::kRequired, SetSwitches},
+      {"tasks-per-node", 0, A::kRequired, SetCountOf<&S::ntasks_per_node>, false,
+       "ntasks-per-node"},
+      {"test-only", 0, A::kNone, SetFlag<&S::test_only>},
+      {"thread-spec", 0, A::kRequired, NoEffect},
+      {"threads-per-core", 0, A::kRequired, NoEffect},
+      {"time", 't', A::kRequired, SetTimeOf<&S::time_limit>},
+      {"time-min", 0, A::kRequired, SetTimeOf<&S::time_min>},
+      {"tmp", 0, A::kRequired, NoEffect},
+      {"tres-bind", 0, A::kRequired, NoEffect},
+      {"tres-per-task", 0, A::kRequired, NoEffect},
+      {"uid", 0, A::kRequired, RootOnly},
+      {"usage", 0, A::kNone, nullptr, true},
+      {"use-min-nodes", 0, A::kNone, NoEffect},
+      {"verbose", 'v', A::kNone, SetVerbose, true},
+      {"version", 'V', A::kNone, nullptr, true},
+      {"wait", 'W', A::kNone, SetFlag<&S::wait>},
+      {"wait-all-nodes", 0, A::kRequired, NoEffect},
+      {"wckey", 0, A::kRequired, NoEffect},
+      {"wrap", 0, A::kRequired, SetText<&S::wrap>, true},
+      // Environment-only: SBATCH_REQ_SWITCH and SBATCH_WAIT4SWITCH.
+      {"", 0, A::kRequired, SetSwitchCount},
+      {"", 0, A::kRequired, SetSwitchWait},
+  };
+  return kOptions;
+}
+
+const OptionDef& Option(std::string_view name) {
+  for (const OptionDef& def : Options())
+    if (def.name == name) return def;
+  throw std::logic_error(fmt::format("no sbatch option --{}", name));
+}
+
+Status Apply(Use use, const Inputs& in, Settings& s) {
+  use.in = &in;
+  return use.def->handler(use, s);
+}
+
+// Appends where a value came from to the first line of an error.
+Error WithOrigin(Error error, std::string_view origin) {
+  size_t newline = error.message.find('\n');
+  error.message.insert(newline == std::string::npos ? error.message.size() : newline,
+                       fmt::format(" ({})", origin));
+  return error;
+}
+
+ScannedOptions ScanSbatchOptions(std::span<const std::string> args) {
+  // The table as getopt reads it, entry for entry.
+  static const std::vector<OptionSpec> specs = [] {
+    std::vector<OptionSpec> all;
+    for (const OptionDef& def : Options()) all.push_back({def.letter, def.name, def.arg});
+    return all;
+  }();
+  OptionScan scan =
+      ScanOptions(args, specs, {.stop_at_operand = true, .quote_whole_argument = true});
+  ScannedOptions out;
+  for (OptionUse& use : scan.uses) {
+    const OptionDef& def = Options()[static_cast<size_t>(use.spec - specs.data())];
+    out.uses.emplace_back(Use{&def, std::move(use.value), Source::kCommandLine, nullptr},
+                          use.argument);
+  }
+  out.operands = scan.operands.empty() ? args.size() : scan.operands.front();
+  if (scan.error) {
+    out.error = fmt::format("sbatch: {}\n{}", *scan.error, kTryHelp);
+    out.error_at = scan.error_argument;
+  }
+  return out;
+}
+
+}  // namespace drover::cli::sbatch

@@ -1,0 +1,195 @@
+// See scontrol_request.h.
+#include "cli/scontrol/scontrol_request.h"
+
+#include <fmt/format.h>
+
+#include "common/duration.h"
+#include "common/slurm_time.h"
+#include "common/text.h"
+
+namespace drover::cli::scontrol {
+namespace {
+
+Error Unsupported(std::string_view word) {
+  return MakeError(fmt::format("Update of this parameter is not supported: {}", word));
+}
+
+// "job 12 ...", "JobId=12 ...", "job JobId=12 ...": the ID word and where the keys start.
+Result<std::pair<std::string, size_t>> TargetOf(std::span<const std::string> words,
+                                                std::string_view entity, std::string_view id_key) {
+  size_t i = 0;
+  if (i < words.size() && EqualsIgnoreCase(words[i], entity)) ++i;
+  if (i >= words.size()) return MakeError(fmt::format("No {} identification provided", entity));
+  auto [key, value] = SplitKeyValue(words[i]);
+  if (words[i].find('=') == std::string::npos) return std::pair(words[i], i + 1);
+  if (key != id_key && !(entity == "job" && key == "job") &&
+      !(entity == "reservation" && key == "reservation"))
+    return MakeError(fmt::format("No {} identification provided (give {}=...)", entity, id_key));
+  return std::pair(value, i + 1);
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> SplitKeyValue(std::string_view word) {
+  size_t eq = word.find('=');
+  if (eq == std::string_view::npos) return {ToLower(word), ""};
+  return {ToLower(word.substr(0, eq)), std::string(word.substr(eq + 1))};
+}
+
+bool AddJobId(std::string_view text, v1::JobFilter* filter) {
+  size_t underscore = text.find('_');
+  auto id = ParseUint64(text.substr(0, underscore));
+  if (!id || *id == 0) return false;
+  if (underscore == std::string_view::npos) {
+    filter->add_job_ids(*id);
+    return true;
+  }
+  auto task = ParseUint64(text.substr(underscore + 1));
+  if (!task || *task >= UINT32_MAX) return false;
+  v1::JobFilter::ArrayTask* array = filter->add_array_tasks();
+  array->set_array_job_id(*id);
+  array->set_task_id(static_cast<uint32_t>(*task));
+  return true;
+}
+
+Result<v1::JobFilter> ParseJobList(std::span<const std::string> words) {
+  v1::JobFilter filter;
+  for (const std::string& word : words)
+    for (const std::string& id : Split(word, ','))
+      if (!Trim(id).empty() && !AddJobId(Trim(id), &filter))
+        return MakeError("Invalid job id specified: " + id);
+  if (filter.job_ids_size() == 0 && filter.array_tasks_size() == 0)
+    return MakeError("Invalid job id specified");
+  return filter;
+}
+
+Result<v1::TopRequest> ParseTopList(std::span<const std::string> words) {
+  v1::TopRequest request;
+  for (const std::string& word : words)
+    for (const std::string& id : Split(word, ',')) {
+      if (Trim(id).empty()) continue;
+      v1::JobFilter one;
+      if (!AddJobId(Trim(id), &one)) return MakeError("Invalid job id specified: " + id);
+      v1::JobFilter::ArrayTask* job = request.add_jobs();
+      if (one.job_ids_size() > 0) {
+        job->set_array_job_id(one.job_ids(0));
+        job->set_task_id(UINT32_MAX);
+      } else {
+        *job = one.array_tasks(0);
+      }
+    }
+  if (request.jobs_size() == 0) return MakeError("Invalid job id specified");
+  return request;
+}
+
+Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words) {
+  auto target = TargetOf(words, "job", "jobid");
+  if (!target) return std::move(target).take_error();
+  v1::UpdateJobRequest request;
+  for (const std::string& id : Split(target->first, ','))
+    if (!AddJobId(Trim(id), request.mutable_filter()))
+      return MakeError("Invalid job id specified: " + target->first);
+  size_t changes = 0;
+  for (size_t i = target->second; i < words.size(); ++i) {
+    auto [key, value] = SplitKeyValue(words[i]);
+    if (words[i].find('=') == std::string::npos) return Unsupported(words[i]);
+    ++changes;
+    if (key == "timelimit") {
+      auto limit = ParseDuration(value);
+      if (!limit) return MakeError("Invalid TimeLimit value: " + value);
+      request.set_time_limit_seconds(*limit);
+    } else if (key == "nice") {
+      std::string_view digits = value;
+      int64_t sign = digits.starts_with('-') ? -1 : 1;
+      if (digits.starts_with('-') || digits.starts_with('+')) digits.remove_prefix(1);
+      auto nice = ParseInt64(digits);
+      if (!nice || *nice > 2147483645) return MakeError("Invalid nice value: " + value);
+      request.set_nice(static_cast<int32_t>(sign * *nice));
+    } else if (key == "partition") {
+      request.set_partition(value);
+    } else if (key == "name" || key == "jobname") {
+      request.set_name(value);
+    } else if (key == "qos") {
+      request.set_qos(value);
+    } else {
+      return Unsupported(words[i]);
+    }
+  }
+  if (changes == 0) return MakeError("No changes specified");
+  return request;
+}
+
+Result<v1::UpdateNodeRequest> ParseNodeUpdate(std::span<const std::string> words) {
+  auto target = TargetOf(words, "node", "nodename");
+  if (!target) return std::move(target).take_error();
+  v1::UpdateNodeRequest request;
+  request.set_nodes(target->first);
+  for (size_t i = target->second; i < words.size(); ++i) {
+    auto [key, value] = SplitKeyValue(words[i]);
+    if (key == "state") {
+      std::string state = ToLower(value);
+      if (state != "drain" && state != "resume" && state != "down" && state != "undrain")
+        return MakeError(fmt::format(
+            "Invalid input: {} (Drover takes State=DRAIN, RESUME, DOWN or UNDRAIN)", words[i]));
+      request.set_state(state);
+    } else if (key == "reason") {
+      request.set_reason(value);
+    } else {
+      return Unsupported(words[i]);
+    }
+  }
+  if (request.state().empty()) return MakeError("No changes specified (give State=...)");
+  return request;
+}
+
+Result<v1::ReservationRequest> ParseReservation(std::span<const std::string> words, int64_t now) {
+  v1::ReservationRequest request;
+  size_t i = 0;
+  if (i < words.size() && EqualsIgnoreCase(words[i], "reservation")) ++i;
+  for (; i < words.size(); ++i) {
+    auto [key, value] = SplitKeyValue(words[i]);
+    if (words[i].find('=') == std::string::npos)
+      return MakeError(fmt::format("Invalid input: {}", words[i]));
+    if (key == "reservationname" || key == "reservation" || key == "resvname") {
+      request.set_name(value);
+    } else if (key == "starttime") {
+      auto time = ParseSlurmTime(value, now);
+      if (!time) return MakeError("Invalid starttime: " + value);
+      request.set_start_time(*time);
+    } else if (key == "endtime") {
+      auto time = ParseSlurmTime(value, now);
+      if (!time) return MakeError("Invalid endtime: " + value);
+      request.set_end_time(*time);
+    } else if (key == "duration") {
+      auto duration = ParseDuration(value);
+      if (!duration) return MakeError("Invalid duration: " + value);
+      request.set_duration_seconds(*duration);
+    } else if (key == "nodes" || key == "nodelist") {
+      request.set_node_list(value);
+    } else if (key == "nodecnt" || key == "nodecount") {
+      auto count = ParseUint64(value);
+      if (!count || *count == 0 || *count > UINT32_MAX)
+        return MakeError("Invalid node count: " + value);
+      request.set_node_count(static_cast<uint32_t>(*count));
+    } else if (key == "tres") {
+      request.set_tres(value);
+    } else if (key == "users" || key == "user") {
+      request.set_users(value);
+    } else if (key == "accounts" || key == "account") {
+      request.set_accounts(value);
+    } else if (key == "flags") {
+      request.set_flags(value);
+    } else if (key == "partitionname" || key == "partition") {
+      request.set_partition(value);
+    } else {
+      return MakeError(
+          fmt::format("Unknown parameter: {} (Drover takes ReservationName, "
+                      "StartTime, EndTime, Duration, Nodes, NodeCnt, TRES, Users, "
+                      "Accounts, Flags, PartitionName)",
+                      words[i]));
+    }
+  }
+  return request;
+}
+
+}  // namespace drover::cli::scontrol

@@ -1,0 +1,276 @@
+// srun's and salloc's allocation; see allocation.h.
+#include "cli/srun/allocation.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <thread>
+
+#include "cli/sbatch/sbatch_options.h"
+#include "cli/srun/interrupts.h"
+#include "common/count_list.h"
+#include "wire/job_spec_codec.h"
+
+namespace drover::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Options srun and salloc hand to sbatch's parser to describe the allocation they ask for.
+constexpr OptionSpec kAllocationOptions[] = {
+    {'N', "nodes", OptionSpec::kRequired},
+    {'n', "ntasks", OptionSpec::kRequired},
+    {'c', "cpus-per-task", OptionSpec::kRequired},
+    {0, "ntasks-per-node", OptionSpec::kRequired},
+    {0, "mem", OptionSpec::kRequired},
+    {0, "mem-per-cpu", OptionSpec::kRequired},
+    {0, "mem-per-gpu", OptionSpec::kRequired},
+    {0, "gres", OptionSpec::kRequired},
+    {'G', "gpus", OptionSpec::kRequired},
+    {0, "gpus-per-node", OptionSpec::kRequired},
+    {0, "gpus-per-task", OptionSpec::kRequired},
+    {0, "cpus-per-gpu", OptionSpec::kRequired},
+    {'C', "constraint", OptionSpec::kRequired},
+    {'w', "nodelist", OptionSpec::kRequired},
+    {'x', "exclude", OptionSpec::kRequired},
+    {0, "exclusive", OptionSpec::kOptional},
+    {'p', "partition", OptionSpec::kRequired},
+    {'A', "account", OptionSpec::kRequired},
+    {'q', "qos", OptionSpec::kRequired},
+    {'t', "time", OptionSpec::kRequired},
+    {0, "time-min", OptionSpec::kRequired},
+    {'J', "job-name", OptionSpec::kRequired},
+    {'d', "dependency", OptionSpec::kRequired},
+    {0, "begin", OptionSpec::kRequired},
+    {0, "nice", OptionSpec::kOptional},
+    {0, "reservation", OptionSpec::kRequired},
+    {0, "export", OptionSpec::kRequired},
+    {'D', "chdir", OptionSpec::kRequired},
+    {0, "comment", OptionSpec::kRequired},
+    {0, "switches", OptionSpec::kRequired},
+    {0, "wckey", OptionSpec::kRequired},
+    {0, "mail-type", OptionSpec::kRequired},
+    {0, "mail-user", OptionSpec::kRequired},
+    {'H', "hold", OptionSpec::kNone},
+    {0, "signal", OptionSpec::kRequired},
+};
+
+// The allocation options again, as sbatch's parser reads them.
+std::vector<std::string> AllocationArguments(const ParsedOptions& parsed) {
+  std::vector<std::string> argv;
+  for (const auto& [name, value] : parsed.options)
+    for (const OptionSpec& spec : kAllocationOptions)
+      if (spec.long_name == name) {
+        argv.push_back(spec.argument == OptionSpec::kNone ? "--" + name
+                       : spec.argument == OptionSpec::kOptional && value.empty()
+                           ? "--" + name
+                           : "--" + name + "=" + value);
+      }
+  return argv;
+}
+
+// sbatch's words, spoken as `command`.
+std::string AsCommand(std::string text, std::string_view command) {
+  for (size_t at = text.find("sbatch"); at != std::string::npos; at = text.find("sbatch"))
+    text.replace(at, 6, command);
+  return text;
+}
+
+// The interactive job, as sbatch's parser makes it from the allocation's options; prints the
+// error or the notices.
+std::optional<SbatchRequest> AllocationRequest(std::string_view command,
+                                               const ParsedOptions& parsed,
+                                               const std::string& default_name, bool quiet) {
+  std::vector<std::string> argv = AllocationArguments(parsed);
+  bool named = parsed.Has("job-name");
+  argv.push_back("--wrap=:");
+  argv.push_back("--output=/dev/null");
+  argv.push_back("--error=/dev/null");
+  Identity me = Me();
+  std::map<std::string, std::string> env = Environment();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  env.emplace("SLURM_SUBMIT_HOST", host);
+  // sbatch's SBATCH_* input variables are not srun's or salloc's.
+  for (auto it = env.begin(); it != env.end();)
+    it = it->first.starts_with("SBATCH_") ? env.erase(it) : std::next(it);
+  auto request = ParseSbatch(
+      argv, [](const std::string&) -> Result<std::string> { return std::string(); }, env,
+      CurrentDirectory(), me.uid, me.gid, me.user);
+  if (!request) {
+    std::fprintf(stderr, "%s\n", AsCommand(request.error(), command).c_str());
+    return std::nullopt;
+  }
+  request->spec.interactive = true;
+  if (!named) request->spec.name = default_name;
+  if (!quiet)
+    for (const std::string& notice : request->notices)
+      std::fprintf(stderr, "%s\n", AsCommand(notice, command).c_str());
+  return std::move(*request);
+}
+
+std::optional<uint64_t> Submit(std::string_view command, const SbatchRequest& request,
+                               Connection& connection) {
+  v1::SubmitRequest submit;
+  SetCaller(submit.mutable_caller());
+  wire::ToProto(request.spec, submit.mutable_spec());
+  v1::SubmitReply reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = connection.stub->Submit(&context, submit, &reply);
+  if (!status.ok()) {
+    std::fprintf(stderr, "%.*s: error: Job submit/allocate failed: %s\n",
+                 static_cast<int>(command.size()), command.data(), Unreachable(status).c_str());
+    return std::nullopt;
+  }
+  return reply.job_id();
+}
+
+void Cancel(Connection& connection, uint64_t job_id) {
+  v1::CancelRequest cancel;
+  SetCaller(cancel.mutable_caller());
+  cancel.mutable_filter()->add_job_ids(job_id);
+  v1::ActionReply ignored;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  (void)connection.stub->Cancel(&context, cancel, &ignored);
+}
+
+// Polls until the job runs; nullopt when it ended first or Ctrl-C cancelled it (said on stderr).
+std::optional<v1::Job> WaitUntilRunning(const std::string& name, uint64_t job_id,
+                                        Connection& connection, bool quiet, bool& said_queued) {
+  auto started = Clock::now();
+  g_interrupted = 0;
+  while (true) {
+    bool found = false;
+    v1::Job job = FetchJob(*connection.stub, job_id, &found);
+    if (found && (job.state() == "RUNNING")) return job;
+    if (found && job.state() != "PENDING") {
+      std::fprintf(stderr, "%s: error: Job allocation %llu has been revoked.\n", name.c_str(),
+                   static_cast<unsigned long long>(job_id));
+      return std::nullopt;
+    }
+    if (g_interrupted) {
+      Cancel(connection, job_id);
+      std::fprintf(stderr, "%s: Job allocation %llu has been revoked.\n", name.c_str(),
+                   static_cast<unsigned long long>(job_id));
+      return std::nullopt;
+    }
+    if (!said_queued && !quiet && Clock::now() - started > std::chrono::milliseconds(1500)) {
+      std::fprintf(stderr, "%s: job %llu queued and waiting for resources\n", name.c_str(),
+                   static_cast<unsigned long long>(job_id));
+      said_queued = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+std::vector<OptionSpec> WithAllocationOptions(std::span<const OptionSpec> own) {
+  std::vector<OptionSpec> all(std::begin(kAllocationOptions), std::end(kAllocationOptions));
+  all.insert(all.end(), own.begin(), own.end());
+  return all;
+}
+
+v1::Job FetchJob(v1::Controller::Stub& stub, uint64_t id, bool* found) {
+  v1::JobQuery query;
+  query.mutable_filter()->add_job_ids(id);
+  query.set_all_states(true);
+  v1::JobList list;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::Job job;
+  *found = false;
+  if (stub.ListJobs(&context, query, &list).ok())
+    for (const std::string& encoded : list.jobs()) {
+      v1::Job one;
+      if (one.ParseFromString(encoded) && one.spec().job_id() == id) {
+        job = std::move(one);
+        *found = true;
+      }
+    }
+  return job;
+}
+
+std::variant<Allocation, int> Allocate(std::string_view command, const ParsedOptions& parsed,
+                                       const std::string& default_name, Connection& connection,
+                                       bool quiet) {
+  std::optional<SbatchRequest> request = AllocationRequest(command, parsed, default_name, quiet);
+  if (!request) return 1;
+  std::optional<uint64_t> job_id = Submit(command, *request, connection);
+  if (!job_id) return 1;
+  Allocation allocation;
+  allocation.job_id = *job_id;
+  std::string name(command);
+  if (command == "salloc" && !quiet)
+    std::fprintf(stderr, "salloc: Pending job allocation %llu\n",
+                 static_cast<unsigned long long>(allocation.job_id));
+  bool said_queued = false;
+  std::optional<v1::Job> job =
+      WaitUntilRunning(name, allocation.job_id, connection, quiet, said_queued);
+  if (!job) return 1;
+  allocation.job = std::move(*job);
+  if (!quiet) {
+    if (said_queued)
+      std::fprintf(stderr, "%s: job %llu has been allocated resources\n", name.c_str(),
+                   static_cast<unsigned long long>(allocation.job_id));
+    if (command == "salloc")
+      std::fprintf(stderr, "salloc: Granted job allocation %llu\n",
+                   static_cast<unsigned long long>(allocation.job_id));
+  }
+  return allocation;
+}
+
+void ReleaseAllocation(Connection& connection, uint64_t job_id, int exit_code, int signal) {
+  v1::ReleaseRequest release;
+  SetCaller(release.mutable_caller());
+  release.set_job_id(job_id);
+  release.set_exit_code(exit_code);
+  release.set_exit_signal(signal);
+  v1::ActionReply ignored;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  (void)connection.stub->Release(&context, release, &ignored);
+}
+
+void SetJobVariables(const v1::Job& job, const std::string& cluster_name, bool ntasks_given,
+                     std::map<std::string, std::string>& env) {
+  const v1::JobSpec& spec = job.spec();
+  std::string id = std::to_string(spec.job_id());
+  env["SLURM_JOB_ID"] = id;
+  env["SLURM_JOBID"] = id;
+  env["SLURM_JOB_NAME"] = spec.name();
+  env["SLURM_JOB_NODELIST"] = job.node_list();
+  env["SLURM_NODELIST"] = job.node_list();
+  env["SLURM_JOB_NUM_NODES"] = std::to_string(job.allocation_size());
+  env["SLURM_NNODES"] = std::to_string(job.allocation_size());
+  env["SLURM_JOB_PARTITION"] = job.partition_name();
+  env["SLURM_JOB_ACCOUNT"] = spec.account();
+  env["SLURM_JOB_QOS"] = spec.qos();
+  env["SLURM_JOB_UID"] = std::to_string(spec.uid());
+  env["SLURM_JOB_USER"] = spec.user();
+  env["SLURM_JOB_GID"] = std::to_string(spec.gid());
+  env["SLURM_CLUSTER_NAME"] = cluster_name;
+  env["SLURM_SUBMIT_DIR"] = CurrentDirectory();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  env["SLURM_SUBMIT_HOST"] = host;
+  std::vector<uint32_t> cpus;
+  for (const v1::NodeAllocation& part : job.allocation())
+    cpus.push_back(static_cast<uint32_t>(part.cores_size()));
+  env["SLURM_JOB_CPUS_PER_NODE"] = FormatCountList(cpus);  // "8(x2)"
+  if (ntasks_given) {
+    env["SLURM_NTASKS"] = std::to_string(spec.ntasks());
+    env["SLURM_NPROCS"] = std::to_string(spec.ntasks());
+  }
+  if (spec.ntasks_per_node() > 0)
+    env["SLURM_NTASKS_PER_NODE"] = std::to_string(spec.ntasks_per_node());
+  if (spec.cpus_per_task() > 0) env["SLURM_CPUS_PER_TASK"] = std::to_string(spec.cpus_per_task());
+  if (spec.mem_per_node_mb() > 0)
+    env["SLURM_MEM_PER_NODE"] = std::to_string(spec.mem_per_node_mb());
+}
+
+}  // namespace drover::cli

@@ -1,0 +1,51 @@
+#include "cli/srun/srun_options.h"
+
+#include <gtest/gtest.h>
+
+namespace drover::cli {
+namespace {
+
+constexpr OptionSpec kSpecs[] = {
+    {'N', "nodes", OptionSpec::kRequired}, {'n', "ntasks", OptionSpec::kRequired},
+    {'l', "label", OptionSpec::kNone},     {0, "ntasks-per-node", OptionSpec::kRequired},
+    {0, "pty", OptionSpec::kNone},         {'K', "kill-on-bad-exit", OptionSpec::kOptional},
+};
+
+size_t Start(std::vector<std::string> args) {
+  return CommandStart(args, kSpecs);
+}
+
+TEST(SrunOptionsTest, TheCommandStartsAtTheFirstOperand) {
+  EXPECT_EQ(Start({"-N2", "-n", "4", "-l", "hostname", "-l"}), 4u);
+  EXPECT_EQ(Start({"--nodes", "2", "--pty", "bash", "-i"}), 3u);
+  EXPECT_EQ(Start({"--nodes=2", "--ntasks-per", "2", "python", "x.py", "--nodes", "3"}), 3u);
+  EXPECT_EQ(Start({"-lN", "2", "env"}), 2u);
+  EXPECT_EQ(Start({"-K", "true"}), 1u);  // an optional argument is never the next word
+  EXPECT_EQ(Start({"-n2", "--", "-weird-name"}), 2u);
+  EXPECT_EQ(Start({"-l"}), 1u);
+}
+
+TEST(SrunOptionsTest, MultiProgLinesRanksAndSubstitutions) {
+  auto parsed = ParseMultiProg("# comment\n0 echo zero %t\n1-2 echo other %t %o\n3,4 hostname\n",
+                               "mp.conf", 5);
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  EXPECT_EQ(parsed->at(0), (std::vector<std::string>{"echo", "zero", "0"}));
+  EXPECT_EQ(parsed->at(2), (std::vector<std::string>{"echo", "other", "2", "1"}));
+  EXPECT_EQ(parsed->at(4), (std::vector<std::string>{"hostname"}));
+  auto star = ParseMultiProg("* echo %t\n", "mp.conf", 3);
+  ASSERT_TRUE(star.ok());
+  EXPECT_EQ(star->at(2), (std::vector<std::string>{"echo", "2"}));
+}
+
+TEST(SrunOptionsTest, MultiProgErrorsNameTheFileAndLine) {
+  EXPECT_EQ(ParseMultiProg("0 true\n", "mp.conf", 2).error(), "mp.conf: no program for task 1");
+  EXPECT_EQ(ParseMultiProg("0 true\n1\n", "mp.conf", 2).error(),
+            "mp.conf line 2: no program for ranks 1");
+  EXPECT_EQ(ParseMultiProg("0-x true\n", "mp.conf", 2).error(),
+            "mp.conf line 1: invalid task ranks '0-x' for 2 tasks");
+  EXPECT_EQ(ParseMultiProg("0-5 true\n", "mp.conf", 2).error(),
+            "mp.conf line 1: invalid task ranks '0-5' for 2 tasks");
+}
+
+}  // namespace
+}  // namespace drover::cli

@@ -1,0 +1,88 @@
+// One srun step's streams: a bidirectional stream to each node's agent that starts its tasks and
+// carries their output back, one reader thread per node, and what the tasks' ends add up to.
+// Output reaches srun's stdout/stderr under one lock; it never decides when the step is over.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/mutex.h"
+#include "proto/drover.grpc.pb.h"
+
+namespace drover::cli {
+
+// One node's stream of the step. Writes come from the main thread, the stdin thread and the
+// readers (a signal to all), so they are serialized.
+struct NodeStream {
+  v1::StepNode node;
+  std::unique_ptr<v1::Agent::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::StepInput, v1::StepOutput>> stream;
+  Mutex write_mutex;
+  bool closed GUARDED_BY(write_mutex) = false;  // WritesDone sent: nothing more may be written
+  bool Send(const v1::StepInput& input) EXCLUDES(write_mutex);
+  void Close() EXCLUDES(write_mutex);
+};
+
+// How the step's tasks ended, once every reader is done.
+struct StepOutcome {
+  int worst_exit = 0;     // the highest exit code, 128 + signal for a signalled task
+  int first_signal = 0;   // the first signal a task died of
+  bool bad_exit = false;  // --kill-on-bad-exit stopped the step
+  double cpu_seconds = 0;
+  uint64_t max_rss_mib = 0;
+};
+
+class StepStreams {
+ public:
+  // `label`: -l, each line prefixed with its task's rank; `kill_on_bad_exit`: -K.
+  StepStreams(bool label, bool kill_on_bad_exit, std::string step_name)
+      : label_(label), kill_on_bad_exit_(kill_on_bad_exit), step_name_(std::move(step_name)) {}
+  ~StepStreams() { Join(); }
+
+  // Opens a stream to every node of `step` and sends each its part of `launch`.
+  void Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch);
+  // One reader thread per node from here on.
+  void StartReaders();
+  void SignalAll(int signal);
+  // The node that runs task 0 (nullptr when there is none): srun's stdin goes there.
+  NodeStream* Task0Node() const;
+  uint32_t TasksEnded() const { return tasks_ended_.load(); }
+  // Lines of srun's own on stderr, never inside a task's line.
+  void Say(std::string_view text) EXCLUDES(output_mutex_);
+  // Waits for the readers.
+  void Join();
+  // Writes any --label line left without its newline.
+  void FlushPartialLines() EXCLUDES(output_mutex_);
+  StepOutcome Outcome() const;
+
+ private:
+  void Read(NodeStream& node);
+  void Emit(uint32_t task, bool is_stderr, const std::string& data) EXCLUDES(output_mutex_);
+  void TaskEnded(const NodeStream& node, const v1::StepOutput::TaskEnd& end);
+  void RaiseWorstExit(int code);
+
+  const bool label_, kill_on_bad_exit_;
+  const std::string step_name_;
+  std::vector<std::unique_ptr<NodeStream>> nodes_;
+  uint32_t task0_node_ = 0;
+  std::vector<std::thread> readers_;
+  Mutex output_mutex_;  // srun's stdout and stderr, and:
+  std::map<std::pair<uint32_t, bool>, std::string> partial_
+      GUARDED_BY(output_mutex_);  // --label: an unfinished line
+  std::atomic<int> worst_exit_{0};
+  std::atomic<int> first_signal_{0};
+  std::atomic<bool> bad_exit_seen_{false};
+  std::atomic<uint32_t> tasks_ended_{0};
+  std::atomic<double> cpu_total_{0};
+  std::atomic<uint64_t> rss_max_{0};
+};
+
+}  // namespace drover::cli

@@ -1,0 +1,125 @@
+// drover-sim, run as `drover sim` (the drover binary execs it from its own directory): replays a
+// workload trace through the controller's own engine and scheduler on a virtual clock and prints
+// what happened: a summary, or --json, per-job records with --jobs, two configurations side by
+// side with --compare. Its own binary, so that drover links neither the engine nor the scheduler.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "sim/cluster_source.h"
+#include "sim/options.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+#include "sim/synthetic.h"
+
+namespace drover::sim {
+namespace {
+
+int Fail(const std::string& message) {
+  fmt::print(stderr, "drover sim: error: {}\n", message);
+  return 1;
+}
+
+// The cluster the options name; for an Alibaba pod list, its node list beside it by default.
+Result<ClusterConfig> ClusterOf(const Options& options, const std::string& conf) {
+  if (!conf.empty()) {
+    ConfigLoad load = LoadClusterConfig(conf);
+    if (!load.ok()) return MakeError(load.ErrorText());
+    return std::move(load.config);
+  }
+  if (options.generated.nodes > 0) return GenerateCluster(options.generated);
+  std::string nodes = options.alibaba_nodes;
+  if (nodes.empty() && options.trace.ends_with(".csv")) {
+    auto beside =
+        std::filesystem::path(options.trace).parent_path() / "openb_node_list_gpu_node.csv";
+    if (std::filesystem::exists(beside)) nodes = beside.string();
+  }
+  if (!nodes.empty()) return AlibabaCluster(nodes, "");
+  std::string path = ResolveConfPath("");
+  if (!std::filesystem::exists(path))
+    return MakeError(
+        "no cluster: give --conf slurm.conf, --nodes N --cores-per-node C, or --alibaba-nodes "
+        "(or set DROVER_CONF)");
+  return ClusterOf(options, path);
+}
+
+// One result per configuration: the --compare pair, else the one cluster the options name.
+Result<std::vector<SimResult>> SimulateEach(const Options& options,
+                                            const std::vector<std::string>& confs) {
+  std::vector<SimResult> results;
+  for (const std::string& conf : confs) {
+    auto cluster = ClusterOf(options, conf);
+    if (!cluster) return MakeError(cluster.error());
+    Trace trace;
+    if (options.synthetic) {
+      trace = SyntheticTrace(*cluster, options.synthetic->first, options.synthetic->second);
+    } else {
+      auto read = ReadTrace(options.trace, {options.strict});
+      if (!read) return MakeError(read.error());
+      trace = std::move(*read);
+    }
+    auto result = Simulate(*cluster, trace, options.sim);
+    if (!result) return MakeError(result.error());
+    results.push_back(std::move(*result));
+  }
+  return results;
+}
+
+// The report on stdout: both configurations side by side, or the one.
+void PrintReport(const Options& options, const std::vector<SimResult>& results,
+                 const std::vector<std::string>& confs) {
+  if (results.size() == 2) {
+    if (options.json) {
+      nlohmann::ordered_json both;
+      both[confs[0]] = ReportJson(results[0]);
+      both[confs[1]] = ReportJson(results[1]);
+      std::fputs((both.dump(2) + "\n").c_str(), stdout);
+    } else {
+      std::fputs(CompareText(results[0], confs[0], results[1], confs[1]).c_str(), stdout);
+    }
+    return;
+  }
+  if (options.json)
+    std::fputs((ReportJson(results.front()).dump(2) + "\n").c_str(), stdout);
+  else
+    std::fputs(ReportText(results.front()).c_str(), stdout);
+}
+
+int RunSim(std::span<const std::string> words) {
+  auto options = ParseOptions(words);
+  if (!options) {
+    if (options.error().empty()) {
+      std::fputs(kUsage.data(), stdout);
+      return 0;
+    }
+    fmt::print(stderr, "drover sim: error: {}\n{}", options.error(), kUsage);
+    return 2;
+  }
+  std::vector<std::string> confs = options->compare;
+  if (confs.empty()) confs.push_back(options->conf);
+  auto results = SimulateEach(*options, confs);
+  if (!results) return Fail(results.error());
+  if (!options->jobs_csv.empty()) {
+    std::ofstream out(options->jobs_csv);
+    out << JobsCsv(results->front());
+    if (!out) return Fail("cannot write " + options->jobs_csv);
+  }
+  PrintReport(*options, *results, confs);
+  return 0;
+}
+
+}  // namespace
+}  // namespace drover::sim
+
+int main(int argc, char** argv) {
+  std::vector<std::string> words(argv + std::min(argc, 1), argv + argc);
+  return drover::sim::RunSim(words);
+}
