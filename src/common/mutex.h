@@ -13,16 +13,25 @@
 #define DROVER_THREAD_ATTRIBUTE(x)
 #endif
 
+// gRPC's headers bring Abseil's legacy macros GUARDED_BY, PT_GUARDED_BY and
+// NO_THREAD_SAFETY_ANALYSIS, with the same meaning. These three are spelled token for token as
+// Abseil spells them, so either header may come first (an identical redefinition is allowed).
+#if defined(__clang__)
+#define THREAD_ANNOTATION_ATTRIBUTE__(x) __attribute__((x))
+#else
+#define THREAD_ANNOTATION_ATTRIBUTE__(x)
+#endif
+#define GUARDED_BY(x) THREAD_ANNOTATION_ATTRIBUTE__(guarded_by(x))
+#define PT_GUARDED_BY(x) THREAD_ANNOTATION_ATTRIBUTE__(pt_guarded_by(x))
+#define NO_THREAD_SAFETY_ANALYSIS THREAD_ANNOTATION_ATTRIBUTE__(no_thread_safety_analysis)
+
 #define CAPABILITY(x) DROVER_THREAD_ATTRIBUTE(capability(x))
 #define SCOPED_CAPABILITY DROVER_THREAD_ATTRIBUTE(scoped_lockable)
-#define GUARDED_BY(x) DROVER_THREAD_ATTRIBUTE(guarded_by(x))
-#define PT_GUARDED_BY(x) DROVER_THREAD_ATTRIBUTE(pt_guarded_by(x))
 #define REQUIRES(...) DROVER_THREAD_ATTRIBUTE(requires_capability(__VA_ARGS__))
 #define EXCLUDES(...) DROVER_THREAD_ATTRIBUTE(locks_excluded(__VA_ARGS__))
 #define ACQUIRE(...) DROVER_THREAD_ATTRIBUTE(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) DROVER_THREAD_ATTRIBUTE(release_capability(__VA_ARGS__))
 #define RETURN_CAPABILITY(x) DROVER_THREAD_ATTRIBUTE(lock_returned(x))
-#define NO_THREAD_SAFETY_ANALYSIS DROVER_THREAD_ATTRIBUTE(no_thread_safety_analysis)
 
 namespace drover {
 

@@ -1,5 +1,5 @@
 // gRPC handlers; see service.h. The caller's uid/gid come from the request until credentials
-// land (DESIGN.md, Security): CallerOf() is the one place that will change.
+// are built (planned: docs/design.md, Security): CallerOf() is the one place that will change.
 #include "ctld/daemon/service.h"
 
 #include <pthread.h>
@@ -63,8 +63,8 @@ QueryPool::QueryPool(int threads) {
       while (true) {
         std::function<void()> work;
         {
-          std::unique_lock lock(mutex_);
-          wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+          MutexLock lock(mutex_);
+          wake_.Wait(mutex_, [&]() REQUIRES(mutex_) { return stop_ || !queue_.empty(); });
           if (queue_.empty()) return;
           work = std::move(queue_.front());
           queue_.pop_front();
@@ -76,19 +76,19 @@ QueryPool::QueryPool(int threads) {
 
 QueryPool::~QueryPool() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   for (std::thread& thread : threads_) thread.join();
 }
 
 void QueryPool::Run(std::function<void()> work) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     queue_.push_back(std::move(work));
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
 }
 
 ControllerService::ControllerService(EngineLoop& loop, std::unique_ptr<Store> history,
@@ -105,7 +105,7 @@ ControllerService::Reactor* ControllerService::Query(Context* context,
 ControllerService::Reactor* ControllerService::Submit(Context* context,
                                                       const v1::SubmitRequest* request,
                                                       v1::SubmitReply* reply) {
-  auto spec = FromProto(request->spec());
+  auto spec = wire::FromProto(request->spec());
   if (!spec) return Finished(context, Invalid(spec.error()));
   Reactor* reactor = context->DefaultReactor();
   if (request->test_only()) {
@@ -143,7 +143,7 @@ ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
   for (int i = 0; i < request->jobs_size(); ++i) {
     const v1::SubmitRequest& one = request->jobs(i);
     v1::SubmitManyReply::Result* result = reply->mutable_results(i);
-    auto spec = FromProto(one.spec());
+    auto spec = wire::FromProto(one.spec());
     if (!spec) {
       result->set_error(spec.error());
       arrived();
@@ -312,7 +312,7 @@ grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::Job
   std::set<uint64_t> live;
   for (const JobPtr& job : snapshot->jobs) live.insert(job->spec.job_id);
   if (history_) {
-    std::lock_guard lock(history_mutex_);
+    MutexLock lock(history_mutex_);
     auto rows = history_->Load("job_history");
     if (!rows) return grpc::Status(grpc::StatusCode::INTERNAL, rows.error());
     for (const auto& [key, value] : *rows) {
@@ -716,8 +716,8 @@ ControllerService::Reactor* ControllerService::Reconfigure(Context* context,
   return Query(context, [this, caller = CallerOf(request->caller()), reply] {
     ConfigLoad load = LoadClusterConfig(conf_path_);
     if (!load.ok())
-      return Invalid(fmt::format("{} has errors; nothing changed:\n{}", conf_path_,
-                                 load.ErrorText()));
+      return Invalid(
+          fmt::format("{} has errors; nothing changed:\n{}", conf_path_, load.ErrorText()));
     auto config = std::make_shared<const ClusterConfig>(std::move(load.config));
     Reply result = loop_.Submit(drover::ctld::Reconfigure{0, caller, std::move(config)}).get();
     reply->set_message(result.message);

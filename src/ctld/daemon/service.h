@@ -6,14 +6,13 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "common/cluster_config.h"
+#include "common/mutex.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
 #include "proto/drover.grpc.pb.h"
@@ -28,10 +27,10 @@ class QueryPool {
   void Run(std::function<void()> work);
 
  private:
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> queue_;
-  bool stop_ = false;
+  Mutex mutex_;
+  CondVar wake_;
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mutex_);
+  bool stop_ GUARDED_BY(mutex_) = false;
   std::vector<std::thread> threads_;
 };
 
@@ -96,8 +95,8 @@ class ControllerService final : public v1::Controller::CallbackService {
 
   EngineLoop& loop_;
   std::string conf_path_;
-  std::mutex history_mutex_;  // the store is not thread-safe; queries are concurrent
-  std::unique_ptr<Store> history_;
+  Mutex history_mutex_;  // the store is not thread-safe; queries are concurrent
+  std::unique_ptr<Store> history_ PT_GUARDED_BY(history_mutex_);
   QueryPool queries_{2};
   AgentDispatcher* agents_ = nullptr;
 };
