@@ -271,7 +271,7 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
   }
   for (int index : out.changed_nodes) {
     v1::NodeStatus node;
-    ToProto(engine_.node(index), cluster.nodes[index].name, false, &node);
+    ToProto(engine_.node(index), cluster.nodes[index].name, &node);
     batch.puts.push_back({"nodes", cluster.nodes[index].name, node.SerializeAsString()});
   }
   for (const std::string& name : out.changed_reservations)
