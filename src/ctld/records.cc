@@ -11,7 +11,12 @@
 #include <vector>
 
 #include "common/hostlist.h"
+#include "ctld/views/jobs.h"
+#include "ctld/views/nodes.h"
+#include "ctld/views/reservations.h"
 #include "wire/job_spec_codec.h"
+#include "wire/node_codec.h"
+#include "wire/reservation_codec.h"
 
 namespace drover::ctld {
 namespace {
@@ -93,20 +98,8 @@ Result<JobRun> FromProto(const v1::JobRun& run, const ClusterConfig& cluster, ui
                 run.restart_count()};
 }
 
-std::string PartitionName(int partition, const ClusterConfig& cluster) {
-  if (partition < 0 || static_cast<size_t>(partition) >= cluster.partitions.size()) return "";
-  return cluster.partitions[partition].name;
-}
-
-std::string NodeList(const sched::Allocation& allocation, const ClusterConfig& cluster) {
-  std::vector<std::string> names;
-  for (const sched::NodeAllocation& node : allocation.nodes) {
-    if (node.node >= 0 && static_cast<size_t>(node.node) < cluster.nodes.size()) {
-      names.push_back(cluster.nodes[node.node].name);
-    }
-  }
-  return CompressHostlist(names);
-}
+using views::NodeList;
+using views::PartitionName;
 
 // Everything in v1::Job besides the spec, the allocation and the history.
 void ScalarsToProto(const Job& job, v1::Job* out) {
@@ -182,29 +175,6 @@ Status PlacementFromProto(const v1::Job& job, const ClusterConfig& cluster, Job*
 
 }  // namespace
 
-void ToProto(const sched::PlannedStart& plan, const ClusterConfig& cluster, v1::PlannedStart* out) {
-  out->set_job_id(plan.job_id);
-  out->set_start_time(plan.start_time);
-  std::vector<std::string> names;
-  for (int node : plan.nodes) names.push_back(cluster.nodes[node].name);
-  out->set_node_list(CompressHostlist(names));
-  out->set_reserved(plan.reserved);
-}
-
-void ToProto(const WillRun& will_run, const ClusterConfig& cluster, v1::WillRun* out) {
-  out->set_start_time(will_run.start_time);
-  out->set_node_list(NodeList(will_run.allocation, cluster));
-  out->set_partition(PartitionName(will_run.partition, cluster));
-  uint32_t processors = 0;
-  for (const sched::NodeAllocation& node : will_run.allocation.nodes) {
-    int threads = node.node >= 0 && static_cast<size_t>(node.node) < cluster.nodes.size()
-                      ? std::max(cluster.nodes[node.node].threads_per_core, 1)
-                      : 1;
-    processors += static_cast<uint32_t>(node.cores.size()) * static_cast<uint32_t>(threads);
-  }
-  out->set_processors(processors);
-}
-
 void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out) {
   ToProto(job.spec, out->mutable_spec());
   ScalarsToProto(job, out);
@@ -234,6 +204,17 @@ void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out) {
   }
   out->set_partition_name(PartitionName(job.partition, cluster));
   out->set_node_list(NodeList(job.allocation, cluster));
+}
+
+std::shared_ptr<const std::string> EncodeJob(const Job& job, const ClusterConfig& cluster) {
+  v1::Job record;
+  ToProto(job, cluster, &record);
+  return std::make_shared<const std::string>(record.SerializeAsString());
+}
+
+std::shared_ptr<const std::string> CachedJob(const Job& job, const ClusterConfig& cluster) {
+  if (const auto& bytes = job.wire.get()) return bytes;
+  return EncodeJob(job, cluster);  // a record the engine has not encoded (none yet; for safety)
 }
 
 Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster) {
@@ -279,20 +260,8 @@ Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster) {
   return out;
 }
 
-void ToProto(const NodeStatus& node, const std::string& name, bool fully_allocated,
-             v1::NodeStatus* out) {
-  out->set_name(name);
-  out->set_state(NodeStateName(node, fully_allocated));
-  out->set_registered(node.registered);
-  out->set_down(node.down);
-  out->set_drain(node.drain);
-  out->set_drained_by_health(node.drained_by_health);
-  out->set_not_responding(node.not_responding);
-  out->set_reason(node.reason);
-  out->set_reason_time(node.reason_time);
-  out->set_reason_uid(node.reason_uid);
-  out->set_last_heard(node.last_heard);
-  Assign(node.jobs, out->mutable_jobs());
+void ToProto(const NodeStatus& node, const std::string& name, v1::NodeStatus* out) {
+  wire::ToProto(views::NodeInfoOf(node, name, false), out);
 }
 
 NodeStatus FromProto(const v1::NodeStatus& node) {
@@ -311,19 +280,7 @@ NodeStatus FromProto(const v1::NodeStatus& node) {
 }
 
 void ToProto(const Reservation& reservation, const ClusterConfig& cluster, v1::Reservation* out) {
-  out->set_name(reservation.name);
-  out->set_start_time(reservation.start_time);
-  out->set_end_time(reservation.end_time);
-  std::vector<std::string> names;
-  for (int node : reservation.nodes) names.push_back(cluster.nodes[node].name);
-  out->set_node_list(CompressHostlistSorted(names));
-  Assign(names, out->mutable_nodes());
-  Assign(reservation.users, out->mutable_users());
-  Assign(reservation.accounts, out->mutable_accounts());
-  Assign(reservation.flags, out->mutable_flags());
-  out->set_partition(reservation.partition);
-  out->set_tres(reservation.tres);
-  out->set_created_by(reservation.created_by);
+  wire::ToProto(views::ReservationInfoOf(reservation, cluster), out);
 }
 
 Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterConfig& cluster) {

@@ -1,7 +1,11 @@
-// Conversions between the engine's records (jobs, nodes, reservations, plans) and drover.proto's
-// messages: what the store keeps and what queries return. A job's spec goes through the wire
-// codec (wire/job_spec_codec.h), which the agent and the commands share.
+// The controller's own records in drover.proto's messages: jobs, nodes and reservations as the
+// store keeps them, and their strict reading back. A job's record is also what squeue, sacct and
+// the agents receive; its spec goes through the wire codec (wire/job_spec_codec.h). What only
+// readers need (listings, plans, will-run answers) is built by the views and the wire codecs.
 #pragma once
+
+#include <memory>
+#include <string>
 
 #include "common/cluster_config.h"
 #include "common/result.h"
@@ -18,16 +22,17 @@ void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out);
 // (a store written under another configuration).
 Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster);
 
-void ToProto(const NodeStatus& node, const std::string& name, bool fully_allocated,
-             v1::NodeStatus* out);
+// The stored node record (its state as if no job held it: the state is derived again on reading).
+void ToProto(const NodeStatus& node, const std::string& name, v1::NodeStatus* out);
 NodeStatus FromProto(const v1::NodeStatus& node);
 
 void ToProto(const Reservation& reservation, const ClusterConfig& cluster, v1::Reservation* out);
 // Errors when the reservation names a node the configuration no longer has.
 Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterConfig& cluster);
 
-// sbatch --test-only's answer; processors counts each allocated core's threads, as Slurm does.
-void ToProto(const WillRun& will_run, const ClusterConfig& cluster, v1::WillRun* out);
-void ToProto(const sched::PlannedStart& plan, const ClusterConfig& cluster, v1::PlannedStart* out);
+// The job's record, encoded: EncodeJob afresh under `cluster`; CachedJob reuses the encoding the
+// engine loop made for the store when the record has one.
+std::shared_ptr<const std::string> EncodeJob(const Job& job, const ClusterConfig& cluster);
+std::shared_ptr<const std::string> CachedJob(const Job& job, const ClusterConfig& cluster);
 
 }  // namespace drover::ctld

@@ -145,7 +145,7 @@ TEST(Records, NodeStatusRoundTrip) {
   node.last_heard = 1'700'000'050;
   node.jobs = {4, 9};
   v1::NodeStatus proto;
-  ToProto(node, "n1", false, &proto);
+  ToProto(node, "n1", &proto);
   EXPECT_EQ(proto.name(), "n1");
   EXPECT_EQ(proto.state(), "DRAINING*");
   const NodeStatus back = FromProto(proto);

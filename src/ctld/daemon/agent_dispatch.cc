@@ -17,29 +17,29 @@ AgentDispatcher::AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster)
 
 AgentDispatcher::~AgentDispatcher() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   for (std::thread& worker : workers_) worker.join();
 }
 
 std::shared_ptr<const ClusterConfig> AgentDispatcher::cluster() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return cluster_;
 }
 
 void AgentDispatcher::Reconfigured(std::shared_ptr<const ClusterConfig> cluster) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   cluster_ = std::move(cluster);
 }
 
 void AgentDispatcher::Enqueue(
     int node, uint64_t job_id,
     std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send, int attempts) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   queue_.push_back(Call{node, job_id, std::move(send), attempts, std::chrono::steady_clock::now()});
-  wake_.notify_one();
+  wake_.NotifyOne();
 }
 
 void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string script,
@@ -93,13 +93,13 @@ void AgentDispatcher::Terminate(const TerminateJob& terminate) {
 
 void AgentDispatcher::SetAddress(int node, std::string address) {
   if (node < 0) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   addresses_[node] = std::move(address);
 }
 
 std::string AgentDispatcher::AddressOf(int node) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (auto it = addresses_.find(node); it != addresses_.end() && !it->second.empty())
       return it->second;
   }
@@ -111,7 +111,7 @@ std::string AgentDispatcher::AddressOf(int node) {
 
 std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
   std::string address = AddressOf(node);
-  std::lock_guard lock(stubs_mutex_);
+  MutexLock lock(stubs_mutex_);
   auto& [target, stub] = stubs_[node];
   if (!stub || target != address) {
     target = address;
@@ -124,46 +124,57 @@ std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
   return stub;
 }
 
+// The first call that is due: a retry waiting out its delay holds up no other call. Calls
+// about one job on one node go one at a time, in order (a launch before its signal); other
+// workers serve other jobs and nodes meanwhile.
+std::deque<AgentDispatcher::Call>::iterator AgentDispatcher::FirstDue(
+    std::chrono::steady_clock::time_point now) {
+  std::set<std::pair<int, uint64_t>> passed;  // with an earlier call waiting: keep order
+  return std::find_if(queue_.begin(), queue_.end(), [&](const Call& c) REQUIRES(mutex_) {
+    std::pair<int, uint64_t> key{c.node, c.job_id};
+    bool ready = c.not_before <= now && !busy_.count(key) && !passed.count(key);
+    if (!ready) passed.insert(key);
+    return ready;
+  });
+}
+
+std::optional<AgentDispatcher::Call> AgentDispatcher::NextCall() {
+  MutexLock lock(mutex_);
+  auto due = queue_.end();
+  while (!stop_) {
+    auto now = std::chrono::steady_clock::now();
+    due = FirstDue(now);
+    if (due != queue_.end()) break;
+    // Sleep until the earliest retry rather than spin on it.
+    auto earliest = now + std::chrono::milliseconds(500);
+    for (const Call& c : queue_)
+      if (!busy_.count({c.node, c.job_id})) earliest = std::min(earliest, c.not_before);
+    wake_.WaitUntil(mutex_, earliest, [&]() REQUIRES(mutex_) {
+      return stop_ || FirstDue(std::chrono::steady_clock::now()) != queue_.end();
+    });
+  }
+  if (stop_) return std::nullopt;
+  Call call = std::move(*due);
+  queue_.erase(due);
+  busy_.insert({call.node, call.job_id});
+  return call;
+}
+
 void AgentDispatcher::Run() {
   while (true) {
-    Call call;
-    {
-      std::unique_lock lock(mutex_);
-      // The first call that is due: a retry waiting out its delay holds up no other call, and
-      // the thread sleeps until the earliest retry rather than spinning on it.
-      // Calls about one job on one node go one at a time, in order (a launch before its
-      // signal); other workers serve other jobs and nodes meanwhile.
-      auto due = queue_.end();
-      while (!stop_) {
-        auto now = std::chrono::steady_clock::now();
-        std::set<std::pair<int, uint64_t>> passed;  // with an earlier call waiting: keep order
-        due = std::find_if(queue_.begin(), queue_.end(), [&](const Call& c) {
-          std::pair<int, uint64_t> key{c.node, c.job_id};
-          bool ready = c.not_before <= now && !busy_.count(key) && !passed.count(key);
-          if (!ready) passed.insert(key);
-          return ready;
-        });
-        if (due != queue_.end()) break;
-        auto earliest = now + std::chrono::milliseconds(500);
-        for (const Call& c : queue_)
-          if (!busy_.count({c.node, c.job_id})) earliest = std::min(earliest, c.not_before);
-        wake_.wait_until(lock, earliest);
-      }
-      if (stop_) return;
-      call = std::move(*due);
-      queue_.erase(due);
-      busy_.insert({call.node, call.job_id});
-    }
+    std::optional<Call> next = NextCall();
+    if (!next) return;
+    Call& call = *next;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     grpc::Status status = call.send(*StubFor(call.node), context);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     busy_.erase({call.node, call.job_id});
     if (!status.ok() && --call.attempts_left > 0) {
       call.not_before = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       queue_.push_front(std::move(call));  // still before the node's later calls
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
   }
 }
 

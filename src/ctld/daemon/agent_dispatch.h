@@ -2,11 +2,10 @@
 // thread, retrying launches that did not get through (an agent runs a launch it has seen once).
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -16,6 +15,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "common/cluster_config.h"
+#include "common/mutex.h"
 #include "ctld/daemon/engine_loop.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -51,20 +51,26 @@ class AgentDispatcher : public EffectSink {
   void EnqueueOnNodes(const std::vector<int>& nodes, uint64_t job_id, const Request& request,
                       Rpc rpc, int attempts);
   void Run();
-  std::shared_ptr<v1::Agent::Stub> StubFor(int node);
+  // The next call that is due, marked busy; nullopt once stopping.
+  std::optional<Call> NextCall() EXCLUDES(mutex_);
+  std::deque<Call>::iterator FirstDue(std::chrono::steady_clock::time_point now) REQUIRES(mutex_);
+  std::shared_ptr<v1::Agent::Stub> StubFor(int node) EXCLUDES(stubs_mutex_);
 
-  std::shared_ptr<const ClusterConfig> cluster();
-  std::shared_ptr<const ClusterConfig> cluster_;  // guarded by mutex_; nodes never change
-  // Per node, the address its stub talks to, and the stub; guarded by stubs_mutex_.
+  std::shared_ptr<const ClusterConfig> cluster() EXCLUDES(mutex_);
+
+  // Per node, the address its stub talks to, and the stub.
   // A worker keeps its own reference while it calls, so a stub replaced meanwhile lives on.
-  std::map<int, std::pair<std::string, std::shared_ptr<v1::Agent::Stub>>> stubs_;
-  std::mutex stubs_mutex_;
-  std::map<int, std::string> addresses_;  // registered; guarded by mutex_
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Call> queue_;
-  std::set<std::pair<int, uint64_t>> busy_;  // (node, job) a worker is calling about now
-  bool stop_ = false;
+  Mutex stubs_mutex_;
+  std::map<int, std::pair<std::string, std::shared_ptr<v1::Agent::Stub>>> stubs_
+      GUARDED_BY(stubs_mutex_);
+  Mutex mutex_;
+  CondVar wake_;
+  std::shared_ptr<const ClusterConfig> cluster_ GUARDED_BY(mutex_);  // nodes never change
+  std::map<int, std::string> addresses_ GUARDED_BY(mutex_);          // registered
+  std::deque<Call> queue_ GUARDED_BY(mutex_);
+  // (node, job) a worker is calling about now
+  std::set<std::pair<int, uint64_t>> busy_ GUARDED_BY(mutex_);
+  bool stop_ GUARDED_BY(mutex_) = false;
   static constexpr int kWorkers = 8;
   std::vector<std::thread> workers_;
 };

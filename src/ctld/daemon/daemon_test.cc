@@ -13,10 +13,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::ctld {
@@ -156,8 +156,10 @@ TEST_F(DaemonTest, SubmitQueryPingAndErrors) {
 TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnce) {
   Controller ctld(dir_);
   ctld.Start();
-  std::mutex mutex;
-  std::set<uint64_t> acknowledged;
+  struct Acknowledged {
+    Mutex mutex;
+    std::set<uint64_t> ids GUARDED_BY(mutex);
+  } acknowledged;
   std::atomic<int> attempts{0};
   std::vector<std::thread> submitters;
   for (int t = 0; t < 8; ++t) {
@@ -165,27 +167,28 @@ TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnce) {
       while (attempts++ < 1000) {
         uint64_t id = 0;
         if (!Submit(ctld.stub(), "load", &id).ok()) continue;
-        std::lock_guard lock(mutex);
-        EXPECT_TRUE(acknowledged.insert(id).second) << "job ID " << id << " given twice";
+        MutexLock lock(acknowledged.mutex);
+        EXPECT_TRUE(acknowledged.ids.insert(id).second) << "job ID " << id << " given twice";
       }
     });
   }
   // Kill while submissions are in flight.
   while (true) {
     std::this_thread::sleep_for(5ms);
-    std::lock_guard lock(mutex);
-    if (acknowledged.size() >= 300) break;
+    MutexLock lock(acknowledged.mutex);
+    if (acknowledged.ids.size() >= 300) break;
   }
   ctld.Kill(SIGKILL);
   for (std::thread& thread : submitters) thread.join();
-  size_t before = acknowledged.size();
+  MutexLock lock(acknowledged.mutex);  // the submitters are done; the analysis wants it held
+  size_t before = acknowledged.ids.size();
   ASSERT_GE(before, 300u);
 
   ctld.Start();
   std::vector<v1::Job> jobs = AllJobs(ctld.stub());
   std::multiset<uint64_t> found;
   for (const v1::Job& job : jobs) found.insert(job.spec().job_id());
-  for (uint64_t id : acknowledged) EXPECT_EQ(found.count(id), 1u) << "job " << id;
+  for (uint64_t id : acknowledged.ids) EXPECT_EQ(found.count(id), 1u) << "job " << id;
   // New IDs continue after every stored one.
   uint64_t next = 0;
   ASSERT_TRUE(Submit(ctld.stub(), "after", &next).ok());

@@ -84,7 +84,7 @@ Status EngineLoop::Restore() {
     if (split != std::string::npos)
       engine_.RestoreUsage(key.substr(0, split), key.substr(split + 1), std::atof(value.c_str()));
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   snapshot_ = engine_.Publish();
   return OkStatus();
 }
@@ -102,21 +102,21 @@ void EngineLoop::Start() {
 
 void EngineLoop::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) thread_.join();
   {
-    std::lock_guard lock(commit_mutex_);
+    MutexLock lock(commit_mutex_);
     commits_stop_ = true;  // after the engine thread's last batch: the queue drains first
   }
-  commit_wake_.notify_all();
+  commit_wake_.NotifyAll();
   if (commit_thread_.joinable()) commit_thread_.join();
 }
 
 void EngineLoop::Submit(Event event, std::function<void(const Reply&)> done) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   uint64_t token = next_token_++;
   std::visit(
       [token](auto& e) {
@@ -124,7 +124,7 @@ void EngineLoop::Submit(Event event, std::function<void(const Reply&)> done) {
       },
       event);
   queue_.push_back(Request{std::move(event), token, std::move(done)});
-  wake_.notify_one();
+  wake_.NotifyOne();
 }
 
 std::future<Reply> EngineLoop::Submit(Event event) {
@@ -135,7 +135,7 @@ std::future<Reply> EngineLoop::Submit(Event event) {
 }
 
 std::shared_ptr<const Snapshot> EngineLoop::snapshot() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return snapshot_;
 }
 
@@ -144,9 +144,9 @@ void EngineLoop::Run() {
   while (true) {
     std::vector<Request> requests;
     {
-      std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, std::chrono::milliseconds(engine_.wants_cycle() ? 20 : 200),
-                     [&] { return stop_ || !queue_.empty(); });
+      MutexLock lock(mutex_);
+      wake_.WaitFor(mutex_, std::chrono::milliseconds(engine_.wants_cycle() ? 20 : 200),
+                    [&]() REQUIRES(mutex_) { return stop_ || !queue_.empty(); });
       if (stop_ && queue_.empty()) return;
       while (!queue_.empty() && requests.size() < options_.max_batch) {
         requests.push_back(std::move(queue_.front()));
@@ -183,23 +183,26 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
   Applied applied{std::move(requests), std::move(out), {}, nullptr};
   applied.records = Records(applied.out);
   applied.snapshot = engine_.Publish();
-  std::unique_lock lock(commit_mutex_);
-  commit_room_.wait(lock, [&] { return commits_.size() < kCommitDepth; });
+  MutexLock lock(commit_mutex_);
+  commit_room_.Wait(commit_mutex_,
+                    [&]() REQUIRES(commit_mutex_) { return commits_.size() < kCommitDepth; });
   commits_.push_back(std::move(applied));
-  commit_wake_.notify_one();
+  commit_wake_.NotifyOne();
 }
 
 void EngineLoop::RunCommits() {
   while (true) {
     Applied applied;
     {
-      std::unique_lock lock(commit_mutex_);
-      commit_wake_.wait(lock, [&] { return commits_stop_ || !commits_.empty(); });
+      MutexLock lock(commit_mutex_);
+      commit_wake_.Wait(commit_mutex_, [&]() REQUIRES(commit_mutex_) {
+        return commits_stop_ || !commits_.empty();
+      });
       if (commits_.empty()) return;
       applied = std::move(commits_.front());
       commits_.pop_front();
     }
-    commit_room_.notify_one();
+    commit_room_.NotifyOne();
     Commit(applied);
   }
 }
@@ -223,7 +226,7 @@ void EngineLoop::Commit(Applied& applied) {
   ++stats_.batches;
   std::shared_ptr<const ClusterConfig> cluster = applied.snapshot->cluster;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     snapshot_ = std::move(applied.snapshot);
   }
   CarryOut(applied.out, applied.requests, cluster);
@@ -268,7 +271,7 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
   }
   for (int index : out.changed_nodes) {
     v1::NodeStatus node;
-    ToProto(engine_.node(index), cluster.nodes[index].name, false, &node);
+    ToProto(engine_.node(index), cluster.nodes[index].name, &node);
     batch.puts.push_back({"nodes", cluster.nodes[index].name, node.SerializeAsString()});
   }
   for (const std::string& name : out.changed_reservations)

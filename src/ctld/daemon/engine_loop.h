@@ -8,15 +8,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "ctld/daemon/loop_stats.h"
 #include "ctld/engine/engine.h"
 #include "ctld/store/store.h"
@@ -59,7 +58,7 @@ class EngineLoop {
   // The same, waiting: the future holds the reply.
   std::future<Reply> Submit(Event event);
 
-  std::shared_ptr<const Snapshot> snapshot() const;
+  std::shared_ptr<const Snapshot> snapshot() const EXCLUDES(mutex_);
   uint64_t batches() const { return stats_.batches; }
   const LoopStats& stats() const { return stats_; }
 
@@ -92,12 +91,12 @@ class EngineLoop {
   EngineLoopOptions options_;
   Engine engine_;
 
-  mutable std::mutex mutex_;  // guards queue_, stop_, snapshot_
-  std::condition_variable wake_;
-  std::deque<Request> queue_;
-  bool stop_ = false;
-  std::shared_ptr<const Snapshot> snapshot_;
-  uint64_t next_token_ = 1;
+  mutable Mutex mutex_;
+  CondVar wake_;
+  std::deque<Request> queue_ GUARDED_BY(mutex_);
+  bool stop_ GUARDED_BY(mutex_) = false;
+  std::shared_ptr<const Snapshot> snapshot_ GUARDED_BY(mutex_);
+  uint64_t next_token_ GUARDED_BY(mutex_) = 1;
   LoopStats stats_;
   // Cycles may take at most half of this thread's time: the next may start only once as long
   // as the last one took has passed since it ended.
@@ -106,10 +105,10 @@ class EngineLoop {
   // Batches applied but not yet committed, oldest first; at most kCommitDepth wait, then the
   // engine thread waits too (the store sets the pace).
   static constexpr size_t kCommitDepth = 2;
-  std::mutex commit_mutex_;
-  std::condition_variable commit_wake_, commit_room_;
-  std::deque<Applied> commits_;
-  bool commits_stop_ = false;
+  Mutex commit_mutex_;
+  CondVar commit_wake_, commit_room_;
+  std::deque<Applied> commits_ GUARDED_BY(commit_mutex_);
+  bool commits_stop_ GUARDED_BY(commit_mutex_) = false;
   std::thread thread_, commit_thread_;
 };
 

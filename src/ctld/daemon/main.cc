@@ -14,8 +14,12 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <span>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "common/getopt.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
 #include "ctld/daemon/http_server.h"
@@ -23,6 +27,9 @@
 #include "ctld/daemon/service.h"
 
 namespace {
+
+using drover::OptionSpec;
+using drover::ParseOptions;
 
 class SystemClock : public drover::ctld::Clock {
  public:
@@ -42,36 +49,48 @@ constexpr const char* kUsage =
     "Usage: droverctld [--conf FILE] [--state DIR] [--listen HOST:PORT] [--port-file FILE]\n"
     "                  [--http-listen HOST:PORT] [--http-port-file FILE]\n";
 
-bool ParseOptions(int argc, char** argv, Options& options) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    bool ok = true;
-    if (arg == "--conf" || arg == "-f")
-      ok = value(options.conf);
-    else if (arg == "--state")
-      ok = value(options.state);
-    else if (arg == "--listen")
-      ok = value(options.listen);
-    else if (arg == "--port-file")
-      ok = value(options.port_file);
-    else if (arg == "--http-listen")
-      ok = value(options.http_listen);
-    else if (arg == "--http-port-file")
-      ok = value(options.http_port_file);
-    else if (arg == "-D")
-      continue;  // always in the foreground
-    else
-      ok = false;
-    if (!ok) {
-      fmt::print(stderr, "droverctld: error: unexpected argument '{}'\n{}", arg, kUsage);
-      return false;
+constexpr OptionSpec kOptions[] = {
+    {'f', "conf", OptionSpec::kRequired},
+    {0, "state", OptionSpec::kRequired},
+    {0, "listen", OptionSpec::kRequired},
+    {0, "port-file", OptionSpec::kRequired},
+    {0, "http-listen", OptionSpec::kRequired},
+    {0, "http-port-file", OptionSpec::kRequired},
+    {'D', "", OptionSpec::kNone},  // always in the foreground
+};
+
+// The argument that stops the parse: an operand, or an option that is unknown or lacks its
+// value. Each is parsed alone, with the next argument as its value where it takes one.
+std::string Unexpected(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto alone = ParseOptions(std::span(&args[i], 1), kOptions);
+    if (alone && alone->operands.empty()) continue;
+    if (!alone && i + 1 < args.size()) {
+      auto with_value = ParseOptions(std::span(&args[i], 2), kOptions);
+      if (with_value && with_value->operands.empty()) {
+        ++i;
+        continue;
+      }
     }
+    return args[i];
   }
+  return args.empty() ? "" : args.back();
+}
+
+// Errors as droverctld has always worded them: "unexpected argument 'ARG'", the usage, exit 2.
+bool ReadOptions(int argc, char** argv, Options& options) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = ParseOptions(args, kOptions);
+  if (!parsed || !parsed->operands.empty()) {
+    fmt::print(stderr, "droverctld: error: unexpected argument '{}'\n{}", Unexpected(args), kUsage);
+    return false;
+  }
+  options.conf = parsed->Last("conf").value_or("");
+  options.state = parsed->Last("state").value_or("");
+  options.listen = parsed->Last("listen").value_or("");
+  options.port_file = parsed->Last("port-file").value_or("");
+  options.http_listen = parsed->Last("http-listen").value_or("");
+  options.http_port_file = parsed->Last("http-port-file").value_or("");
   return true;
 }
 
@@ -100,13 +119,45 @@ void TuneMalloc() {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
+// The gRPC server on `listen`; null, having said why, when it cannot listen there.
+std::unique_ptr<grpc::Server> StartGrpc(drover::ctld::ControllerService& service,
+                                        const std::string& listen, int& port) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server && port != 0) return server;
+  fmt::print(stderr, "droverctld: error: cannot listen on {}; is another controller running?\n",
+             listen);
+  return nullptr;
+}
+
+// /metrics on --http-listen (or Drover's HTTP port); false when the controller must not start.
+bool StartHttp(drover::ctld::HttpServer& http, const Options& options) {
+  std::string listen = options.http_listen.empty() ? kDefaultHttpListen : options.http_listen;
+  std::string host;
+  int port = 0;
+  drover::Status started = SplitHostPort(listen, host, port)
+                               ? http.Start(host, port)
+                               : drover::MakeError("--http-listen wants HOST:PORT, not " + listen);
+  // Only an explicit --http-listen is fatal: on the default port, a busy port (tests, a second
+  // controller on the host) leaves the controller serving gRPC without /metrics.
+  if (!started && !options.http_listen.empty()) {
+    fmt::print(stderr, "droverctld: error: {}\n", started.error());
+    return false;
+  }
+  if (!started) fmt::print(stderr, "droverctld: warning: {}\n", started.error());
+  if (!options.http_port_file.empty()) std::ofstream(options.http_port_file) << http.port() << "\n";
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace drover;
   TuneMalloc();
   Options options;
-  if (!ParseOptions(argc, argv, options)) return 2;
+  if (!ReadOptions(argc, argv, options)) return 2;
   std::string path = std::filesystem::absolute(ResolveConfPath(options.conf)).string();
   ConfigLoad load = LoadClusterConfig(path);
   for (const Diagnostic& error : load.diagnostics.errors())
@@ -136,34 +187,14 @@ int main(int argc, char** argv) {
                            ? fmt::format("0.0.0.0:{}", cluster.settings.controller_port)
                            : options.listen;
   int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    fmt::print(stderr, "droverctld: error: cannot listen on {}; is another controller running?\n",
-               listen);
-    return 1;
-  }
+  std::unique_ptr<grpc::Server> server = StartGrpc(service, listen, port);
+  if (!server) return 1;
   if (!options.port_file.empty()) std::ofstream(options.port_file) << port << "\n";
   ctld::HttpServer http([&loop] {
     std::shared_ptr<const ctld::Snapshot> snapshot = loop.snapshot();
     return ctld::RenderMetrics(*snapshot->cluster, *snapshot, loop.stats());
   });
-  std::string http_listen = options.http_listen.empty() ? kDefaultHttpListen : options.http_listen;
-  std::string http_host;
-  int http_port = 0;
-  Status http_started = SplitHostPort(http_listen, http_host, http_port)
-                            ? http.Start(http_host, http_port)
-                            : MakeError("--http-listen wants HOST:PORT, not " + http_listen);
-  // Only an explicit --http-listen is fatal: on the default port, a busy port (tests, a second
-  // controller on the host) leaves the controller serving gRPC without /metrics.
-  if (!http_started && !options.http_listen.empty()) {
-    fmt::print(stderr, "droverctld: error: {}\n", http_started.error());
-    return 1;
-  }
-  if (!http_started) fmt::print(stderr, "droverctld: warning: {}\n", http_started.error());
-  if (!options.http_port_file.empty()) std::ofstream(options.http_port_file) << http.port() << "\n";
+  if (!StartHttp(http, options)) return 1;
   fmt::print(stderr, "droverctld: cluster {} listening on port {} (HTTP {}), state in {}\n",
              cluster.settings.cluster_name, port, http.port(), state);
   std::signal(SIGTERM, [](int) { stopping = true; });

@@ -1,5 +1,6 @@
 // Renders /metrics (see metrics.h): one function per family. The node and resource families
-// share per-node usage, computed once from the allocations of the jobs that hold them.
+// share per-node usage, computed once from the allocations of the jobs that hold them; node
+// states, partition sums and a job's partition come from the views, as sinfo and squeue get them.
 #include "ctld/daemon/metrics.h"
 
 #include <fmt/format.h>
@@ -15,7 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "ctld/daemon/node_usage.h"
+#include "ctld/views/jobs.h"
+#include "ctld/views/node_usage.h"
+#include "ctld/views/partitions.h"
 
 namespace drover::ctld {
 namespace {
@@ -88,19 +91,12 @@ std::vector<JobState> LiveStates() {
   return states;
 }
 
-std::string PartitionOf(const ClusterConfig& cluster, const Job& job) {
-  if (job.partition >= 0 && job.partition < static_cast<int>(cluster.partitions.size()))
-    return cluster.partitions[job.partition].name;
-  if (!job.spec.partitions.empty()) return job.spec.partitions.front();
-  int fallback = cluster.DefaultPartition();
-  return fallback >= 0 ? cluster.partitions[fallback].name : "";
-}
-
 void RenderJobs(Exposition& out, const ClusterConfig& cluster, const Snapshot& snapshot) {
   std::map<std::pair<JobState, std::string>, uint64_t> jobs;
   for (JobState state : LiveStates())
     for (const PartitionConfig& partition : cluster.partitions) jobs[{state, partition.name}] = 0;
-  for (const JobPtr& job : snapshot.jobs) ++jobs[{job->state, PartitionOf(cluster, *job)}];
+  for (const JobPtr& job : snapshot.jobs)
+    ++jobs[{job->state, views::PartitionLabel(*job, cluster)}];
   out.Family("drover_jobs", "gauge", "Jobs in the live queue by Slurm state and partition.");
   for (const auto& [key, count] : jobs)
     out.Sample("drover_jobs", {{"state", JobStateName(key.first)}, {"partition", key.second}},
@@ -199,20 +195,19 @@ void RenderUnavailableNodes(Exposition& out, const ClusterConfig& cluster, const
 
 // --- resources, by partition (a node in two partitions counts in both, as sinfo shows it) ---
 
-void RenderCpus(Exposition& out, const ClusterConfig& cluster,
+void RenderCpus(Exposition& out, const ClusterConfig& cluster, const Snapshot& snapshot,
                 const std::vector<NodeUsage>& usage) {
+  std::vector<views::PartitionLoad> loads;  // as sinfo sums them
+  for (const PartitionConfig& partition : cluster.partitions)
+    loads.push_back(views::LoadOf(partition, cluster, snapshot, usage));
   out.Family("drover_cpus_configured", "gauge", "Configured CPUs of each partition's nodes.");
-  for (const PartitionConfig& partition : cluster.partitions) {
-    uint64_t total = 0;
-    for (int n : partition.nodes) total += cluster.nodes[n].cpus;
-    out.Sample("drover_cpus_configured", {{"partition", partition.name}}, total);
-  }
+  for (size_t p = 0; p < loads.size(); ++p)
+    out.Sample("drover_cpus_configured", {{"partition", cluster.partitions[p].name}},
+               loads[p].cpus);
   out.Family("drover_cpus_allocated", "gauge", "CPUs of each partition's nodes held by jobs.");
-  for (const PartitionConfig& partition : cluster.partitions) {
-    uint64_t allocated = 0;
-    for (int n : partition.nodes) allocated += AllocatedCpus(cluster.nodes[n], usage[n]);
-    out.Sample("drover_cpus_allocated", {{"partition", partition.name}}, allocated);
-  }
+  for (size_t p = 0; p < loads.size(); ++p)
+    out.Sample("drover_cpus_allocated", {{"partition", cluster.partitions[p].name}},
+               loads[p].cpus_allocated);
 }
 
 constexpr uint64_t kBytesPerMb = 1048576;
@@ -333,7 +328,7 @@ std::string RenderMetrics(const ClusterConfig& cluster, const Snapshot& snapshot
   RenderPendingReasons(out, snapshot);
   RenderNodes(out, cluster, snapshot, usage);
   RenderUnavailableNodes(out, cluster, snapshot, usage);
-  RenderCpus(out, cluster, usage);
+  RenderCpus(out, cluster, snapshot, usage);
   RenderMemory(out, cluster, usage);
   RenderGpus(out, cluster, usage);
   RenderFairShare(out, snapshot);

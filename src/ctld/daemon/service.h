@@ -1,39 +1,25 @@
-// The controller's gRPC service (callback API: no thread waits for a commit). Each request is
-// validated at the boundary and turned into an engine event; its reply leaves from the commit
-// thread once the batch holding it is committed. Queries read the latest snapshot on the
-// service's query threads and never wait for a batch.
+// The controller's gRPC service (callback API: no thread waits for a commit). It turns a request
+// into an engine event or a query, and nothing else. Each request is validated at the boundary;
+// an event's reply leaves from the commit thread once the batch holding it is committed. A query
+// runs on the service's query threads over the latest snapshot (it never waits for a batch):
+// a view (ctld/views) reads the snapshot, a wire codec builds the reply. Handlers that queue
+// events are in service.cc, queries in service_queries.cc.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <memory>
+#include <string>
 
 #include "common/cluster_config.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
+#include "ctld/daemon/job_history.h"
+#include "ctld/daemon/query_pool.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::ctld {
-
-// A few threads for queries, so a long one (100,000 jobs) holds none of gRPC's own threads.
-class QueryPool {
- public:
-  explicit QueryPool(int threads);
-  ~QueryPool();
-  void Run(std::function<void()> work);
-
- private:
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> queue_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
-};
 
 class ControllerService final : public v1::Controller::CallbackService {
  public:
@@ -96,8 +82,7 @@ class ControllerService final : public v1::Controller::CallbackService {
 
   EngineLoop& loop_;
   std::string conf_path_;
-  std::mutex history_mutex_;  // the store is not thread-safe; queries are concurrent
-  std::unique_ptr<Store> history_;
+  JobHistory history_;
   QueryPool queries_{2};
   AgentDispatcher* agents_ = nullptr;
 };

@@ -135,7 +135,11 @@ class Engine : private sched::JobOutcomes {
   void On(const CreateReservation& event, EngineOutput& out);
   void On(const UpdateReservation& event, EngineOutput& out);
   void On(const DeleteReservation& event, EngineOutput& out);
-  void On(const TopJobs& event, EngineOutput& out);      // engine_top.cc
+  void On(const TopJobs& event, EngineOutput& out);  // engine_top.cc
+  // scontrol top: the jobs it moves (nullopt after replying with a refusal); their group's
+  // pending jobs with their priorities now, the listed ones first, in the order given.
+  std::optional<std::vector<uint64_t>> TopListed(const TopJobs& event, EngineOutput& out) const;
+  std::vector<std::pair<uint64_t, int64_t>> TopGroup(const std::vector<uint64_t>& listed) const;
   void On(const Reconfigure& event, EngineOutput& out);  // engine_reconfigure.cc
   // Why `next` cannot replace the running configuration, or "".
   std::string ReconfigureRefusal(const ClusterConfig& next) const;

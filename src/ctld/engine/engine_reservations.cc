@@ -80,6 +80,63 @@ void Engine::RestoreReservation(Reservation reservation) {
   MutableReservations()[name] = std::move(reservation);
 }
 
+namespace {
+
+// The reservation's window from the fields; the refusal in Slurm's words, or "".
+std::string ApplyWindow(const ReservationFields& fields, Reservation& reservation, int64_t now) {
+  int64_t length = reservation.end_time - reservation.start_time;
+  if (fields.start_time) reservation.start_time = std::max(*fields.start_time, int64_t{0});
+  if (fields.end_time)
+    reservation.end_time = *fields.end_time;
+  else if (fields.duration_seconds)
+    reservation.end_time = *fields.duration_seconds >= kUnlimitedSeconds - reservation.start_time
+                               ? kUnlimitedSeconds
+                               : reservation.start_time + *fields.duration_seconds;
+  else if (fields.start_time && length > 0)  // a moved reservation keeps its length
+    reservation.end_time = reservation.start_time + length;
+  if (reservation.start_time == 0) return "Invalid time specified (give StartTime=now or a time)";
+  if (reservation.end_time <= reservation.start_time)
+    return "Invalid time specified (EndTime must be after StartTime; or give Duration)";
+  if (reservation.end_time <= now) return "Invalid time specified (the reservation would be over)";
+  return "";
+}
+
+// Nodes= as node indexes, ascending and once each.
+Result<std::vector<int>> NamedNodes(const std::string& node_list, const ClusterConfig& cluster) {
+  auto names = ExpandHostlist(node_list);
+  if (!names) return MakeError("Invalid node name specified: " + names.error());
+  std::vector<int> nodes;
+  for (const std::string& name : *names) {
+    int index = cluster.FindNode(name);
+    if (index < 0) return MakeError("Invalid node name specified: " + name);
+    nodes.push_back(index);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+// Another reservation it may not overlap, or (starting now, without IGNORE_JOBS) a node running
+// jobs: the refusal, or "".
+std::string Conflict(const Reservation& reservation, const ReservationMap& reservations,
+                     const std::vector<NodeStatus>& nodes, const ClusterConfig& cluster,
+                     int64_t now) {
+  if (!reservation.Has("OVERLAP") && !reservation.Has("MAINT"))
+    for (const auto& [name, other] : reservations)
+      if (name != reservation.name && !other.Has("OVERLAP") && !other.Has("MAINT") &&
+          reservation.Overlaps(other))
+        return fmt::format("Requested reservation overlaps with another reservation ({})", name);
+  if (reservation.start_time <= now && !reservation.Has("IGNORE_JOBS") && !reservation.Has("MAINT"))
+    for (int node : reservation.nodes)
+      if (!nodes[node].jobs.empty())
+        return fmt::format(
+            "Requested nodes are busy ({} runs jobs; add Flags=IGNORE_JOBS or start later)",
+            cluster.nodes[node].name);
+  return "";
+}
+
+}  // namespace
+
 std::string Engine::ApplyReservation(const ReservationFields& fields,
                                      Reservation& reservation) const {
   int64_t now = clock_.Now();
@@ -95,32 +152,11 @@ std::string Engine::ApplyReservation(const ReservationFields& fields,
   if (fields.accounts) reservation.accounts = NameList(*fields.accounts);
   if (reservation.users.empty() && reservation.accounts.empty())
     return "Reservation request lacks users, groups or accounts";
-  int64_t length = reservation.end_time - reservation.start_time;
-  if (fields.start_time) reservation.start_time = std::max(*fields.start_time, int64_t{0});
-  if (fields.end_time)
-    reservation.end_time = *fields.end_time;
-  else if (fields.duration_seconds)
-    reservation.end_time = *fields.duration_seconds >= kUnlimitedSeconds - reservation.start_time
-                               ? kUnlimitedSeconds
-                               : reservation.start_time + *fields.duration_seconds;
-  else if (fields.start_time && length > 0)  // a moved reservation keeps its length
-    reservation.end_time = reservation.start_time + length;
-  if (reservation.start_time == 0) return "Invalid time specified (give StartTime=now or a time)";
-  if (reservation.end_time <= reservation.start_time)
-    return "Invalid time specified (EndTime must be after StartTime; or give Duration)";
-  if (reservation.end_time <= now) return "Invalid time specified (the reservation would be over)";
+  if (std::string refusal = ApplyWindow(fields, reservation, now); !refusal.empty()) return refusal;
   if (fields.node_list) {
-    auto names = ExpandHostlist(*fields.node_list);
-    if (!names) return "Invalid node name specified: " + names.error();
-    std::vector<int> nodes;
-    for (const std::string& name : *names) {
-      int index = cluster().FindNode(name);
-      if (index < 0) return "Invalid node name specified: " + name;
-      nodes.push_back(index);
-    }
-    std::sort(nodes.begin(), nodes.end());
-    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-    reservation.nodes = std::move(nodes);
+    Result<std::vector<int>> nodes = NamedNodes(*fields.node_list, cluster());
+    if (!nodes) return nodes.error();
+    reservation.nodes = std::move(*nodes);
   } else if (fields.node_count || fields.tres) {
     std::vector<bool> busy(nodes_.size());
     for (size_t i = 0; i < nodes_.size(); ++i) busy[i] = !nodes_[i].jobs.empty();
@@ -131,19 +167,7 @@ std::string Engine::ApplyReservation(const ReservationFields& fields,
     if (fields.tres) reservation.tres = *fields.tres;
   }
   if (reservation.nodes.empty()) return "Requested nodes are busy (give Nodes=, NodeCnt= or TRES=)";
-  if (!reservation.Has("OVERLAP") && !reservation.Has("MAINT"))
-    for (const auto& [name, other] : *reservations_)
-      if (name != reservation.name && !other.Has("OVERLAP") && !other.Has("MAINT") &&
-          reservation.Overlaps(other))
-        return fmt::format("Requested reservation overlaps with another reservation ({})", name);
-  // Without IGNORE_JOBS, a reservation that starts now cannot take nodes running jobs.
-  if (reservation.start_time <= now && !reservation.Has("IGNORE_JOBS") && !reservation.Has("MAINT"))
-    for (int node : reservation.nodes)
-      if (!nodes_[node].jobs.empty())
-        return fmt::format(
-            "Requested nodes are busy ({} runs jobs; add Flags=IGNORE_JOBS or start later)",
-            cluster().nodes[node].name);
-  return "";
+  return Conflict(reservation, *reservations_, nodes_, cluster(), now);
 }
 
 void Engine::On(const CreateReservation& event, EngineOutput& out) {

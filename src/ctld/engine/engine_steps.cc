@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
+#include "common/result.h"
 #include "ctld/engine/engine.h"
 
 namespace drover::ctld {
@@ -35,6 +38,79 @@ std::vector<uint32_t> LayOut(const std::vector<uint32_t>& cpus, uint32_t ntasks,
   return tasks;
 }
 
+// Why a step cannot start in the job now, in Slurm's words; "" when it can.
+std::string StepRefusal(const Job& job) {
+  if (job.state == JobState::kPending)
+    return "Job is pending execution: its allocation has not started yet";
+  if (job.state == JobState::kSuspended) return "Job is suspended";
+  if (job.state != JobState::kRunning || job.cancel_requested_at != 0 || job.released)
+    return "Job/step already completing or completed";
+  return "";
+}
+
+// The allocation's nodes (their places in it), narrowed by -w; every -w node must be one.
+Result<std::vector<size_t>> UsableNodes(const CreateStep& event, const Job& job,
+                                        const ClusterConfig& cluster) {
+  auto name_of = [&](size_t i) -> const std::string& {
+    return cluster.nodes[job.allocation.nodes[i].node].name;
+  };
+  std::vector<size_t> usable;
+  for (size_t i = 0; i < job.allocation.nodes.size(); ++i)
+    if (event.nodelist.empty() ||
+        std::find(event.nodelist.begin(), event.nodelist.end(), name_of(i)) != event.nodelist.end())
+      usable.push_back(i);
+  for (const std::string& name : event.nodelist) {
+    bool listed = false;
+    for (size_t i : usable) listed |= name_of(i) == name;
+    if (!listed)
+      return MakeError(fmt::format(
+          "Requested node configuration is not available: {} is not in job {}'s allocation ({})",
+          name, event.job_id, job.allocation.nodes.size()));
+  }
+  return usable;
+}
+
+// How many nodes and tasks the step asks for, filled in as Slurm's srun does.
+struct StepShape {
+  uint32_t nodes = 0, ntasks = 0, per_node = 0, cpus_per_task = 1;
+};
+
+Result<StepShape> ShapeOf(const CreateStep& event, const JobSpec& spec, size_t usable) {
+  StepShape shape{event.nodes, event.ntasks, event.ntasks_per_node,
+                  std::max<uint32_t>(event.cpus_per_task, 1)};
+  if (shape.nodes == 0 && shape.ntasks == 0 && shape.per_node == 0) {
+    // The job's nodes, with its --ntasks-per-node or one task each (srun passes the job's
+    // --ntasks on from SLURM_NTASKS, as Slurm's srun does).
+    shape.nodes = static_cast<uint32_t>(usable);
+    shape.per_node = spec.ntasks_per_node;
+  }
+  if (shape.nodes == 0)
+    shape.nodes = shape.ntasks != 0 && shape.per_node == 0
+                      ? std::min<uint32_t>(shape.ntasks, usable)
+                      : static_cast<uint32_t>(usable);
+  if (shape.nodes > usable)
+    return MakeError(fmt::format("Only allocated {} nodes asked for {}", usable, shape.nodes));
+  if (shape.ntasks != 0 && shape.ntasks < shape.nodes)
+    shape.nodes = shape.ntasks;  // srun: "setting nnodes to N"
+  if (shape.ntasks == 0)
+    shape.ntasks = shape.per_node != 0 ? shape.per_node * shape.nodes : shape.nodes;
+  return shape;
+}
+
+// Tasks on each node: --ntasks-per-node dealt round-robin, else Slurm's block layout.
+Result<std::vector<uint32_t>> TasksPerNode(const StepShape& shape,
+                                           const std::vector<uint32_t>& cpus) {
+  if (shape.per_node == 0) return LayOut(cpus, shape.ntasks, shape.cpus_per_task);
+  std::vector<uint32_t> tasks(shape.nodes, 0);
+  uint32_t left = shape.ntasks;
+  for (uint32_t round = 0; round < shape.per_node && left > 0; ++round)
+    for (uint32_t i = 0; i < shape.nodes && left > 0; ++i, --left) ++tasks[i];
+  if (left > 0)
+    return MakeError(fmt::format("{} tasks do not fit {} nodes at {} tasks per node", shape.ntasks,
+                                 shape.nodes, shape.per_node));
+  return tasks;
+}
+
 }  // namespace
 
 const Job* Engine::OwnJob(uint64_t token, const Caller& caller, uint64_t job_id,
@@ -52,92 +128,41 @@ const Job* Engine::OwnJob(uint64_t token, const Caller& caller, uint64_t job_id,
 }
 
 void Engine::On(const CreateStep& event, EngineOutput& out) {
-  const Job* found = OwnJob(event.token, event.caller, event.job_id, out);
-  if (!found) return;
+  if (!OwnJob(event.token, event.caller, event.job_id, out)) return;
   JobPtr held = jobs_.at(event.job_id);  // keeps `current` alive once Mutable replaces it
   const Job& current = *held;
-  if (current.state == JobState::kPending)
-    return out.effects.push_back(
-        Refuse(event.token, "Job is pending execution: its allocation has not started yet"));
-  if (current.state == JobState::kSuspended)
-    return out.effects.push_back(Refuse(event.token, "Job is suspended"));
-  if (current.state != JobState::kRunning || current.cancel_requested_at != 0 || current.released)
-    return out.effects.push_back(Refuse(event.token, "Job/step already completing or completed"));
-
-  // The allocation's nodes, narrowed by -w.
-  std::vector<size_t> usable;
-  for (size_t i = 0; i < current.allocation.nodes.size(); ++i) {
-    const std::string& name = cluster().nodes[current.allocation.nodes[i].node].name;
-    if (event.nodelist.empty() ||
-        std::find(event.nodelist.begin(), event.nodelist.end(), name) != event.nodelist.end())
-      usable.push_back(i);
-  }
-  for (const std::string& name : event.nodelist) {
-    bool listed = false;
-    for (size_t i : usable)
-      listed |= cluster().nodes[current.allocation.nodes[i].node].name == name;
-    if (!listed)
-      return out.effects.push_back(
-          Refuse(event.token,
-                 fmt::format("Requested node configuration is not available: {} is not in job {}'s "
-                             "allocation ({})",
-                             name, event.job_id, current.allocation.nodes.size())));
-  }
-  const JobSpec& spec = current.spec;
-  uint32_t per_node = event.ntasks_per_node;
-  uint32_t ntasks = event.ntasks;
-  uint32_t nnodes = event.nodes;
-  if (nnodes == 0 && ntasks == 0 && per_node == 0) {
-    // The job's nodes, with its --ntasks-per-node or one task each (srun passes the job's
-    // --ntasks on from SLURM_NTASKS, as Slurm's srun does).
-    nnodes = static_cast<uint32_t>(usable.size());
-    per_node = spec.ntasks_per_node;
-  }
-  if (nnodes == 0)
-    nnodes = ntasks != 0 && per_node == 0 ? std::min<uint32_t>(ntasks, usable.size())
-                                          : static_cast<uint32_t>(usable.size());
-  if (nnodes > usable.size())
-    return out.effects.push_back(Refuse(
-        event.token, fmt::format("Only allocated {} nodes asked for {}", usable.size(), nnodes)));
-  if (ntasks != 0 && ntasks < nnodes) nnodes = ntasks;  // srun: "setting nnodes to N"
-  if (ntasks == 0) ntasks = per_node != 0 ? per_node * nnodes : nnodes;
-  uint32_t cpus_per_task = std::max<uint32_t>(event.cpus_per_task, 1);
+  if (std::string refusal = StepRefusal(current); !refusal.empty())
+    return out.effects.push_back(Refuse(event.token, std::move(refusal)));
+  Result<std::vector<size_t>> usable = UsableNodes(event, current, cluster());
+  if (!usable) return out.effects.push_back(Refuse(event.token, usable.error()));
+  Result<StepShape> shape = ShapeOf(event, current.spec, usable->size());
+  if (!shape) return out.effects.push_back(Refuse(event.token, shape.error()));
 
   std::vector<uint32_t> cpus;
   std::vector<int> nodes;
-  for (uint32_t i = 0; i < nnodes; ++i) {
-    const sched::NodeAllocation& part = current.allocation.nodes[usable[i]];
+  for (uint32_t i = 0; i < shape->nodes; ++i) {
+    const sched::NodeAllocation& part = current.allocation.nodes[(*usable)[i]];
     uint32_t threads = std::max<uint32_t>(cluster().nodes[part.node].threads_per_core, 1);
     cpus.push_back(static_cast<uint32_t>(part.cores.size()) * threads);
     nodes.push_back(part.node);
   }
-  std::vector<uint32_t> tasks;
-  if (per_node != 0) {
-    tasks.assign(nnodes, 0);
-    uint32_t left = ntasks;
-    for (uint32_t round = 0; round < per_node && left > 0; ++round)
-      for (uint32_t i = 0; i < nnodes && left > 0; ++i, --left) ++tasks[i];
-    if (left > 0)
-      return out.effects.push_back(
-          Refuse(event.token, fmt::format("{} tasks do not fit {} nodes at {} tasks per node",
-                                          ntasks, nnodes, per_node)));
-  } else {
-    tasks = LayOut(cpus, ntasks, cpus_per_task);
-  }
+  Result<std::vector<uint32_t>> tasks = TasksPerNode(*shape, cpus);
+  if (!tasks) return out.effects.push_back(Refuse(event.token, tasks.error()));
 
   Job& job = Mutable(event.job_id, out);
   Step step;
   step.step_id = job.next_step_id++;
-  step.name = event.name.empty() ? spec.name : event.name;
+  step.name = event.name.empty() ? current.spec.name : event.name;
   step.start_time = clock_.Now();
-  step.ntasks = ntasks;
+  step.ntasks = shape->ntasks;
   step.nodes = nodes;
-  for (uint32_t i = 0; i < nnodes; ++i) step.cpus += std::min(cpus[i], tasks[i] * cpus_per_task);
+  for (uint32_t i = 0; i < shape->nodes; ++i)
+    step.cpus += std::min(cpus[i], (*tasks)[i] * shape->cpus_per_task);
   job.steps.push_back(step);
   Reply reply{event.token, true, "", {event.job_id}, {}};
   reply.step_id = step.step_id;
   reply.step_nodes = std::move(nodes);
-  reply.step_tasks = std::move(tasks);
+  reply.step_tasks = std::move(*tasks);
   reply.job = jobs_.at(event.job_id);
   out.effects.push_back(std::move(reply));
 }

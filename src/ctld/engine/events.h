@@ -17,7 +17,8 @@
 
 namespace drover::ctld {
 
-// Who asks. Until credentials land, uid/gid are taken from the request (see DESIGN.md, Security).
+// Who asks. Until credentials (planned: docs/design.md, Security) are built, uid/gid are taken
+// from the request.
 struct Caller {
   uint32_t uid = 0;
   uint32_t gid = 0;

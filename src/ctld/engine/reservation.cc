@@ -57,12 +57,11 @@ Status ApplyReservationFlags(std::string_view text, std::set<std::string>& flags
   return OkStatus();
 }
 
-Result<std::vector<int>> PickReservationNodes(const ClusterConfig& cluster,
-                                              const Reservation& reservation,
-                                              std::optional<uint32_t> count,
-                                              const std::optional<std::string>& tres,
-                                              const ReservationMap& others,
-                                              const std::vector<bool>& busy) {
+namespace {
+
+// The nodes a reservation may take, ascending: its partition's, or every node.
+Result<std::vector<int>> CandidateNodes(const ClusterConfig& cluster,
+                                        const Reservation& reservation) {
   std::vector<int> candidates;
   if (!reservation.partition.empty()) {
     int p = cluster.FindPartition(reservation.partition);
@@ -72,40 +71,65 @@ Result<std::vector<int>> PickReservationNodes(const ClusterConfig& cluster,
     for (size_t i = 0; i < cluster.nodes.size(); ++i) candidates.push_back(static_cast<int>(i));
   }
   std::sort(candidates.begin(), candidates.end());
-  // GPUs wanted, from TRES: whole nodes are reserved until enough GPUs are covered.
+  return candidates;
+}
+
+// GPUs wanted, from TRES (whole nodes are reserved until enough GPUs are covered); a node count
+// there replaces `count`.
+Result<uint64_t> GpusWanted(const std::optional<std::string>& tres,
+                            std::optional<uint32_t>& count) {
   uint64_t gpus_wanted = 0;
-  if (tres) {
-    for (const std::string& part : Split(*tres, ',')) {
-      std::string item = ToLower(Trim(part));
-      size_t eq = item.find('=');
-      auto value = eq == std::string::npos ? std::nullopt : ParseUint64(item.substr(eq + 1));
-      std::string key = eq == std::string::npos ? item : item.substr(0, eq);
-      if (!value || *value == 0)
-        return MakeError(fmt::format(
-            "Invalid Trackable RESource (TRES) specification \"{}\" (use e.g. TRES=gres/gpu=16 "
-            "or TRES=node=4)",
-            part));
-      if (key == "gres/gpu" || key.starts_with("gres/gpu:"))
-        gpus_wanted += *value;
-      else if (key == "node")
-        count = static_cast<uint32_t>(*value);
-      else
-        return MakeError(fmt::format(
-            "Invalid Trackable RESource (TRES) specification \"{}\": reservations take node or "
-            "gres/gpu counts",
-            part));
-    }
+  if (!tres) return gpus_wanted;
+  for (const std::string& part : Split(*tres, ',')) {
+    std::string item = ToLower(Trim(part));
+    size_t eq = item.find('=');
+    auto value = eq == std::string::npos ? std::nullopt : ParseUint64(item.substr(eq + 1));
+    std::string key = eq == std::string::npos ? item : item.substr(0, eq);
+    if (!value || *value == 0)
+      return MakeError(fmt::format(
+          "Invalid Trackable RESource (TRES) specification \"{}\" (use e.g. TRES=gres/gpu=16 "
+          "or TRES=node=4)",
+          part));
+    if (key == "gres/gpu" || key.starts_with("gres/gpu:"))
+      gpus_wanted += *value;
+    else if (key == "node")
+      count = static_cast<uint32_t>(*value);
+    else
+      return MakeError(fmt::format(
+          "Invalid Trackable RESource (TRES) specification \"{}\": reservations take node or "
+          "gres/gpu counts",
+          part));
   }
+  return gpus_wanted;
+}
+
+// Another reservation holds the node at the same time (neither may overlap).
+bool HeldByAnother(const Reservation& reservation, int node, const ReservationMap& others) {
+  Reservation probe = reservation;
+  probe.nodes = {node};
+  for (const auto& [name, other] : others)
+    if (name != reservation.name && probe.Overlaps(other) && !other.Has("OVERLAP") &&
+        !other.Has("MAINT") && !reservation.Has("OVERLAP") && !reservation.Has("MAINT"))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+Result<std::vector<int>> PickReservationNodes(const ClusterConfig& cluster,
+                                              const Reservation& reservation,
+                                              std::optional<uint32_t> count,
+                                              const std::optional<std::string>& tres,
+                                              const ReservationMap& others,
+                                              const std::vector<bool>& busy) {
+  Result<std::vector<int>> candidates = CandidateNodes(cluster, reservation);
+  if (!candidates) return std::move(candidates).take_error();
+  Result<uint64_t> wanted = GpusWanted(tres, count);
+  if (!wanted) return std::move(wanted).take_error();
+  const uint64_t gpus_wanted = *wanted;
   std::vector<int> free_nodes, busy_nodes;
-  for (int node : candidates) {
-    Reservation probe = reservation;
-    probe.nodes = {node};
-    bool held = false;
-    for (const auto& [name, other] : others)
-      if (name != reservation.name && probe.Overlaps(other) && !other.Has("OVERLAP") &&
-          !other.Has("MAINT") && !reservation.Has("OVERLAP") && !reservation.Has("MAINT"))
-        held = true;
-    if (held) continue;
+  for (int node : *candidates) {
+    if (HeldByAnother(reservation, node, others)) continue;
     if (gpus_wanted && cluster.nodes[node].gpus.empty()) continue;
     (static_cast<size_t>(node) < busy.size() && busy[node] ? busy_nodes : free_nodes)
         .push_back(node);

@@ -282,7 +282,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& directory) {
   if (Status status = PrepareDirectory(directory); !status) return std::move(status).take_error();
   const std::string path = directory + "/" + std::string(kDatabaseFile);
   sqlite3* raw = nullptr;
-  // NOMUTEX: the engine thread is the only caller (see Store), so SQLite's own locks are waste.
+  // NOMUTEX: a connection has one caller at a time (see Store), so SQLite's own locks are waste.
   int code =
       sqlite3_open_v2(path.c_str(), &raw,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -1,6 +1,6 @@
 // The controller's durable store: tables of key -> bytes, changed only by group commits.
-// The engine sees this interface alone, never SQLite; a Commit that returns OK must never be lost,
-// and a failed one must never leave part of its batch behind.
+// The engine loop and the service see this interface alone, never SQLite; a Commit that returns
+// OK must never be lost, and a failed one must never leave part of its batch behind.
 #pragma once
 
 #include <cstddef>
@@ -37,7 +37,10 @@ struct WriteBatch {
 
 using Table = std::vector<std::pair<std::string, std::string>>;  // key, value; sorted by key
 
-// Not thread-safe, by design: the engine thread owns the store and is its only caller.
+// Not thread-safe, by design: each instance has one caller at a time. In droverctld the engine
+// loop's instance is read at start-up (Restore) and then used by its commit thread alone (the
+// commits, and the scripts read back for launches); a second instance on the same database
+// serves sacct's history to the query threads, one at a time under the service's history mutex.
 class Store {
  public:
   virtual ~Store() = default;

@@ -1,5 +1,5 @@
 // See node_usage.h.
-#include "ctld/daemon/node_usage.h"
+#include "ctld/views/node_usage.h"
 
 #include <algorithm>
 

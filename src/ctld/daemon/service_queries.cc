@@ -1,0 +1,135 @@
+// The service's queries; see service.h. Each reads the latest snapshot through a view
+// (ctld/views) and builds its reply with a wire codec; none waits for the engine.
+#include <unistd.h>
+
+#include "ctld/daemon/requests.h"
+#include "ctld/daemon/service.h"
+#include "ctld/records.h"
+#include "ctld/views/jobs.h"
+#include "ctld/views/nodes.h"
+#include "ctld/views/partitions.h"
+#include "ctld/views/priorities.h"
+#include "ctld/views/reservations.h"
+#include "wire/job_listing_codec.h"
+#include "wire/node_codec.h"
+#include "wire/partition_codec.h"
+#include "wire/priority_codec.h"
+#include "wire/reservation_codec.h"
+
+namespace drover::ctld {
+
+ControllerService::Reactor* ControllerService::Query(Context* context,
+                                                     std::function<grpc::Status()> query) {
+  Reactor* reactor = context->DefaultReactor();
+  queries_.Run([reactor, query = std::move(query)] { reactor->Finish(query()); });
+  return reactor;
+}
+
+ControllerService::Reactor* ControllerService::ListJobs(Context* context, const v1::JobQuery* query,
+                                                        v1::JobList* reply) {
+  return Query(context, [this, query, reply] { return DoListJobs(query, reply); });
+}
+
+grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobList* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  auto filter = FilterOf(query->filter());
+  if (!filter) return Invalid(filter.error());
+  views::JobSelection selection =
+      views::SelectJobs(*snapshot, *filter, query->all_states(), query->with_plan());
+  wire::JobListing listing{selection.time, {}, std::move(selection.planned)};
+  for (const JobPtr& job : selection.jobs)
+    listing.jobs.push_back(CachedJob(*job, *snapshot->cluster));
+  wire::ToProto(listing, reply);
+  return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::History(Context* context,
+                                                       const v1::HistoryQuery* query,
+                                                       v1::JobList* reply) {
+  return Query(context, [this, query, reply] { return DoHistory(query, reply); });
+}
+
+grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::JobList* reply) {
+  auto filter = FilterOf(query->filter());
+  if (!filter) return Invalid(filter.error());
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  auto listing =
+      history_.Find(*snapshot, {std::move(*filter), query->start_time(), query->end_time()});
+  if (!listing) return grpc::Status(grpc::StatusCode::INTERNAL, listing.error());
+  wire::ToProto(*listing, reply);
+  return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::Priorities(Context* context,
+                                                          const v1::PriorityQuery* query,
+                                                          v1::PriorityList* reply) {
+  return Query(context, [this, query, reply] { return DoPriorities(query, reply); });
+}
+
+grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
+                                             v1::PriorityList* reply) {
+  auto filter = FilterOf(query->filter());
+  if (!filter) return Invalid(filter.error());
+  wire::ToProto(views::ListPriorities(*loop_.snapshot(), *filter), reply);
+  return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::Shares(Context* context, const v1::ShareQuery*,
+                                                      v1::ShareList* reply) {
+  return Query(context, [this, reply] { return DoShares(reply); });
+}
+
+grpc::Status ControllerService::DoShares(v1::ShareList* reply) {
+  wire::ToProto(views::ListShares(*loop_.snapshot()), reply);
+  return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::ListNodes(Context* context, const v1::NodeQuery*,
+                                                         v1::NodeList* reply) {
+  return Query(context, [this, reply] { return DoListNodes(reply); });
+}
+
+grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
+  wire::ToProto(views::ListNodes(*loop_.snapshot()), reply);
+  return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::ListPartitions(Context* context,
+                                                              const v1::PartitionQuery*,
+                                                              v1::PartitionList* reply) {
+  return Query(context, [this, reply] { return DoListPartitions(reply); });
+}
+
+grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
+  wire::ToProto(views::ListPartitions(*loop_.snapshot()), reply);
+  return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::ListReservations(Context* context,
+                                                                const v1::ReservationQuery* query,
+                                                                v1::ReservationList* reply) {
+  return Query(context, [this, query, reply] { return DoListReservations(query, reply); });
+}
+
+grpc::Status ControllerService::DoListReservations(const v1::ReservationQuery* query,
+                                                   v1::ReservationList* reply) {
+  wire::ReservationListing listing = views::ListReservations(*loop_.snapshot(), query->name());
+  if (!query->name().empty() && listing.reservations.empty())
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "Reservation " + query->name() + " not found");
+  wire::ToProto(listing, reply);
+  return grpc::Status::OK;
+}
+
+ControllerService::Reactor* ControllerService::Ping(Context* context, const v1::PingRequest*,
+                                                    v1::PingReply* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  reply->set_cluster_name(snapshot->cluster->settings.cluster_name);
+  reply->set_host(host);
+  reply->set_time(snapshot->time);
+  reply->set_jobs(snapshot->jobs.size());
+  return Finished(context, grpc::Status::OK);
+}
+
+}  // namespace drover::ctld

@@ -1,0 +1,40 @@
+// The jobs view: squeue and scontrol show job (the live queue, with the last cycle's plan for
+// waiting jobs) and sbatch --test-only's answer, from one snapshot. Only reads the snapshot;
+// never speaks gRPC. Job records themselves are encoded by ctld/records (the store's record).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "ctld/engine/engine.h"
+#include "ctld/engine/events.h"
+#include "wire/read_model.h"
+
+namespace drover::ctld::views {
+
+struct JobSelection {
+  int64_t time = 0;
+  std::vector<JobPtr> jobs;                     // by ID
+  std::vector<wire::PlannedStartInfo> planned;  // the listed waiting jobs' expected starts
+};
+
+// The live queue's jobs that `filter` names. Finished jobs only when asked for: by ID, by their
+// state, or with `all_states`. `with_plan` adds the plan of the listed waiting jobs.
+JobSelection SelectJobs(const Snapshot& snapshot, const JobFilter& filter, bool all_states,
+                        bool with_plan);
+
+wire::PlannedStartInfo PlannedStartOf(const sched::PlannedStart& plan,
+                                      const ClusterConfig& cluster);
+wire::WillRunInfo WillRunOf(const WillRun& will_run, const ClusterConfig& cluster);
+
+// The partition's name; "" for an index the configuration does not have.
+std::string PartitionName(int partition, const ClusterConfig& cluster);
+// The allocation's nodes as a hostlist, in the allocation's order.
+std::string NodeList(const sched::Allocation& allocation, const ClusterConfig& cluster);
+// The partition a job is counted under by name on the metrics page: where it runs, else the
+// first it asked for, else the default.
+std::string PartitionLabel(const Job& job, const ClusterConfig& cluster);
+
+}  // namespace drover::ctld::views

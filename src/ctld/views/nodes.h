@@ -1,0 +1,24 @@
+// The nodes view: sinfo -N and scontrol show node, from one snapshot. A view only reads the
+// snapshot it is given; it never changes the engine's state and never speaks gRPC.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ctld/engine/engine.h"
+#include "wire/read_model.h"
+
+namespace drover::ctld::views {
+
+// A node as the controller sees it, under `name`; ALLOCATED when `fully_allocated`. The store's
+// node record is this too, written with `fully_allocated` false.
+wire::NodeInfo NodeInfoOf(const NodeStatus& node, const std::string& name, bool fully_allocated);
+
+// Per node: "MAINT" or "RESERVED" while an advance reservation's window holds it, else "".
+std::vector<std::string> ReservedNow(const Snapshot& snapshot);
+
+// Every configured node, in configuration order. An idle node that a reservation holds shows as
+// RESERVED (or MAINT), as Slurm's sinfo does.
+wire::NodeListing ListNodes(const Snapshot& snapshot);
+
+}  // namespace drover::ctld::views

@@ -1,0 +1,247 @@
+// The views over a real engine's snapshot: a manual clock, a small cluster, jobs submitted and
+// nodes drained through events, then each view queried as the service and the metrics page do.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <utility>
+
+#include "ctld/engine/engine.h"
+#include "ctld/views/history.h"
+#include "ctld/views/jobs.h"
+#include "ctld/views/nodes.h"
+#include "ctld/views/partitions.h"
+#include "ctld/views/priorities.h"
+#include "ctld/views/reservations.h"
+#include "ctld/views/steps.h"
+
+namespace drover::ctld::views {
+namespace {
+
+// n1 and n2 share partition gpu (two GPUs each); n3 is alone in cpu, with two threads per core.
+constexpr const char* kCluster =
+    "ClusterName=t\nGresTypes=gpu\nDefMemPerCPU=100\nMinJobAge=300\n"
+    "PriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityWeightFairshare=500\n"
+    "NodeName=n[1-2] CPUs=8 RealMemory=8000 Gres=gpu:2\n"
+    "NodeName=n3 CPUs=8 RealMemory=4000 CoresPerSocket=4 ThreadsPerCore=2\n"
+    "PartitionName=gpu Nodes=n[1-2] Default=YES MaxTime=2:00:00 OverSubscribe=FORCE:4\n"
+    "PartitionName=cpu Nodes=n3 MaxTime=UNLIMITED\n";
+
+class ViewsTest : public ::testing::Test {
+ protected:
+  ViewsTest() : load_(LoadClusterConfigText(kCluster)), engine_(load_.config, clock_) {
+    EXPECT_TRUE(load_.ok()) << load_.ErrorText();
+    Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}}, NodeRegistered{"n3", {}});
+  }
+
+  template <typename... Events>
+  void Apply(Events... events) {
+    std::vector<Event> batch{Event(std::move(events))...};
+    engine_.Apply(std::move(batch));
+  }
+
+  uint64_t Submit(uint32_t gpus, const std::string& user = "alice", HoldKind hold = {}) {
+    JobSpec spec;
+    spec.user = user;
+    spec.account = "research";
+    spec.time_limit_seconds = 3600;
+    spec.gpus_per_node = gpus;
+    spec.hold = hold;
+    Apply(SubmitJob{++token_, Caller{1000, 1000}, spec, "", "#!/bin/sh\n"});
+    return engine_.next_job_id() - 1;
+  }
+
+  void Drain(const std::string& node) {
+    Apply(UpdateNode{++token_, Caller{0, 0, true}, node, UpdateNode::Action::kDrain, "fan"});
+  }
+
+  std::shared_ptr<const Snapshot> Snap() const { return engine_.Publish(); }
+
+  ManualClock clock_;
+  ConfigLoad load_;
+  Engine engine_;
+  uint64_t token_ = 0;
+};
+
+TEST_F(ViewsTest, NodesShowTheirStateJobsAndReason) {
+  uint64_t job = Submit(2);  // both GPUs of n1
+  Drain("n3");
+  wire::NodeListing listing = ListNodes(*Snap());
+  ASSERT_EQ(listing.nodes.size(), 3u);
+  EXPECT_EQ(listing.time, clock_.Now());
+  EXPECT_EQ(listing.nodes[0].name, "n1");
+  EXPECT_EQ(listing.nodes[0].state, "MIXED");
+  EXPECT_EQ(listing.nodes[0].jobs, std::vector<uint64_t>{job});
+  EXPECT_EQ(listing.nodes[1].state, "IDLE");
+  EXPECT_EQ(listing.nodes[2].state, "DRAINED");
+  EXPECT_TRUE(listing.nodes[2].drain);
+  EXPECT_EQ(listing.nodes[2].reason, "fan");
+}
+
+TEST_F(ViewsTest, AnIdleNodeInAMaintenanceWindowShowsAsMaint) {
+  ReservationFields fields;
+  fields.start_time = clock_.Now();
+  fields.duration_seconds = 3600;
+  fields.node_list = "n2";
+  fields.users = "root";
+  fields.flags = "MAINT";
+  Apply(CreateReservation{++token_, Caller{0, 0, true}, "fix", fields});
+  wire::NodeListing listing = ListNodes(*Snap());
+  EXPECT_EQ(listing.nodes[1].state, "MAINT");
+  EXPECT_EQ(listing.nodes[1].reservation, "MAINT");
+  EXPECT_EQ(listing.nodes[0].reservation, "");
+
+  wire::ReservationListing all = ListReservations(*Snap(), "");
+  ASSERT_EQ(all.reservations.size(), 1u);
+  EXPECT_EQ(all.reservations[0].nodes, std::vector<std::string>{"n2"});
+  EXPECT_EQ(all.reservations[0].node_list, "n2");
+  EXPECT_EQ(all.reservations[0].flags, std::vector<std::string>{"MAINT"});
+  EXPECT_EQ(ListReservations(*Snap(), "fix").reservations.size(), 1u);
+  EXPECT_TRUE(ListReservations(*Snap(), "other").reservations.empty());
+}
+
+TEST_F(ViewsTest, PartitionsSumTheirNodesAndCountTheirJobs) {
+  Submit(2);
+  Submit(2);
+  Submit(2);  // waits: both gpu nodes are full
+  Drain("n3");
+  std::vector<wire::PartitionInfo> partitions = ListPartitions(*Snap());
+  ASSERT_EQ(partitions.size(), 2u);
+  const wire::PartitionInfo& gpu = partitions[0];
+  EXPECT_EQ(gpu.name, "gpu");
+  EXPECT_TRUE(gpu.is_default);
+  EXPECT_EQ(gpu.state, "UP");
+  EXPECT_EQ(gpu.node_list, "n[1-2]");
+  EXPECT_EQ(gpu.total_nodes, 2u);
+  EXPECT_EQ(gpu.total_cpus, 16u);
+  EXPECT_EQ(gpu.total_gpus, 4u);
+  EXPECT_EQ(gpu.gpus_allocated, 4u);
+  EXPECT_EQ(gpu.nodes_allocated, 2u);
+  EXPECT_EQ(gpu.running_jobs, 2u);
+  EXPECT_EQ(gpu.pending_jobs, 1u);
+  EXPECT_EQ(gpu.max_time_seconds, 7200);
+  EXPECT_EQ(gpu.over_subscribe, "FORCE:4");
+  const wire::PartitionInfo& cpu = partitions[1];
+  EXPECT_EQ(cpu.max_time_seconds, -1);
+  EXPECT_EQ(cpu.nodes_other, 1u);
+  EXPECT_EQ(cpu.nodes_idle, 0u);
+  EXPECT_EQ(cpu.over_subscribe, "NO");
+}
+
+TEST_F(ViewsTest, JobsHideFinishedOnesUnlessAskedAndCarryThePlan) {
+  uint64_t running = Submit(2, "alice");
+  Submit(2, "carol");
+  uint64_t waiting = Submit(2, "alice");
+  uint64_t other = Submit(2, "bob");  // waits, and is cancelled: it ends at once
+  Apply(CancelJobs{++token_, Caller{0, 0, true}, JobFilter{{other}, {}, "", "", "", {}}, 0, false});
+  JobFilter alice;
+  alice.user = "alice";
+  JobSelection selection = SelectJobs(*Snap(), alice, false, true);
+  ASSERT_EQ(selection.jobs.size(), 2u);
+  EXPECT_EQ(selection.jobs[0]->spec.job_id, running);
+  EXPECT_EQ(selection.jobs[1]->spec.job_id, waiting);
+  ASSERT_EQ(selection.planned.size(), 1u);
+  EXPECT_EQ(selection.planned[0].job_id, waiting);
+  EXPECT_FALSE(selection.planned[0].node_list.empty());
+
+  EXPECT_EQ(SelectJobs(*Snap(), JobFilter{}, false, false).jobs.size(), 3u);  // bob's ended
+  EXPECT_EQ(SelectJobs(*Snap(), JobFilter{}, true, false).jobs.size(), 4u);
+  EXPECT_EQ(SelectJobs(*Snap(), JobFilter{{other}, {}, "", "", "", {}}, false, false).jobs.size(),
+            1u);
+  EXPECT_TRUE(SelectJobs(*Snap(), alice, false, false).planned.empty());
+}
+
+TEST_F(ViewsTest, PrioritiesListWaitingJobsButNotHeldOnes) {
+  Submit(2);
+  Submit(2);
+  uint64_t waiting = Submit(2);
+  Submit(2, "alice", HoldKind::kUser);
+  wire::PriorityListing listing = ListPriorities(*Snap(), JobFilter{});
+  ASSERT_EQ(listing.jobs.size(), 1u);
+  EXPECT_EQ(listing.jobs[0].job_id, waiting);
+  EXPECT_EQ(listing.jobs[0].user, "alice");
+  EXPECT_EQ(listing.jobs[0].partition, "gpu");
+  EXPECT_GE(listing.jobs[0].priority, 1);
+  ASSERT_EQ(listing.weights.size(), 6u);
+  EXPECT_EQ(listing.weights[0], (std::pair<std::string, uint32_t>{"age", 1000}));
+  EXPECT_EQ(listing.weights[1], (std::pair<std::string, uint32_t>{"fairshare", 500}));
+  JobFilter bob;
+  bob.user = "bob";
+  EXPECT_TRUE(ListPriorities(*Snap(), bob).jobs.empty());
+}
+
+TEST_F(ViewsTest, SharesNameEachUsersAccount) {
+  Submit(1, "alice");
+  Submit(1, "bob");
+  std::vector<wire::ShareInfo> shares = ListShares(*Snap());
+  std::vector<std::string> users;
+  for (const wire::ShareInfo& share : shares)
+    if (share.account == "research" && !share.user.empty()) {
+      users.push_back(share.user);
+      EXPECT_EQ(share.parent, "research");
+      EXPECT_EQ(share.raw_shares, 1u);
+    }
+  EXPECT_EQ(users, (std::vector<std::string>{"alice", "bob"}));
+}
+
+TEST_F(ViewsTest, HistorySelectsByWindowIdUserAndState) {
+  HistoryKey job{7, 0, "alice", "COMPLETED", 1000, 2000};
+  EXPECT_TRUE(Selects({}, job));
+  EXPECT_FALSE(Selects({JobFilter{}, 2001, 0}, job));  // ended before the window
+  EXPECT_TRUE(Selects({JobFilter{}, 0, 1000}, job));
+  EXPECT_FALSE(Selects({JobFilter{}, 0, 999}, job));  // submitted after it
+  HistoryKey running{8, 0, "alice", "RUNNING", 1000, 0};
+  EXPECT_TRUE(Selects({JobFilter{}, 5000, 0}, running));  // no end yet: still in the window
+  HistoryQuery by_id;
+  by_id.filter.job_ids = {9};
+  EXPECT_FALSE(Selects(by_id, job));
+  EXPECT_TRUE(Selects(by_id, HistoryKey{10, 9, "alice", "PENDING", 0, 0}));  // its array
+  HistoryQuery by_state;
+  by_state.filter.state = JobState::kRunning;
+  EXPECT_FALSE(Selects(by_state, job));
+  EXPECT_TRUE(Selects(by_state, running));
+
+  uint64_t live = Submit(1, "bob");
+  HistoryQuery bob;
+  bob.filter.user = "bob";
+  std::vector<JobPtr> jobs = LiveHistory(*Snap(), bob);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0]->spec.job_id, live);
+  EXPECT_EQ(LiveJobIds(*Snap()).count(live), 1u);
+}
+
+TEST_F(ViewsTest, StepsNumberTasksNodeByNode) {
+  auto job = std::make_shared<Job>();
+  job->allocation.nodes = {{2, {0}, 100, {}}, {0, {0}, 100, {}}};
+  Reply result;
+  result.step_id = 3;
+  result.step_nodes = {0, 2};
+  result.step_tasks = {2, 1};
+  result.job = job;
+  wire::StepLayout layout =
+      StepLayoutOf(result, load_.config, [](int node) { return "h" + std::to_string(node); });
+  EXPECT_EQ(layout.step_id, 3u);
+  EXPECT_EQ(layout.ntasks, 3u);
+  EXPECT_EQ(layout.node_list, "n[1,3]");
+  ASSERT_EQ(layout.nodes.size(), 2u);
+  EXPECT_EQ(layout.nodes[0].name, "n1");
+  EXPECT_EQ(layout.nodes[0].address, "h0");
+  EXPECT_EQ(layout.nodes[0].node_index, 1u);  // second in the allocation
+  EXPECT_EQ(layout.nodes[0].tasks, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(layout.nodes[1].node_index, 0u);
+  EXPECT_EQ(layout.nodes[1].tasks, std::vector<uint32_t>{2});
+}
+
+TEST_F(ViewsTest, WillRunCountsEachCoresThreads) {
+  WillRun will_run;
+  will_run.start_time = 5;
+  will_run.partition = 1;
+  will_run.allocation.nodes = {{2, {0, 1}, 100, {}}, {0, {0}, 100, {}}};
+  wire::WillRunInfo info = WillRunOf(will_run, load_.config);
+  EXPECT_EQ(info.processors, 5u);  // two cores of two threads on n3, one core on n1
+  EXPECT_EQ(info.node_list, "n[3,1]");
+  EXPECT_EQ(info.partition, "cpu");
+  EXPECT_EQ(PartitionName(7, load_.config), "");
+}
+
+}  // namespace
+}  // namespace drover::ctld::views
