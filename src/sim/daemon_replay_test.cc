@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -52,6 +53,120 @@ Trace EightJobs() {
   return std::move(*trace);
 }
 
+// The trace through droverctld's EngineLoop on a manual clock, instant by instant as drover sim
+// replays it: the jobs ending at an instant end, the jobs submitted then are submitted, the
+// cycle they asked for runs, and every job that started is given its end.
+class DaemonReplay {
+ public:
+  static constexpr int64_t kEpoch = 1'700'000'000;
+
+  DaemonReplay(const ClusterConfig& cluster, const Trace& trace)
+      : trace_(trace), config_(std::make_shared<ClusterConfig>(cluster)), clock_(kEpoch) {
+    config_->settings.slurmd_timeout_seconds = 0;
+    loop_ = std::make_unique<ctld::EngineLoop>(config_, std::make_unique<ctld::MemoryStore>(),
+                                               clock_, agents_);
+  }
+
+  // Each trace job's start, in seconds after the trace's beginning, by trace job ID.
+  std::map<uint64_t, int64_t> Run() {
+    EXPECT_TRUE(loop_->Restore());
+    loop_->Start();
+    for (const NodeConfig& node : config_->nodes)
+      loop_->Submit(ctld::NodeRegistered{node.name, {}}).get();
+    while (next_ < trace_.jobs.size() || !ends_.empty()) {
+      int64_t now = NextInstant();
+      clock_.Set(kEpoch + now);
+      uint64_t cycles = loop_->snapshot()->cycles;
+      std::vector<std::future<ctld::Reply>> replies = EndJobsAt(now);
+      size_t ended = replies.size();
+      std::vector<size_t> submitted = SubmitJobsAt(now, replies);
+      for (size_t i = 0; i < replies.size(); ++i) {
+        ctld::Reply reply = replies[i].get();
+        EXPECT_TRUE(reply.ok) << reply.error;
+        if (i >= ended && reply.ok)
+          trace_id_[reply.job_ids.front()] = trace_.jobs[submitted[i - ended]].id;
+      }
+      if (!AwaitCycle(cycles)) {
+        ADD_FAILURE() << "no scheduling cycle at " << now;
+        break;
+      }
+      RecordStarts(now);
+    }
+    loop_->Stop();
+    std::map<uint64_t, int64_t> by_trace_id;
+    for (const auto& [id, start] : started_) by_trace_id[trace_id_[id]] = start;
+    return by_trace_id;
+  }
+
+ private:
+  int64_t NextInstant() const {
+    int64_t now = next_ < trace_.jobs.size() ? trace_.jobs[next_].submit_time : INT64_MAX;
+    for (const auto& [id, end] : ends_) now = std::min(now, end);
+    return now;
+  }
+
+  std::vector<std::future<ctld::Reply>> EndJobsAt(int64_t now) {
+    std::vector<std::future<ctld::Reply>> replies;
+    for (auto it = ends_.begin(); it != ends_.end();) {
+      if (it->second != now) {
+        ++it;
+        continue;
+      }
+      ctld::JobEnded end;
+      end.job_id = it->first;
+      end.node = first_node_[it->first];
+      replies.push_back(loop_->Submit(end));
+      it = ends_.erase(it);
+    }
+    return replies;
+  }
+
+  // The trace's jobs submitted at `now`, their replies appended to `replies`; their indexes.
+  std::vector<size_t> SubmitJobsAt(int64_t now, std::vector<std::future<ctld::Reply>>& replies) {
+    std::vector<size_t> submitted;
+    for (; next_ < trace_.jobs.size() && trace_.jobs[next_].submit_time == now; ++next_) {
+      const TraceJob& job = trace_.jobs[next_];
+      JobSpec spec;
+      spec.name = "job" + std::to_string(job.id);
+      spec.user = job.user;
+      spec.account = job.account;
+      spec.ntasks = job.cpus;
+      spec.time_limit_seconds = job.limit_seconds;
+      replies.push_back(loop_->Submit(ctld::SubmitJob{0, {1000, 1000, false}, spec, "", ""}));
+      submitted.push_back(next_);
+    }
+    return submitted;
+  }
+
+  // The cycle these events asked for (the loop may defer it by a few milliseconds).
+  bool AwaitCycle(uint64_t cycles) const {
+    for (int i = 0; i < 500 && loop_->snapshot()->cycles == cycles; ++i)
+      std::this_thread::sleep_for(2ms);
+    return loop_->snapshot()->cycles > cycles;
+  }
+
+  void RecordStarts(int64_t now) {
+    for (const ctld::JobPtr& job : loop_->snapshot()->jobs) {
+      uint64_t id = job->spec.job_id;
+      if (job->state != ctld::JobState::kRunning || started_.count(id)) continue;
+      started_[id] = now;
+      first_node_[id] = config_->nodes[job->allocation.nodes.front().node].name;
+      for (const TraceJob& traced : trace_.jobs)
+        if (traced.id == trace_id_[id]) ends_[id] = now + traced.run_seconds;
+    }
+  }
+
+  const Trace& trace_;
+  std::shared_ptr<ClusterConfig> config_;
+  ctld::ManualClock clock_;
+  NoAgents agents_;
+  std::unique_ptr<ctld::EngineLoop> loop_;
+  std::map<uint64_t, uint64_t> trace_id_;       // engine job ID -> trace job
+  std::map<uint64_t, int64_t> started_, ends_;  // by engine job ID
+  std::map<uint64_t, std::string> first_node_;
+  size_t next_ = 0;
+};
+
 TEST(DaemonReplay, TheDaemonPathSchedulesTheTraceAsDroverSimDoes) {
   ClusterConfig cluster = FourNodes();
   Trace trace = EightJobs();
@@ -60,80 +175,10 @@ TEST(DaemonReplay, TheDaemonPathSchedulesTheTraceAsDroverSimDoes) {
   auto simulated = Simulate(cluster, trace, options);
   ASSERT_TRUE(simulated) << simulated.error();
 
-  // The daemon's engine loop, fed the same events at the same (manual) times.
-  constexpr int64_t kEpoch = 1'700'000'000;
-  auto config = std::make_shared<ClusterConfig>(cluster);
-  config->settings.slurmd_timeout_seconds = 0;
-  ctld::ManualClock clock(kEpoch);
-  NoAgents agents;
-  ctld::EngineLoop loop(config, std::make_unique<ctld::MemoryStore>(), clock, agents);
-  ASSERT_TRUE(loop.Restore());
-  loop.Start();
-  for (const NodeConfig& node : config->nodes)
-    loop.Submit(ctld::NodeRegistered{node.name, {}}).get();
-
-  std::map<uint64_t, uint64_t> trace_id;      // engine job ID -> trace job
-  std::map<uint64_t, int64_t> started, ends;  // by engine job ID
-  std::map<uint64_t, std::string> first_node;
-  size_t next = 0;
-  while (next < trace.jobs.size() || !ends.empty()) {
-    int64_t now = next < trace.jobs.size() ? trace.jobs[next].submit_time : INT64_MAX;
-    for (const auto& [id, end] : ends) now = std::min(now, end);
-    clock.Set(kEpoch + now);
-    uint64_t cycles = loop.snapshot()->cycles;
-    std::vector<std::future<ctld::Reply>> replies;
-    for (auto it = ends.begin(); it != ends.end();) {
-      if (it->second != now) {
-        ++it;
-        continue;
-      }
-      ctld::JobEnded end;
-      end.job_id = it->first;
-      end.node = first_node[it->first];
-      replies.push_back(loop.Submit(end));
-      it = ends.erase(it);
-    }
-    std::vector<size_t> submitted;
-    for (; next < trace.jobs.size() && trace.jobs[next].submit_time == now; ++next) {
-      const TraceJob& job = trace.jobs[next];
-      JobSpec spec;
-      spec.name = "job" + std::to_string(job.id);
-      spec.user = job.user;
-      spec.account = job.account;
-      spec.ntasks = job.cpus;
-      spec.time_limit_seconds = job.limit_seconds;
-      replies.push_back(loop.Submit(ctld::SubmitJob{0, {1000, 1000, false}, spec, "", ""}));
-      submitted.push_back(next);
-    }
-    for (size_t i = 0; i < replies.size(); ++i) {
-      ctld::Reply reply = replies[i].get();
-      ASSERT_TRUE(reply.ok) << reply.error;
-      size_t k = i - (replies.size() - submitted.size());
-      if (i >= replies.size() - submitted.size())
-        trace_id[reply.job_ids.front()] = trace.jobs[submitted[k]].id;
-    }
-    // The cycle these events asked for (the loop may defer it by a few milliseconds).
-    for (int i = 0; i < 500 && loop.snapshot()->cycles == cycles; ++i)
-      std::this_thread::sleep_for(2ms);
-    ASSERT_GT(loop.snapshot()->cycles, cycles) << "no scheduling cycle at " << now;
-    for (const ctld::JobPtr& job : loop.snapshot()->jobs)
-      if (job->state == ctld::JobState::kRunning && !started.count(job->spec.job_id)) {
-        uint64_t id = job->spec.job_id;
-        started[id] = now;
-        first_node[id] = config->nodes[job->allocation.nodes.front().node].name;
-        for (const TraceJob& traced : trace.jobs)
-          if (traced.id == trace_id[id]) ends[id] = now + traced.run_seconds;
-      }
-  }
-  loop.Stop();
-
+  std::map<uint64_t, int64_t> started = DaemonReplay(cluster, trace).Run();
   ASSERT_EQ(simulated->jobs.size(), started.size());
-  for (const JobRecord& job : simulated->jobs) {
-    uint64_t id = 0;
-    for (const auto& [engine_id, traced] : trace_id)
-      if (traced == job.trace_id) id = engine_id;
-    EXPECT_EQ(started[id], job.start) << "trace job " << job.trace_id;
-  }
+  for (const JobRecord& job : simulated->jobs)
+    EXPECT_EQ(started[job.trace_id], job.start) << "trace job " << job.trace_id;
 }
 
 }  // namespace
