@@ -16,28 +16,21 @@
 #include "ctld/views/reservations.h"
 #include "wire/job_spec_codec.h"
 #include "wire/node_codec.h"
+#include "wire/repeated.h"
 #include "wire/reservation_codec.h"
 
 namespace drover::ctld {
 namespace {
 
+using wire::Assign;
 using wire::FromProto;
 using wire::ToProto;
+using wire::ToVector;
 
 using sched::PendingReason;
 
 // The last enumerator: lookups walk every value up to it.
 constexpr PendingReason kLastReason = sched::kLastPendingReason;
-
-template <typename T, typename Repeated>
-std::vector<T> ToVector(const Repeated& repeated) {
-  return std::vector<T>(repeated.begin(), repeated.end());
-}
-
-template <typename Repeated, typename Values>
-void Assign(const Values& values, Repeated* out) {
-  out->Add(values.begin(), values.end());
-}
 
 PendingReason ParseReason(std::string_view name) {
   for (int i = 0; i <= static_cast<int>(kLastReason); ++i) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "wire/repeated.h"
+
 namespace drover::wire {
 namespace {
 
@@ -96,16 +98,6 @@ Result<DependencySpec> FromProto(const v1::Dependency& dependency, uint64_t job_
   }
   out.any = dependency.any();
   return out;
-}
-
-template <typename T, typename Repeated>
-std::vector<T> ToVector(const Repeated& repeated) {
-  return std::vector<T>(repeated.begin(), repeated.end());
-}
-
-template <typename Repeated, typename Values>
-void Assign(const Values& values, Repeated* out) {
-  out->Add(values.begin(), values.end());
 }
 
 // Scalar fields of JobSpec, split from the repeated and nested ones to keep functions short.

@@ -18,26 +18,17 @@
 #include <string>
 
 #include "common/text.h"
+#include "testing/temp_dir.h"
 
 namespace drover::agent {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
+// Each test's own directory, named for this suite.
+class TempDir : public testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "spawn_test.XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : testing::TempDir("spawn_test") {}
 };
 
 std::string ReadFile(const fs::path& path) {

@@ -23,6 +23,7 @@
 #include "agent/stepd/detach.h"
 #include "agent/stepd/spool.h"
 #include "common/text.h"
+#include "testing/temp_dir.h"
 
 namespace drover::agent {
 namespace {
@@ -45,20 +46,10 @@ void Write(const fs::path& path, const std::string& text,
   fs::permissions(path, perms);
 }
 
-class TempDir {
+// Each test's own directory, named for this suite.
+class TempDir : public testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "drover_stepd_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : testing::TempDir("drover_stepd") {}
 };
 
 // ---- The spool files ----------------------------------------------------------------------

@@ -10,40 +10,12 @@
 namespace drover::cli {
 
 size_t CommandStart(std::span<const std::string> args, std::span<const OptionSpec> specs) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") return i + 1;
-    if (arg.size() < 2 || arg[0] != '-') return i;
-    if (arg.starts_with("--")) {
-      if (arg.find('=') != std::string::npos) continue;
-      std::string name = arg.substr(2);
-      // An exact name, else the one option the prefix names; its value is the next word.
-      const OptionSpec* found = nullptr;
-      int matches = 0;
-      for (const OptionSpec& spec : specs) {
-        if (spec.long_name == name) {
-          found = &spec;
-          matches = 1;
-          break;
-        }
-        if (spec.long_name.starts_with(name)) {
-          found = &spec;
-          ++matches;
-        }
-      }
-      if (matches == 1 && found->argument == OptionSpec::kRequired) ++i;
-      continue;
-    }
-    for (size_t k = 1; k < arg.size(); ++k) {
-      const OptionSpec* found = nullptr;
-      for (const OptionSpec& spec : specs)
-        if (spec.short_name == arg[k]) found = &spec;
-      if (!found || found->argument == OptionSpec::kNone) continue;
-      if (k + 1 == arg.size() && found->argument == OptionSpec::kRequired) ++i;
-      break;
-    }
-  }
-  return args.size();
+  ScanRules rules;
+  rules.stop_at_operand = true;
+  OptionScan scan = ScanOptions(args, specs, rules);
+  // A bad option before the command: every word goes to ParseOptions, which reports it.
+  if (scan.error) return args.size();
+  return scan.operands.empty() ? args.size() : scan.operands.front();
 }
 
 Result<std::map<uint32_t, std::vector<std::string>>> ParseMultiProg(std::string_view text,
