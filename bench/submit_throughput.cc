@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/getopt.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace {
@@ -40,21 +41,25 @@ struct Options {
 constexpr const char* kUsage =
     "Usage: submit_throughput [--clients N] [--jobs N] [--queue N] [--droverctld PATH]\n";
 
-bool ParseOptions(int argc, char** argv, Options& options) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string arg = argv[i], value = argv[i + 1];
-    if (arg == "--clients")
-      options.clients = std::atoi(value.c_str());
-    else if (arg == "--jobs")
-      options.jobs = std::atoi(value.c_str());
-    else if (arg == "--queue")
-      options.queue = std::atoi(value.c_str());
-    else if (arg == "--droverctld")
-      options.droverctld = value;
-    else
-      return false;
-  }
-  return argc % 2 == 1 && options.clients >= 2 && options.jobs > 0 && options.queue >= 0;
+constexpr drover::OptionSpec kOptionSpecs[] = {
+    {0, "clients", drover::OptionSpec::kRequired},
+    {0, "jobs", drover::OptionSpec::kRequired},
+    {0, "queue", drover::OptionSpec::kRequired},
+    {0, "droverctld", drover::OptionSpec::kRequired},
+};
+
+bool ReadOptions(int argc, char** argv, Options& options) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = drover::ParseOptions(args, kOptionSpecs);
+  if (!parsed || !parsed->operands.empty()) return false;
+  auto number = [&](const char* name, int& out) {
+    if (auto value = parsed->Last(name)) out = std::atoi(value->c_str());
+  };
+  number("clients", options.clients);
+  number("jobs", options.jobs);
+  number("queue", options.queue);
+  options.droverctld = parsed->Last("droverctld").value_or(options.droverctld);
+  return options.clients >= 2 && options.jobs > 0 && options.queue >= 0;
 }
 
 // What Fail cleans up: the controller's PID once started, and the temporary directory.
@@ -372,7 +377,7 @@ void Run(const Options& options, const Controller& ctld) {
 
 int main(int argc, char** argv) {
   Options options;
-  if (!ParseOptions(argc, argv, options)) {
+  if (!ReadOptions(argc, argv, options)) {
     std::fputs(kUsage, stderr);
     return 2;
   }

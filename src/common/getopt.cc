@@ -166,4 +166,11 @@ int OptionError(std::string_view command, std::string_view message, int code) {
   return code;
 }
 
+std::optional<size_t> FirstRefused(const OptionScan& scan) {
+  std::optional<size_t> refused;
+  if (!scan.operands.empty()) refused = scan.operands.front();
+  if (scan.error && (!refused || scan.error_argument < *refused)) refused = scan.error_argument;
+  return refused;
+}
+
 }  // namespace drover

@@ -62,6 +62,10 @@ struct ScanRules {
 OptionScan ScanOptions(std::span<const std::string> args, std::span<const OptionSpec> specs,
                        ScanRules rules = {});
 
+// For a command that takes no operands: the index of the first word it refuses — an operand, or
+// the word the scan stopped at (an unknown or ambiguous option, one missing its value).
+std::optional<size_t> FirstRefused(const OptionScan& scan);
+
 // Parses `args` (without the command's own name). The error is GNU getopt's message, such as
 // "unrecognized option '--foo'" or "option requires an argument -- 'p'".
 Result<ParsedOptions> ParseOptions(std::span<const std::string> args,

@@ -104,5 +104,16 @@ TEST(GetoptTest, ScanErrorKeepsWhatCameBeforeIt) {
             "option '--par=1' is ambiguous; possibilities: '--partition' '--parsable'");
 }
 
+TEST(GetoptTest, FirstRefusedIsTheEarlierOfAnOperandAndAnError) {
+  auto refused = [](std::vector<std::string> args) {
+    return FirstRefused(ScanOptions(args, kSpecs));
+  };
+  EXPECT_EQ(refused({"-l", "-h"}), std::nullopt);
+  EXPECT_EQ(refused({"-l", "stray", "--bogus"}), 1u);
+  EXPECT_EQ(refused({"-l", "--bogus", "stray"}), 1u);
+  EXPECT_EQ(refused({"stray", "-p"}), 0u);
+  EXPECT_EQ(refused({"-l", "-p"}), 1u);  // -p lacks its value
+}
+
 }  // namespace
 }  // namespace drover

@@ -62,7 +62,9 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
   spec.task_pid_variable = true;
   spec.program = ResolveProgram(spec.argv[0], spec.environment);
   spec.user = user_;
+  spec.name = fmt::format("task {}", rank);
   spec.work_dir = work_dir_;
+  spec.work_dir_optional = true;
   spec.default_signals = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2};
   TaskIo io;
   if (Status described = DescribeIo(rank, spec, io); !described) {

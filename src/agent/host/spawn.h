@@ -75,8 +75,10 @@ struct ProcessSpec {
   bool task_pid_variable = false;
   std::optional<ProcessUser> user;  // none: the caller's credentials
   StdioSource stdin_source, stdout_source, stderr_source;
-  // Empty: the caller's. One the user cannot enter falls back to /tmp, as Slurm's does.
-  std::string work_dir;
+  // None: the caller's. One the user cannot enter (an empty one included) falls back to /tmp, as
+  // Slurm's does; a /tmp it cannot enter either fails the start, unless `work_dir_optional`.
+  std::optional<std::string> work_dir;
+  bool work_dir_optional = false;  // srun's tasks run wherever they are left, as they always did
   SessionKind session = SessionKind::kInherit;
   int terminal = -1;            // kTerminal: the pseudo-terminal's slave side
   std::optional<mode_t> umask;  // none: the caller's

@@ -204,15 +204,16 @@ void PlaceStdio(const Plan& plan, int report) {
 
 void ChangeDirectory(const Plan& plan, int report) {
   const ProcessSpec& spec = *plan.spec;
-  if (spec.work_dir.empty() || ::chdir(spec.work_dir.c_str()) == 0) return;
+  if (!spec.work_dir || ::chdir(spec.work_dir->c_str()) == 0) return;
   if (!spec.stderr_prefix.empty()) {
     // Slurm's words and Slurm's fallback, so scripts and users see what they know.
     Text line;
-    line << spec.stderr_prefix << "couldn't chdir to `" << spec.work_dir << "': ";
+    line << spec.stderr_prefix << "couldn't chdir to `" << *spec.work_dir << "': ";
     line.Error(errno) << ": going to /tmp instead\n";
     WriteAll(STDERR_FILENO, line.view());
   }
-  if (::chdir("/tmp") != 0) Fail(plan, report, SpawnPhase::kWorkDir, errno);
+  if (::chdir("/tmp") != 0 && !spec.work_dir_optional)
+    Fail(plan, report, SpawnPhase::kWorkDir, errno);
 }
 
 // Nothing of the caller's beyond 0, 1 and 2 reaches the program.

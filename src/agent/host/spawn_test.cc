@@ -126,7 +126,7 @@ TEST(Spawn, WorkingDirectoryAndItsFallbackToTmp) {
   EXPECT_EQ(RunSpawned(spec).output,
             fmt::format("test: error: couldn't chdir to `{}': No such file or directory: going to "
                         "/tmp instead\n/tmp\n",
-                        spec.work_dir));
+                        *spec.work_dir));
 }
 
 TEST(Spawn, EnvironmentIsExactlyTheDescriptionsPlusTheTaskPid) {

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "common/cluster_config.h"
+#include "common/getopt.h"
 #include "common/hostlist.h"
 #include "common/memory_size.h"
 #include "common/slurm_conf.h"
@@ -213,26 +215,32 @@ int Check(const std::string& path) {
 
 }  // namespace
 
+constexpr OptionSpec kCheckOptions[] = {
+    {'h', "help", OptionSpec::kNone},
+    {0, "conf", OptionSpec::kRequired},
+};
+
 int RunConfig(Arguments args) {
   if (args.empty() || std::string_view(args[0]) != "check") {
     fmt::print(stderr, "{}", kUsage);
     return 2;
   }
+  std::vector<std::string> words(args.begin() + 1, args.end());
+  OptionScan scan = ScanOptions(words, kCheckOptions);
+  std::optional<size_t> refused = FirstRefused(scan);
   std::string conf;
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    if (arg == "--help" || arg == "-h") {
+  for (const OptionUse& use : scan.uses) {
+    if (refused && use.argument >= *refused) break;
+    if (use.spec->long_name == "help") {  // --help before a wrong word still helps
       fmt::print("{}", kUsage);
       return 0;
     }
-    if (arg == "--conf" && i + 1 < args.size()) {
-      conf = args[++i];
-    } else if (arg.starts_with("--conf=")) {
-      conf = std::string(arg.substr(7));
-    } else {
-      fmt::print(stderr, "drover config check: error: unexpected argument '{}'\n{}", arg, kUsage);
-      return 2;
-    }
+    conf = *use.value;
+  }
+  if (refused) {
+    fmt::print(stderr, "drover config check: error: unexpected argument '{}'\n{}", words[*refused],
+               kUsage);
+    return 2;
   }
   return Check(ResolveConfPath(conf));
 }

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -24,6 +25,7 @@
 
 #include "cli/commands.h"
 #include "common/cluster_config.h"
+#include "common/getopt.h"
 #include "common/process_file.h"
 #include "common/text.h"
 #include "proto/drover.grpc.pb.h"
@@ -45,36 +47,35 @@ struct Options {
   bool help = false;
 };
 
+constexpr OptionSpec kWithConf[] = {
+    {'h', "help", OptionSpec::kNone},
+    {0, "state", OptionSpec::kRequired},
+    {0, "conf", OptionSpec::kRequired},
+};
+constexpr std::span<const OptionSpec> kWithoutConf(kWithConf, 2);
+
 std::optional<Options> Parse(Arguments args, std::string_view command, bool takes_conf) {
-  Options options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= args.size()) return false;
-      out = args[++i];
-      return true;
-    };
-    if (arg == "-h" || arg == "--help") {
-      options.help = true;
-    } else if (arg.starts_with("--state=")) {
-      options.state = arg.substr(8);
-    } else if (arg == "--state") {
-      if (!value(options.state)) {
-        fmt::print(stderr, "drover {}: --state needs a directory\n", command);
-        return std::nullopt;
-      }
-    } else if (takes_conf && arg.starts_with("--conf=")) {
-      options.conf = arg.substr(7);
-    } else if (takes_conf && arg == "--conf") {
-      if (!value(options.conf)) {
-        fmt::print(stderr, "drover {}: --conf needs a slurm.conf\n", command);
-        return std::nullopt;
-      }
-    } else {
-      fmt::print(stderr, "drover {}: unknown argument '{}'; see drover {} --help\n", command, arg,
+  std::vector<std::string> words(args.begin(), args.end());
+  OptionScan scan =
+      ScanOptions(words, takes_conf ? std::span<const OptionSpec>(kWithConf) : kWithoutConf);
+  if (std::optional<size_t> refused = FirstRefused(scan)) {
+    const std::string& word = words[*refused];
+    bool lacks_value = scan.error && *refused == scan.error_argument &&
+                       scan.error->find("requires an argument") != std::string::npos;
+    if (lacks_value && std::string_view("--conf").starts_with(word))
+      fmt::print(stderr, "drover {}: --conf needs a slurm.conf\n", command);
+    else if (lacks_value)
+      fmt::print(stderr, "drover {}: --state needs a directory\n", command);
+    else
+      fmt::print(stderr, "drover {}: unknown argument '{}'; see drover {} --help\n", command, word,
                  command);
-      return std::nullopt;
-    }
+    return std::nullopt;
+  }
+  Options options;
+  for (const OptionUse& use : scan.uses) {
+    if (use.spec->long_name == "help") options.help = true;
+    if (use.spec->long_name == "state") options.state = *use.value;
+    if (use.spec->long_name == "conf") options.conf = *use.value;
   }
   return options;
 }

@@ -14,7 +14,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <span>
+#include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,8 +29,11 @@
 
 namespace {
 
+using drover::FirstRefused;
+using drover::OptionScan;
 using drover::OptionSpec;
-using drover::ParseOptions;
+using drover::OptionUse;
+using drover::ScanOptions;
 
 class SystemClock : public drover::ctld::Clock {
  public:
@@ -59,38 +63,26 @@ constexpr OptionSpec kOptions[] = {
     {'D', "", OptionSpec::kNone},  // always in the foreground
 };
 
-// The argument that stops the parse: an operand, or an option that is unknown or lacks its
-// value. Each is parsed alone, with the next argument as its value where it takes one.
-std::string Unexpected(const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    auto alone = ParseOptions(std::span(&args[i], 1), kOptions);
-    if (alone && alone->operands.empty()) continue;
-    if (!alone && i + 1 < args.size()) {
-      auto with_value = ParseOptions(std::span(&args[i], 2), kOptions);
-      if (with_value && with_value->operands.empty()) {
-        ++i;
-        continue;
-      }
-    }
-    return args[i];
-  }
-  return args.empty() ? "" : args.back();
-}
-
-// Errors as droverctld has always worded them: "unexpected argument 'ARG'", the usage, exit 2.
+// Errors as droverctld has always worded them: "unexpected argument 'ARG'" (the first operand,
+// or the option that is unknown or lacks its value), the usage, exit 2.
 bool ReadOptions(int argc, char** argv, Options& options) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  auto parsed = ParseOptions(args, kOptions);
-  if (!parsed || !parsed->operands.empty()) {
-    fmt::print(stderr, "droverctld: error: unexpected argument '{}'\n{}", Unexpected(args), kUsage);
+  OptionScan scan = ScanOptions(args, kOptions);
+  if (std::optional<size_t> refused = FirstRefused(scan)) {
+    fmt::print(stderr, "droverctld: error: unexpected argument '{}'\n{}", args[*refused], kUsage);
     return false;
   }
-  options.conf = parsed->Last("conf").value_or("");
-  options.state = parsed->Last("state").value_or("");
-  options.listen = parsed->Last("listen").value_or("");
-  options.port_file = parsed->Last("port-file").value_or("");
-  options.http_listen = parsed->Last("http-listen").value_or("");
-  options.http_port_file = parsed->Last("http-port-file").value_or("");
+  const std::map<std::string_view, std::string*> targets = {
+      {"conf", &options.conf},
+      {"state", &options.state},
+      {"listen", &options.listen},
+      {"port-file", &options.port_file},
+      {"http-listen", &options.http_listen},
+      {"http-port-file", &options.http_port_file},
+  };
+  for (const OptionUse& use : scan.uses)  // a repeated option: the last one counts
+    if (auto target = targets.find(use.spec->long_name); target != targets.end())
+      *target->second = *use.value;
   return true;
 }
 
