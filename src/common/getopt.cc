@@ -99,8 +99,10 @@ class Scanner {
         return fmt::format("option '--{}' doesn't allow an argument", spec.long_name);
       use.value = std::string(typed.substr(equals + 1));
     } else if (spec.argument == OptionSpec::kRequired) {
-      if (i_ + 1 >= args_.size())
+      if (i_ + 1 >= args_.size()) {
+        scan_.lacks_value = &spec;
         return fmt::format("option '--{}' requires an argument", spec.long_name);
+      }
       use.value = args_[++i_];  // only "--name=value" gives an optional argument
     }
     use.argument = i_;
@@ -123,8 +125,10 @@ class Scanner {
       if (k + 1 < cluster.size()) {
         use.value = cluster.substr(k + 1);
       } else if (spec->argument == OptionSpec::kRequired) {
-        if (i_ + 1 >= args_.size())
+        if (i_ + 1 >= args_.size()) {
+          scan_.lacks_value = spec;
           return fmt::format("option requires an argument -- '{}'", cluster[k]);
+        }
         use.value = args_[++i_];
       }
       use.argument = i_;

@@ -44,10 +44,11 @@ struct OptionUse {
 };
 
 struct OptionScan {
-  std::vector<OptionUse> uses;       // in order; after an error, those before it
-  std::vector<size_t> operands;      // indexes in args, in order
-  std::optional<std::string> error;  // GNU getopt's message; the scan stopped there
-  size_t error_argument = 0;         // index in args of the word the error is about
+  std::vector<OptionUse> uses;              // in order; after an error, those before it
+  std::vector<size_t> operands;             // indexes in args, in order
+  std::optional<std::string> error;         // GNU getopt's message; the scan stopped there
+  size_t error_argument = 0;                // index in args of the word the error is about
+  const OptionSpec* lacks_value = nullptr;  // the error is this option's missing value
 };
 
 struct ScanRules {

@@ -115,5 +115,14 @@ TEST(GetoptTest, FirstRefusedIsTheEarlierOfAnOperandAndAnError) {
   EXPECT_EQ(refused({"-l", "-p"}), 1u);  // -p lacks its value
 }
 
+TEST(GetoptTest, ScanNamesTheOptionThatLacksItsValue) {
+  std::vector<std::string> short_form = {"-l", "-p"}, long_form = {"--nodes"}, unknown = {"-x"};
+  ASSERT_NE(ScanOptions(short_form, kSpecs).lacks_value, nullptr);
+  EXPECT_EQ(ScanOptions(short_form, kSpecs).lacks_value->long_name, "partition");
+  ASSERT_NE(ScanOptions(long_form, kSpecs).lacks_value, nullptr);
+  EXPECT_EQ(ScanOptions(long_form, kSpecs).lacks_value->long_name, "nodes");
+  EXPECT_EQ(ScanOptions(unknown, kSpecs).lacks_value, nullptr);
+}
+
 }  // namespace
 }  // namespace drover

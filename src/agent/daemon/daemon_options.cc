@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <span>
+#include <map>
+#include <optional>
+#include <string_view>
 
 #include "common/getopt.h"
 
@@ -32,56 +34,40 @@ constexpr OptionSpec kOptions[] = {
     {'h', "help", OptionSpec::kNone},
 };
 
-Result<ParsedOptions> ParseFirst(const std::vector<std::string>& args, size_t count) {
-  return ParseOptions(std::span<const std::string>(args.data(), count), kOptions);
-}
-
 [[noreturn]] void PrintUsage() {
   std::fputs(kUsage, stdout);
   std::exit(0);
 }
 
-// The first argument that is a mistake (an unknown option, one without its value, an operand):
-// its index, and whether it lacks a value. None: every argument is an option.
-struct Mistake {
-  size_t index = 0;
-  bool needs_value = false;
-};
-std::optional<Mistake> FirstMistake(const std::vector<std::string>& args) {
-  for (size_t count = 1; count <= args.size(); ++count) {
-    auto parsed = ParseFirst(args, count);
-    if (parsed && parsed->operands.empty()) continue;
-    // A value-taking option last in this prefix is fine if a value follows it.
-    bool needs_value = !parsed && parsed.error().find("requires an argument") != std::string::npos;
-    if (needs_value && count < args.size()) continue;
-    return Mistake{count - 1, needs_value};
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 bool ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions& options) {
-  if (std::optional<Mistake> mistake = FirstMistake(args)) {
-    // --help before the mistake wins, as it did when droverd read its arguments in order.
-    if (auto before = ParseFirst(args, mistake->index); before && before->Has("help")) PrintUsage();
-    const std::string& arg = args[mistake->index];
-    if (mistake->needs_value)
+  OptionScan scan = ScanOptions(args, kOptions);
+  std::optional<size_t> refused = FirstRefused(scan);
+  for (const OptionUse& use : scan.uses) {
+    // --help before a mistake wins, as it did when droverd read its arguments in order.
+    if (refused && use.argument >= *refused) break;
+    if (use.spec->long_name == "help") PrintUsage();
+  }
+  if (refused) {
+    const std::string& arg = args[*refused];
+    if (*refused == scan.error_argument && scan.lacks_value)
       std::fprintf(stderr, "droverd: %s needs a value\n%s", arg.c_str(), kUsage);
     else
       std::fprintf(stderr, "droverd: unknown option %s\n%s", arg.c_str(), kUsage);
     return false;
   }
-  ParsedOptions parsed = *ParseFirst(args, args.size());
-  if (parsed.Has("help")) PrintUsage();
-  options.node = parsed.Last("node").value_or("");
-  options.conf = parsed.Last("conf").value_or("");
-  options.spool = parsed.Last("spool").value_or("");
-  options.listen = parsed.Last("listen").value_or("");
-  options.port_file = parsed.Last("port-file").value_or("");
-  options.controller = parsed.Last("controller").value_or("");
-  options.stepd = parsed.Last("stepd").value_or("");
-  options.emulate = parsed.Has("emulate");
+  const std::map<std::string_view, std::string*> values = {
+      {"node", &options.node},           {"conf", &options.conf},
+      {"spool", &options.spool},         {"listen", &options.listen},
+      {"port-file", &options.port_file}, {"controller", &options.controller},
+      {"stepd", &options.stepd},
+  };
+  for (const OptionUse& use : scan.uses) {  // a repeated option: the last one counts
+    if (use.spec->long_name == "emulate") options.emulate = true;
+    if (auto value = values.find(use.spec->long_name); value != values.end())
+      *value->second = *use.value;
+  }
   if (options.node.empty()) {
     std::fprintf(stderr, "droverd: which node is this? give -N NODE\n%s", kUsage);
     return false;

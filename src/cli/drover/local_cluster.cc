@@ -60,9 +60,8 @@ std::optional<Options> Parse(Arguments args, std::string_view command, bool take
       ScanOptions(words, takes_conf ? std::span<const OptionSpec>(kWithConf) : kWithoutConf);
   if (std::optional<size_t> refused = FirstRefused(scan)) {
     const std::string& word = words[*refused];
-    bool lacks_value = scan.error && *refused == scan.error_argument &&
-                       scan.error->find("requires an argument") != std::string::npos;
-    if (lacks_value && std::string_view("--conf").starts_with(word))
+    const OptionSpec* lacks_value = *refused == scan.error_argument ? scan.lacks_value : nullptr;
+    if (lacks_value && lacks_value->long_name == "conf")
       fmt::print(stderr, "drover {}: --conf needs a slurm.conf\n", command);
     else if (lacks_value)
       fmt::print(stderr, "drover {}: --state needs a directory\n", command);
