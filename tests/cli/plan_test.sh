@@ -39,7 +39,9 @@ scontrol show node node4 | grep -q "State=IDLE+MAINT " || fail "show node: $(sco
 scontrol delete ReservationName=now || fail "delete reservation now"
 
 # ---- a maintenance window in an hour on node4: long jobs stay off it, short ones backfill ----
-scontrol create reservation ReservationName=maint StartTime=now+1hour Duration=60 Nodes=node4 \
+# It ends a minute after the wide job can (2 h from now), so the long job's earliest start is on
+# the wide job's nodes whatever second the wide job started in.
+scontrol create reservation ReservationName=maint StartTime=now+1hour Duration=61 Nodes=node4 \
   Users=root Flags=MAINT > /dev/null || fail "create reservation maint"
 wide=$(sbatch --parsable -J wide -N3 --exclusive -t 2:00:00 --wrap "sleep 300")
 wait_for "$wide" JobState RUNNING
