@@ -9,7 +9,7 @@ if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layers: pass -DSOURCE_DIR=<checkout>")
 endif()
 
-file(STRINGS ${SOURCE_DIR}/docs/design.md lines REGEX "^\\| *[0-9a-z]+ *\\| *`")
+file(STRINGS ${SOURCE_DIR}/docs/design.md lines ENCODING UTF-8 REGEX "^\\| *[0-9a-z]+ *\\| *`")
 set(folders)
 foreach(line IN LISTS lines)
   if(NOT line MATCHES "^\\| *([0-9a-z]+) *\\| *`(src/)?([a-z_/]+)/` *\\|.*\\| *([^|]*) *\\|$")

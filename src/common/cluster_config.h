@@ -22,7 +22,7 @@ enum class TopologyKind { kFlat, kTree, kBlock };
 enum class PriorityType { kBasic, kMultifactor };
 enum class SchedulerType { kBackfill, kBuiltin };
 enum class PreemptType { kNone, kPartitionPriority, kQos };
-enum class AuthType { kMunge, kHmac };
+enum class AuthType { kMunge, kHmac, kNone };  // kHmac: auth/slurm
 enum class EnforcePartLimits { kNo, kAny, kAll };
 enum class UsageResetPeriod { kNone, kNow, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
 enum class PartitionState { kUp, kDown, kDrain, kInactive };
@@ -86,6 +86,8 @@ struct ClusterSettings {
   std::string controller_pid_file = "/var/run/slurmctld.pid";
   std::string agent_pid_file = "/var/run/slurmd.pid";
   AuthType auth = AuthType::kMunge;
+  std::string auth_info;                    // AuthInfo as written; auth::SettingsOf reads it
+  std::vector<std::string> auth_alt_types;  // AuthAltTypes: accepted (auth/jwt), not served yet
 
   // resources and selection
   SelectType select = SelectType::kConsTres;

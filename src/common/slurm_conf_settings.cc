@@ -170,6 +170,18 @@ SetResult SetJobRequeue(S& s, std::string_view value) {
   return std::nullopt;
 }
 
+// Slurm's only alternative scheme is auth/jwt (for slurmrestd); anything else is a typo.
+SetResult SetAuthAltTypes(S& s, std::string_view value) {
+  std::vector<std::string> types;
+  for (const std::string& item : Split(value, ',')) {
+    std::string_view type = Trim(item);
+    if (!EqualsIgnoreCase(type, "auth/jwt")) return Invalid(type, "expected auth/jwt");
+    types.emplace_back("auth/jwt");
+  }
+  s.auth_alt_types = std::move(types);
+  return std::nullopt;
+}
+
 std::vector<ConfField<S>> BuildFields() {
   std::vector<ConfField<S>> f = {
       // cluster
@@ -192,8 +204,11 @@ std::vector<ConfField<S>> BuildFields() {
       {"AuthType", Choice(&S::auth,
                           {{"auth/munge", AuthType::kMunge},
                            {"auth/slurm", AuthType::kHmac},
-                           {"auth/drover", AuthType::kHmac}},
-                          "expected auth/munge or auth/slurm")},
+                           {"auth/drover", AuthType::kHmac},
+                           {"auth/none", AuthType::kNone}},
+                          "expected auth/munge, auth/slurm or auth/none")},
+      {"AuthInfo", String(&S::auth_info)},
+      {"AuthAltTypes", SetAuthAltTypes},
       // resources and selection
       {"SelectType", Choice(&S::select,
                             {{"select/cons_tres", SelectType::kConsTres},

@@ -51,6 +51,32 @@ TEST(SlurmConf, DefaultsAreSlurms) {
   EXPECT_FALSE(p.default_time_seconds.has_value());
 }
 
+TEST(SlurmConf, AuthKeysKeepSlurmsMeaning) {
+  ConfigLoad load = LoadComplete(
+      "AuthType=auth/slurm\nAuthInfo=key=/k/slurm.key,ttl=30\nAuthAltTypes=auth/jwt\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(load.config.settings.auth, AuthType::kHmac);
+  EXPECT_EQ(load.config.settings.auth_info, "key=/k/slurm.key,ttl=30");
+  EXPECT_EQ(load.config.settings.auth_alt_types, std::vector<std::string>{"auth/jwt"});
+  EXPECT_NE(Messages(load.diagnostics.warnings())
+                .find("AuthAltTypes=auth/jwt is accepted but not served yet"),
+            std::string::npos)
+      << Messages(load.diagnostics.warnings());
+
+  EXPECT_EQ(LoadComplete("AuthType=auth/none\n").config.settings.auth, AuthType::kNone);
+  ConfigLoad jwt = LoadComplete("AuthType=auth/jwt\n");
+  EXPECT_NE(Messages(jwt.diagnostics.errors())
+                .find("AuthType: invalid value 'auth/jwt' (expected auth/munge, auth/slurm or "
+                      "auth/none)"),
+            std::string::npos)
+      << Messages(jwt.diagnostics.errors());
+  ConfigLoad alt = LoadComplete("AuthAltTypes=auth/munge\n");
+  EXPECT_NE(
+      Messages(alt.diagnostics.errors()).find("invalid value 'auth/munge' (expected auth/jwt)"),
+      std::string::npos)
+      << Messages(alt.diagnostics.errors());
+}
+
 TEST(SlurmConf, ClusterKeysAreCaseInsensitiveAndTyped) {
   ConfigLoad load = Load(
       "killwait=45\nSLURMDTIMEOUT=120\nPriorityType=priority/multifactor\n"

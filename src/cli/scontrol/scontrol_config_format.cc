@@ -82,7 +82,9 @@ std::vector<std::pair<std::string, std::string>> Keys(const ClusterConfig& clust
       {"AccountingStoragePort", std::to_string(s.accounting_storage_port)},
       {"AccountingStorageTRES", ListOrNull(s.accounting_storage_tres)},
       {"AccountingStorageType", s.accounting_storage_type},
-      {"AuthType", s.auth == AuthType::kMunge ? "auth/munge" : "auth/hmac"},
+      {"AuthType", s.auth == AuthType::kMunge  ? "auth/munge"
+                   : s.auth == AuthType::kHmac ? "auth/slurm"
+                                               : "auth/none"},
       {"ClusterName", OrNull(s.cluster_name)},
       {"DefMemPerCPU", s.def_mem_per_cpu_mb ? std::to_string(s.def_mem_per_cpu_mb) : ""},
       {"DefMemPerNode", s.def_mem_per_node_mb ? std::to_string(s.def_mem_per_node_mb) : ""},
