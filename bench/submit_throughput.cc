@@ -21,6 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include "auth/auth.h"
+#include "auth/grpc_auth.h"
+#include "common/cluster_config.h"
 #include "common/getopt.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -98,7 +101,11 @@ fs::path MakeTempDir() {
   std::ofstream(dir / "slurm.conf")
       << "ClusterName=bench\nGresTypes=gpu\nMaxJobCount=1000000\nDefMemPerCPU=100\n"
          "NodeName=n[1-4] CPUs=64 RealMemory=256000 Gres=gpu:8\n"
-         "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-00:00:00\n";
+         "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-00:00:00\n"
+      << "AuthType=auth/slurm\nAuthInfo=key=" << (dir / "slurm.key").string() << "\n";
+  if (drover::Status written = drover::auth::WriteKey((dir / "slurm.key").string(), false);
+      !written)
+    Fail(written.error());
   return dir;
 }
 
@@ -162,14 +169,24 @@ uint64_t ResidentBytes(pid_t pid) {
 
 // Each stub gets its own channel and its own TCP connection (a distinct channel argument and a
 // local subchannel pool), so clients do not share one HTTP/2 connection.
-std::unique_ptr<Stub> MakeStub(int port, int index) {
+// Every call carries a fresh credential, as the commands' do (auth/slurm, signed with the key).
+std::unique_ptr<Stub> MakeStub(const fs::path& dir, int port, int index) {
+  static drover::ClusterConfig cluster = drover::LoadClusterConfig((dir / "slurm.conf").string()).config;
+  static std::unique_ptr<drover::auth::Authenticator> authenticator = [] {
+    auto settings = drover::auth::SettingsOf(cluster);
+    if (!settings) Fail(settings.error());
+    auto created = drover::auth::Create(*settings, drover::auth::Role::kClient);
+    if (!created) Fail(created.error());
+    return std::move(*created);
+  }();
   grpc::ChannelArguments args;
   args.SetInt("bench.channel", index);
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetMaxReceiveMessageSize(-1);  // a full job list is far above the 4 MiB default
-  auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
-                                           grpc::InsecureChannelCredentials(), args);
-  return drover::v1::Controller::NewStub(channel);
+  auto channel = drover::auth::NewChannel("127.0.0.1:" + std::to_string(port), cluster, args,
+                                          *authenticator);
+  if (!channel) Fail(channel.error());
+  return drover::v1::Controller::NewStub(*channel);
 }
 
 void WaitReady(Stub& stub) {
@@ -185,8 +202,6 @@ void WaitReady(Stub& stub) {
 const drover::v1::SubmitRequest& SmallBatchJob() {
   static const drover::v1::SubmitRequest request = [] {
     drover::v1::SubmitRequest r;
-    r.mutable_caller()->set_uid(1000);
-    r.mutable_caller()->set_gid(1000);
     drover::v1::JobSpec* spec = r.mutable_spec();
     spec->set_name("wrap");
     spec->set_user("alice");
@@ -350,8 +365,8 @@ void ReportMemory(uint64_t start, uint64_t before_queries, uint64_t end, uint64_
 
 void Run(const Options& options, const Controller& ctld) {
   std::vector<std::unique_ptr<Stub>> stubs;
-  for (int c = 0; c < options.clients; ++c) stubs.push_back(MakeStub(ctld.port(), c));
-  auto reader = MakeStub(ctld.port(), options.clients);
+  for (int c = 0; c < options.clients; ++c) stubs.push_back(MakeStub(temp_dir, ctld.port(), c));
+  auto reader = MakeStub(temp_dir, ctld.port(), options.clients);
   for (auto& stub : stubs) WaitReady(*stub);
   WaitReady(*reader);
   uint64_t rss_start = ResidentBytes(ctld.pid());

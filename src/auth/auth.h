@@ -69,6 +69,13 @@ enum class Role {
 // daemon's authenticator checks itself once (a credential it makes must verify).
 Result<std::unique_ptr<Authenticator>> Create(const Settings& settings, Role role);
 
+// auth/slurm only: a credential for `identity`, signed with the key. The broker's way of serving
+// users who cannot read the key, and the tests' way of calling as another user; whoever can read
+// the key can already be anyone. `issued_at` (seconds since the epoch; 0: now) lets a test make
+// an expired one.
+Result<std::string> CredentialFor(const Settings& settings, const Identity& identity,
+                                  int64_t issued_at = 0);
+
 // uid 0 or SlurmUser's uid: the identities whose calls are the daemons'.
 bool IsDaemonIdentity(const Identity& identity, const Settings& settings);
 

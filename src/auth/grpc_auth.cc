@@ -65,8 +65,11 @@ class CredentialInterceptor final : public grpc::experimental::Interceptor {
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using Hook = grpc::experimental::InterceptionHookPoints;
     if (methods->QueryInterceptionHookPoint(Hook::PRE_SEND_INITIAL_METADATA)) {
-      if (std::optional<std::string> token = source_->Next())
-        methods->GetSendInitialMetadata()->emplace(kCredentialHeader, std::move(*token));
+      // A call that already carries a credential (made for it with the key) keeps it.
+      std::multimap<std::string, std::string>* metadata = methods->GetSendInitialMetadata();
+      if (metadata->find(kCredentialHeader) == metadata->end())
+        if (std::optional<std::string> token = source_->Next())
+          metadata->emplace(kCredentialHeader, std::move(*token));
     }
     methods->Proceed();
   }

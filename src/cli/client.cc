@@ -9,6 +9,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "auth/grpc_auth.h"
+
 extern char** environ;
 
 namespace drover::cli {
@@ -25,12 +27,20 @@ Result<Connection> Connect() {
         "slurm.conf; `drover env` prints the line for a cluster started with `drover up`)",
         path, first));
   }
-  Connection connection{std::move(load.config), nullptr};
+  Connection connection{std::move(load.config), nullptr, nullptr};
   const ClusterSettings& settings = connection.cluster.settings;
+  Result<auth::Settings> auth_settings = auth::SettingsOf(connection.cluster);
+  if (!auth_settings) return MakeError(auth_settings.error());
+  Result<std::unique_ptr<auth::Authenticator>> authenticator =
+      auth::Create(*auth_settings, auth::Role::kClient);
+  if (!authenticator) return MakeError(authenticator.error());
+  connection.authenticator = std::move(*authenticator);
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // a full queue is larger than gRPC's 4 MiB default
-  connection.stub = v1::Controller::NewStub(grpc::CreateCustomChannel(
-      ControllerAddress(settings), grpc::InsecureChannelCredentials(), args));
+  auto channel = auth::NewChannel(ControllerAddress(settings), connection.cluster, args,
+                                  *connection.authenticator);
+  if (!channel) return MakeError(channel.error());
+  connection.stub = v1::Controller::NewStub(*channel);
   return connection;
 }
 

@@ -1,5 +1,6 @@
 // What every command that talks to the controller shares: finding the cluster (DROVER_CONF,
-// then SLURM_CONF, as Slurm's commands find slurm.conf), connecting, and the caller's identity.
+// then SLURM_CONF, as Slurm's commands find slurm.conf), connecting with this process's
+// credentials (every call carries one: auth/grpc_auth.h), and the caller's identity.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/auth.h"
 #include "common/cluster_config.h"
 #include "common/result.h"
 #include "proto/drover.grpc.pb.h"
@@ -17,6 +19,7 @@ namespace drover::cli {
 
 struct Connection {
   ClusterConfig cluster;
+  std::shared_ptr<auth::Authenticator> authenticator;  // for channels to the agents too (srun)
   std::unique_ptr<v1::Controller::Stub> stub;
 };
 
@@ -28,7 +31,9 @@ struct Identity {
   std::string user;
 };
 Identity Me();
-void SetCaller(v1::Caller* caller);  // the unauthenticated uid/gid until credentials land
+// The request's uid/gid, for older controllers only: the controller ignores them and takes the
+// caller from the call's credential.
+void SetCaller(v1::Caller* caller);
 
 std::map<std::string, std::string> Environment();  // this process's environment
 std::string CurrentDirectory();

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -13,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "auth/grpc_auth.h"
 
 namespace drover::testing {
 namespace fs = std::filesystem;
@@ -45,13 +48,35 @@ void Daemon::Stop(int signal) {
   pid_ = 0;
 }
 
+namespace {
+
+std::string UserName() {
+  if (passwd* entry = getpwuid(getuid()); entry && entry->pw_name) return entry->pw_name;
+  return std::to_string(getuid());
+}
+
+}  // namespace
+
 LocalCluster::LocalCluster(ClusterPaths paths, std::string conf, std::vector<std::string> nodes)
     : paths_(std::move(paths)), nodes_(std::move(nodes)) {
   char pattern[] = "/tmp/drover_cluster_XXXXXX";
   if (mkdtemp(pattern)) dir_ = pattern;
   std::error_code error;
   fs::permissions(dir_, fs::perms::all, error);
-  std::ofstream(dir_ / "slurm.conf") << "SlurmctldHost=localhost(127.0.0.1)\n" << conf;
+  std::ofstream(dir_ / "slurm.conf")
+      << "SlurmctldHost=localhost(127.0.0.1)\n"
+      << conf << "\nAuthType=auth/slurm\nAuthInfo=key=" << (dir_ / "slurm.key").string()
+      << ",socket=" << (dir_ / "auth.socket").string() << "\nSlurmUser=" << UserName() << "\n";
+  if (Status written = auth::WriteKey((dir_ / "slurm.key").string(), false); !written)
+    error_ = written.error();
+}
+
+void LocalCluster::As(grpc::ClientContext& context, uint32_t uid, uint32_t gid) {
+  ConfigLoad load = LoadClusterConfig((dir_ / "slurm.conf").string());
+  auto settings = auth::SettingsOf(load.config);
+  auto credential = settings ? auth::CredentialFor(*settings, {uid, gid})
+                             : Result<std::string>(MakeError(settings.error()));
+  if (credential) context.AddMetadata(auth::kCredentialHeader, *credential);
 }
 
 LocalCluster::~LocalCluster() {
@@ -97,8 +122,22 @@ bool LocalCluster::Boot() {
   controller_ = "127.0.0.1:" + std::to_string(port);
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  stub_ = v1::Controller::NewStub(
-      grpc::CreateCustomChannel(controller_, grpc::InsecureChannelCredentials(), args));
+  ConfigLoad load = LoadClusterConfig((dir_ / "slurm.conf").string());
+  auto settings = auth::SettingsOf(load.config);
+  auto authenticator = settings ? auth::Create(*settings, auth::Role::kClient)
+                                : Result<std::unique_ptr<auth::Authenticator>>(
+                                      MakeError(settings.error()));
+  if (!authenticator) {
+    error_ = authenticator.error();
+    return false;
+  }
+  authenticator_ = std::move(*authenticator);
+  auto channel = auth::NewChannel(controller_, load.config, args, *authenticator_);
+  if (!channel) {
+    error_ = channel.error();
+    return false;
+  }
+  stub_ = v1::Controller::NewStub(*channel);
   for (const std::string& node : nodes_)
     if (!StartAgent(node)) return false;
   bool idle = WaitFor([&] {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/auth.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::testing {
@@ -43,7 +44,8 @@ struct ClusterPaths {
 
 class LocalCluster {
  public:
-  // `conf` is slurm.conf's text; "SlurmctldHost=localhost(127.0.0.1)" is put first. `nodes`
+  // `conf` is slurm.conf's text; "SlurmctldHost=localhost(127.0.0.1)" is put first, and
+  // auth/slurm with a key of the cluster's own (this process's user is SlurmUser) last. `nodes`
   // are the NodeNames to start agents for.
   LocalCluster(ClusterPaths paths, std::string conf, std::vector<std::string> nodes);
   ~LocalCluster();
@@ -56,7 +58,9 @@ class LocalCluster {
   void StopController(int signal) { ctld_.Stop(signal); }
 
   const std::filesystem::path& dir() const { return dir_; }
-  v1::Controller::Stub& stub() { return *stub_; }
+  v1::Controller::Stub& stub() { return *stub_; }  // calls as this process's user
+  // Makes `context`'s call one of `uid`/`gid` (the test holds the key, as root could).
+  void As(grpc::ClientContext& context, uint32_t uid, uint32_t gid);
   const std::string& error() const { return error_; }
   // The daemons' logs, for a failing test to print.
   std::string Logs() const;
@@ -75,6 +79,7 @@ class LocalCluster {
   Daemon ctld_;
   std::map<std::string, std::unique_ptr<Daemon>> agents_;
   std::string controller_;
+  std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<v1::Controller::Stub> stub_;
   std::string error_;
 };

@@ -60,8 +60,6 @@ class ClusterTest : public ::testing::Test {
   uint64_t Submit(const std::string& script, uint32_t gpus = 0, const std::string& node = "",
                   uint64_t mem_mb = 0) {
     v1::SubmitRequest request;
-    request.mutable_caller()->set_uid(getuid());
-    request.mutable_caller()->set_gid(getgid());
     v1::JobSpec* spec = request.mutable_spec();
     spec->set_name("test");
     spec->set_user("tester");
@@ -87,7 +85,6 @@ class ClusterTest : public ::testing::Test {
 
   bool Cancel(uint64_t id) {
     v1::CancelRequest cancel;
-    cancel.mutable_caller()->set_uid(getuid());
     cancel.mutable_filter()->add_job_ids(id);
     grpc::ClientContext context;
     v1::ActionReply reply;
@@ -202,7 +199,6 @@ TEST_F(ClusterTest, SuspendStopsTheJobAndResumeContinuesIt) {
   WaitFor([&] { return count() > 2; }, "the job to count");
   auto suspend = [&](bool resume) {
     v1::SuspendRequest request;
-    request.mutable_caller()->set_uid(0);  // an operator's request
     request.mutable_filter()->add_job_ids(id);
     request.set_resume(resume);
     grpc::ClientContext context;

@@ -79,13 +79,7 @@ bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
 
 ControllerLink::ControllerLink(Agent& agent, LinkOptions options)
     : agent_(agent), options_(std::move(options)) {
-  // A controller that restarts is back within seconds: retry connecting at least every second
-  // (gRPC's default backoff grows to two minutes).
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  stub_ = v1::Controller::NewStub(
-      grpc::CreateCustomChannel(options_.controller, grpc::InsecureChannelCredentials(), args));
+  stub_ = v1::Controller::NewStub(options_.channel);
 }
 
 ControllerLink::~ControllerLink() {

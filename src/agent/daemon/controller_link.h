@@ -19,6 +19,7 @@ namespace drover::agent {
 
 struct LinkOptions {
   std::string controller;  // host:port
+  std::shared_ptr<grpc::Channel> channel;  // to `controller`, authenticated (auth::NewChannel)
   std::string address;     // where this agent listens, sent with Register
   std::chrono::milliseconds heartbeat{std::chrono::seconds(30)};
   std::chrono::milliseconds poll{std::chrono::milliseconds(20)};  // for ended jobs

@@ -17,6 +17,9 @@
 #include "agent/daemon/controller_link.h"
 #include "agent/daemon/daemon_options.h"
 #include "agent/host/cgroup.h"
+#include "auth/daemon_auth.h"
+#include "auth/grpc_auth.h"
+#include "auth/job_credential.h"
 #include "common/cluster_config.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
@@ -32,47 +35,99 @@ std::string Replace(std::string text, const std::string& from, const std::string
   return text;
 }
 
+// The agent's API. Every call is authenticated; launches, signals and terminations come only
+// from the controller (root or SlurmUser), each launch with the job credential it sealed for
+// this node; a step runs only from the Job bytes its credential covers, for the credential's
+// user (or a daemon).
 class AgentService final : public v1::Agent::Service {
  public:
-  AgentService(agent::Agent& agent, agent::ControllerLink& link) : agent_(agent), link_(link) {}
+  AgentService(agent::Agent& agent, agent::ControllerLink& link, const auth::DaemonAuth& auth)
+      : agent_(agent), link_(link), auth_(auth) {}
 
-  grpc::Status Launch(grpc::ServerContext*, const v1::LaunchRequest* request,
+  grpc::Status Launch(grpc::ServerContext* context, const v1::LaunchRequest* request,
                       v1::AgentReply*) override {
+    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
+    auto claims = auth::OpenJobCredential(*auth_.authenticator, auth_.settings,
+                                          request->credential(), agent_.node_name());
+    if (!claims) return Denied(claims.error());
+    const v1::JobSpec& spec = request->job().spec();
+    if (claims->step_id() != auth::kBatchStep || claims->job_id() != spec.job_id() ||
+        claims->uid() != spec.uid() || claims->gid() != spec.gid() ||
+        claims->restart_count() != request->job().restart_count())
+      return Denied(fmt::format("the job credential does not match job {}", spec.job_id()));
     Status launched = agent_.Launch(*request);
     link_.Wake();  // a launch that failed at once has a status to report
     return launched ? grpc::Status::OK
                     : grpc::Status(grpc::StatusCode::UNAVAILABLE, launched.error());
   }
-  grpc::Status Signal(grpc::ServerContext*, const v1::SignalRequest* request,
+  grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
                       v1::AgentReply*) override {
+    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
     Status sent = agent_.Signal(request->job_id(), request->signal(), request->batch_only());
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
   }
   grpc::Status RunStep(grpc::ServerContext* context,
                        grpc::ServerReaderWriter<v1::StepOutput, v1::StepInput>* stream) override {
+    Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
+    if (!caller) return auth::Unauthenticated(caller.error());
     v1::StepInput first;
     if (!stream->Read(&first) || !first.has_launch())
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "RunStep: the first message must describe the step (launch)");
+    v1::StepLaunch launch = std::move(*first.mutable_launch());
+    if (grpc::Status refused = CheckStep(*caller, launch); !refused.ok()) return refused;
     Mutex write_mutex;  // the session writes from one thread today; the stream allows one
     auto write = [&](const v1::StepOutput& message) {
       MutexLock lock(write_mutex);
       return stream->Write(message);
     };
     auto read = [&](v1::StepInput* message) { return stream->Read(message); };
-    Status ran = agent_.RunStep(first.launch(), write, read, [context] { context->TryCancel(); });
+    Status ran = agent_.RunStep(launch, write, read, [context] { context->TryCancel(); });
     return ran ? grpc::Status::OK
                : grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, ran.error());
   }
-  grpc::Status Terminate(grpc::ServerContext*, const v1::TerminateRequest* request,
+  grpc::Status Terminate(grpc::ServerContext* context, const v1::TerminateRequest* request,
                          v1::AgentReply*) override {
+    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
     Status sent = agent_.Terminate(request->job_id());
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
   }
 
  private:
+  static grpc::Status Denied(const std::string& why) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
+  }
+  // Only the controller's calls: a daemon identity.
+  grpc::Status FromController(const grpc::ServerContext& context) {
+    Result<auth::Identity> caller = auth::Authenticate(context, *auth_.authenticator);
+    if (!caller) return auth::Unauthenticated(caller.error());
+    if (!auth::IsDaemonIdentity(*caller, auth_.settings))
+      return Denied(fmt::format("only the controller may call this; uid {} may not", caller->uid));
+    return grpc::Status::OK;
+  }
+  // The step runs from the credential's Job bytes, for the credential's user, on a node it names.
+  grpc::Status CheckStep(const auth::Identity& caller, v1::StepLaunch& launch) {
+    auto claims = auth::OpenJobCredential(*auth_.authenticator, auth_.settings,
+                                          launch.credential(), agent_.node_name());
+    if (!claims) return Denied(claims.error());
+    if (caller.uid != claims->uid() && !auth::IsDaemonIdentity(caller, auth_.settings))
+      return Denied(fmt::format("uid {} may not run steps of job {} (uid {})", caller.uid,
+                                claims->job_id(), claims->uid()));
+    if (claims->step_id() != launch.step_id() ||
+        auth::Sha256(launch.job_bytes()) != claims->job_digest())
+      return Denied(fmt::format("the step credential does not match step {}.{}",
+                                claims->job_id(), launch.step_id()));
+    v1::Job job;
+    if (!job.ParseFromString(launch.job_bytes()) || job.spec().job_id() != claims->job_id() ||
+        job.spec().uid() != claims->uid() || job.spec().gid() != claims->gid())
+      return Denied("the step's job does not match its credential");
+    *launch.mutable_job() = std::move(job);
+    return grpc::Status::OK;
+  }
+
   agent::Agent& agent_;
   agent::ControllerLink& link_;
+  const auth::DaemonAuth& auth_;
 };
 
 std::atomic<bool> stopping{false};
@@ -148,9 +203,32 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  auto daemon_auth = auth::StartDaemonAuth("droverd", cluster);
+  if (!daemon_auth) return 1;
+  // auth/slurm: the broker for this host's users (one per host: another agent's may serve).
+  std::unique_ptr<auth::Broker> broker;
+  if (daemon_auth->settings.scheme == auth::Scheme::kSlurm) {
+    auto started = auth::StartBroker(daemon_auth->settings, *daemon_auth->authenticator);
+    if (!started) {
+      fmt::print(stderr, "droverd: error: {}\n", started.error());
+      return 1;
+    }
+    broker = std::move(*started);
+  }
   agent::LinkOptions link_options = LinkOptionsFor(options, cluster);
+  // A controller that restarts is back within seconds: retry connecting at least every second
+  // (gRPC's default backoff grows to two minutes).
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  auto channel = auth::NewChannel(link_options.controller, cluster, args, *daemon_auth->authenticator);
+  if (!channel) {
+    fmt::print(stderr, "droverd: error: {}\n", channel.error());
+    return 1;
+  }
+  link_options.channel = std::move(*channel);
   agent::ControllerLink link(agent, link_options);
-  AgentService service(agent, link);
+  AgentService service(agent, link, *daemon_auth);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -23,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "auth/auth.h"
+#include "auth/grpc_auth.h"
 #include "cli/commands.h"
 #include "common/cluster_config.h"
 #include "common/getopt.h"
@@ -40,7 +43,8 @@ using namespace std::chrono_literals;
 constexpr std::string_view kOverridden[] = {
     "slurmctldhost", "controlmachine",    "controladdr",    "slurmctldport",
     "slurmdport",    "statesavelocation", "slurmdspooldir", "slurmctldlogfile",
-    "slurmdlogfile", "slurmctldpidfile",  "slurmdpidfile"};
+    "slurmdlogfile", "slurmctldpidfile",  "slurmdpidfile",  "authtype",
+    "authinfo",      "slurmuser"};
 
 struct Options {
   std::string conf, state;
@@ -122,6 +126,11 @@ int FreePort() {
   return port;
 }
 
+std::string CurrentUserName() {
+  if (passwd* entry = getpwuid(getuid()); entry && entry->pw_name) return entry->pw_name;
+  return std::to_string(getuid());
+}
+
 std::string Key(std::string_view line) {
   std::string_view text = Trim(line);
   size_t eq = text.find('=');
@@ -157,7 +166,13 @@ Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int por
       << "SlurmctldHost=localhost(127.0.0.1)\n"
       << "SlurmctldPort=" << port << "\n"
       << "StateSaveLocation=" << (state / "ctld").string() << "\n"
-      << "SlurmdSpoolDir=" << (state / "spool" / "%n").string() << "\n";
+      << "SlurmdSpoolDir=" << (state / "spool" / "%n").string() << "\n"
+      // Authenticated like a real cluster, with this cluster's own key; its daemons run as the
+      // user who started it, so that user is SlurmUser.
+      << "AuthType=auth/slurm\n"
+      << "AuthInfo=key=" << (state / "slurm.key").string()
+      << ",socket=" << (state / "run" / "auth.socket").string() << "\n"
+      << "SlurmUser=" << CurrentUserName() << "\n";
   std::ofstream(state / "slurm.conf") << out.str();
   for (const char* companion : {"gres.conf", "topology.conf"}) {
     std::error_code error;
@@ -216,18 +231,21 @@ std::vector<Recorded> Processes(const fs::path& state) {
   return found;
 }
 
-std::unique_ptr<v1::Controller::Stub> ControllerStub(const ClusterConfig& cluster) {
-  return v1::Controller::NewStub(
-      grpc::CreateChannel(fmt::format("127.0.0.1:{}", cluster.settings.controller_port),
-                          grpc::InsecureChannelCredentials()));
-}
-
-std::map<std::string, std::string> NodeStates(v1::Controller::Stub& stub) {
+// This cluster's node states; empty when the controller cannot be asked.
+std::map<std::string, std::string> NodeStates(const ClusterConfig& cluster) {
+  std::map<std::string, std::string> states;
+  auto settings = auth::SettingsOf(cluster);
+  if (!settings) return states;
+  auto authenticator = auth::Create(*settings, auth::Role::kClient);
+  if (!authenticator) return states;
+  auto channel = auth::NewChannel(fmt::format("127.0.0.1:{}", cluster.settings.controller_port),
+                                  cluster, grpc::ChannelArguments(), **authenticator);
+  if (!channel) return states;
+  auto stub = v1::Controller::NewStub(*channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + 2s);
   v1::NodeList list;
-  std::map<std::string, std::string> states;
-  if (stub.ListNodes(&context, v1::NodeQuery(), &list).ok())
+  if (stub->ListNodes(&context, v1::NodeQuery(), &list).ok())
     for (const v1::NodeStatus& node : list.nodes()) states[node.name()] = node.state();
   return states;
 }
@@ -303,12 +321,24 @@ std::optional<fs::path> PrepareState(const fs::path& conf, const std::string& st
     }
   std::error_code error;
   fs::remove(state / "ctld.port", error);
-  for (const char* sub : {"logs", "pids", "ctld", "spool"})
+  for (const char* sub : {"logs", "pids", "ctld", "spool", "run"})
     fs::create_directories(state / sub, error);
   if (error) {
     fmt::print(stderr, "drover up: cannot create {}: {}\n", state.string(), error.message());
     return std::nullopt;
   }
+  // The cluster's key (kept across `drover down`/`up`), readable by its owner only; the broker's
+  // socket in run/ is for every local user, so the directories above it can be searched.
+  if (!fs::exists(state / "slurm.key"))
+    if (Status written = auth::WriteKey((state / "slurm.key").string(), false); !written) {
+      fmt::print(stderr, "drover up: {}\n", written.error());
+      return std::nullopt;
+    }
+  for (const fs::path& dir : {state, state / "run"})
+    fs::permissions(dir,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec,
+                    error);
   return state;
 }
 
@@ -347,11 +377,10 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
 // Waits up to 60 s for every node to be IDLE; otherwise prints the logs' ends, stops the
 // cluster and returns false.
 bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster) {
-  auto stub = ControllerStub(cluster);
   auto deadline = std::chrono::steady_clock::now() + 60s;
   std::map<std::string, std::string> states;
   while (true) {
-    states = NodeStates(*stub);
+    states = NodeStates(cluster);
     size_t idle = 0;
     for (const auto& [name, node_state] : states) idle += node_state == "IDLE";
     if (idle == cluster.nodes.size()) return true;
@@ -462,7 +491,7 @@ int RunStatus(Arguments args) {
   }
   std::map<std::string, std::string> states;
   ConfigLoad load = LoadClusterConfig((state / "slurm.conf").string());
-  if (load.ok()) states = NodeStates(*ControllerStub(load.config));
+  if (load.ok()) states = NodeStates(load.config);
   fmt::print("{:<12} {:>8}  {:<8} {}\n", "PROCESS", "PID", "RUNNING", "NODE STATE");
   int running = 0;
   for (const Recorded& process : processes) {

@@ -271,6 +271,8 @@ std::optional<v1::StepLaunch> Srun::BuildLaunch(
   v1::StepLaunch launch;
   *launch.mutable_job() = step.job();
   launch.set_step_id(step.step_id());
+  launch.set_job_bytes(step.job_bytes());  // the agents run the step from these, as sealed
+  launch.set_credential(step.credential());
   for (const std::string& word : request_.command) launch.add_argv(word);
   for (const auto& [task, argv] : multi_prog) {
     auto* entry = launch.add_task_commands();
@@ -401,7 +403,7 @@ int Srun::Run() {
   if (!launch) return 1;
 
   StepStreams streams(request_.label, request_.kill_on_bad_exit, step_name);
-  streams.Start(*step, *launch);
+  if (!streams.Start(*step, *launch, connection_)) return 1;
   streams.StartReaders();
   std::optional<TerminalRaw> raw;
   if (request_.pty) raw.emplace();

@@ -8,6 +8,8 @@
 
 #include <cstdio>
 
+#include "auth/grpc_auth.h"
+
 namespace drover::cli {
 namespace {
 
@@ -41,14 +43,20 @@ void NodeStream::Close() {
   closed = true;
 }
 
-void StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch) {
+bool StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch,
+                        const Connection& connection) {
   for (int i = 0; i < step.nodes_size(); ++i) {
     auto node = std::make_unique<NodeStream>();
     node->node = step.nodes(i);
     grpc::ChannelArguments channel_args;
     channel_args.SetMaxReceiveMessageSize(64 << 20);
-    node->stub = v1::Agent::NewStub(grpc::CreateCustomChannel(
-        node->node.address(), grpc::InsecureChannelCredentials(), channel_args));
+    auto channel = auth::NewChannel(node->node.address(), connection.cluster, channel_args,
+                                    *connection.authenticator);
+    if (!channel) {
+      Say(fmt::format("srun: error: {}\n", channel.error()));
+      return false;
+    }
+    node->stub = v1::Agent::NewStub(*channel);
     node->stream = node->stub->RunStep(&node->context);
     v1::StepInput first;
     *first.mutable_launch() = launch;
@@ -64,6 +72,7 @@ void StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& l
     }
     nodes_.push_back(std::move(node));
   }
+  return true;
 }
 
 void StepStreams::StartReaders() {

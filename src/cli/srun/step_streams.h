@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/client.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -48,7 +49,9 @@ class StepStreams {
   ~StepStreams() { Join(); }
 
   // Opens a stream to every node of `step` and sends each its part of `launch`.
-  void Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch);
+  // False, having said why, when a node's channel cannot be opened.
+  bool Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch,
+             const Connection& connection);
   // One reader thread per node from here on.
   void StartReaders();
   void SignalAll(int signal);

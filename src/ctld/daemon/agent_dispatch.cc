@@ -6,12 +6,17 @@
 
 #include <fmt/format.h>
 
+#include "auth/grpc_auth.h"
+#include "auth/job_credential.h"
 #include "ctld/records.h"
 
 namespace drover::ctld {
 
-AgentDispatcher::AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster)
-    : cluster_(std::move(cluster)) {
+AgentDispatcher::AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster,
+                                 auth::Authenticator& authenticator, auth::Settings auth_settings)
+    : authenticator_(authenticator),
+      auth_settings_(std::move(auth_settings)),
+      cluster_(std::move(cluster)) {
   for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { Run(); });
 }
 
@@ -51,12 +56,26 @@ void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string scr
   request->set_script(std::move(script));
   // Every node of the allocation: the batch script runs on the first; the others (and every
   // node of an interactive job) hold the job's cgroup and GPUs for srun's steps.
+  v1::JobCredential claims;
+  claims.set_job_id(launch.job_id);
+  claims.set_step_id(auth::kBatchStep);
+  claims.set_uid(request->job().spec().uid());
+  claims.set_gid(request->job().spec().gid());
+  claims.set_restart_count(request->job().restart_count());
+  std::shared_ptr<const ClusterConfig> config = cluster();
+  for (const sched::NodeAllocation& part : launch.job->allocation.nodes)
+    claims.add_nodes(config->nodes[part.node].name);
   for (const sched::NodeAllocation& part : launch.job->allocation.nodes)
     Enqueue(
         part.node, launch.job_id,
-        [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+        [this, request, claims](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+          // Sealed for each attempt: a retry after the credential's lifetime still gets through.
+          Result<std::string> sealed = auth::SealJobCredential(authenticator_, claims);
+          if (!sealed) return grpc::Status(grpc::StatusCode::INTERNAL, sealed.error());
+          v1::LaunchRequest attempt = *request;
+          attempt.set_credential(std::move(*sealed));
           v1::AgentReply reply;
-          return stub.Launch(&context, *request, &reply);
+          return stub.Launch(&context, attempt, &reply);
         },
         30);
 }
@@ -118,8 +137,13 @@ std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
     grpc::ChannelArguments args;  // an agent that restarts is back within seconds
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    stub = v1::Agent::NewStub(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+    auto channel = auth::NewChannel(address, *cluster(), args, authenticator_);
+    if (!channel) {
+      fmt::print(stderr, "droverctld: error: cannot reach the agent at {}: {}\n", address,
+                 channel.error());
+      return nullptr;
+    }
+    stub = v1::Agent::NewStub(*channel);
   }
   return stub;
 }
@@ -167,7 +191,9 @@ void AgentDispatcher::Run() {
     Call& call = *next;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    grpc::Status status = call.send(*StubFor(call.node), context);
+    std::shared_ptr<v1::Agent::Stub> stub = StubFor(call.node);
+    grpc::Status status = stub ? call.send(*stub, context)
+                               : grpc::Status(grpc::StatusCode::UNAVAILABLE, "no channel");
     MutexLock lock(mutex_);
     busy_.erase({call.node, call.job_id});
     if (!status.ok() && --call.attempts_left > 0) {

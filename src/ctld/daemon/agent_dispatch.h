@@ -14,6 +14,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "auth/auth.h"
 #include "common/cluster_config.h"
 #include "common/mutex.h"
 #include "ctld/daemon/engine_loop.h"
@@ -23,7 +24,10 @@ namespace drover::ctld {
 
 class AgentDispatcher : public EffectSink {
  public:
-  explicit AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster);
+  // `authenticator` (a daemon's; it outlives the dispatcher) proves the controller on every call
+  // and seals each launch's job credential.
+  AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster, auth::Authenticator& authenticator,
+                  auth::Settings auth_settings);
   ~AgentDispatcher() override;
 
   void Launch(const drover::ctld::Launch& launch, std::string script,
@@ -57,6 +61,8 @@ class AgentDispatcher : public EffectSink {
   std::shared_ptr<v1::Agent::Stub> StubFor(int node) EXCLUDES(stubs_mutex_);
 
   std::shared_ptr<const ClusterConfig> cluster() EXCLUDES(mutex_);
+  auth::Authenticator& authenticator_;
+  const auth::Settings auth_settings_;
 
   // Per node, the address its stub talks to, and the stub.
   // A worker keeps its own reference while it calls, so a stub replaced meanwhile lives on.

@@ -16,6 +16,8 @@
 #include <set>
 #include <thread>
 
+#include "auth/auth.h"
+#include "auth/grpc_auth.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -24,6 +26,21 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+
+// The cluster's authentication: auth/slurm with a key in the test's directory.
+auth::Settings AuthSettings(const fs::path& dir) {
+  ConfigLoad load = LoadClusterConfig((dir / "slurm.conf").string());
+  auto settings = auth::SettingsOf(load.config);
+  EXPECT_TRUE(settings.ok()) << (settings ? "" : settings.error());
+  return settings ? *settings : auth::Settings{};
+}
+
+// Makes the call one of `uid` (the test holds the key, as root could).
+void As(grpc::ClientContext& context, const fs::path& dir, uint32_t uid) {
+  auto credential = auth::CredentialFor(AuthSettings(dir), {uid, uid});
+  ASSERT_TRUE(credential.ok()) << credential.error();
+  context.AddMetadata(auth::kCredentialHeader, *credential);
+}
 
 class Controller {
  public:
@@ -47,9 +64,14 @@ class Controller {
       in >> port_;
     }
     ASSERT_GT(port_, 0) << "droverctld did not start; see " << (dir_ / "ctld.log");
-    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
-                                       grpc::InsecureChannelCredentials());
-    stub_ = v1::Controller::NewStub(channel);
+    ConfigLoad load = LoadClusterConfig((dir_ / "slurm.conf").string());
+    auto authenticator = auth::Create(AuthSettings(dir_), auth::Role::kClient);
+    ASSERT_TRUE(authenticator.ok()) << authenticator.error();
+    authenticator_ = std::move(*authenticator);
+    auto channel = auth::NewChannel("127.0.0.1:" + std::to_string(port_), load.config,
+                                    grpc::ChannelArguments(), *authenticator_);
+    ASSERT_TRUE(channel.ok()) << channel.error();
+    stub_ = v1::Controller::NewStub(*channel);
   }
 
   void Kill(int signal) {
@@ -67,6 +89,7 @@ class Controller {
   fs::path dir_;
   pid_t pid_ = 0;
   int port_ = 0;
+  std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<v1::Controller::Stub> stub_;
 };
 
@@ -81,13 +104,14 @@ class DaemonTest : public ::testing::Test {
     std::ofstream(dir_ / "slurm.conf")
         << "ClusterName=daemontest\nGresTypes=gpu\nMaxJobCount=100000\nDefMemPerCPU=100\n"
            "NodeName=n[1-2] CPUs=8 RealMemory=8000 Gres=gpu:2\n"
-           "PartitionName=p Nodes=ALL Default=YES MaxTime=1:00:00\n";
+           "PartitionName=p Nodes=ALL Default=YES MaxTime=1:00:00\n"
+        << "AuthType=auth/slurm\nAuthInfo=key=" << (dir_ / "slurm.key").string() << "\n";
+    ASSERT_TRUE(auth::WriteKey((dir_ / "slurm.key").string(), false).ok());
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   static grpc::Status Submit(v1::Controller::Stub& stub, const std::string& name, uint64_t* id) {
     v1::SubmitRequest request;
-    request.mutable_caller()->set_uid(1000);
     v1::JobSpec* spec = request.mutable_spec();
     spec->set_name(name);
     spec->set_user("alice");
@@ -201,7 +225,6 @@ TEST_F(DaemonTest, SubmitManyGivesEachItsIdOrError) {
   v1::SubmitManyRequest request;
   for (int i = 0; i < 3; ++i) {
     v1::SubmitRequest* one = request.add_jobs();
-    one->mutable_caller()->set_uid(1000);
     v1::JobSpec* spec = one->mutable_spec();
     spec->set_min_nodes(1);
     spec->set_ntasks(1);
@@ -227,7 +250,6 @@ TEST_F(DaemonTest, FinishedJobsLeaveTheQueueButStayInTheHistory) {
   uint64_t id = 0;
   ASSERT_TRUE(Submit(ctld.stub(), "short", &id).ok());
   v1::CancelRequest cancel;
-  cancel.mutable_caller()->set_uid(1000);
   cancel.mutable_filter()->add_job_ids(id);
   v1::ActionReply cancelled;
   grpc::ClientContext cancel_context;
@@ -247,7 +269,7 @@ TEST_F(DaemonTest, FinishedJobsLeaveTheQueueButStayInTheHistory) {
   v1::Job record;
   ASSERT_TRUE(record.ParseFromString(found.jobs(0)));
   EXPECT_EQ(record.state(), "CANCELLED");
-  EXPECT_EQ(record.cancelled_by(), 1000u);
+  EXPECT_EQ(record.cancelled_by(), getuid()) << "the canceller is who the credential proves";
   ctld.Kill(SIGTERM);
   ctld.Start();
   EXPECT_EQ(history().jobs_size(), 1) << "the history survives a restart";
@@ -263,7 +285,6 @@ TEST_F(DaemonTest, ReservationsAndPartitionsThroughTheApi) {
   Controller ctld(dir_);
   ctld.Start();
   v1::ReservationRequest request;
-  request.mutable_caller()->set_uid(0);
   request.set_name("maint");
   request.set_start_time(std::time(nullptr) + 3600);
   request.set_duration_seconds(7200);
@@ -272,6 +293,7 @@ TEST_F(DaemonTest, ReservationsAndPartitionsThroughTheApi) {
   request.set_flags("MAINT");
   {
     grpc::ClientContext context;
+    As(context, dir_, 0);  // an operator
     v1::ReservationReply reply;
     grpc::Status status = ctld.stub().CreateReservation(&context, request, &reply);
     ASSERT_TRUE(status.ok()) << status.error_message();
@@ -279,9 +301,9 @@ TEST_F(DaemonTest, ReservationsAndPartitionsThroughTheApi) {
   }
   {
     v1::ReservationRequest user = request;
-    user.mutable_caller()->set_uid(1000);
     user.set_name("mine");
     grpc::ClientContext context;
+    As(context, dir_, 1000);  // a user
     v1::ReservationReply reply;
     grpc::Status status = ctld.stub().CreateReservation(&context, user, &reply);
     EXPECT_EQ(status.error_message(), "Access/permission denied");
@@ -302,9 +324,9 @@ TEST_F(DaemonTest, ReservationsAndPartitionsThroughTheApi) {
 
   {
     v1::DeleteReservationRequest remove;
-    remove.mutable_caller()->set_uid(0);
     remove.set_name("maint");
     grpc::ClientContext context;
+    As(context, dir_, 0);
     v1::ActionReply reply;
     ASSERT_TRUE(ctld.stub().DeleteReservation(&context, remove, &reply).ok());
   }

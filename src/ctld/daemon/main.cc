@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "auth/daemon_auth.h"
 #include "common/getopt.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
@@ -163,8 +164,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "droverctld: error: {}\n", store.error());
     return 1;
   }
+  auto authenticator = drover::auth::StartDaemonAuth("droverctld", cluster);
+  if (!authenticator) return 1;
   SystemClock clock;
-  ctld::AgentDispatcher agents(shared);
+  ctld::AgentDispatcher agents(shared, *authenticator->authenticator, authenticator->settings);
   ctld::EngineLoop loop(shared, std::move(*store), clock, agents);
   if (Status restored = loop.Restore(); !restored) {
     fmt::print(stderr, "droverctld: error: {}\n", restored.error());
@@ -172,8 +175,9 @@ int main(int argc, char** argv) {
   }
   loop.Start();
   auto history = ctld::OpenSqliteStore(state);  // a second connection, for sacct's reads
-  ctld::ControllerService service(
-      loop, history ? std::move(*history) : std::unique_ptr<ctld::Store>(), path);
+  ctld::ControllerService service(loop, *authenticator->authenticator, authenticator->settings,
+                                  history ? std::move(*history) : std::unique_ptr<ctld::Store>(),
+                                  path);
   service.SetAgents(&agents);
   std::string listen = options.listen.empty()
                            ? fmt::format("0.0.0.0:{}", cluster.settings.controller_port)

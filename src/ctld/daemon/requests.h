@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "common/cluster_config.h"
 #include "common/result.h"
 #include "ctld/engine/events.h"
 #include "proto/drover.pb.h"
@@ -21,5 +22,15 @@ Result<JobFilter> FilterOf(const v1::JobFilter& filter);
 grpc::Status FromReply(const Reply& reply);
 // A reactor already finished with `status` (a request refused before it is queued).
 grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* context, grpc::Status status);
+
+}  // namespace drover::ctld
+
+namespace drover::ctld {
+
+// Where a registering agent is reached: the port it reports (`reported`, "host:port") on the
+// host the configuration names (NodeAddr) or, when the node names none, the host the call came
+// from (`peer`, gRPC's "ipv4:1.2.3.4:5" / "ipv6:[::1]:5"). The reported host is never used.
+Result<std::string> AgentAddress(const ClusterConfig& cluster, int node, const std::string& peer,
+                                 const std::string& reported);
 
 }  // namespace drover::ctld

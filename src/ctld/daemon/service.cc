@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "auth/job_credential.h"
 #include "common/slurm_conf.h"
 #include "common/text.h"
 #include "ctld/daemon/requests.h"
@@ -15,19 +16,27 @@
 
 namespace drover::ctld {
 
-ControllerService::ControllerService(EngineLoop& loop, std::unique_ptr<Store> history,
+ControllerService::ControllerService(EngineLoop& loop, auth::Authenticator& authenticator,
+                                     auth::Settings auth_settings, std::unique_ptr<Store> history,
                                      std::string conf_path)
-    : loop_(loop), conf_path_(std::move(conf_path)), history_(std::move(history)) {}
+    : loop_(loop),
+      authenticator_(authenticator),
+      auth_settings_(std::move(auth_settings)),
+      conf_path_(std::move(conf_path)),
+      history_(std::move(history)) {}
 
 ControllerService::Reactor* ControllerService::Submit(Context* context,
                                                       const v1::SubmitRequest* request,
                                                       v1::SubmitReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   auto spec = wire::FromProto(request->spec());
   if (!spec) return Finished(context, Invalid(spec.error()));
   Reactor* reactor = context->DefaultReactor();
   if (request->test_only()) {
     auto will_run = std::make_shared<WillRun>();
-    loop_.Submit(WillRunJob{0, CallerOf(request->caller()), std::move(*spec), will_run},
+    loop_.Submit(WillRunJob{0, caller, std::move(*spec), will_run},
                  [this, reactor, reply, will_run](const Reply& result) {
                    if (result.ok) {
                      reply->set_job_id(will_run->next_job_id);
@@ -38,7 +47,7 @@ ControllerService::Reactor* ControllerService::Submit(Context* context,
                  });
     return reactor;
   }
-  loop_.Submit(SubmitJob{0, CallerOf(request->caller()), std::move(*spec), request->array(),
+  loop_.Submit(SubmitJob{0, caller, std::move(*spec), request->array(),
                          request->script()},
                [reactor, reply](const Reply& result) {
                  if (result.ok) reply->set_job_id(result.job_ids.front());
@@ -50,6 +59,9 @@ ControllerService::Reactor* ControllerService::Submit(Context* context,
 ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
                                                           const v1::SubmitManyRequest* request,
                                                           v1::SubmitManyReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   // Queued together, so they land in one engine batch and one commit. Each result is filled in
   // by its own reply; the last one to arrive finishes the call.
   Reactor* reactor = context->DefaultReactor();
@@ -67,7 +79,7 @@ ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
       arrived();
       continue;
     }
-    loop_.Submit(SubmitJob{0, CallerOf(one.caller()), std::move(*spec), one.array(), one.script()},
+    loop_.Submit(SubmitJob{0, caller, std::move(*spec), one.array(), one.script()},
                  [result, arrived](const Reply& outcome) {
                    if (outcome.ok)
                      result->set_job_id(outcome.job_ids.front());
@@ -101,10 +113,13 @@ ControllerService::Reactor* ControllerService::Tell(Context* context, Event even
 ControllerService::Reactor* ControllerService::Cancel(Context* context,
                                                       const v1::CancelRequest* request,
                                                       v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
   return Act(context,
-             CancelJobs{0, CallerOf(request->caller()), std::move(*filter), request->signal(),
+             CancelJobs{0, caller, std::move(*filter), request->signal(),
                         request->batch_only()},
              reply);
 }
@@ -112,26 +127,35 @@ ControllerService::Reactor* ControllerService::Cancel(Context* context,
 ControllerService::Reactor* ControllerService::Hold(Context* context,
                                                     const v1::HoldRequest* request,
                                                     v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
   return Act(context,
-             HoldJobs{0, CallerOf(request->caller()), std::move(*filter), request->release()},
+             HoldJobs{0, caller, std::move(*filter), request->release()},
              reply);
 }
 
 ControllerService::Reactor* ControllerService::Requeue(Context* context,
                                                        const v1::RequeueRequest* request,
                                                        v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
   return Act(context,
-             RequeueJobs{0, CallerOf(request->caller()), std::move(*filter), request->hold()},
+             RequeueJobs{0, caller, std::move(*filter), request->hold()},
              reply);
 }
 
 ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
                                                           const v1::UpdateNodeRequest* request,
                                                           v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   using Action = drover::ctld::UpdateNode::Action;
   std::string state = ToLower(request->state());
   Action action;
@@ -146,7 +170,7 @@ ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
   else
     return Finished(context, Invalid("Invalid node state specified: " + request->state()));
   return Act(context,
-             drover::ctld::UpdateNode{0, CallerOf(request->caller()), request->nodes(), action,
+             drover::ctld::UpdateNode{0, caller, request->nodes(), action,
                                       request->reason()},
              reply);
 }
@@ -154,9 +178,12 @@ ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
 ControllerService::Reactor* ControllerService::UpdateJob(Context* context,
                                                          const v1::UpdateJobRequest* request,
                                                          v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
-  drover::ctld::UpdateJob event{0, CallerOf(request->caller()), std::move(*filter), {}, {}, {}, {},
+  drover::ctld::UpdateJob event{0, caller, std::move(*filter), {}, {}, {}, {},
                                 {}};
   if (request->has_time_limit_seconds()) {
     if (request->time_limit_seconds() <= 0)
@@ -173,22 +200,28 @@ ControllerService::Reactor* ControllerService::UpdateJob(Context* context,
 ControllerService::Reactor* ControllerService::Suspend(Context* context,
                                                        const v1::SuspendRequest* request,
                                                        v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
   return Act(context,
-             SuspendJobs{0, CallerOf(request->caller()), std::move(*filter), request->resume()},
+             SuspendJobs{0, caller, std::move(*filter), request->resume()},
              reply);
 }
 
 ControllerService::Reactor* ControllerService::CreateStep(Context* context,
                                                           const v1::CreateStepRequest* request,
                                                           v1::CreateStepReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   if (request->job_id() == 0) return Finished(context, Invalid("CreateStep: no job ID given"));
   if (request->ntasks() > 1'000'000 || request->nodes() > 100'000 ||
       request->ntasks_per_node() > 100'000 || request->cpus_per_task() > 100'000)
     return Finished(context, Invalid("CreateStep: a count out of range"));
   drover::ctld::CreateStep event{0,
-                                 CallerOf(request->caller()),
+                                 caller,
                                  request->job_id(),
                                  request->name(),
                                  request->nodes(),
@@ -205,18 +238,38 @@ ControllerService::Reactor* ControllerService::CreateStep(Context* context,
           views::StepLayoutOf(result, cluster,
                               [this](int node) { return agents_ ? agents_->AddressOf(node) : ""; }),
           reply);
+      if (grpc::Status sealed = SealStep(reply); !sealed.ok()) return reactor->Finish(sealed);
     }
     reactor->Finish(FromReply(result));
   });
   return reactor;
 }
 
+grpc::Status ControllerService::SealStep(v1::CreateStepReply* reply) {
+  reply->set_job_bytes(reply->job().SerializeAsString());
+  v1::JobCredential claims;
+  claims.set_job_id(reply->job().spec().job_id());
+  claims.set_step_id(reply->step_id());
+  claims.set_uid(reply->job().spec().uid());
+  claims.set_gid(reply->job().spec().gid());
+  claims.set_restart_count(reply->job().restart_count());
+  claims.set_job_digest(auth::Sha256(reply->job_bytes()));
+  for (const v1::StepNode& node : reply->nodes()) claims.add_nodes(node.name());
+  Result<std::string> sealed = auth::SealJobCredential(authenticator_, claims);
+  if (!sealed) return grpc::Status(grpc::StatusCode::INTERNAL, sealed.error());
+  reply->set_credential(std::move(*sealed));
+  return grpc::Status::OK;
+}
+
 ControllerService::Reactor* ControllerService::StepEnded(Context* context,
                                                          const v1::StepEndedRequest* request,
                                                          v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Act(context,
              drover::ctld::StepEnded{
-                 0, CallerOf(request->caller()), request->job_id(), request->step_id(),
+                 0, caller, request->job_id(), request->step_id(),
                  request->exit_code(), request->exit_signal(), request->cancelled(),
                  request->cpu_seconds(), request->max_rss_mib(), request->restart_count()},
              reply);
@@ -225,8 +278,11 @@ ControllerService::Reactor* ControllerService::StepEnded(Context* context,
 ControllerService::Reactor* ControllerService::Release(Context* context,
                                                        const v1::ReleaseRequest* request,
                                                        v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Act(context,
-             ReleaseJob{0, CallerOf(request->caller()), request->job_id(), request->exit_code(),
+             ReleaseJob{0, caller, request->job_id(), request->exit_code(),
                         request->exit_signal()},
              reply);
 }
@@ -262,45 +318,60 @@ ControllerService::Reactor* ControllerService::ChangeReservation(Context* contex
 
 ControllerService::Reactor* ControllerService::CreateReservation(
     Context* context, const v1::ReservationRequest* request, v1::ReservationReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return ChangeReservation(context,
-                           drover::ctld::CreateReservation{0, CallerOf(request->caller()),
+                           drover::ctld::CreateReservation{0, caller,
                                                            request->name(), FieldsOf(*request)},
                            reply);
 }
 
 ControllerService::Reactor* ControllerService::UpdateReservation(
     Context* context, const v1::ReservationRequest* request, v1::ReservationReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   if (request->name().empty())
     return Finished(context, Invalid("Requested reservation is invalid (give its name)"));
   return ChangeReservation(context,
-                           drover::ctld::UpdateReservation{0, CallerOf(request->caller()),
+                           drover::ctld::UpdateReservation{0, caller,
                                                            request->name(), FieldsOf(*request)},
                            reply);
 }
 
 ControllerService::Reactor* ControllerService::DeleteReservation(
     Context* context, const v1::DeleteReservationRequest* request, v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Act(context,
-             drover::ctld::DeleteReservation{0, CallerOf(request->caller()), request->name()},
+             drover::ctld::DeleteReservation{0, caller, request->name()},
              reply);
 }
 
 ControllerService::Reactor* ControllerService::Top(Context* context, const v1::TopRequest* request,
                                                    v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   if (request->jobs_size() == 0) return Finished(context, Invalid("Invalid job id specified"));
-  TopJobs event{0, CallerOf(request->caller()), {}};
+  TopJobs event{0, caller, {}};
   for (const auto& job : request->jobs())
     event.jobs.emplace_back(job.array_job_id(), job.task_id());
   return Act(context, std::move(event), reply);
 }
 
 ControllerService::Reactor* ControllerService::Reconfigure(Context* context,
-                                                           const v1::ReconfigureRequest* request,
+                                                           const v1::ReconfigureRequest*,
                                                            v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   if (conf_path_.empty())
     return Finished(context, Invalid("this controller was started without a slurm.conf path"));
   // Read on a query thread: the engine thread only swaps the result in.
-  return Query(context, [this, caller = CallerOf(request->caller()), reply] {
+  return Query(context, [this, caller = caller, reply] {
     ConfigLoad load = LoadClusterConfig(conf_path_);
     if (!load.ok())
       return Invalid(
@@ -315,11 +386,23 @@ ControllerService::Reactor* ControllerService::Reconfigure(Context* context,
 ControllerService::Reactor* ControllerService::Register(Context* context,
                                                         const v1::RegisterRequest* request,
                                                         v1::RegisterReply*) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kDaemon, caller); !refused.ok())
+    return Finished(context, refused);
   int node = loop_.snapshot()->cluster->FindNode(request->node());
   if (node < 0)
     return Finished(context,
                     Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
-  if (agents_ && !request->address().empty()) agents_->SetAddress(node, request->address());
+  if (agents_ && !request->address().empty()) {
+    // The agent says on which port it listens; the host is the configuration's (NodeAddr) or,
+    // for a node without one, the address the registration came from: a node cannot point
+    // another node's launches elsewhere.
+    Result<std::string> address = AgentAddress(*loop_.snapshot()->cluster, node, context->peer(),
+                                               request->address());
+    if (!address) return Finished(context, grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                                                         address.error()));
+    agents_->SetAddress(node, std::move(*address));
+  }
   NodeRegistered event{request->node(), {}};
   event.running_jobs.assign(request->running_jobs().begin(), request->running_jobs().end());
   if (request->cpus() || request->memory_mb() || !request->gpu_source().empty())
@@ -330,6 +413,9 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
 ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
                                                          const v1::HeartbeatRequest* request,
                                                          v1::HeartbeatReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kDaemon, caller); !refused.ok())
+    return Finished(context, refused);
   // After a controller restart every node waits for its agent to register again.
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   int node = snapshot->cluster->FindNode(request->node());
@@ -345,6 +431,9 @@ ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
 ControllerService::Reactor* ControllerService::JobEnded(Context* context,
                                                         const v1::JobEndedRequest* request,
                                                         v1::JobEndedReply*) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kDaemon, caller); !refused.ok())
+    return Finished(context, refused);
   // The reply leaves after the end is committed: the agent may then forget it.
   drover::ctld::JobEnded event{
       request->job_id(),        request->node(),          request->exit_code(),

@@ -3,7 +3,9 @@
 // an event's reply leaves from the commit thread once the batch holding it is committed. A query
 // runs on the service's query threads over the latest snapshot (it never waits for a batch):
 // a view (ctld/views) reads the snapshot, a wire codec builds the reply. Handlers that queue
-// events are in service.cc, queries in service_queries.cc.
+// events are in service.cc, queries in service_queries.cc. Every handler first admits its call
+// (service_admission.cc): the caller is the one its credential proves, never the request's
+// `caller` field; the agents' RPCs are admitted only from root or SlurmUser.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/auth.h"
 #include "common/cluster_config.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
@@ -23,9 +26,11 @@ namespace drover::ctld {
 
 class ControllerService final : public v1::Controller::CallbackService {
  public:
-  // `history` is a second, read-only use of the store for job history (may be null).
-  // `conf_path` is the slurm.conf that Reconfigure reads again (empty: Reconfigure refuses).
-  ControllerService(EngineLoop& loop, std::unique_ptr<Store> history = nullptr,
+  // `authenticator` verifies every call's credential (it outlives the service); `history` is a
+  // second, read-only use of the store for job history (may be null). `conf_path` is the
+  // slurm.conf that Reconfigure reads again (empty: Reconfigure refuses).
+  ControllerService(EngineLoop& loop, auth::Authenticator& authenticator,
+                    auth::Settings auth_settings, std::unique_ptr<Store> history = nullptr,
                     std::string conf_path = "");
   // Where registering agents' addresses go (their launches and signals are sent there).
   void SetAgents(AgentDispatcher* agents) { agents_ = agents; }
@@ -65,6 +70,15 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* Reconfigure(Context*, const v1::ReconfigureRequest*, v1::ActionReply*) override;
 
  private:
+  enum class Access {
+    kUser,    // any authenticated caller
+    kDaemon,  // an agent: root or SlurmUser only
+  };
+  // Fills `caller` from the call's proven identity, or answers why the call is refused.
+  grpc::Status Admit(Context* context, Access access, Caller& caller);
+  // The step's credential: the Job bytes the agents will run it from, sealed with its claims.
+  grpc::Status SealStep(v1::CreateStepReply* reply);
+
   // Queues the event; the reactor finishes with the committed reply (job IDs into `reply`).
   Reactor* Act(Context* context, Event event, v1::ActionReply* reply);
   Reactor* Tell(Context* context, Event event);  // agents' events: an empty reply
@@ -81,6 +95,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* ChangeReservation(Context* context, Event event, v1::ReservationReply* reply);
 
   EngineLoop& loop_;
+  auth::Authenticator& authenticator_;
+  const auth::Settings auth_settings_;
   std::string conf_path_;
   JobHistory history_;
   QueryPool queries_{2};

@@ -27,6 +27,9 @@ ControllerService::Reactor* ControllerService::Query(Context* context,
 
 ControllerService::Reactor* ControllerService::ListJobs(Context* context, const v1::JobQuery* query,
                                                         v1::JobList* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Query(context, [this, query, reply] { return DoListJobs(query, reply); });
 }
 
@@ -46,6 +49,9 @@ grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobLis
 ControllerService::Reactor* ControllerService::History(Context* context,
                                                        const v1::HistoryQuery* query,
                                                        v1::JobList* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Query(context, [this, query, reply] { return DoHistory(query, reply); });
 }
 
@@ -63,6 +69,9 @@ grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::Job
 ControllerService::Reactor* ControllerService::Priorities(Context* context,
                                                           const v1::PriorityQuery* query,
                                                           v1::PriorityList* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Query(context, [this, query, reply] { return DoPriorities(query, reply); });
 }
 
@@ -76,6 +85,9 @@ grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
 
 ControllerService::Reactor* ControllerService::Shares(Context* context, const v1::ShareQuery*,
                                                       v1::ShareList* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Query(context, [this, reply] { return DoShares(reply); });
 }
 
@@ -86,6 +98,9 @@ grpc::Status ControllerService::DoShares(v1::ShareList* reply) {
 
 ControllerService::Reactor* ControllerService::ListNodes(Context* context, const v1::NodeQuery*,
                                                          v1::NodeList* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Query(context, [this, reply] { return DoListNodes(reply); });
 }
 
@@ -97,6 +112,9 @@ grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
 ControllerService::Reactor* ControllerService::ListPartitions(Context* context,
                                                               const v1::PartitionQuery*,
                                                               v1::PartitionList* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Query(context, [this, reply] { return DoListPartitions(reply); });
 }
 
@@ -108,6 +126,9 @@ grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
 ControllerService::Reactor* ControllerService::ListReservations(Context* context,
                                                                 const v1::ReservationQuery* query,
                                                                 v1::ReservationList* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Query(context, [this, query, reply] { return DoListReservations(query, reply); });
 }
 
@@ -122,6 +143,9 @@ grpc::Status ControllerService::DoListReservations(const v1::ReservationQuery* q
 
 ControllerService::Reactor* ControllerService::Ping(Context* context, const v1::PingRequest*,
                                                     v1::PingReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);

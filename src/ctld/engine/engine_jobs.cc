@@ -3,6 +3,7 @@
 // batch knows what to persist.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include "common/array_spec.h"
@@ -249,7 +250,12 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
       it->second->restart_count != event.restart_count)
     return;
   int reporter = cluster().FindNode(event.node);
-  if (event.epilog_failed && reporter >= 0) {
+  // A node reports only the jobs it runs: a report about another node's job changes nothing.
+  const auto& held = it->second->allocation.nodes;
+  if (std::none_of(held.begin(), held.end(),
+                   [reporter](const auto& node) { return node.node == reporter; }))
+    return;
+  if (event.epilog_failed) {
     NodeStatus& node = nodes_[reporter];
     node.drain = true;
     node.reason = event.reason.empty() ? "Epilog error" : "Epilog error: " + event.reason;
@@ -263,7 +269,7 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
       reporter != reported.allocation.nodes.front().node)
     return;
   Job& job = Mutable(event.job_id, out);
-  if (event.prolog_failed && reporter >= 0) {
+  if (event.prolog_failed) {
     NodeStatus& node = nodes_[reporter];
     node.drain = true;
     node.reason = event.reason.empty() ? "Prolog error" : "Prolog error: " + event.reason;
