@@ -27,6 +27,9 @@ int RunUp(Arguments args);
 int RunDown(Arguments args);
 int RunStatus(Arguments args);
 int RunEnv(Arguments args);
+// auth/slurm's key and broker (drover/auth_commands.cc; built with the daemons).
+int RunKeygen(Arguments args);
+int RunAuthd(Arguments args);
 int RunSbatch(Arguments args);    // sbatch/sbatch.cc
 int RunSqueue(Arguments args);    // query/squeue.cc
 int RunSinfo(Arguments args);     // query/sinfo.cc
