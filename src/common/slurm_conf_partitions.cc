@@ -124,6 +124,13 @@ const std::vector<ConfField<P>>& Fields() {
       {"AllowGroups", List(&P::allow_groups)},
       {"AllowQos", List(&P::allow_qos)},
       {"DenyQos", List(&P::deny_qos)},
+      {"DisableRootJobs",
+       [](P& p, std::string_view v) -> SetResult {
+         auto parsed = ParseBool(v);
+         if (!parsed) return Invalid(v, "expected YES or NO");
+         p.disable_root_jobs = *parsed;
+         return std::nullopt;
+       }},
       {"QOS", String(&P::qos)},
       {"DefMemPerCPU",
        [](P& p, auto v) { return SetOptionalMemory(&P::def_mem_per_cpu_mb, p, v); }},

@@ -4,7 +4,7 @@
 namespace drover::ctld {
 
 Caller CallerOf(const v1::Caller& caller) {
-  return Caller{caller.uid(), caller.gid(), false};
+  return Caller{caller.uid(), caller.gid(), caller.uid() == 0};
 }
 
 grpc::Status Invalid(const std::string& message) {

@@ -1,7 +1,7 @@
 // What the service reads from a request (the caller, a job filter) and the statuses it answers
 // with. Validation at the API boundary: a filter that names an unknown state never reaches the
-// engine. The caller's uid/gid come from the request until credentials are built (planned:
-// docs/design.md, Security): CallerOf() is the one place that will change.
+// engine. CallerOf() takes the caller the request claims (uid 0 an operator) and goes once every
+// request is authenticated: then handlers take Callers::Of(identity) (daemon/callers.h).
 #pragma once
 
 #include <grpcpp/grpcpp.h>

@@ -71,13 +71,16 @@ class ControllerService final : public v1::Controller::CallbackService {
   // Runs a query on the query threads.
   Reactor* Query(Context* context, std::function<grpc::Status()> query);
 
-  grpc::Status DoListJobs(const v1::JobQuery*, v1::JobList*);
+  static Caller QueryCaller();
+  // Queries see what their caller may see (PrivateData, views/privacy.h).
+  grpc::Status DoListJobs(const Caller&, const v1::JobQuery*, v1::JobList*);
   grpc::Status DoListNodes(v1::NodeList*);
-  grpc::Status DoHistory(const v1::HistoryQuery*, v1::JobList*);
-  grpc::Status DoPriorities(const v1::PriorityQuery*, v1::PriorityList*);
-  grpc::Status DoShares(v1::ShareList*);
+  grpc::Status DoHistory(const Caller&, const v1::HistoryQuery*, v1::JobList*);
+  grpc::Status DoPriorities(const Caller&, const v1::PriorityQuery*, v1::PriorityList*);
+  grpc::Status DoShares(const Caller&, v1::ShareList*);
   grpc::Status DoListPartitions(v1::PartitionList*);
-  grpc::Status DoListReservations(const v1::ReservationQuery*, v1::ReservationList*);
+  grpc::Status DoListReservations(const Caller&, const v1::ReservationQuery*,
+                                  v1::ReservationList*);
   Reactor* ChangeReservation(Context* context, Event event, v1::ReservationReply* reply);
 
   EngineLoop& loop_;

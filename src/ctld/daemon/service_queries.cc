@@ -18,6 +18,13 @@
 
 namespace drover::ctld {
 
+// Queries carry no identity yet: until every request is authenticated (issue 15) they see
+// everything, as before PrivateData was enforced. The authenticated identity's
+// Callers::Of(uid, gid) replaces this.
+Caller ControllerService::QueryCaller() {
+  return Caller{0, 0, true};
+}
+
 ControllerService::Reactor* ControllerService::Query(Context* context,
                                                      std::function<grpc::Status()> query) {
   Reactor* reactor = context->DefaultReactor();
@@ -27,15 +34,17 @@ ControllerService::Reactor* ControllerService::Query(Context* context,
 
 ControllerService::Reactor* ControllerService::ListJobs(Context* context, const v1::JobQuery* query,
                                                         v1::JobList* reply) {
-  return Query(context, [this, query, reply] { return DoListJobs(query, reply); });
+  Caller caller = QueryCaller();
+  return Query(context, [this, caller, query, reply] { return DoListJobs(caller, query, reply); });
 }
 
-grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobList* reply) {
+grpc::Status ControllerService::DoListJobs(const Caller& caller, const v1::JobQuery* query,
+                                           v1::JobList* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   views::JobSelection selection =
-      views::SelectJobs(*snapshot, *filter, query->all_states(), query->with_plan());
+      views::SelectJobs(*snapshot, caller, *filter, query->all_states(), query->with_plan());
   wire::JobListing listing{selection.time, {}, std::move(selection.planned)};
   for (const JobPtr& job : selection.jobs)
     listing.jobs.push_back(CachedJob(*job, *snapshot->cluster));
@@ -46,15 +55,17 @@ grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobLis
 ControllerService::Reactor* ControllerService::History(Context* context,
                                                        const v1::HistoryQuery* query,
                                                        v1::JobList* reply) {
-  return Query(context, [this, query, reply] { return DoHistory(query, reply); });
+  Caller caller = QueryCaller();
+  return Query(context, [this, caller, query, reply] { return DoHistory(caller, query, reply); });
 }
 
-grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::JobList* reply) {
+grpc::Status ControllerService::DoHistory(const Caller& caller, const v1::HistoryQuery* query,
+                                          v1::JobList* reply) {
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  auto listing =
-      history_.Find(*snapshot, {std::move(*filter), query->start_time(), query->end_time()});
+  auto listing = history_.Find(*snapshot, caller,
+                               {std::move(*filter), query->start_time(), query->end_time()});
   if (!listing) return grpc::Status(grpc::StatusCode::INTERNAL, listing.error());
   wire::ToProto(*listing, reply);
   return grpc::Status::OK;
@@ -63,24 +74,27 @@ grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::Job
 ControllerService::Reactor* ControllerService::Priorities(Context* context,
                                                           const v1::PriorityQuery* query,
                                                           v1::PriorityList* reply) {
-  return Query(context, [this, query, reply] { return DoPriorities(query, reply); });
+  Caller caller = QueryCaller();
+  return Query(context,
+               [this, caller, query, reply] { return DoPriorities(caller, query, reply); });
 }
 
-grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
+grpc::Status ControllerService::DoPriorities(const Caller& caller, const v1::PriorityQuery* query,
                                              v1::PriorityList* reply) {
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
-  wire::ToProto(views::ListPriorities(*loop_.snapshot(), *filter), reply);
+  wire::ToProto(views::ListPriorities(*loop_.snapshot(), caller, *filter), reply);
   return grpc::Status::OK;
 }
 
 ControllerService::Reactor* ControllerService::Shares(Context* context, const v1::ShareQuery*,
                                                       v1::ShareList* reply) {
-  return Query(context, [this, reply] { return DoShares(reply); });
+  Caller caller = QueryCaller();
+  return Query(context, [this, caller, reply] { return DoShares(caller, reply); });
 }
 
-grpc::Status ControllerService::DoShares(v1::ShareList* reply) {
-  wire::ToProto(views::ListShares(*loop_.snapshot()), reply);
+grpc::Status ControllerService::DoShares(const Caller& caller, v1::ShareList* reply) {
+  wire::ToProto(views::ListShares(*loop_.snapshot(), caller), reply);
   return grpc::Status::OK;
 }
 
@@ -108,12 +122,16 @@ grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
 ControllerService::Reactor* ControllerService::ListReservations(Context* context,
                                                                 const v1::ReservationQuery* query,
                                                                 v1::ReservationList* reply) {
-  return Query(context, [this, query, reply] { return DoListReservations(query, reply); });
+  Caller caller = QueryCaller();
+  return Query(context,
+               [this, caller, query, reply] { return DoListReservations(caller, query, reply); });
 }
 
-grpc::Status ControllerService::DoListReservations(const v1::ReservationQuery* query,
+grpc::Status ControllerService::DoListReservations(const Caller& caller,
+                                                   const v1::ReservationQuery* query,
                                                    v1::ReservationList* reply) {
-  wire::ReservationListing listing = views::ListReservations(*loop_.snapshot(), query->name());
+  wire::ReservationListing listing =
+      views::ListReservations(*loop_.snapshot(), caller, query->name());
   if (!query->name().empty() && listing.reservations.empty())
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "Reservation " + query->name() + " not found");
   wire::ToProto(listing, reply);
