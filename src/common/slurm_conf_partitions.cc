@@ -156,6 +156,9 @@ void ApplyPair(const ConfLine& line, const ConfPair& pair, PartitionConfig& part
   if (const ConfField<P>* field = FindField(Fields(), pair.key)) {
     if (SetResult error = field->set(partition, pair.value))
       diagnostics.Error(line.where, fmt::format("{}: {}", field->name, *error));
+    else
+      reporter.ReportUnenforced(diagnostics, line.where, field->name, "partition",
+                                PartitionLineUnenforcedKeys());
     return;
   }
   static const std::vector<std::string_view> implemented = [] {
