@@ -71,6 +71,13 @@ struct ControllerHost {
   std::string address;  // from "name(address)" or ControlAddr; empty: resolve name
 };
 
+// PrivateData: what users other than operators may not see of other users. Each flag is one
+// of Slurm 22.05's words.
+struct PrivateData {
+  bool accounts = false, cloud = false, events = false, jobs = false, nodes = false,
+       partitions = false, reservations = false, usage = false, users = false;
+};
+
 // The cluster-wide keys of slurm.conf, with Slurm's defaults.
 struct ClusterSettings {
   // cluster
@@ -88,6 +95,9 @@ struct ClusterSettings {
   AuthType auth = AuthType::kMunge;
   std::string auth_info;                    // AuthInfo as written; auth::SettingsOf reads it
   std::vector<std::string> auth_alt_types;  // AuthAltTypes: accepted (auth/jwt), not served yet
+  bool disable_root_jobs = false;  // DisableRootJobs: no job may run as root
+  PrivateData private_data;
+  int64_t group_update_time_seconds = 600;  // GroupUpdateTime: how long a user's groups are kept
 
   // resources and selection
   SelectType select = SelectType::kConsTres;
@@ -202,6 +212,7 @@ struct PartitionConfig {
   OverSubscribe over_subscribe;
   bool exclusive_user = false, hidden = false, root_only = false, least_loaded = false;
   std::vector<std::string> allow_accounts, deny_accounts, allow_groups, allow_qos, deny_qos;
+  std::optional<bool> disable_root_jobs;  // unset: the cluster's DisableRootJobs
   std::string qos;
   std::optional<uint64_t> def_mem_per_cpu_mb, def_mem_per_gpu_mb, max_mem_per_node_mb;
   std::optional<int64_t> def_cpu_per_gpu;                       // unset: the cluster's DefCpuPerGPU

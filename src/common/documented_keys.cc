@@ -376,4 +376,32 @@ std::span<const std::string_view> TopologyConfDocumentedKeys() {
   return kTopologyConfKeys;
 }
 
+std::span<const std::string_view> SlurmConfUnenforcedKeys() {
+  static constexpr std::string_view kKeys[] = {
+      "AccountingStorageEnforce",
+      "AccountingStorageHost",
+      "AccountingStorageTRES",
+      "AccountingStorageType",
+      "InactiveLimit",
+      "JobAcctGatherFrequency",
+      "JobAcctGatherType",
+      "JobCompType",
+      "MaxMemPerCPU",
+      "PriorityUsageResetPeriod",
+      "ProctrackType",
+      "ResumeTimeout",
+      "SlurmctldDebug",
+      "SlurmdDebug",
+      "TaskPlugin",
+      "TmpFS",
+      "UnkillableStepTimeout",
+  };
+  return kKeys;
+}
+
+std::span<const std::string_view> PartitionLineUnenforcedKeys() {
+  static constexpr std::string_view kKeys[] = {"ExclusiveUser", "LLN"};
+  return kKeys;
+}
+
 }  // namespace drover

@@ -23,6 +23,12 @@ std::span<const std::string_view> NodeLineDocumentedKeys();
 // Keys valid on a PartitionName= line of slurm.conf, PartitionName itself included.
 std::span<const std::string_view> PartitionLineDocumentedKeys();
 
+// Keys Drover reads into its configuration (and shows, e.g. in scontrol show config) but does
+// not act on yet: each is warned about once, so no setting is silently ignored. A key leaves
+// these lists when Drover enforces it.
+std::span<const std::string_view> SlurmConfUnenforcedKeys();
+std::span<const std::string_view> PartitionLineUnenforcedKeys();
+
 // gres.conf(5) keys.
 std::span<const std::string_view> GresConfDocumentedKeys();
 

@@ -25,6 +25,25 @@ bool IsLineKind(const ConfLine& line, std::string_view kind) {
   return EqualsIgnoreCase(line.pairs.front().key, kind);
 }
 
+// The parts of a read key that have no effect yet: SchedulerParameters options Drover does not
+// know, PrivateData words it does not enforce.
+void ReportUnenforcedParts(const ConfLine& line, const std::string& key,
+                           const ClusterSettings& settings, Diagnostics& diagnostics,
+                           KeyReporter& reporter) {
+  if (key == "schedulerparameters")
+    for (const auto& [option, value] : settings.scheduler_params.other)
+      reporter.ReportUnenforcedValue(diagnostics, line.where,
+                                     fmt::format("SchedulerParameters option '{}'", option));
+  if (key != "privatedata") return;
+  const PrivateData& data = settings.private_data;
+  const std::pair<bool, std::string_view> words[] = {
+      {data.accounts, "accounts"}, {data.cloud, "cloud"},           {data.events, "events"},
+      {data.nodes, "nodes"},       {data.partitions, "partitions"}, {data.users, "users"}};
+  for (const auto& [set, word] : words)
+    if (set)
+      reporter.ReportUnenforcedValue(diagnostics, line.where, fmt::format("PrivateData={}", word));
+}
+
 void ApplyClusterPair(const ConfLine& line, const ConfPair& pair, ClusterConfig& config,
                       Diagnostics& diagnostics, KeyReporter& reporter,
                       std::map<std::string, int>& first_seen) {
@@ -45,8 +64,13 @@ void ApplyClusterPair(const ConfLine& line, const ConfPair& pair, ClusterConfig&
                                                 field->name, it->second));
     it->second = line.where.line;
   }
-  if (SetResult error = field->set(config.settings, pair.value))
+  if (SetResult error = field->set(config.settings, pair.value)) {
     diagnostics.Error(line.where, fmt::format("{}: {}", field->name, *error));
+    return;
+  }
+  ReportUnenforcedParts(line, key, config.settings, diagnostics, reporter);
+  reporter.ReportUnenforced(diagnostics, line.where, field->name, "slurm.conf",
+                            SlurmConfUnenforcedKeys());
 }
 
 void AddNodeSet(const ConfLine& line, const ClusterConfig& config, std::vector<NodeSet>& sets,
@@ -93,6 +117,21 @@ void KeyReporter::Report(Diagnostics& diagnostics, const SourceLocation& where,
   std::string hint = suggestion ? fmt::format(" — did you mean '{}'?", *suggestion)
                                 : std::string(" — it is ignored");
   diagnostics.Warning(where, fmt::format("unknown {} key '{}'{}", kind, key, hint));
+}
+
+void KeyReporter::ReportUnenforced(Diagnostics& diagnostics, const SourceLocation& where,
+                                   std::string_view key, std::string_view kind,
+                                   std::span<const std::string_view> unenforced) {
+  for (std::string_view name : unenforced)
+    if (EqualsIgnoreCase(name, key) &&
+        reported.insert(ToLower(fmt::format("{}:{}", kind, name))).second)
+      diagnostics.Warning(where, fmt::format("'{}' is read but not enforced by Drover yet", name));
+}
+
+void KeyReporter::ReportUnenforcedValue(Diagnostics& diagnostics, const SourceLocation& where,
+                                        std::string_view what) {
+  if (reported.insert(ToLower(fmt::format("value:{}", what))).second)
+    diagnostics.Warning(where, fmt::format("{} is read but not enforced by Drover yet", what));
 }
 
 void ApplySlurmConf(const std::vector<ConfLine>& lines, ClusterConfig& config,

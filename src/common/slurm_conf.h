@@ -22,6 +22,13 @@ struct KeyReporter {
   void Report(Diagnostics& diagnostics, const SourceLocation& where, std::string_view key,
               std::string_view kind, std::span<const std::string_view> implemented,
               std::span<const std::string_view> documented);
+
+  // A key Drover reads but does not act on yet (`unenforced`), or a value of one it reads (a
+  // SchedulerParameters option, a PrivateData word): "read but not enforced" once.
+  void ReportUnenforced(Diagnostics& diagnostics, const SourceLocation& where, std::string_view key,
+                        std::string_view kind, std::span<const std::string_view> unenforced);
+  void ReportUnenforcedValue(Diagnostics& diagnostics, const SourceLocation& where,
+                             std::string_view what);
 };
 
 const std::vector<ConfField<ClusterSettings>>& ClusterSettingsFields();

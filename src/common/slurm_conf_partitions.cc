@@ -124,6 +124,13 @@ const std::vector<ConfField<P>>& Fields() {
       {"AllowGroups", List(&P::allow_groups)},
       {"AllowQos", List(&P::allow_qos)},
       {"DenyQos", List(&P::deny_qos)},
+      {"DisableRootJobs",
+       [](P& p, std::string_view v) -> SetResult {
+         auto parsed = ParseBool(v);
+         if (!parsed) return Invalid(v, "expected YES or NO");
+         p.disable_root_jobs = *parsed;
+         return std::nullopt;
+       }},
       {"QOS", String(&P::qos)},
       {"DefMemPerCPU",
        [](P& p, auto v) { return SetOptionalMemory(&P::def_mem_per_cpu_mb, p, v); }},
@@ -149,6 +156,9 @@ void ApplyPair(const ConfLine& line, const ConfPair& pair, PartitionConfig& part
   if (const ConfField<P>* field = FindField(Fields(), pair.key)) {
     if (SetResult error = field->set(partition, pair.value))
       diagnostics.Error(line.where, fmt::format("{}: {}", field->name, *error));
+    else
+      reporter.ReportUnenforced(diagnostics, line.where, field->name, "partition",
+                                PartitionLineUnenforcedKeys());
     return;
   }
   static const std::vector<std::string_view> implemented = [] {

@@ -3,6 +3,8 @@
 // act on are reported by slurm_conf.cc, not here.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/slurm_conf.h"
 #include "common/tres.h"
 
@@ -182,6 +184,36 @@ SetResult SetAuthAltTypes(S& s, std::string_view value) {
   return std::nullopt;
 }
 
+// PrivateData=jobs,usage,...: Slurm 22.05's words, any case.
+SetResult SetPrivateData(S& s, std::string_view value) {
+  using F = bool PrivateData::*;
+  static const std::pair<std::string_view, F> kWords[] = {
+      {"accounts", &PrivateData::accounts},
+      {"cloud", &PrivateData::cloud},
+      {"events", &PrivateData::events},
+      {"jobs", &PrivateData::jobs},
+      {"nodes", &PrivateData::nodes},
+      {"partitions", &PrivateData::partitions},
+      {"reservations", &PrivateData::reservations},
+      {"usage", &PrivateData::usage},
+      {"users", &PrivateData::users}};
+  PrivateData data;
+  for (const std::string& item : Split(value, ',')) {
+    std::string_view word = Trim(item);
+    if (word.empty()) continue;
+    auto known = std::find_if(std::begin(kWords), std::end(kWords), [&](const auto& entry) {
+      return EqualsIgnoreCase(entry.first, word);
+    });
+    if (known == std::end(kWords))
+      return Invalid(value, fmt::format("'{}' is not one of accounts, cloud, events, jobs, nodes, "
+                                        "partitions, reservations, usage, users",
+                                        word));
+    data.*known->second = true;
+  }
+  s.private_data = data;
+  return std::nullopt;
+}
+
 std::vector<ConfField<S>> BuildFields() {
   std::vector<ConfField<S>> f = {
       // cluster
@@ -209,6 +241,9 @@ std::vector<ConfField<S>> BuildFields() {
                           "expected auth/munge, auth/slurm or auth/none")},
       {"AuthInfo", String(&S::auth_info)},
       {"AuthAltTypes", SetAuthAltTypes},
+      {"DisableRootJobs", Bool(&S::disable_root_jobs)},
+      {"PrivateData", SetPrivateData},
+      {"GroupUpdateTime", Integer(&S::group_update_time_seconds, 0, UINT32_MAX)},
       // resources and selection
       {"SelectType", Choice(&S::select,
                             {{"select/cons_tres", SelectType::kConsTres},

@@ -259,5 +259,32 @@ TEST(SlurmConf, UnknownKeysWarnWithASuggestionAndDocumentedOnesOnce) {
             "PartitionName= line is added\n");
 }
 
+TEST(SlurmConf, KeysReadButNotEnforcedWarnOnceAndEnforcedOnesDoNot) {
+  ConfigLoad load = Load(
+      "NodeName=n1\nProctrackType=proctrack/linuxproc\nSchedulerParameters=bf_continue,"
+      "max_rpc_cnt=8\nPrivateData=jobs,usage,nodes\nDisableRootJobs=YES\nGroupUpdateTime=60\n"
+      "PartitionName=p Nodes=n1 Default=YES ExclusiveUser=YES AllowGroups=wheel RootOnly=NO "
+      "DisableRootJobs=NO AllowQos=ALL DenyAccounts=x\n"
+      "PartitionName=q Nodes=n1 ExclusiveUser=YES\n");
+  EXPECT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(Messages(load.diagnostics.warnings()),
+            "slurm.conf:4: 'ProctrackType' is read but not enforced by Drover yet\n"
+            "slurm.conf:5: SchedulerParameters option 'max_rpc_cnt' is read but not enforced by "
+            "Drover yet\n"
+            "slurm.conf:6: PrivateData=nodes is read but not enforced by Drover yet\n"
+            "slurm.conf:9: 'ExclusiveUser' is read but not enforced by Drover yet\n");
+  const ClusterSettings& s = load.config.settings;
+  EXPECT_TRUE(s.private_data.jobs && s.private_data.usage && s.private_data.nodes);
+  EXPECT_FALSE(s.private_data.reservations);
+  EXPECT_TRUE(s.disable_root_jobs);
+  EXPECT_EQ(s.group_update_time_seconds, 60);
+  EXPECT_EQ(load.config.partitions[0].disable_root_jobs, std::optional<bool>(false));
+  EXPECT_FALSE(load.config.partitions[1].disable_root_jobs);
+  ConfigLoad bad = Load("NodeName=n1\nPrivateData=jobs,secrets\nPartitionName=p Nodes=n1\n");
+  EXPECT_NE(Messages(bad.diagnostics.errors()).find("'secrets' is not one of accounts"),
+            std::string::npos)
+      << Messages(bad.diagnostics.errors());
+}
+
 }  // namespace
 }  // namespace drover

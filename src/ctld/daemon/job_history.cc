@@ -4,21 +4,24 @@
 #include <set>
 
 #include "ctld/records.h"
+#include "ctld/views/privacy.h"
 
 namespace drover::ctld {
 namespace {
 
 views::HistoryKey KeyOf(const v1::Job& job) {
   return {job.spec().job_id(), job.spec().array_job_id(), job.spec().user(),
-          job.state(),         job.spec().submit_time(),  job.end_time()};
+          job.state(),         job.spec().submit_time(),  job.end_time(),
+          job.spec().uid()};
 }
 
 }  // namespace
 
 JobHistory::JobHistory(std::unique_ptr<Store> store) : store_(std::move(store)) {}
 
-Result<wire::JobListing> JobHistory::Find(const Snapshot& snapshot,
-                                          const views::HistoryQuery& query) {
+Result<wire::JobListing> JobHistory::Find(const Snapshot& snapshot, const Caller& caller,
+                                          views::HistoryQuery query) {
+  query.filter = views::VisibleJobs(std::move(query.filter), caller, snapshot.cluster->settings);
   wire::JobListing listing;
   listing.time = snapshot.time;
   std::set<uint64_t> live = views::LiveJobIds(snapshot);

@@ -20,9 +20,10 @@ class JobHistory {
   explicit JobHistory(std::unique_ptr<Store> store);
 
   // The stored jobs the query selects that have left the live queue, in the store's order, then
-  // the live queue's, by ID. An error when the store cannot be read.
-  Result<wire::JobListing> Find(const Snapshot& snapshot, const views::HistoryQuery& query)
-      EXCLUDES(mutex_);
+  // the live queue's, by ID; under PrivateData=jobs only the caller's own unless an operator
+  // asks. An error when the store cannot be read.
+  Result<wire::JobListing> Find(const Snapshot& snapshot, const Caller& caller,
+                                views::HistoryQuery query) EXCLUDES(mutex_);
 
  private:
   Mutex mutex_;  // the store is not thread-safe; queries are concurrent

@@ -8,10 +8,6 @@
 
 namespace drover::ctld {
 
-Caller CallerOf(const v1::Caller& caller) {
-  return Caller{caller.uid(), caller.gid(), false};
-}
-
 grpc::Status Invalid(const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
 }

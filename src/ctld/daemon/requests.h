@@ -1,7 +1,7 @@
-// What the service reads from a request (the caller, a job filter) and the statuses it answers
-// with. Validation at the API boundary: a filter that names an unknown state never reaches the
-// engine. The caller's uid/gid come from the request until credentials are built (planned:
-// docs/design.md, Security): CallerOf() is the one place that will change.
+// What the service reads from a request (a job filter, an agent's address) and the statuses it
+// answers with. Validation at the API boundary: a filter that names an unknown state never
+// reaches the engine. The caller is never read from a request: it is the call's proven identity
+// (service_admission.cc, daemon/callers.h).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -15,7 +15,6 @@
 
 namespace drover::ctld {
 
-Caller CallerOf(const v1::Caller& caller);
 grpc::Status Invalid(const std::string& message);
 // An error in Slurm's words for a state it does not know.
 Result<JobFilter> FilterOf(const v1::JobFilter& filter);

@@ -22,6 +22,7 @@ ControllerService::ControllerService(EngineLoop& loop, auth::Authenticator& auth
     : loop_(loop),
       authenticator_(authenticator),
       auth_settings_(std::move(auth_settings)),
+      callers_(loop.snapshot()->cluster->settings),
       conf_path_(std::move(conf_path)),
       history_(std::move(history)) {}
 

@@ -17,6 +17,7 @@
 #include "auth/auth.h"
 #include "common/cluster_config.h"
 #include "ctld/daemon/agent_dispatch.h"
+#include "ctld/daemon/callers.h"
 #include "ctld/daemon/engine_loop.h"
 #include "ctld/daemon/job_history.h"
 #include "ctld/daemon/query_pool.h"
@@ -85,18 +86,21 @@ class ControllerService final : public v1::Controller::CallbackService {
   // Runs a query on the query threads.
   Reactor* Query(Context* context, std::function<grpc::Status()> query);
 
-  grpc::Status DoListJobs(const v1::JobQuery*, v1::JobList*);
+  // Queries see what their caller may see (PrivateData, views/privacy.h).
+  grpc::Status DoListJobs(const Caller&, const v1::JobQuery*, v1::JobList*);
   grpc::Status DoListNodes(v1::NodeList*);
-  grpc::Status DoHistory(const v1::HistoryQuery*, v1::JobList*);
-  grpc::Status DoPriorities(const v1::PriorityQuery*, v1::PriorityList*);
-  grpc::Status DoShares(v1::ShareList*);
+  grpc::Status DoHistory(const Caller&, const v1::HistoryQuery*, v1::JobList*);
+  grpc::Status DoPriorities(const Caller&, const v1::PriorityQuery*, v1::PriorityList*);
+  grpc::Status DoShares(const Caller&, v1::ShareList*);
   grpc::Status DoListPartitions(v1::PartitionList*);
-  grpc::Status DoListReservations(const v1::ReservationQuery*, v1::ReservationList*);
+  grpc::Status DoListReservations(const Caller&, const v1::ReservationQuery*,
+                                  v1::ReservationList*);
   Reactor* ChangeReservation(Context* context, Event event, v1::ReservationReply* reply);
 
   EngineLoop& loop_;
   auth::Authenticator& authenticator_;
   const auth::Settings auth_settings_;
+  Callers callers_;  // who a proven uid is: name, groups, operator
   std::string conf_path_;
   JobHistory history_;
   QueryPool queries_{2};

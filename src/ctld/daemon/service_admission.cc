@@ -16,7 +16,7 @@ grpc::Status ControllerService::Admit(Context* context, Access access, Caller& c
                         fmt::format("only the agents (root or SlurmUser {}) may call this; uid {} "
                                     "may not",
                                     auth_settings_.slurm_user, identity->uid));
-  caller = Caller{identity->uid, identity->gid, daemon};
+  caller = callers_.Of(identity->uid, identity->gid);
   return grpc::Status::OK;
 }
 

@@ -30,15 +30,16 @@ ControllerService::Reactor* ControllerService::ListJobs(Context* context, const 
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, query, reply] { return DoListJobs(query, reply); });
+  return Query(context, [this, caller, query, reply] { return DoListJobs(caller, query, reply); });
 }
 
-grpc::Status ControllerService::DoListJobs(const v1::JobQuery* query, v1::JobList* reply) {
+grpc::Status ControllerService::DoListJobs(const Caller& caller, const v1::JobQuery* query,
+                                           v1::JobList* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   views::JobSelection selection =
-      views::SelectJobs(*snapshot, *filter, query->all_states(), query->with_plan());
+      views::SelectJobs(*snapshot, caller, *filter, query->all_states(), query->with_plan());
   wire::JobListing listing{selection.time, {}, std::move(selection.planned)};
   for (const JobPtr& job : selection.jobs)
     listing.jobs.push_back(CachedJob(*job, *snapshot->cluster));
@@ -52,15 +53,16 @@ ControllerService::Reactor* ControllerService::History(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, query, reply] { return DoHistory(query, reply); });
+  return Query(context, [this, caller, query, reply] { return DoHistory(caller, query, reply); });
 }
 
-grpc::Status ControllerService::DoHistory(const v1::HistoryQuery* query, v1::JobList* reply) {
+grpc::Status ControllerService::DoHistory(const Caller& caller, const v1::HistoryQuery* query,
+                                          v1::JobList* reply) {
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  auto listing =
-      history_.Find(*snapshot, {std::move(*filter), query->start_time(), query->end_time()});
+  auto listing = history_.Find(*snapshot, caller,
+                               {std::move(*filter), query->start_time(), query->end_time()});
   if (!listing) return grpc::Status(grpc::StatusCode::INTERNAL, listing.error());
   wire::ToProto(*listing, reply);
   return grpc::Status::OK;
@@ -72,14 +74,14 @@ ControllerService::Reactor* ControllerService::Priorities(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, query, reply] { return DoPriorities(query, reply); });
+  return Query(context, [this, caller, query, reply] { return DoPriorities(caller, query, reply); });
 }
 
-grpc::Status ControllerService::DoPriorities(const v1::PriorityQuery* query,
+grpc::Status ControllerService::DoPriorities(const Caller& caller, const v1::PriorityQuery* query,
                                              v1::PriorityList* reply) {
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
-  wire::ToProto(views::ListPriorities(*loop_.snapshot(), *filter), reply);
+  wire::ToProto(views::ListPriorities(*loop_.snapshot(), caller, *filter), reply);
   return grpc::Status::OK;
 }
 
@@ -88,11 +90,11 @@ ControllerService::Reactor* ControllerService::Shares(Context* context, const v1
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, reply] { return DoShares(reply); });
+  return Query(context, [this, caller, reply] { return DoShares(caller, reply); });
 }
 
-grpc::Status ControllerService::DoShares(v1::ShareList* reply) {
-  wire::ToProto(views::ListShares(*loop_.snapshot()), reply);
+grpc::Status ControllerService::DoShares(const Caller& caller, v1::ShareList* reply) {
+  wire::ToProto(views::ListShares(*loop_.snapshot(), caller), reply);
   return grpc::Status::OK;
 }
 
@@ -129,12 +131,14 @@ ControllerService::Reactor* ControllerService::ListReservations(Context* context
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, query, reply] { return DoListReservations(query, reply); });
+  return Query(context, [this, caller, query, reply] { return DoListReservations(caller, query, reply); });
 }
 
-grpc::Status ControllerService::DoListReservations(const v1::ReservationQuery* query,
+grpc::Status ControllerService::DoListReservations(const Caller& caller,
+                                                   const v1::ReservationQuery* query,
                                                    v1::ReservationList* reply) {
-  wire::ReservationListing listing = views::ListReservations(*loop_.snapshot(), query->name());
+  wire::ReservationListing listing =
+      views::ListReservations(*loop_.snapshot(), caller, query->name());
   if (!query->name().empty() && listing.reservations.empty())
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "Reservation " + query->name() + " not found");
   wire::ToProto(listing, reply);

@@ -8,7 +8,15 @@ namespace drover::ctld {
 
 bool JobFilter::empty() const {
   return job_ids.empty() && array_tasks.empty() && user.empty() && name.empty() &&
-         partition.empty() && !state;
+         partition.empty() && !state && !uid;
+}
+
+bool Caller::InGroup(uint32_t group) const {
+  return group == gid || std::find(groups.begin(), groups.end(), group) != groups.end();
+}
+
+bool Caller::InGroupNamed(const std::string& name) const {
+  return std::find(group_names.begin(), group_names.end(), name) != group_names.end();
 }
 
 int64_t MinCycleInterval(const EngineOptions& options, const ClusterConfig& cluster) {
@@ -143,13 +151,14 @@ Job& Engine::MutableTransient(uint64_t id, EngineOutput& out) {
 }
 
 bool Engine::MayAct(const Caller& caller, const Job& job) const {
-  return caller.operator_ || caller.uid == 0 || caller.uid == job.spec.uid;
+  return IsOperator(caller) || caller.uid == job.spec.uid;
 }
 
 std::vector<uint64_t> Engine::Select(const JobFilter& filter) const {
   std::vector<uint64_t> ids;
   auto matches = [&](const Job& job) {
     if (!filter.user.empty() && job.spec.user != filter.user) return false;
+    if (filter.uid && job.spec.uid != *filter.uid) return false;
     if (!filter.name.empty() && job.spec.name != filter.name) return false;
     if (!filter.partition.empty() &&
         (job.partition < 0

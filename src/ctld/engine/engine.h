@@ -88,6 +88,12 @@ struct EngineOptions {
 };
 int64_t MinCycleInterval(const EngineOptions& options, const ClusterConfig& cluster);
 
+// Why `caller` may not run `spec` (its owner, account and QOS already set) in `partition`, in
+// Slurm's words; "" when it may. Operators pass RootOnly and AllowGroups, not the rest.
+std::string PartitionAccessRefusal(const PartitionConfig& partition,
+                                   const ClusterSettings& settings, const Caller& caller,
+                                   const JobSpec& spec);
+
 class Engine : private sched::JobOutcomes {
  public:
   // The engine shares the configuration: `scontrol reconfigure` replaces it (Reconfigure).
@@ -176,6 +182,13 @@ class Engine : private sched::JobOutcomes {
   void Release(Job& job);  // frees the job's nodes
   void Requeue(Job& job, JobState run_state, EngineOutput& out);
   std::string Validate(const JobSpec& spec, size_t tasks) const;
+  // access (engine_access.cc). Sets the server-owned fields of a submission (owner, group, IDs,
+  // array fields) from the caller and drops the partitions the job may not use; the refusal in
+  // Slurm's words, or "".
+  std::string Admit(const Caller& caller, JobSpec& spec) const;
+  std::string AdmitPartitions(const Caller& caller, JobSpec& spec) const;
+  // A pending job moved to another partition or QOS by an update: may it use them?
+  std::string UpdatedPartitionRefusal(const Caller& caller, const JobSpec& spec) const;
 
   // time (engine_cycle.cc)
   void EnforceTimeLimits(EngineOutput& out);

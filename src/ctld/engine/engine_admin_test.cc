@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "ctld/engine/engine.h"
+#include "ctld/engine/engine_test_support.h"
 
 namespace drover::ctld {
 namespace {
@@ -26,8 +27,8 @@ std::string Conf(const std::string& settings = "", const std::string& partitions
   return text;
 }
 
-constexpr Caller kAlice{1000, 1000, false};
-constexpr Caller kRoot{0, 0, false};
+const Caller kAlice{1000, 1000, false};
+const Caller kRoot{0, 0, true};
 
 class AdminTest : public ::testing::Test {
  protected:
@@ -44,17 +45,7 @@ class AdminTest : public ::testing::Test {
     return last_;
   }
 
-  Reply Ask(Event event) {
-    std::visit(
-        [&](auto& e) {
-          if constexpr (requires { e.token; }) e.token = ++token_;
-        },
-        event);
-    Apply(std::move(event));
-    for (const Effect& effect : last_.effects)
-      if (auto* reply = std::get_if<Reply>(&effect); reply && reply->token == token_) return *reply;
-    return Reply{0, false, "no reply", {}, {}};
-  }
+  Reply Ask(Event event) { return AskEngine(engine_, token_, last_, std::move(event)); }
 
   uint64_t Submit(const std::string& user, uint32_t cpus, std::vector<std::string> partitions = {},
                   Caller caller = kAlice) {

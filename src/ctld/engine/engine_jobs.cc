@@ -58,6 +58,10 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
 }
 
 void Engine::On(const SubmitJob& event, EngineOutput& out) {
+  // Permission first: the owner and partitions are settled before the array is expanded.
+  JobSpec spec = event.spec;
+  if (std::string refusal = Admit(event.caller, spec); !refusal.empty())
+    return out.effects.push_back(Error(event.token, std::move(refusal)));
   std::vector<uint32_t> tasks;
   uint32_t max_running = 0;
   if (!event.array.empty()) {
@@ -66,23 +70,21 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     tasks = std::move(array->indexes);
     max_running = array->max_running;
   }
-  if (std::string error = Validate(event.spec, std::max<size_t>(tasks.size(), 1)); !error.empty())
+  if (std::string error = Validate(spec, std::max<size_t>(tasks.size(), 1)); !error.empty())
     return out.effects.push_back(Error(event.token, std::move(error)));
   uint64_t first = next_job_id_;
   size_t count = std::max<size_t>(tasks.size(), 1);
   // The environment (often kilobytes) goes to the store with the script, not into the record
   // kept in memory; the launch reads both back.
-  JobSpec shared = event.spec;
+  JobSpec shared = std::move(spec);
   std::vector<std::string> environment = std::move(shared.environment);
   shared.environment.clear();
   for (size_t i = 0; i < count; ++i) {
     auto job = std::make_shared<Job>();
     job->spec = shared;
     job->spec.job_id = next_job_id_++;
-    job->spec.uid = event.caller.uid;
-    job->spec.gid = event.caller.gid;
     job->spec.submit_time = clock_.Now();
-    job->spec.requeue = event.spec.requeue && cluster().settings.job_requeue;
+    job->spec.requeue = shared.requeue && cluster().settings.job_requeue;
     if (!tasks.empty()) {
       job->spec.array_job_id = first;
       job->spec.array_task_id = tasks[i];
@@ -148,7 +150,7 @@ void Engine::On(const CancelJobs& event, EngineOutput& out) {
 }
 
 void Engine::On(const HoldJobs& event, EngineOutput& out) {
-  bool admin = event.caller.operator_ || event.caller.uid == 0;
+  bool admin = IsOperator(event.caller);
   ActOnJobs(event.token, event.caller, event.filter, out,
             [&](uint64_t id, const Job& current, size_t) -> std::optional<std::string> {
               if (event.release && current.spec.hold == HoldKind::kAdmin && !admin)
@@ -202,7 +204,7 @@ void Engine::On(const RequeueJobs& event, EngineOutput& out) {
 
 // One job's update; the message of the first refusal, or "".
 std::string Engine::UpdateOne(const UpdateJob& event, Job& job) {
-  bool admin = event.caller.operator_ || event.caller.uid == 0;
+  bool admin = IsOperator(event.caller);
   bool pending = job.state == JobState::kPending;
   if (event.time_limit_seconds) {
     if (!admin && *event.time_limit_seconds > job.spec.time_limit_seconds &&
@@ -224,10 +226,14 @@ std::string Engine::UpdateOne(const UpdateJob& event, Job& job) {
   if (event.name) job.spec.name = *event.name;
   if ((event.partition || event.qos) && !pending) return "Job is no longer pending execution";
   if (event.partition) {
-    if (cluster().FindPartition(*event.partition) < 0) return "Invalid partition name specified";
+    int p = cluster().FindPartition(*event.partition);
+    if (p < 0) return "Invalid partition name specified";
     job.spec.partitions = {*event.partition};
   }
   if (event.qos) job.spec.qos = *event.qos;
+  // The owner's access to the partition, as at submission (an operator's update is checked
+  // against the owner's account and QOS, not the operator's groups).
+  if (event.partition || event.qos) return UpdatedPartitionRefusal(event.caller, job.spec);
   return "";
 }
 

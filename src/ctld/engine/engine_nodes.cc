@@ -11,7 +11,7 @@ namespace drover::ctld {
 void Engine::On(const UpdateNode& event, EngineOutput& out) {
   auto names = ExpandHostlist(event.nodes);
   if (!names) return out.effects.push_back(Reply{event.token, false, names.error(), {}, {}});
-  if (!event.caller.operator_ && event.caller.uid != 0)
+  if (!IsOperator(event.caller))
     return out.effects.push_back(Reply{event.token, false, "Access/permission denied", {}, {}});
   bool needs_reason =
       event.action == UpdateNode::Action::kDrain || event.action == UpdateNode::Action::kDown;

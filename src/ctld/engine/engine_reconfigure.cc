@@ -93,7 +93,7 @@ std::string Engine::ReconfigureRefusal(const ClusterConfig& next) const {
 }
 
 void Engine::On(const Reconfigure& event, EngineOutput& out) {
-  if (!event.caller.operator_ && event.caller.uid != 0)
+  if (!IsOperator(event.caller))
     return out.effects.push_back(Reply{event.token, false, "Access/permission denied", {}, {}});
   if (std::string refusal = ReconfigureRefusal(*event.cluster); !refusal.empty())
     return out.effects.push_back(Reply{event.token, false, std::move(refusal), {}, {}});

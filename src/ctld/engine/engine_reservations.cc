@@ -13,10 +13,6 @@
 namespace drover::ctld {
 namespace {
 
-bool IsOperator(const Caller& caller) {
-  return caller.operator_ || caller.uid == 0;
-}
-
 Reply Refusal(uint64_t token, std::string error) {
   return Reply{token, false, std::move(error), {}, {}};
 }

@@ -14,8 +14,8 @@ constexpr const char* kCluster =
     "NodeName=c1 CPUs=8 RealMemory=8000\n"
     "PartitionName=p Nodes=n[1-4] Default=YES MaxTime=2:00:00\nPartitionName=cpu Nodes=c1\n";
 
-constexpr Caller kAdmin{0, 0, false};
-constexpr Caller kUser{1000, 1000, false};
+const Caller kAdmin{0, 0, true};
+const Caller kUser{1000, 1000, false};
 
 class OperatorTest : public ::testing::Test {
  protected:

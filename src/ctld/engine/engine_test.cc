@@ -221,14 +221,14 @@ TEST_F(EngineTest, HoldAndRelease) {
   hold.filter.job_ids = {job};
   Apply(hold);
   EXPECT_EQ(Reason(job), "JobHeldUser");
-  HoldJobs admin{++token_, Caller{0, 0}, {}, false};
+  HoldJobs admin{++token_, Caller{0, 0, true}, {}, false};
   admin.filter.job_ids = {job};
   Apply(admin);
   EXPECT_EQ(Reason(job), "JobHeldAdmin");
   HoldJobs release{++token_, Caller{1000, 1000}, {}, true};
   release.filter.job_ids = {job};
   EXPECT_EQ(FindReply(Apply(release), token_)->error, "Access/permission denied");
-  release.caller = Caller{0, 0};
+  release.caller = Caller{0, 0, true};
   Apply(release);
   EXPECT_EQ(engine_.FindJob(job)->spec.hold, HoldKind::kNone);
 }
@@ -328,7 +328,7 @@ TEST_F(EngineTest, HealthDrainAndResume) {
 }
 
 TEST_F(EngineTest, AdminDrainNeedsAReasonAndRequeueKeepsTheId) {
-  UpdateNode drain{++token_, Caller{0, 0}, "n[1-2]", UpdateNode::Action::kDrain, ""};
+  UpdateNode drain{++token_, Caller{0, 0, true}, "n[1-2]", UpdateNode::Action::kDrain, ""};
   EXPECT_EQ(FindReply(Apply(drain), token_)->error,
             "You must specify a reason when DOWNING or DRAINING a node");
   uint64_t job = Submit({});
@@ -402,7 +402,7 @@ TEST_F(EngineTest, UpdateJobFieldsWithSlurmsPermissions) {
   longer.filter.job_ids = {job};
   EXPECT_EQ(FindReply(Apply(longer), token_)->error,
             "Access/permission denied (only an operator may lengthen a time limit)");
-  longer.caller = Caller{0, 0};
+  longer.caller = Caller{0, 0, true};
   EXPECT_TRUE(FindReply(Apply(longer), token_)->ok);
   UpdateJob nicer{++token_, Caller{1000, 1000}, {}, {}, -5, {}, {}, {}};
   nicer.filter.job_ids = {job};

@@ -41,7 +41,7 @@ std::string TopRefusal(const ClusterConfig& config, const Caller& caller) {
   if (config.settings.priority != PriorityType::kMultifactor)
     return "scontrol top needs PriorityType=priority/multifactor (under priority/basic jobs "
            "start in submission order)";
-  bool admin = caller.operator_ || caller.uid == 0;
+  bool admin = IsOperator(caller);
   if (!admin && !config.settings.scheduler_params.enable_user_top)
     return "Access/permission denied (scontrol top is for operators unless SchedulerParameters "
            "has enable_user_top)";

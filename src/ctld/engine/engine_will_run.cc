@@ -15,11 +15,8 @@ namespace {
 
 // The job as the scheduler should weigh it: eligible now (the caller's hold and dependencies
 // are for the real submission; --begin moves the first time tried instead).
-JobSpec Probe(const WillRunJob& event, uint64_t job_id, int64_t now) {
-  JobSpec probe = event.spec;
+JobSpec Probe(JobSpec probe, uint64_t job_id, int64_t now) {
   probe.job_id = job_id;
-  probe.uid = event.caller.uid;
-  probe.gid = event.caller.gid;
   probe.submit_time = now;
   probe.hold = HoldKind::kNone;
   probe.dependency = DependencySpec{};
@@ -30,11 +27,14 @@ JobSpec Probe(const WillRunJob& event, uint64_t job_id, int64_t now) {
 }  // namespace
 
 void Engine::On(const WillRunJob& event, EngineOutput& out) {
-  if (std::string error = Validate(event.spec, 1); !error.empty())
+  JobSpec spec = event.spec;
+  std::string error = Admit(event.caller, spec);
+  if (error.empty()) error = Validate(spec, 1);
+  if (!error.empty())
     return out.effects.push_back(Reply{event.token, false, std::move(error), {}, {}});
   const int64_t now = clock_.Now();
-  const int64_t earliest = std::max(now, event.spec.begin_time);
-  JobSpec probe = Probe(event, next_job_id_, now);
+  const int64_t earliest = std::max(now, spec.begin_time);
+  JobSpec probe = Probe(spec, next_job_id_, now);
 
   std::vector<sched::RunningJob> running;
   for (const auto& [id, job] : jobs_)

@@ -17,13 +17,27 @@
 
 namespace drover::ctld {
 
-// Who asks. Until credentials (planned: docs/design.md, Security) are built, uid/gid are taken
-// from the request.
+// Who asks: the authenticated uid and gid, and what the controller's NSS says of them
+// (daemon/callers.h builds it off the engine thread; the engine never looks names up).
 struct Caller {
   uint32_t uid = 0;
   uint32_t gid = 0;
-  bool operator_ = false;  // operators and administrators act on every job
+  // Operators and administrators (root, SlurmUser; later AdminLevel from accounting) act on
+  // every job and may change the cluster. The only test of that role: IsOperator().
+  bool operator_ = false;
+  // The user's name; a submitted job's user is this. Empty only for in-process callers (the
+  // simulator, tests), whose job specs name their users themselves.
+  std::string user{};
+  std::vector<uint32_t> groups{};          // primary and supplementary group IDs
+  std::vector<std::string> group_names{};  // the same groups by name (AllowGroups)
+
+  bool InGroup(uint32_t group) const;
+  bool InGroupNamed(const std::string& name) const;
 };
+
+inline bool IsOperator(const Caller& caller) {
+  return caller.operator_;
+}
 
 // --- client events (each carries a reply token the transport matches to its reply) ---
 struct SubmitJob {
@@ -56,6 +70,8 @@ struct JobFilter {
   std::vector<std::pair<uint64_t, uint32_t>> array_tasks;  // N_i
   std::string user, name, partition;
   std::optional<JobState> state;
+  // Only this owner's jobs. Set by the controller (PrivateData), never taken from a request.
+  std::optional<uint32_t> uid{};
   bool empty() const;
 };
 

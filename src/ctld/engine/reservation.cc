@@ -156,10 +156,33 @@ int64_t Reservation::RepeatSeconds() const {
   return Has("HOURLY") ? 3600 : Has("DAILY") ? 86400 : Has("WEEKLY") ? 7 * 86400 : 0;
 }
 
+namespace {
+
+// Slurm's Users=/Accounts= lists: a name admits, "-name" excludes (Users=-bob: all but bob).
+struct AccessList {
+  bool lists_admitted = false, admitted = false, excluded = false;
+};
+
+AccessList Check(const std::vector<std::string>& list, const std::string& name) {
+  AccessList result;
+  for (const std::string& entry : list) {
+    if (!entry.empty() && entry.front() == '-') {
+      result.excluded |= entry.substr(1) == name;
+    } else {
+      result.lists_admitted = true;
+      result.admitted |= entry == name;
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 bool Reservation::Admits(const std::string& user, const std::string& account) const {
-  if (users.empty() && accounts.empty()) return true;
-  return std::find(users.begin(), users.end(), user) != users.end() ||
-         std::find(accounts.begin(), accounts.end(), account) != accounts.end();
+  AccessList by_user = Check(users, user), by_account = Check(accounts, account);
+  if (by_user.excluded || by_account.excluded) return false;
+  if (!by_user.lists_admitted && !by_account.lists_admitted) return true;
+  return by_user.admitted || by_account.admitted;
 }
 
 }  // namespace drover::ctld

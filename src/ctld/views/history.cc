@@ -7,7 +7,8 @@ namespace drover::ctld::views {
 
 HistoryKey KeyOf(const Job& job) {
   return {job.spec.job_id,         job.spec.array_job_id, job.spec.user,
-          JobStateName(job.state), job.spec.submit_time,  job.end_time};
+          JobStateName(job.state), job.spec.submit_time,  job.end_time,
+          job.spec.uid};
 }
 
 bool Selects(const HistoryQuery& query, const HistoryKey& job) {
@@ -19,6 +20,7 @@ bool Selects(const HistoryQuery& query, const HistoryKey& job) {
   };
   if (!filter.job_ids.empty() && !named(job.job_id) && !named(job.array_job_id)) return false;
   if (!filter.user.empty() && job.user != filter.user) return false;
+  if (filter.uid && job.uid != *filter.uid) return false;
   return !filter.state || job.state == JobStateName(*filter.state);
 }
 

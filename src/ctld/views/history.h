@@ -24,6 +24,7 @@ struct HistoryKey {
   uint64_t job_id = 0, array_job_id = 0;
   std::string_view user, state;  // state by its Slurm name
   int64_t submit_time = 0, end_time = 0;
+  uint32_t uid = 0;
 };
 HistoryKey KeyOf(const Job& job);
 

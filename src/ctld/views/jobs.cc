@@ -6,11 +6,13 @@
 #include <utility>
 
 #include "common/hostlist.h"
+#include "ctld/views/privacy.h"
 
 namespace drover::ctld::views {
 
-JobSelection SelectJobs(const Snapshot& snapshot, const JobFilter& filter, bool all_states,
-                        bool with_plan) {
+JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const JobFilter& asked,
+                        bool all_states, bool with_plan) {
+  const JobFilter filter = VisibleJobs(asked, caller, snapshot.cluster->settings);
   JobSelection selection;
   selection.time = snapshot.time;
   std::set<uint64_t> ids(filter.job_ids.begin(), filter.job_ids.end());
@@ -25,6 +27,7 @@ JobSelection SelectJobs(const Snapshot& snapshot, const JobFilter& filter, bool 
         !tasks.count({spec.array_job_id, spec.array_task_id}))
       continue;
     if (!filter.user.empty() && spec.user != filter.user) continue;
+    if (filter.uid && spec.uid != *filter.uid) continue;
     if (filter.state && job->state != *filter.state) continue;
     if (!all_states && IsFinal(job->state) && !by_id && !filter.state) continue;
     if (with_plan && job->state == JobState::kPending) {

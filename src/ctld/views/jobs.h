@@ -20,10 +20,11 @@ struct JobSelection {
   std::vector<wire::PlannedStartInfo> planned;  // the listed waiting jobs' expected starts
 };
 
-// The live queue's jobs that `filter` names. Finished jobs only when asked for: by ID, by their
-// state, or with `all_states`. `with_plan` adds the plan of the listed waiting jobs.
-JobSelection SelectJobs(const Snapshot& snapshot, const JobFilter& filter, bool all_states,
-                        bool with_plan);
+// The live queue's jobs that `filter` names and `caller` may see (PrivateData=jobs). Finished
+// jobs only when asked for: by ID, by their state, or with `all_states`. `with_plan` adds the
+// plan of the listed waiting jobs.
+JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const JobFilter& filter,
+                        bool all_states, bool with_plan);
 
 wire::PlannedStartInfo PlannedStartOf(const sched::PlannedStart& plan,
                                       const ClusterConfig& cluster);

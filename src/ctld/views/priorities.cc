@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "ctld/views/privacy.h"
+
 namespace drover::ctld::views {
 namespace {
 
@@ -11,6 +13,7 @@ bool Selected(const JobSpec& spec, const JobFilter& filter) {
   if (!filter.job_ids.empty() &&
       std::find(filter.job_ids.begin(), filter.job_ids.end(), spec.job_id) == filter.job_ids.end())
     return false;
+  if (filter.uid && spec.uid != *filter.uid) return false;
   return filter.user.empty() || spec.user == filter.user;
 }
 
@@ -37,8 +40,10 @@ wire::JobPriorityInfo PriorityOf(const JobSpec& spec, const sched::PriorityFacto
 
 }  // namespace
 
-wire::PriorityListing ListPriorities(const Snapshot& snapshot, const JobFilter& filter) {
+wire::PriorityListing ListPriorities(const Snapshot& snapshot, const Caller& caller,
+                                     const JobFilter& asked) {
   const ClusterConfig& cluster = *snapshot.cluster;
+  const JobFilter filter = VisibleJobs(asked, caller, cluster.settings);
   std::unordered_map<uint64_t, const Job*> jobs;
   for (const JobPtr& job : snapshot.jobs) jobs[job->spec.job_id] = job.get();
   wire::PriorityListing listing;
@@ -56,7 +61,7 @@ wire::PriorityListing ListPriorities(const Snapshot& snapshot, const JobFilter& 
   return listing;
 }
 
-std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot) {
+std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot, const Caller& caller) {
   const auto& tree = snapshot.associations;
   const sched::FairShare& fair = *snapshot.fair_share;
   auto at = [](const std::vector<double>& values, size_t i) {
@@ -75,7 +80,7 @@ std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot) {
     share.effective_usage = at(fair.effective_usage, i);
     share.level_fs = at(fair.level_fs, i);
     share.fairshare = at(fair.factor, i);
-    shares.push_back(std::move(share));
+    if (SeesShare(share, caller, snapshot.cluster->settings)) shares.push_back(std::move(share));
   }
   return shares;
 }

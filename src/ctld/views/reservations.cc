@@ -2,6 +2,7 @@
 #include "ctld/views/reservations.h"
 
 #include "common/hostlist.h"
+#include "ctld/views/privacy.h"
 
 namespace drover::ctld::views {
 
@@ -22,10 +23,12 @@ wire::ReservationInfo ReservationInfoOf(const Reservation& reservation,
   return info;
 }
 
-wire::ReservationListing ListReservations(const Snapshot& snapshot, const std::string& name) {
+wire::ReservationListing ListReservations(const Snapshot& snapshot, const Caller& caller,
+                                          const std::string& name) {
   wire::ReservationListing listing;
   listing.time = snapshot.time;
-  if (!snapshot.reservations) return listing;
+  if (!snapshot.reservations || !SeesReservations(caller, snapshot.cluster->settings))
+    return listing;
   for (const auto& [key, reservation] : *snapshot.reservations)
     if (name.empty() || name == key)
       listing.reservations.push_back(ReservationInfoOf(reservation, *snapshot.cluster));

@@ -16,7 +16,9 @@ namespace drover::ctld::views {
 wire::ReservationInfo ReservationInfoOf(const Reservation& reservation,
                                         const ClusterConfig& cluster);
 
-// The reservation called `name`, or every reservation when `name` is empty, by name.
-wire::ReservationListing ListReservations(const Snapshot& snapshot, const std::string& name);
+// The reservation called `name`, or every reservation when `name` is empty, by name; none for a
+// caller who is not an operator under PrivateData=reservations.
+wire::ReservationListing ListReservations(const Snapshot& snapshot, const Caller& caller,
+                                          const std::string& name);
 
 }  // namespace drover::ctld::views

@@ -11,6 +11,7 @@
 #include "ctld/views/nodes.h"
 #include "ctld/views/partitions.h"
 #include "ctld/views/priorities.h"
+#include "ctld/views/privacy.h"
 #include "ctld/views/reservations.h"
 #include "ctld/views/steps.h"
 
@@ -26,9 +27,17 @@ constexpr const char* kCluster =
     "PartitionName=gpu Nodes=n[1-2] Default=YES MaxTime=2:00:00 OverSubscribe=FORCE:4\n"
     "PartitionName=cpu Nodes=n3 MaxTime=UNLIMITED\n";
 
+const Caller kOperator{0, 0, true, "root"};
+
+// Each test user has a uid of their own, so PrivateData can tell them apart.
+uint32_t UidOf(const std::string& user) {
+  return user == "alice" ? 1000 : user == "bob" ? 1001 : 1002;
+}
+
 class ViewsTest : public ::testing::Test {
  protected:
-  ViewsTest() : load_(LoadClusterConfigText(kCluster)), engine_(load_.config, clock_) {
+  explicit ViewsTest(const std::string& conf = kCluster)
+      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_) {
     EXPECT_TRUE(load_.ok()) << load_.ErrorText();
     Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}}, NodeRegistered{"n3", {}});
   }
@@ -46,7 +55,7 @@ class ViewsTest : public ::testing::Test {
     spec.time_limit_seconds = 3600;
     spec.gpus_per_node = gpus;
     spec.hold = hold;
-    Apply(SubmitJob{++token_, Caller{1000, 1000}, spec, "", "#!/bin/sh\n"});
+    Apply(SubmitJob{++token_, Caller{UidOf(user), 100, false, user}, spec, "", "#!/bin/sh\n"});
     return engine_.next_job_id() - 1;
   }
 
@@ -90,13 +99,13 @@ TEST_F(ViewsTest, AnIdleNodeInAMaintenanceWindowShowsAsMaint) {
   EXPECT_EQ(listing.nodes[1].reservation, "MAINT");
   EXPECT_EQ(listing.nodes[0].reservation, "");
 
-  wire::ReservationListing all = ListReservations(*Snap(), "");
+  wire::ReservationListing all = ListReservations(*Snap(), kOperator, "");
   ASSERT_EQ(all.reservations.size(), 1u);
   EXPECT_EQ(all.reservations[0].nodes, std::vector<std::string>{"n2"});
   EXPECT_EQ(all.reservations[0].node_list, "n2");
   EXPECT_EQ(all.reservations[0].flags, std::vector<std::string>{"MAINT"});
-  EXPECT_EQ(ListReservations(*Snap(), "fix").reservations.size(), 1u);
-  EXPECT_TRUE(ListReservations(*Snap(), "other").reservations.empty());
+  EXPECT_EQ(ListReservations(*Snap(), kOperator, "fix").reservations.size(), 1u);
+  EXPECT_TRUE(ListReservations(*Snap(), kOperator, "other").reservations.empty());
 }
 
 TEST_F(ViewsTest, PartitionsSumTheirNodesAndCountTheirJobs) {
@@ -135,7 +144,7 @@ TEST_F(ViewsTest, JobsHideFinishedOnesUnlessAskedAndCarryThePlan) {
   Apply(CancelJobs{++token_, Caller{0, 0, true}, JobFilter{{other}, {}, "", "", "", {}}, 0, false});
   JobFilter alice;
   alice.user = "alice";
-  JobSelection selection = SelectJobs(*Snap(), alice, false, true);
+  JobSelection selection = SelectJobs(*Snap(), kOperator, alice, false, true);
   ASSERT_EQ(selection.jobs.size(), 2u);
   EXPECT_EQ(selection.jobs[0]->spec.job_id, running);
   EXPECT_EQ(selection.jobs[1]->spec.job_id, waiting);
@@ -143,11 +152,13 @@ TEST_F(ViewsTest, JobsHideFinishedOnesUnlessAskedAndCarryThePlan) {
   EXPECT_EQ(selection.planned[0].job_id, waiting);
   EXPECT_FALSE(selection.planned[0].node_list.empty());
 
-  EXPECT_EQ(SelectJobs(*Snap(), JobFilter{}, false, false).jobs.size(), 3u);  // bob's ended
-  EXPECT_EQ(SelectJobs(*Snap(), JobFilter{}, true, false).jobs.size(), 4u);
-  EXPECT_EQ(SelectJobs(*Snap(), JobFilter{{other}, {}, "", "", "", {}}, false, false).jobs.size(),
+  EXPECT_EQ(SelectJobs(*Snap(), kOperator, JobFilter{}, false, false).jobs.size(),
+            3u);  // bob's ended
+  EXPECT_EQ(SelectJobs(*Snap(), kOperator, JobFilter{}, true, false).jobs.size(), 4u);
+  EXPECT_EQ(SelectJobs(*Snap(), kOperator, JobFilter{{other}, {}, "", "", "", {}}, false, false)
+                .jobs.size(),
             1u);
-  EXPECT_TRUE(SelectJobs(*Snap(), alice, false, false).planned.empty());
+  EXPECT_TRUE(SelectJobs(*Snap(), kOperator, alice, false, false).planned.empty());
 }
 
 TEST_F(ViewsTest, PrioritiesListWaitingJobsButNotHeldOnes) {
@@ -155,7 +166,7 @@ TEST_F(ViewsTest, PrioritiesListWaitingJobsButNotHeldOnes) {
   Submit(2);
   uint64_t waiting = Submit(2);
   Submit(2, "alice", HoldKind::kUser);
-  wire::PriorityListing listing = ListPriorities(*Snap(), JobFilter{});
+  wire::PriorityListing listing = ListPriorities(*Snap(), kOperator, JobFilter{});
   ASSERT_EQ(listing.jobs.size(), 1u);
   EXPECT_EQ(listing.jobs[0].job_id, waiting);
   EXPECT_EQ(listing.jobs[0].user, "alice");
@@ -166,13 +177,13 @@ TEST_F(ViewsTest, PrioritiesListWaitingJobsButNotHeldOnes) {
   EXPECT_EQ(listing.weights[1], (std::pair<std::string, uint32_t>{"fairshare", 500}));
   JobFilter bob;
   bob.user = "bob";
-  EXPECT_TRUE(ListPriorities(*Snap(), bob).jobs.empty());
+  EXPECT_TRUE(ListPriorities(*Snap(), kOperator, bob).jobs.empty());
 }
 
 TEST_F(ViewsTest, SharesNameEachUsersAccount) {
   Submit(1, "alice");
   Submit(1, "bob");
-  std::vector<wire::ShareInfo> shares = ListShares(*Snap());
+  std::vector<wire::ShareInfo> shares = ListShares(*Snap(), kOperator);
   std::vector<std::string> users;
   for (const wire::ShareInfo& share : shares)
     if (share.account == "research" && !share.user.empty()) {
@@ -241,6 +252,78 @@ TEST_F(ViewsTest, WillRunCountsEachCoresThreads) {
   EXPECT_EQ(info.node_list, "n[3,1]");
   EXPECT_EQ(info.partition, "cpu");
   EXPECT_EQ(PartitionName(7, load_.config), "");
+}
+
+class PrivateViewsTest : public ViewsTest {
+ protected:
+  PrivateViewsTest() : ViewsTest(std::string(kCluster) + "PrivateData=jobs,usage,reservations\n") {}
+
+  static std::vector<uint64_t> Ids(const JobSelection& selection) {
+    std::vector<uint64_t> ids;
+    for (const JobPtr& job : selection.jobs) ids.push_back(job->spec.job_id);
+    return ids;
+  }
+};
+
+const Caller kAlice{1000, 100, false, "alice"};
+const Caller kBob{1001, 100, false, "bob"};
+
+TEST_F(PrivateViewsTest, UsersSeeOnlyTheirOwnJobsOperatorsSeeAll) {
+  uint64_t alices = Submit(2, "alice");
+  uint64_t bobs = Submit(2, "bob");
+  uint64_t bobs_waiting = Submit(2, "bob");
+  Submit(2, "bob");
+  EXPECT_EQ(Ids(SelectJobs(*Snap(), kAlice, JobFilter{}, true, false)),
+            std::vector<uint64_t>{alices});
+  JobFilter by_id;
+  by_id.job_ids = {bobs};
+  EXPECT_TRUE(SelectJobs(*Snap(), kAlice, by_id, true, false).jobs.empty());
+  JobFilter by_user;
+  by_user.user = "bob";
+  EXPECT_TRUE(SelectJobs(*Snap(), kAlice, by_user, true, false).jobs.empty());
+  EXPECT_EQ(SelectJobs(*Snap(), kBob, by_user, true, false).jobs.size(), 3u);
+  EXPECT_EQ(SelectJobs(*Snap(), kOperator, JobFilter{}, true, false).jobs.size(), 4u);
+  // sprio: bob's waiting jobs are his alone to see.
+  EXPECT_TRUE(ListPriorities(*Snap(), kAlice, JobFilter{}).jobs.empty());
+  ASSERT_FALSE(ListPriorities(*Snap(), kBob, JobFilter{}).jobs.empty());
+  EXPECT_EQ(ListPriorities(*Snap(), kBob, JobFilter{}).jobs.front().job_id, bobs_waiting);
+  // sacct over the live queue.
+  HistoryQuery history;
+  history.filter = VisibleJobs(history.filter, kAlice, Snap()->cluster->settings);
+  EXPECT_EQ(LiveHistory(*Snap(), history).size(), 1u);
+  EXPECT_FALSE(Selects(history, HistoryKey{9, 0, "bob", "COMPLETED", 1, 2, 1001}));
+  EXPECT_TRUE(Selects(history, HistoryKey{9, 0, "alice", "COMPLETED", 1, 2, 1000}));
+}
+
+TEST_F(PrivateViewsTest, UsageShowsAccountsAndTheCallersOwnRows) {
+  Submit(1, "alice");
+  Submit(1, "bob");
+  std::vector<std::string> users, accounts;
+  for (const wire::ShareInfo& share : ListShares(*Snap(), kAlice))
+    (share.user.empty() ? accounts : users)
+        .push_back(share.user.empty() ? share.account : share.user);
+  EXPECT_EQ(users, std::vector<std::string>{"alice"});
+  EXPECT_FALSE(accounts.empty());
+  size_t all = ListShares(*Snap(), kOperator).size();
+  EXPECT_EQ(all, accounts.size() + 2);
+}
+
+TEST_F(PrivateViewsTest, ReservationsAreForOperatorsOnly) {
+  ReservationFields fields;
+  fields.start_time = clock_.Now() + 3600;
+  fields.duration_seconds = 600;
+  fields.node_list = "n1";
+  fields.users = "alice";
+  Apply(CreateReservation{++token_, kOperator, "fix", fields});
+  EXPECT_EQ(ListReservations(*Snap(), kOperator, "").reservations.size(), 1u);
+  EXPECT_TRUE(ListReservations(*Snap(), kAlice, "").reservations.empty());
+  EXPECT_TRUE(ListReservations(*Snap(), kAlice, "fix").reservations.empty());
+}
+
+TEST_F(ViewsTest, WithoutPrivateDataEveryoneSeesEverything) {
+  Submit(2, "alice");
+  Submit(2, "bob");
+  EXPECT_EQ(SelectJobs(*Snap(), kAlice, JobFilter{}, true, false).jobs.size(), 2u);
 }
 
 }  // namespace
