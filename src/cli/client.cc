@@ -27,11 +27,25 @@ Result<Connection> Connect() {
   }
   Connection connection{std::move(load.config), nullptr};
   const ClusterSettings& settings = connection.cluster.settings;
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);  // a full queue is larger than gRPC's 4 MiB default
+  grpc::ChannelArguments args = ControllerChannelArguments();
   connection.stub = v1::Controller::NewStub(grpc::CreateCustomChannel(
       ControllerAddress(settings), grpc::InsecureChannelCredentials(), args));
   return connection;
+}
+
+// gRPC retries a call the controller refused with RESOURCE_EXHAUSTED (its rate limit, or a full
+// queue) with jittered exponential backoff, as Slurm's commands sleep and retry on
+// SLURMCTLD_COMMUNICATIONS_BACKOFF: every command gets it from the channel, no call site
+// changes. gRPC allows at most 5 attempts; after the last the error is shown.
+grpc::ChannelArguments ControllerChannelArguments() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // a full queue is larger than gRPC's 4 MiB default
+  args.SetServiceConfigJSON(R"({"methodConfig": [{
+      "name": [{"service": "drover.v1.Controller"}],
+      "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.5s", "maxBackoff": "4s",
+                      "backoffMultiplier": 2, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}
+  }]})");
+  return args;
 }
 
 Identity Me() {

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "common/slurm_conf.h"
+#include "common/submission_bounds.h"
 #include "common/text.h"
 #include "ctld/daemon/requests.h"
 #include "ctld/records.h"
@@ -24,6 +25,8 @@ ControllerService::Reactor* ControllerService::Submit(Context* context,
                                                       v1::SubmitReply* reply) {
   auto spec = wire::FromProto(request->spec());
   if (!spec) return Finished(context, Invalid(spec.error()));
+  if (Status s = CheckSubmission(*spec, request->script(), loop_.snapshot()->cluster->settings); !s)
+    return Finished(context, Invalid(s.error()));
   Reactor* reactor = context->DefaultReactor();
   if (request->test_only()) {
     auto will_run = std::make_shared<WillRun>();
@@ -55,6 +58,8 @@ ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
   Reactor* reactor = context->DefaultReactor();
   for (int i = 0; i < request->jobs_size(); ++i) reply->add_results();
   auto remaining = std::make_shared<std::atomic<int>>(request->jobs_size() + 1);
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();  // holds the settings below
+  const ClusterSettings& settings = snapshot->cluster->settings;
   auto arrived = [reactor, remaining] {
     if (remaining->fetch_sub(1) == 1) reactor->Finish(grpc::Status::OK);
   };
@@ -62,8 +67,9 @@ ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
     const v1::SubmitRequest& one = request->jobs(i);
     v1::SubmitManyReply::Result* result = reply->mutable_results(i);
     auto spec = wire::FromProto(one.spec());
-    if (!spec) {
-      result->set_error(spec.error());
+    Status bounded = spec ? CheckSubmission(*spec, one.script(), settings) : OkStatus();
+    if (!spec || !bounded) {
+      result->set_error(spec ? bounded.error() : spec.error());
       arrived();
       continue;
     }
@@ -156,6 +162,7 @@ ControllerService::Reactor* ControllerService::UpdateJob(Context* context,
                                                          v1::ActionReply* reply) {
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
+  if (Status s = CheckUpdateJob(*request); !s) return Finished(context, Invalid(s.error()));
   drover::ctld::UpdateJob event{0, CallerOf(request->caller()), std::move(*filter), {}, {}, {}, {},
                                 {}};
   if (request->has_time_limit_seconds()) {
@@ -187,6 +194,7 @@ ControllerService::Reactor* ControllerService::CreateStep(Context* context,
   if (request->ntasks() > 1'000'000 || request->nodes() > 100'000 ||
       request->ntasks_per_node() > 100'000 || request->cpus_per_task() > 100'000)
     return Finished(context, Invalid("CreateStep: a count out of range"));
+  if (Status s = CheckCreateStep(*request); !s) return Finished(context, Invalid(s.error()));
   drover::ctld::CreateStep event{0,
                                  CallerOf(request->caller()),
                                  request->job_id(),
@@ -262,6 +270,7 @@ ControllerService::Reactor* ControllerService::ChangeReservation(Context* contex
 
 ControllerService::Reactor* ControllerService::CreateReservation(
     Context* context, const v1::ReservationRequest* request, v1::ReservationReply* reply) {
+  if (Status s = CheckReservation(*request); !s) return Finished(context, Invalid(s.error()));
   return ChangeReservation(context,
                            drover::ctld::CreateReservation{0, CallerOf(request->caller()),
                                                            request->name(), FieldsOf(*request)},
@@ -272,6 +281,7 @@ ControllerService::Reactor* ControllerService::UpdateReservation(
     Context* context, const v1::ReservationRequest* request, v1::ReservationReply* reply) {
   if (request->name().empty())
     return Finished(context, Invalid("Requested reservation is invalid (give its name)"));
+  if (Status s = CheckReservation(*request); !s) return Finished(context, Invalid(s.error()));
   return ChangeReservation(context,
                            drover::ctld::UpdateReservation{0, CallerOf(request->caller()),
                                                            request->name(), FieldsOf(*request)},
