@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "common/slurm_conf.h"
+#include "proto/drover.pb.h"
 
 namespace drover::ctld {
 namespace {
