@@ -35,13 +35,27 @@ Result<Connection> Connect() {
       auth::Create(*auth_settings, auth::Role::kClient);
   if (!authenticator) return MakeError(authenticator.error());
   connection.authenticator = std::move(*authenticator);
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);  // a full queue is larger than gRPC's 4 MiB default
+  grpc::ChannelArguments args = ControllerChannelArguments();
   auto channel = auth::NewChannel(ControllerAddress(settings), connection.cluster, args,
                                   *connection.authenticator);
   if (!channel) return MakeError(channel.error());
   connection.stub = v1::Controller::NewStub(*channel);
   return connection;
+}
+
+// gRPC retries a call the controller refused with RESOURCE_EXHAUSTED (its rate limit, or a full
+// queue) with jittered exponential backoff, as Slurm's commands sleep and retry on
+// SLURMCTLD_COMMUNICATIONS_BACKOFF: every command gets it from the channel, no call site
+// changes. gRPC allows at most 5 attempts; after the last the error is shown.
+grpc::ChannelArguments ControllerChannelArguments() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // a full queue is larger than gRPC's 4 MiB default
+  args.SetServiceConfigJSON(R"({"methodConfig": [{
+      "name": [{"service": "drover.v1.Controller"}],
+      "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.5s", "maxBackoff": "4s",
+                      "backoffMultiplier": 2, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}
+  }]})");
+  return args;
 }
 
 Identity Me() {

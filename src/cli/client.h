@@ -25,6 +25,8 @@ struct Connection {
 
 // Errors say which file was read and what to do.
 Result<Connection> Connect();
+// The channel's settings: no limit on replies, and retries with backoff on RESOURCE_EXHAUSTED.
+grpc::ChannelArguments ControllerChannelArguments();
 
 struct Identity {
   uint32_t uid = 0, gid = 0;

@@ -63,6 +63,25 @@ struct SchedulerParameters {
   bool conservative = false;     // Drover: reserve every blocked job, not only the top one
   bool enable_user_top = false;  // users may scontrol top their own jobs
   int64_t bf_reservation_depth = 1;
+  int64_t max_script_size = 4 << 20;         // bytes of a batch script (Slurm: 4 MiB)
+  std::map<std::string, std::string> other;  // accepted but without effect
+};
+
+// SlurmctldParameters' rl_* (Slurm 23.02): a token bucket per user for the controller's RPCs.
+// A user's bucket starts full; each request takes a token; every refill_period_seconds adds
+// refill_rate tokens, up to bucket_size. table_size users are tracked; root and SlurmUser are
+// never limited.
+struct RateLimitSettings {
+  bool enabled = false;  // rl_enable
+  uint32_t bucket_size = 30;
+  uint32_t refill_rate = 2;
+  uint32_t refill_period_seconds = 1;
+  uint32_t table_size = 8192;
+  uint32_t log_freq = 0;  // rl_log_freq: refusals logged per user per second; 0: all of them
+};
+
+struct SlurmctldParameters {
+  RateLimitSettings rate_limit;
   std::map<std::string, std::string> other;  // accepted but without effect
 };
 
@@ -116,6 +135,7 @@ struct ClusterSettings {
   // scheduling and priority
   SchedulerType scheduler = SchedulerType::kBackfill;
   SchedulerParameters scheduler_params;
+  SlurmctldParameters controller_params;
   PriorityType priority = PriorityType::kBasic;
   uint32_t weight_age = 0, weight_fairshare = 0, weight_job_size = 0, weight_partition = 0,
            weight_qos = 0, weight_assoc = 0;
@@ -132,6 +152,7 @@ struct ClusterSettings {
   uint64_t max_job_count = 10000;
   uint64_t first_job_id = 1;
   uint64_t max_array_size = 1001;
+  uint64_t max_step_count = 40000;  // MaxStepCount: steps one job may create
   int64_t min_job_age_seconds = 300;
   int64_t over_time_limit_minutes = 0;  // kUnlimitedSeconds for UNLIMITED
   bool job_requeue = true;

@@ -323,6 +323,11 @@ bool SameName(const NameParts& a, const NameParts& b) {
 
 Result<std::vector<std::string>> ExpandHostlist(std::string_view expression, size_t max_names) {
   if (Trim(expression).empty()) return MakeError("empty hostlist");
+  if (expression.size() > kMaxHostlistLength)
+    return MakeError(
+        Concat({"hostlist of ", std::to_string(expression.size()),
+                " characters is longer than the limit of ", std::to_string(kMaxHostlistLength),
+                " (use ranges such as n[1-100])"}));
   std::vector<std::string> names;
   std::string_view previous;
   for (std::string_view raw : SplitElements(expression)) {

@@ -15,10 +15,16 @@ namespace drover {
 
 // Expansion refuses to produce more names than this (a typo like n[1-999999999] is an error).
 inline constexpr size_t kMaxHostlistNames = 1'000'000;
+// And refuses text longer than this before parsing it (1 MiB: a compressed list of every node
+// of the largest cluster is far shorter; what users send is bounded tighter, at 64 KiB, where
+// requests are checked).
+inline constexpr size_t kMaxHostlistLength = 1 << 20;
 
 // Expands a hostlist expression into names, in the order written (duplicates kept).
 // Several bracket groups in one name expand as a cartesian product, leftmost slowest.
-// Errors name the problem: "unbalanced '[' in 'n[1-3'", "range 5-3 is backwards in 'n[5-3]'".
+// Errors name the problem: "unbalanced '[' in 'n[1-3'", "range 5-3 is backwards in 'n[5-3]'",
+// "hostlist expands to more than 1000000 names (the limit), reached at 'n[0-999999999]'".
+// The names are counted before any is produced, so n[0-999999999] fails at once.
 Result<std::vector<std::string>> ExpandHostlist(std::string_view expression,
                                                 size_t max_names = kMaxHostlistNames);
 

@@ -167,6 +167,22 @@ TEST(ExpandHostlistTest, EnforcesTheNameCap) {
   }
 }
 
+// Hostile input fails before anything is expanded: the default cap on names, and the text's
+// length before it is parsed.
+TEST(ExpandHostlistTest, RefusesHostileInputBeforeExpanding) {
+  EXPECT_EQ(Describe(ExpandHostlist("n[0-999999999]")),
+            "error: hostlist expands to more than 1000000 names (the limit), reached at "
+            "'n[0-999999999]'");
+  EXPECT_EQ(Describe(ExpandHostlist("n[0-99999][0-99999]")),
+            "error: hostlist expands to more than 1000000 names (the limit), reached at "
+            "'n[0-99999][0-99999]'");
+  std::string long_text = "n[" + std::string(kMaxHostlistLength, '1') + "]";
+  EXPECT_EQ(Describe(ExpandHostlist(long_text)),
+            "error: hostlist of 1048579 characters is longer than the limit of 1048576 (use "
+            "ranges such as n[1-100])");
+  EXPECT_TRUE(ExpandHostlist("n[0-999999]").ok());
+}
+
 TEST(CompressHostlistTest, ProducesSlurmRangedForm) {
   struct Case {
     Names input;

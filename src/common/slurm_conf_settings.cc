@@ -81,6 +81,27 @@ SetResult SetSelectParameters(S& s, std::string_view value) {
   return std::nullopt;
 }
 
+// One option of a comma-separated *Parameters value: "name" or "name=argument".
+struct ParameterOption {
+  std::string name;  // lower case
+  std::string_view text, argument;
+};
+
+std::vector<ParameterOption> SplitParameterOptions(std::string_view value) {
+  std::vector<ParameterOption> options;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = std::min(value.find(',', start), value.size());
+    std::string_view option = Trim(value.substr(start, comma - start));
+    start = comma + 1;
+    if (option.empty()) continue;
+    size_t eq = option.find('=');
+    options.push_back({ToLower(option.substr(0, eq)), option,
+                       eq == std::string_view::npos ? "" : option.substr(eq + 1)});
+  }
+  return options;
+}
+
 SetResult SetSchedulerParameters(S& s, std::string_view value) {
   SchedulerParameters params;
   struct IntOption {
@@ -99,13 +120,11 @@ SetResult SetSchedulerParameters(S& s, std::string_view value) {
       {"sched_interval", &SchedulerParameters::sched_interval_seconds, -1},
       {"max_switch_wait", &SchedulerParameters::max_switch_wait_seconds, 0},
       {"bf_reservation_depth", &SchedulerParameters::bf_reservation_depth, 1},
+      {"max_script_size", &SchedulerParameters::max_script_size, 1},
   };
-  for (const std::string& item : Split(value, ',')) {
-    std::string_view option = Trim(item);
-    if (option.empty()) continue;
-    size_t eq = option.find('=');
-    std::string name = ToLower(option.substr(0, eq));
-    std::string_view argument = eq == std::string_view::npos ? "" : option.substr(eq + 1);
+  for (const ParameterOption& parsed : SplitParameterOptions(value)) {
+    const std::string& name = parsed.name;
+    std::string_view option = parsed.text, argument = parsed.argument;
     if (name == "bf_continue") {
       params.bf_continue = true;
       continue;
@@ -133,6 +152,48 @@ SetResult SetSchedulerParameters(S& s, std::string_view value) {
     if (!matched) params.other[name] = std::string(argument);
   }
   s.scheduler_params = std::move(params);
+  return std::nullopt;
+}
+
+// SlurmctldParameters: the rl_* rate limit; other options are kept without effect. Slurm
+// refuses to start on a value of 0 or below; so does Drover, with the option named.
+SetResult SetSlurmctldParameters(S& s, std::string_view value) {
+  SlurmctldParameters params;
+  RateLimitSettings& limit = params.rate_limit;
+  struct UintOption {
+    std::string_view name;
+    uint32_t RateLimitSettings::*member;
+    int64_t min;
+  };
+  static const UintOption kRateOptions[] = {
+      {"rl_bucket_size", &RateLimitSettings::bucket_size, 1},
+      {"rl_refill_rate", &RateLimitSettings::refill_rate, 1},
+      {"rl_refill_period", &RateLimitSettings::refill_period_seconds, 1},
+      {"rl_table_size", &RateLimitSettings::table_size, 1},
+      {"rl_log_freq", &RateLimitSettings::log_freq, 0},
+  };
+  for (const ParameterOption& parsed : SplitParameterOptions(value)) {
+    const std::string& name = parsed.name;
+    std::string_view option = parsed.text, argument = parsed.argument;
+    if (name == "rl_enable") {
+      limit.enabled = true;
+      continue;
+    }
+    const UintOption* known = nullptr;
+    for (const UintOption& candidate : kRateOptions)
+      if (name == candidate.name) known = &candidate;
+    if (!known) {
+      params.other[name] = std::string(argument);
+      continue;
+    }
+    auto number = ParseInt64(argument);
+    if (!number || *number < known->min || *number > UINT32_MAX)
+      return fmt::format(
+          "invalid SlurmctldParameters option '{}' (expected {}=NUMBER, at least {})", option,
+          known->name, known->min);
+    limit.*known->member = static_cast<uint32_t>(*number);
+  }
+  s.controller_params = std::move(params);
   return std::nullopt;
 }
 
@@ -277,6 +338,7 @@ std::vector<ConfField<S>> BuildFields() {
                                 {"sched/builtin", SchedulerType::kBuiltin}},
                                "expected sched/backfill or sched/builtin")},
       {"SchedulerParameters", SetSchedulerParameters},
+      {"SlurmctldParameters", SetSlurmctldParameters},
       {"PriorityType", Choice(&S::priority,
                               {{"priority/basic", PriorityType::kBasic},
                                {"priority/multifactor", PriorityType::kMultifactor}},
@@ -311,6 +373,7 @@ std::vector<ConfField<S>> BuildFields() {
       {"MaxJobCount", Integer(&S::max_job_count, 1, INT64_MAX)},
       {"FirstJobId", Integer(&S::first_job_id, 1, 0x03FFFFFF)},
       {"MaxArraySize", Integer(&S::max_array_size, 0, 4000001)},
+      {"MaxStepCount", Integer(&S::max_step_count, 1, UINT32_MAX)},
       {"MinJobAge", Integer(&S::min_job_age_seconds, 0, UINT32_MAX)},
       {"OverTimeLimit", SetOverTimeLimit},
       {"JobRequeue", SetJobRequeue},

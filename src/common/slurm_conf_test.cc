@@ -41,6 +41,15 @@ TEST(SlurmConf, DefaultsAreSlurms) {
   EXPECT_EQ(s.topology, TopologyKind::kFlat);
   EXPECT_TRUE(s.job_requeue);
   EXPECT_EQ(s.scheduler_params.bf_window_minutes, 1440);
+  EXPECT_EQ(s.scheduler_params.max_script_size, 4 << 20);
+  EXPECT_EQ(s.max_step_count, 40000u);
+  const RateLimitSettings& limit = s.controller_params.rate_limit;
+  EXPECT_FALSE(limit.enabled);
+  EXPECT_EQ(limit.bucket_size, 30u);
+  EXPECT_EQ(limit.refill_rate, 2u);
+  EXPECT_EQ(limit.refill_period_seconds, 1u);
+  EXPECT_EQ(limit.table_size, 8192u);
+  EXPECT_EQ(limit.log_freq, 0u);
   const NodeConfig& node = load.config.nodes[0];
   EXPECT_EQ(node.cpus, 1);
   EXPECT_EQ(node.real_memory_mb, 1u);
@@ -204,6 +213,30 @@ TEST(SlurmConf, PartitionLines) {
   EXPECT_TRUE(parts[2].hidden);
   ASSERT_EQ(parts[2].billing_weights.size(), 2u);
   EXPECT_DOUBLE_EQ(parts[2].billing_weights[1].second, 0.25 / 1024);
+}
+
+TEST(SlurmConf, BoundsAndTheRateLimit) {
+  ConfigLoad load = Load(
+      "SchedulerParameters=max_script_size=1048576\nMaxStepCount=100\n"
+      "SlurmctldParameters=enable_configless,rl_enable,rl_bucket_size=50,rl_refill_rate=10,"
+      "rl_refill_period=2,rl_table_size=128,rl_log_freq=5\nNodeName=n1\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const ClusterSettings& s = load.config.settings;
+  EXPECT_EQ(s.scheduler_params.max_script_size, 1 << 20);
+  EXPECT_EQ(s.max_step_count, 100u);
+  const RateLimitSettings& limit = s.controller_params.rate_limit;
+  EXPECT_TRUE(limit.enabled);
+  EXPECT_EQ(limit.bucket_size, 50u);
+  EXPECT_EQ(limit.refill_rate, 10u);
+  EXPECT_EQ(limit.refill_period_seconds, 2u);
+  EXPECT_EQ(limit.table_size, 128u);
+  EXPECT_EQ(limit.log_freq, 5u);
+  EXPECT_EQ(s.controller_params.other.count("enable_configless"), 1u);
+  EXPECT_EQ(
+      Messages(
+          LoadComplete("SlurmctldParameters=rl_enable,rl_refill_rate=0\n").diagnostics.errors()),
+      "slurm.conf:3: SlurmctldParameters: invalid SlurmctldParameters option "
+      "'rl_refill_rate=0' (expected rl_refill_rate=NUMBER, at least 1)\n");
 }
 
 TEST(SlurmConf, ErrorsNameTheLineAndWhatToDo) {

@@ -97,6 +97,23 @@ constexpr OptionSpec kSacctOptions[] = {{'j', "jobs", OptionSpec::kRequired},
                                         {0, "help", OptionSpec::kNone},
                                         {0, "usage", OptionSpec::kNone}};
 
+// Every page of the history: the controller answers at most a page of stored records per call
+// and the cursor of the next.
+Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery query) {
+  v1::JobList list;
+  do {
+    v1::JobList page;
+    grpc::ClientContext context;
+    SetDeadline(context);
+    grpc::Status status = stub.History(&context, query, &page);
+    if (!status.ok()) return MakeError(Unreachable(status));
+    if (list.time() == 0) list.set_time(page.time());
+    for (std::string& job : *page.mutable_jobs()) list.add_jobs(std::move(job));
+    query.set_after(page.next());
+  } while (!query.after().empty());
+  return list;
+}
+
 }  // namespace
 
 int RunSacct(Arguments args) {
@@ -129,19 +146,16 @@ int RunSacct(Arguments args) {
   query.mutable_filter()->set_user(user);
   auto connection = Connect();
   if (!connection) return Fail("sacct", connection.error());
-  v1::JobList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = connection->stub->History(&context, query, &list);
-  if (!status.ok()) return Fail("sacct", Unreachable(status));
-  options.now = list.time() ? list.time() : std::time(nullptr);
+  auto list = ReadHistory(*connection->stub, query);
+  if (!list) return Fail("sacct", list.error());
+  options.now = list->time() ? list->time() : std::time(nullptr);
   options.cluster_name = connection->cluster.settings.cluster_name;
   options.cluster = &connection->cluster;
   if (parsed->Has("json")) {
-    std::fputs(FormatSacctJson(ParseJobs(list), options).c_str(), stdout);
+    std::fputs(FormatSacctJson(ParseJobs(*list), options).c_str(), stdout);
     return 0;
   }
-  auto text = FormatSacct(ParseJobs(list), options);
+  auto text = FormatSacct(ParseJobs(*list), options);
   if (!text) return Fail("sacct", text.error());
   std::fputs(text->c_str(), stdout);
   return 0;

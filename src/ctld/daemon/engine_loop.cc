@@ -115,8 +115,32 @@ void EngineLoop::Stop() {
   if (commit_thread_.joinable()) commit_thread_.join();
 }
 
+namespace {
+
+// The agents' events: never refused, or a node's report of a job's end could be lost.
+bool FromAgent(const Event& event) {
+  return std::holds_alternative<NodeRegistered>(event) ||
+         std::holds_alternative<Heartbeat>(event) || std::holds_alternative<JobEnded>(event);
+}
+
+}  // namespace
+
 void EngineLoop::Submit(Event event, std::function<void(const Reply&)> done) {
-  MutexLock lock(mutex_);
+  {
+    MutexLock lock(mutex_);
+    if (queue_.size() < options_.max_queued || FromAgent(event)) {
+      Enqueue(std::move(event), std::move(done));
+      return;
+    }
+  }
+  Reply busy;
+  busy.ok = false;
+  busy.busy = true;
+  busy.error = kEngineBusy;
+  done(busy);
+}
+
+void EngineLoop::Enqueue(Event event, std::function<void(const Reply&)> done) {
   uint64_t token = next_token_++;
   std::visit(
       [token](auto& e) {

@@ -39,7 +39,15 @@ class EffectSink {
 struct EngineLoopOptions {
   int64_t tick_seconds = 1;
   size_t max_batch = 4096;  // events per batch (one transaction)
+  // Requests from commands waiting for the engine thread (four full batches). Past it a request
+  // is refused at once (Reply::busy); the agents' events (registration, heartbeats, job ends)
+  // are always queued, since losing one would lose a job's end.
+  size_t max_queued = 16384;
 };
+
+// What a request refused by a full queue is told (with RESOURCE_EXHAUSTED).
+inline constexpr const char* kEngineBusy =
+    "the controller is busy (its queue of requests is full); retry in a moment";
 
 class EngineLoop {
  public:
@@ -54,6 +62,8 @@ class EngineLoop {
 
   // Queues an event; `done` gets the engine's reply on the commit thread once the batch is
   // committed (an event without a reply of its own gets an OK reply then). It must not block.
+  // When the queue is full (options' max_queued) a command's event is not queued: `done` gets
+  // a Reply with busy set and kEngineBusy as its error, at once, on the caller's thread.
   void Submit(Event event, std::function<void(const Reply&)> done);
   // The same, waiting: the future holds the reply.
   std::future<Reply> Submit(Event event);
@@ -77,6 +87,7 @@ class EngineLoop {
     std::shared_ptr<const Snapshot> snapshot;
   };
 
+  void Enqueue(Event event, std::function<void(const Reply&)> done) REQUIRES(mutex_);
   void Run();
   void RunCommits();
   void ApplyBatch(std::vector<Request>& requests, bool tick);

@@ -19,28 +19,33 @@ views::HistoryKey KeyOf(const v1::Job& job) {
 
 JobHistory::JobHistory(std::unique_ptr<Store> store) : store_(std::move(store)) {}
 
-Result<wire::JobListing> JobHistory::Find(const Snapshot& snapshot, const Caller& caller,
-                                          views::HistoryQuery query) {
+Result<JobHistory::Page> JobHistory::Find(const Snapshot& snapshot, const Caller& caller,
+                                          views::HistoryQuery query, const std::string& after,
+                                          size_t limit) {
   query.filter = views::VisibleJobs(std::move(query.filter), caller, snapshot.cluster->settings);
-  wire::JobListing listing;
-  listing.time = snapshot.time;
+  if (limit == 0 || limit > kMaxPage) limit = kMaxPage;
+  Page page;
+  page.listing.time = snapshot.time;
   std::set<uint64_t> live = views::LiveJobIds(snapshot);
   {
     MutexLock lock(mutex_);
     if (store_) {
-      auto rows = store_->Load("job_history");
+      auto rows = store_->LoadPage("job_history", after, limit);
       if (!rows) return std::move(rows).take_error();
+      // A full page may have more after it; a short one was the end of the table.
+      if (rows->size() == limit) page.next = rows->back().first;
       v1::Job job;
       for (auto& [key, value] : *rows) {
         if (!job.ParseFromString(value) || live.count(job.spec().job_id())) continue;
         if (views::Selects(query, KeyOf(job)))
-          listing.jobs.push_back(std::make_shared<const std::string>(std::move(value)));
+          page.listing.jobs.push_back(std::make_shared<const std::string>(std::move(value)));
       }
     }
   }
+  if (!page.next.empty()) return page;
   for (const JobPtr& job : views::LiveHistory(snapshot, query))
-    listing.jobs.push_back(EncodeJob(*job, *snapshot.cluster));
-  return listing;
+    page.listing.jobs.push_back(EncodeJob(*job, *snapshot.cluster));
+  return page;
 }
 
 }  // namespace drover::ctld

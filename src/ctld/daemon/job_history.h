@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "common/mutex.h"
 #include "common/result.h"
@@ -19,11 +20,20 @@ class JobHistory {
   // `store` may be null: only the live queue is searched then.
   explicit JobHistory(std::unique_ptr<Store> store);
 
-  // The stored jobs the query selects that have left the live queue, in the store's order, then
-  // the live queue's, by ID; under PrivateData=jobs only the caller's own unless an operator
-  // asks. An error when the store cannot be read.
-  Result<wire::JobListing> Find(const Snapshot& snapshot, const Caller& caller,
-                                views::HistoryQuery query) EXCLUDES(mutex_);
+  // No call reads more stored records than this, whatever the caller asks.
+  static constexpr size_t kMaxPage = 10'000;
+
+  struct Page {
+    wire::JobListing listing;
+    std::string next;  // the cursor of the next page; empty: this was the last
+  };
+
+  // One page: of the (at most `limit`, 0 meaning kMaxPage) stored records after the cursor
+  // `after`, those the query selects that have left the live queue, in the store's order; the
+  // last page adds the live queue's, by ID. Under PrivateData=jobs only the caller's own unless
+  // an operator asks. An error when the store cannot be read.
+  Result<Page> Find(const Snapshot& snapshot, const Caller& caller, views::HistoryQuery query,
+                    const std::string& after = "", size_t limit = kMaxPage) EXCLUDES(mutex_);
 
  private:
   Mutex mutex_;  // the store is not thread-safe; queries are concurrent

@@ -5,7 +5,7 @@
 
 namespace drover::ctld {
 
-QueryPool::QueryPool(int threads) {
+QueryPool::QueryPool(int threads, size_t max_queued) : max_queued_(max_queued) {
   for (int i = 0; i < threads; ++i)
     threads_.emplace_back([this] {
       pthread_setname_np(pthread_self(), "ctld-query");
@@ -32,12 +32,19 @@ QueryPool::~QueryPool() {
   for (std::thread& thread : threads_) thread.join();
 }
 
-void QueryPool::Run(std::function<void()> work) {
+bool QueryPool::Run(std::function<void()> work) {
   {
     MutexLock lock(mutex_);
+    if (queue_.size() >= max_queued_) return false;
     queue_.push_back(std::move(work));
   }
   wake_.NotifyOne();
+  return true;
+}
+
+size_t QueryPool::queued() const {
+  MutexLock lock(mutex_);
+  return queue_.size();
 }
 
 }  // namespace drover::ctld

@@ -18,7 +18,16 @@ namespace drover::ctld {
 grpc::Status Invalid(const std::string& message);
 // An error in Slurm's words for a state it does not know.
 Result<JobFilter> FilterOf(const v1::JobFilter& filter);
+// OK, INVALID_ARGUMENT with the engine's error, or RESOURCE_EXHAUSTED when the request was
+// refused by a full queue (commands retry those).
 grpc::Status FromReply(const Reply& reply);
+
+// The bounds of common/submission_bounds.h on the other requests that carry text and times:
+// "--job-name is 5000 bytes; the limit is 1024", "StartTime=-5 is out of range (...)".
+Status CheckUpdateJob(const v1::UpdateJobRequest& request);
+Status CheckReservation(const v1::ReservationRequest& request);
+Status CheckCreateStep(const v1::CreateStepRequest& request);
+grpc::Status Busy(const std::string& message);  // RESOURCE_EXHAUSTED
 // A reactor already finished with `status` (a request refused before it is queued).
 grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* context, grpc::Status status);
 

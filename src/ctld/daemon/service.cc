@@ -6,6 +6,7 @@
 
 #include "auth/job_credential.h"
 #include "common/slurm_conf.h"
+#include "common/submission_bounds.h"
 #include "common/text.h"
 #include "ctld/daemon/requests.h"
 #include "ctld/records.h"
@@ -23,6 +24,7 @@ ControllerService::ControllerService(EngineLoop& loop, auth::Authenticator& auth
       authenticator_(authenticator),
       auth_settings_(std::move(auth_settings)),
       callers_(loop.snapshot()->cluster->settings),
+      rate_limiter_(MakeRateLimiter(loop.snapshot()->cluster->settings)),
       conf_path_(std::move(conf_path)),
       history_(std::move(history)) {}
 
@@ -34,6 +36,8 @@ ControllerService::Reactor* ControllerService::Submit(Context* context,
     return Finished(context, refused);
   auto spec = wire::FromProto(request->spec());
   if (!spec) return Finished(context, Invalid(spec.error()));
+  if (Status s = CheckSubmission(*spec, request->script(), loop_.snapshot()->cluster->settings); !s)
+    return Finished(context, Invalid(s.error()));
   Reactor* reactor = context->DefaultReactor();
   if (request->test_only()) {
     auto will_run = std::make_shared<WillRun>();
@@ -68,6 +72,8 @@ ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
   Reactor* reactor = context->DefaultReactor();
   for (int i = 0; i < request->jobs_size(); ++i) reply->add_results();
   auto remaining = std::make_shared<std::atomic<int>>(request->jobs_size() + 1);
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();  // holds the settings below
+  const ClusterSettings& settings = snapshot->cluster->settings;
   auto arrived = [reactor, remaining] {
     if (remaining->fetch_sub(1) == 1) reactor->Finish(grpc::Status::OK);
   };
@@ -75,8 +81,9 @@ ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
     const v1::SubmitRequest& one = request->jobs(i);
     v1::SubmitManyReply::Result* result = reply->mutable_results(i);
     auto spec = wire::FromProto(one.spec());
-    if (!spec) {
-      result->set_error(spec.error());
+    Status bounded = spec ? CheckSubmission(*spec, one.script(), settings) : OkStatus();
+    if (!spec || !bounded) {
+      result->set_error(spec ? bounded.error() : spec.error());
       arrived();
       continue;
     }
@@ -184,6 +191,7 @@ ControllerService::Reactor* ControllerService::UpdateJob(Context* context,
     return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
+  if (Status s = CheckUpdateJob(*request); !s) return Finished(context, Invalid(s.error()));
   drover::ctld::UpdateJob event{0, caller, std::move(*filter), {}, {}, {}, {},
                                 {}};
   if (request->has_time_limit_seconds()) {
@@ -221,6 +229,7 @@ ControllerService::Reactor* ControllerService::CreateStep(Context* context,
   if (request->ntasks() > 1'000'000 || request->nodes() > 100'000 ||
       request->ntasks_per_node() > 100'000 || request->cpus_per_task() > 100'000)
     return Finished(context, Invalid("CreateStep: a count out of range"));
+  if (Status s = CheckCreateStep(*request); !s) return Finished(context, Invalid(s.error()));
   drover::ctld::CreateStep event{0,
                                  caller,
                                  request->job_id(),
@@ -322,6 +331,7 @@ ControllerService::Reactor* ControllerService::CreateReservation(
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
+  if (Status s = CheckReservation(*request); !s) return Finished(context, Invalid(s.error()));
   return ChangeReservation(context,
                            drover::ctld::CreateReservation{0, caller,
                                                            request->name(), FieldsOf(*request)},
@@ -335,6 +345,7 @@ ControllerService::Reactor* ControllerService::UpdateReservation(
     return Finished(context, refused);
   if (request->name().empty())
     return Finished(context, Invalid("Requested reservation is invalid (give its name)"));
+  if (Status s = CheckReservation(*request); !s) return Finished(context, Invalid(s.error()));
   return ChangeReservation(context,
                            drover::ctld::UpdateReservation{0, caller,
                                                            request->name(), FieldsOf(*request)},

@@ -18,6 +18,7 @@
 #include "common/cluster_config.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/callers.h"
+#include "ctld/daemon/rate_limit.h"
 #include "ctld/daemon/engine_loop.h"
 #include "ctld/daemon/job_history.h"
 #include "ctld/daemon/query_pool.h"
@@ -101,6 +102,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   auth::Authenticator& authenticator_;
   const auth::Settings auth_settings_;
   Callers callers_;  // who a proven uid is: name, groups, operator
+  std::unique_ptr<RateLimiter> rate_limiter_;  // null: SlurmctldParameters has no rl_enable
   std::string conf_path_;
   JobHistory history_;
   QueryPool queries_{2};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "auth/grpc_auth.h"
+#include "ctld/daemon/requests.h"
 #include "ctld/daemon/service.h"
 
 namespace drover::ctld {
@@ -16,6 +17,9 @@ grpc::Status ControllerService::Admit(Context* context, Access access, Caller& c
                         fmt::format("only the agents (root or SlurmUser {}) may call this; uid {} "
                                     "may not",
                                     auth_settings_.slurm_user, identity->uid));
+  // One user's loop must not starve the others (SlurmctldParameters=rl_*; daemons exempt).
+  if (rate_limiter_ && !rate_limiter_->Admit(identity->uid))
+    return Busy(RateLimitMessage(identity->uid));
   caller = callers_.Of(identity->uid, identity->gid);
   return grpc::Status::OK;
 }

@@ -21,7 +21,8 @@ namespace drover::ctld {
 ControllerService::Reactor* ControllerService::Query(Context* context,
                                                      std::function<grpc::Status()> query) {
   Reactor* reactor = context->DefaultReactor();
-  queries_.Run([reactor, query = std::move(query)] { reactor->Finish(query()); });
+  if (!queries_.Run([reactor, query = std::move(query)] { reactor->Finish(query()); }))
+    reactor->Finish(Busy(kQueriesBusy));
   return reactor;
 }
 
@@ -61,10 +62,11 @@ grpc::Status ControllerService::DoHistory(const Caller& caller, const v1::Histor
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  auto listing = history_.Find(*snapshot, caller,
-                               {std::move(*filter), query->start_time(), query->end_time()});
-  if (!listing) return grpc::Status(grpc::StatusCode::INTERNAL, listing.error());
-  wire::ToProto(*listing, reply);
+  auto page = history_.Find(*snapshot, caller, {std::move(*filter), query->start_time(), query->end_time()},
+                            query->after(), query->limit());
+  if (!page) return grpc::Status(grpc::StatusCode::INTERNAL, page.error());
+  wire::ToProto(page->listing, reply);
+  reply->set_next(page->next);
   return grpc::Status::OK;
 }
 

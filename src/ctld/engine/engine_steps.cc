@@ -133,6 +133,11 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
   const Job& current = *held;
   if (std::string refusal = StepRefusal(current); !refusal.empty())
     return out.effects.push_back(Refuse(event.token, std::move(refusal)));
+  // Slurm counts step IDs, not live steps: a job's step list (kept for sacct) stays bounded.
+  if (current.next_step_id >= cluster().settings.max_step_count)
+    return out.effects.push_back(
+        Refuse(event.token, fmt::format("Step limit reached for this job (MaxStepCount={})",
+                                        cluster().settings.max_step_count)));
   Result<std::vector<size_t>> usable = UsableNodes(event, current, cluster());
   if (!usable) return out.effects.push_back(Refuse(event.token, usable.error()));
   Result<StepShape> shape = ShapeOf(event, current.spec, usable->size());

@@ -15,7 +15,7 @@ namespace {
 
 constexpr const char* kCluster =
     "ClusterName=t\nGresTypes=gpu\nDefMemPerCPU=100\nKillWait=30\nSlurmdTimeout=300\n"
-    "MinJobAge=300\nReturnToService=1\nMaxArraySize=100\nMaxJobCount=50\n"
+    "MinJobAge=300\nReturnToService=1\nMaxArraySize=100\nMaxJobCount=50\nMaxStepCount=5\n"
     "NodeName=n[1-2] CPUs=8 RealMemory=8000 Gres=gpu:2\n"
     "PartitionName=p Nodes=ALL Default=YES MaxTime=2:00:00\n";
 
@@ -94,6 +94,29 @@ TEST_F(EngineTest, SubmitLaunchCompleteWithSlurmExitCodes) {
   EXPECT_EQ(last_.changed_jobs, (std::vector<uint64_t>{ok, bad}));
   Apply(JobEnded{ok, "n1", 0, 0});  // a resent report changes nothing
   EXPECT_TRUE(last_.changed_jobs.empty());
+}
+
+// MaxStepCount (5 here) bounds the steps one job may create, ended ones included, as Slurm's
+// step IDs do.
+TEST_F(EngineTest, StepsStopAtMaxStepCount) {
+  uint64_t id = Submit(JobSpec{});
+  ASSERT_EQ(State(id), JobState::kRunning);
+  for (int i = 0; i < 6; ++i) {
+    CreateStep step;
+    step.token = ++token_;
+    step.caller = Caller{1000, 1000};
+    step.job_id = id;
+    Apply(step);
+    const Reply* reply = FindReply(last_, token_);
+    ASSERT_NE(reply, nullptr);
+    if (i < 5) {
+      EXPECT_TRUE(reply->ok) << reply->error;
+      Apply(StepEnded{++token_, Caller{1000, 1000}, id, reply->step_id, 0, 0, false, 0, 0});
+    } else {
+      EXPECT_EQ(reply->error, "Step limit reached for this job (MaxStepCount=5)");
+    }
+  }
+  EXPECT_EQ(engine_.FindJob(id)->steps.size(), 5u);
 }
 
 TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
@@ -309,7 +332,8 @@ TEST_F(EngineTest, SubmissionErrorsAreSlurms) {
             "Requested node configuration is not available (partition p has 0 nodes with 1 CPUs, "
             "3 GPUs, 100M memory; the job needs 1)");
   out = Apply(SubmitJob{++token_, Caller{1000, 1000}, JobSpec{}, "0-200", ""});
-  EXPECT_EQ(FindReply(out, token_)->error, "array index 200 is at or above MaxArraySize=100");
+  EXPECT_EQ(FindReply(out, token_)->error,
+            "Invalid job array specification: index 200 is at or above MaxArraySize=100");
   out = Apply(SubmitJob{++token_, Caller{1000, 1000}, JobSpec{}, "0-60", ""});
   EXPECT_EQ(FindReply(out, token_)->error,
             "Slurm temporarily unable to accept job (MaxJobCount=50 reached); try again later");

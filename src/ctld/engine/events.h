@@ -253,6 +253,7 @@ struct Reply {
   std::vector<uint32_t> step_tasks{};
   JobPtr job{};
   std::string message{};  // said to the user on success (what a reconfigure left for a restart)
+  bool busy = false;      // refused before it was queued: the engine's queue was full
 };
 
 struct Launch {

@@ -32,6 +32,18 @@ Result<Table> MemoryStore::Load(const std::string& table) {
   return rows;
 }
 
+Result<Table> MemoryStore::LoadPage(const std::string& table, const std::string& after,
+                                    size_t limit) {
+  if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
+  Table rows;
+  auto found = tables_.find(table);
+  if (found == tables_.end()) return rows;
+  for (auto row = found->second.upper_bound(after);
+       row != found->second.end() && rows.size() < limit; ++row)
+    rows.emplace_back(row->first, row->second);
+  return rows;
+}
+
 Result<std::optional<std::string>> MemoryStore::Get(const std::string& table,
                                                     const std::string& key) {
   if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();

@@ -5,7 +5,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -111,6 +113,7 @@ class SqliteStore : public Store {
   Status Configure();
   Status Commit(const WriteBatch& batch) override;
   Result<Table> Load(const std::string& table) override;
+  Result<Table> LoadPage(const std::string& table, const std::string& after, size_t limit) override;
   Result<std::optional<std::string>> Get(const std::string& table, const std::string& key) override;
 
  private:
@@ -118,6 +121,7 @@ class SqliteStore : public Store {
   Status SetJournalModeWal();
   Status CreateTable(std::string_view table);
   Result<Statement> Prepare(const std::string& sql);
+  Result<Table> ReadRows(sqlite3_stmt* select, const std::string& table, size_t limit);
   Status ApplyBatch(const WriteBatch& batch);
   Status Put(const WriteBatch::Put& put);
   Status Delete(const WriteBatch::Delete& del);
@@ -258,13 +262,11 @@ Result<std::optional<std::string>> SqliteStore::Get(const std::string& table,
       std::string(value != nullptr ? value : "", sqlite3_column_bytes(select, 0)));
 }
 
-Result<Table> SqliteStore::Load(const std::string& table) {
-  if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
-  sqlite3_stmt* select = statements_.find(table)->second.select.get();
-  StatementUse use(select);
+// The rows a SELECT of (key, value) steps through, until `limit`.
+Result<Table> SqliteStore::ReadRows(sqlite3_stmt* select, const std::string& table, size_t limit) {
   Table rows;
-  int code;
-  while ((code = sqlite3_step(select)) == SQLITE_ROW) {
+  int code = SQLITE_ROW;
+  while (rows.size() < limit && (code = sqlite3_step(select)) == SQLITE_ROW) {
     // column_blob is null for a zero-length value; read the size first and copy only when set.
     const auto* key = static_cast<const char*>(sqlite3_column_blob(select, 0));
     std::string key_text(key != nullptr ? key : "", sqlite3_column_bytes(select, 0));
@@ -272,8 +274,27 @@ Result<Table> SqliteStore::Load(const std::string& table) {
     std::string value_bytes(value != nullptr ? value : "", sqlite3_column_bytes(select, 1));
     rows.emplace_back(std::move(key_text), std::move(value_bytes));
   }
-  if (code != SQLITE_DONE) return SqlError("read table " + table);
+  if (code != SQLITE_DONE && code != SQLITE_ROW) return SqlError("read table " + table);
   return rows;
+}
+
+Result<Table> SqliteStore::Load(const std::string& table) {
+  if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
+  sqlite3_stmt* select = statements_.find(table)->second.select.get();
+  StatementUse use(select);
+  return ReadRows(select, table, SIZE_MAX);
+}
+
+Result<Table> SqliteStore::LoadPage(const std::string& table, const std::string& after,
+                                    size_t limit) {
+  if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
+  auto statement =
+      Prepare("SELECT key, value FROM " + table + " WHERE key > ?1 ORDER BY key LIMIT ?2");
+  if (!statement) return std::move(statement).take_error();
+  sqlite3_stmt* select = statement->get();
+  sqlite3_bind_text64(select, 1, after.data(), after.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  sqlite3_bind_int64(select, 2, static_cast<sqlite3_int64>(std::min<size_t>(limit, INT64_MAX)));
+  return ReadRows(select, table, limit);
 }
 
 }  // namespace

@@ -49,6 +49,10 @@ class Store {
   virtual Status Commit(const WriteBatch& batch) = 0;
   // Every row of `table` (empty when the table has none).
   virtual Result<Table> Load(const std::string& table) = 0;
+  // At most `limit` rows of `table` whose keys sort after `after` (every key sorts after ""), in
+  // key order: a reader pages through a large table (sacct's history) without loading it whole.
+  virtual Result<Table> LoadPage(const std::string& table, const std::string& after,
+                                 size_t limit) = 0;
   // One row's value; nullopt when the key is absent.
   virtual Result<std::optional<std::string>> Get(const std::string& table,
                                                  const std::string& key) = 0;
@@ -92,6 +96,7 @@ class MemoryStore : public Store {
  public:
   Status Commit(const WriteBatch& batch) override;
   Result<Table> Load(const std::string& table) override;
+  Result<Table> LoadPage(const std::string& table, const std::string& after, size_t limit) override;
   Result<std::optional<std::string>> Get(const std::string& table, const std::string& key) override;
 
   // The next `count` commits fail with an error and apply nothing.

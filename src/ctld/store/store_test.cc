@@ -104,6 +104,34 @@ TEST_P(StoreContractTest, LoadsCommittedRowsSortedByKey) {
   EXPECT_EQ(MustLoad(*store_, "reservations"), Table{});
 }
 
+// Paging: each page starts after the last key of the one before, and the pages together are the
+// whole table, in key order.
+TEST_P(StoreContractTest, LoadPageWalksTheTableInKeyOrder) {
+  std::vector<WriteBatch::Put> puts;
+  for (int i = 0; i < 25; ++i) {
+    char key[8];
+    std::snprintf(key, sizeof(key), "%05d", i);
+    puts.push_back({"job_history", key, "v"});
+  }
+  MustCommit(Puts(puts));
+  Table all;
+  std::string after;
+  int pages = 0;
+  while (true) {
+    Result<Table> page = store_->LoadPage("job_history", after, 10);
+    ASSERT_TRUE(page.ok()) << page.error();
+    if (page->empty()) break;
+    EXPECT_LE(page->size(), 10u);
+    ++pages;
+    after = page->back().first;
+    all.insert(all.end(), page->begin(), page->end());
+  }
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(all, MustLoad(*store_, "job_history"));
+  EXPECT_EQ(store_->LoadPage("job_history", "00023", 10)->size(), 1u);
+  EXPECT_FALSE(store_->LoadPage("qos", "", 10).ok());
+}
+
 TEST_P(StoreContractTest, KeepsValuesByteForByte) {
   const std::string binary("\0\x01\xff record", 10);
   MustCommit(Puts({{"scripts", "7", binary}, {"scripts", "8", ""}}));
