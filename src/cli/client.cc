@@ -9,6 +9,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "auth/tls.h"
+
 extern char** environ;
 
 namespace drover::cli {
@@ -25,12 +27,15 @@ Result<Connection> Connect() {
         "slurm.conf; `drover env` prints the line for a cluster started with `drover up`)",
         path, first));
   }
+  auto credentials = auth::ChannelCredentials(load.config);
+  if (!credentials) return MakeError(credentials.error());
   Connection connection{std::move(load.config), nullptr};
   const ClusterSettings& settings = connection.cluster.settings;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // a full queue is larger than gRPC's 4 MiB default
-  connection.stub = v1::Controller::NewStub(grpc::CreateCustomChannel(
-      ControllerAddress(settings), grpc::InsecureChannelCredentials(), args));
+  auth::ApplyTlsChannelArgs(connection.cluster, args);
+  connection.stub = v1::Controller::NewStub(
+      grpc::CreateCustomChannel(ControllerAddress(settings), *credentials, args));
   return connection;
 }
 

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include "auth/tls.h"
+
 namespace drover::testing {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -95,10 +97,18 @@ bool LocalCluster::Boot() {
     return false;
   }
   controller_ = "127.0.0.1:" + std::to_string(port);
+  // The daemons have read the configuration (and its TLS files) already: the test's client does
+  // the same.
+  ConfigLoad load = LoadClusterConfig((dir_ / "slurm.conf").string());
+  auto credentials = auth::ChannelCredentials(load.config);
+  if (!credentials) {
+    error_ = credentials.error();
+    return false;
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  stub_ = v1::Controller::NewStub(
-      grpc::CreateCustomChannel(controller_, grpc::InsecureChannelCredentials(), args));
+  auth::ApplyTlsChannelArgs(load.config, args);
+  stub_ = v1::Controller::NewStub(grpc::CreateCustomChannel(controller_, *credentials, args));
   for (const std::string& node : nodes_)
     if (!StartAgent(node)) return false;
   bool idle = WaitFor([&] {

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "auth/tls.h"
 #include "common/text.h"
 
 namespace drover::agent {
@@ -84,8 +85,11 @@ ControllerLink::ControllerLink(Agent& agent, LinkOptions options)
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  auth::ApplyTlsChannelArgs(agent_.cluster(), args);
+  auto credentials =
+      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials();
   stub_ = v1::Controller::NewStub(
-      grpc::CreateCustomChannel(options_.controller, grpc::InsecureChannelCredentials(), args));
+      grpc::CreateCustomChannel(options_.controller, std::move(credentials), args));
 }
 
 ControllerLink::~ControllerLink() {

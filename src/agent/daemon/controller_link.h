@@ -24,6 +24,7 @@ struct LinkOptions {
   std::chrono::milliseconds poll{std::chrono::milliseconds(20)};  // for ended jobs
   std::string health_program;                                     // empty: none
   std::chrono::seconds health_interval{0};
+  std::shared_ptr<grpc::ChannelCredentials> credentials;  // auth::ChannelCredentials; null: plain
 };
 
 class ControllerLink {

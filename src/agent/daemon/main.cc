@@ -17,6 +17,7 @@
 #include "agent/daemon/controller_link.h"
 #include "agent/daemon/daemon_options.h"
 #include "agent/host/cgroup.h"
+#include "auth/tls.h"
 #include "common/cluster_config.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
@@ -138,27 +139,49 @@ agent::LinkOptions LinkOptionsFor(const agent::DaemonOptions& options,
   return link_options;
 }
 
+// The agent's TLS credentials, both ways, when slurm.conf asks for TLS; false, having said
+// why, when a file cannot be read.
+bool LoadTls(const ClusterConfig& cluster, std::shared_ptr<grpc::ServerCredentials>& server,
+             std::shared_ptr<grpc::ChannelCredentials>& channel) {
+  auto server_credentials = auth::ServerCredentials(cluster);
+  auto channel_credentials = auth::ChannelCredentials(cluster);
+  const std::string* error = !server_credentials    ? &server_credentials.error()
+                             : !channel_credentials ? &channel_credentials.error()
+                                                    : nullptr;
+  if (error) {
+    fmt::print(stderr, "droverd: error: {}\n", *error);
+    return false;
+  }
+  server = *server_credentials;
+  channel = *channel_credentials;
+  return true;
+}
+
 // Serves the agent's API and talks to the controller until SIGTERM or SIGINT; the exit code.
 int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
           const NodeConfig& config, agent::Agent& agent) {
   std::string listen =
-      options.listen.empty()
-          ? fmt::format("0.0.0.0:{}", config.port ? config.port : cluster.settings.agent_port)
-          : options.listen;
+      options.listen.empty() ? AgentListenAddress(cluster.settings, config) : options.listen;
+  std::shared_ptr<grpc::ServerCredentials> server_credentials;
+  agent::LinkOptions link_options = LinkOptionsFor(options, cluster);
+  if (!LoadTls(cluster, server_credentials, link_options.credentials)) return 1;
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
-  agent::LinkOptions link_options = LinkOptionsFor(options, cluster);
+  builder.AddListeningPort(listen, server_credentials, &port);
   agent::ControllerLink link(agent, link_options);
   AgentService service(agent, link);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    fmt::print(stderr, "droverd: error: cannot listen on {}; is another agent running?\n", listen);
+    fmt::print(stderr, "droverd: error: cannot listen on {}; is another agent running?{}\n", listen,
+               cluster.settings.tls.enabled()
+                   ? " Or does DroverTLSKeyFile not hold the key of DroverTLSCertFile?"
+                   : "");
     return 1;
   }
   std::string host_part = listen.substr(0, listen.rfind(':'));
-  if (host_part == "0.0.0.0" || host_part.empty())
+  // An agent on every interface registers with the address slurm.conf gives its node.
+  if (host_part == "0.0.0.0" || host_part == "[::]" || host_part.empty())
     host_part = config.address.empty() ? config.name : config.address;
   link.SetAddress(fmt::format("{}:{}", host_part, port));
   if (!options.port_file.empty()) {

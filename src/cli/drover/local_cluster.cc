@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "auth/tls.h"
 #include "cli/commands.h"
 #include "common/cluster_config.h"
 #include "common/getopt.h"
@@ -38,9 +39,10 @@ using namespace std::chrono_literals;
 
 // Keys `drover up` sets in the effective slurm.conf; the configuration's own are dropped.
 constexpr std::string_view kOverridden[] = {
-    "slurmctldhost", "controlmachine",    "controladdr",    "slurmctldport",
-    "slurmdport",    "statesavelocation", "slurmdspooldir", "slurmctldlogfile",
-    "slurmdlogfile", "slurmctldpidfile",  "slurmdpidfile"};
+    "slurmctldhost",    "controlmachine",    "controladdr",    "slurmctldport",
+    "slurmdport",       "statesavelocation", "slurmdspooldir", "slurmctldlogfile",
+    "slurmdlogfile",    "slurmctldpidfile",  "slurmdpidfile",  "drovercontrollerlisten",
+    "droveragentlisten"};
 
 struct Options {
   std::string conf, state;
@@ -156,6 +158,7 @@ Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int por
   out << "\n# drover up\n"
       << "SlurmctldHost=localhost(127.0.0.1)\n"
       << "SlurmctldPort=" << port << "\n"
+      << "DroverControllerListen=127.0.0.1\nDroverAgentListen=127.0.0.1\n"
       << "StateSaveLocation=" << (state / "ctld").string() << "\n"
       << "SlurmdSpoolDir=" << (state / "spool" / "%n").string() << "\n";
   std::ofstream(state / "slurm.conf") << out.str();
@@ -216,10 +219,14 @@ std::vector<Recorded> Processes(const fs::path& state) {
   return found;
 }
 
-std::unique_ptr<v1::Controller::Stub> ControllerStub(const ClusterConfig& cluster) {
-  return v1::Controller::NewStub(
-      grpc::CreateChannel(fmt::format("127.0.0.1:{}", cluster.settings.controller_port),
-                          grpc::InsecureChannelCredentials()));
+// With the cluster's TLS settings; an error names the TLS file that cannot be read.
+Result<std::unique_ptr<v1::Controller::Stub>> ControllerStub(const ClusterConfig& cluster) {
+  auto credentials = auth::ChannelCredentials(cluster);
+  if (!credentials) return std::move(credentials).take_error();
+  grpc::ChannelArguments args;
+  auth::ApplyTlsChannelArgs(cluster, args);
+  return v1::Controller::NewStub(grpc::CreateCustomChannel(
+      fmt::format("127.0.0.1:{}", cluster.settings.controller_port), *credentials, args));
 }
 
 std::map<std::string, std::string> NodeStates(v1::Controller::Stub& stub) {
@@ -348,10 +355,15 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
 // cluster and returns false.
 bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster) {
   auto stub = ControllerStub(cluster);
+  if (!stub) {
+    fmt::print(stderr, "drover up: {}\n", stub.error());
+    StopAll(state);
+    return false;
+  }
   auto deadline = std::chrono::steady_clock::now() + 60s;
   std::map<std::string, std::string> states;
   while (true) {
-    states = NodeStates(*stub);
+    states = NodeStates(**stub);
     size_t idle = 0;
     for (const auto& [name, node_state] : states) idle += node_state == "IDLE";
     if (idle == cluster.nodes.size()) return true;
@@ -462,7 +474,13 @@ int RunStatus(Arguments args) {
   }
   std::map<std::string, std::string> states;
   ConfigLoad load = LoadClusterConfig((state / "slurm.conf").string());
-  if (load.ok()) states = NodeStates(*ControllerStub(load.config));
+  if (load.ok()) {
+    auto stub = ControllerStub(load.config);
+    if (stub)
+      states = NodeStates(**stub);
+    else
+      fmt::print(stderr, "drover status: {}\n", stub.error());
+  }
   fmt::print("{:<12} {:>8}  {:<8} {}\n", "PROCESS", "PID", "RUNNING", "NODE STATE");
   int running = 0;
   for (const Recorded& process : processes) {

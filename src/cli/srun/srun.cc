@@ -401,7 +401,7 @@ int Srun::Run() {
   if (!launch) return 1;
 
   StepStreams streams(request_.label, request_.kill_on_bad_exit, step_name);
-  streams.Start(*step, *launch);
+  if (!streams.Start(connection_.cluster, *step, *launch)) return 1;
   streams.StartReaders();
   std::optional<TerminalRaw> raw;
   if (request_.pty) raw.emplace();

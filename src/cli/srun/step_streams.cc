@@ -8,6 +8,8 @@
 
 #include <cstdio>
 
+#include "auth/tls.h"
+
 namespace drover::cli {
 namespace {
 
@@ -41,14 +43,21 @@ void NodeStream::Close() {
   closed = true;
 }
 
-void StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch) {
+bool StepStreams::Start(const ClusterConfig& cluster, const v1::CreateStepReply& step,
+                        const v1::StepLaunch& launch) {
+  auto credentials = auth::ChannelCredentials(cluster);
+  if (!credentials) {
+    std::fprintf(stderr, "srun: error: %s\n", credentials.error().c_str());
+    return false;
+  }
   for (int i = 0; i < step.nodes_size(); ++i) {
     auto node = std::make_unique<NodeStream>();
     node->node = step.nodes(i);
     grpc::ChannelArguments channel_args;
     channel_args.SetMaxReceiveMessageSize(64 << 20);
-    node->stub = v1::Agent::NewStub(grpc::CreateCustomChannel(
-        node->node.address(), grpc::InsecureChannelCredentials(), channel_args));
+    auth::ApplyTlsChannelArgs(cluster, channel_args);
+    node->stub = v1::Agent::NewStub(
+        grpc::CreateCustomChannel(node->node.address(), *credentials, channel_args));
     node->stream = node->stub->RunStep(&node->context);
     v1::StepInput first;
     *first.mutable_launch() = launch;
@@ -64,6 +73,7 @@ void StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& l
     }
     nodes_.push_back(std::move(node));
   }
+  return true;
 }
 
 void StepStreams::StartReaders() {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cluster_config.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -47,8 +48,10 @@ class StepStreams {
       : label_(label), kill_on_bad_exit_(kill_on_bad_exit), step_name_(std::move(step_name)) {}
   ~StepStreams() { Join(); }
 
-  // Opens a stream to every node of `step` and sends each its part of `launch`.
-  void Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch);
+  // Opens a stream to every node of `step` (with `cluster`'s TLS settings) and sends each its
+  // part of `launch`; false, having said why, when the TLS files cannot be read.
+  bool Start(const ClusterConfig& cluster, const v1::CreateStepReply& step,
+             const v1::StepLaunch& launch);
   // One reader thread per node from here on.
   void StartReaders();
   void SignalAll(int signal);

@@ -6,12 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "auth/tls.h"
 #include "ctld/records.h"
 
 namespace drover::ctld {
 
-AgentDispatcher::AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster)
-    : cluster_(std::move(cluster)) {
+AgentDispatcher::AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster,
+                                 std::shared_ptr<grpc::ChannelCredentials> credentials)
+    : credentials_(std::move(credentials)), cluster_(std::move(cluster)) {
   for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { Run(); });
 }
 
@@ -111,6 +113,7 @@ std::string AgentDispatcher::AddressOf(int node) {
 
 std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
   std::string address = AddressOf(node);
+  std::shared_ptr<const ClusterConfig> cluster = this->cluster();
   MutexLock lock(stubs_mutex_);
   auto& [target, stub] = stubs_[node];
   if (!stub || target != address) {
@@ -118,8 +121,8 @@ std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
     grpc::ChannelArguments args;  // an agent that restarts is back within seconds
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    stub = v1::Agent::NewStub(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+    auth::ApplyTlsChannelArgs(*cluster, args);
+    stub = v1::Agent::NewStub(grpc::CreateCustomChannel(address, credentials_, args));
   }
   return stub;
 }

@@ -23,7 +23,9 @@ namespace drover::ctld {
 
 class AgentDispatcher : public EffectSink {
  public:
-  explicit AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster);
+  // `credentials`: for the channels to the agents (auth::ChannelCredentials).
+  AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster,
+                  std::shared_ptr<grpc::ChannelCredentials> credentials);
   ~AgentDispatcher() override;
 
   void Launch(const drover::ctld::Launch& launch, std::string script,
@@ -60,6 +62,7 @@ class AgentDispatcher : public EffectSink {
 
   // Per node, the address its stub talks to, and the stub.
   // A worker keeps its own reference while it calls, so a stub replaced meanwhile lives on.
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   Mutex stubs_mutex_;
   std::map<int, std::pair<std::string, std::shared_ptr<v1::Agent::Stub>>> stubs_
       GUARDED_BY(stubs_mutex_);
