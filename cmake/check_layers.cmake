@@ -9,6 +9,7 @@ if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layers: pass -DSOURCE_DIR=<checkout>")
 endif()
 
+# ENCODING: the table holds UTF-8 ("—"), which plain file(STRINGS) cuts lines at.
 file(STRINGS ${SOURCE_DIR}/docs/design.md lines ENCODING UTF-8 REGEX "^\\| *[0-9a-z]+ *\\| *`")
 set(folders)
 foreach(line IN LISTS lines)
@@ -45,7 +46,7 @@ function(row_of path out)
       set(best ${folder})
     endif()
   endforeach()
-  set(${out} ${best} PARENT_SCOPE)
+  set(${out} "${best}" PARENT_SCOPE)  # quoted: an empty result must stay set
 endfunction()
 
 # Layers compare as numbers; "test" sits above everything.

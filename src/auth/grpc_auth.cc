@@ -105,7 +105,9 @@ Result<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& target,
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> factories;
   factories.push_back(std::make_unique<CredentialInterceptorFactory>(
       std::make_shared<CredentialSource>(authenticator, std::move(*first))));
-  return grpc::experimental::CreateCustomChannelWithInterceptors(target, *credentials, args,
+  grpc::ChannelArguments tls_args = args;
+  ApplyTlsChannelArgs(cluster, tls_args);
+  return grpc::experimental::CreateCustomChannelWithInterceptors(target, *credentials, tls_args,
                                                                  std::move(factories));
 }
 

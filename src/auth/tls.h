@@ -16,4 +16,9 @@ namespace drover::auth {
 Result<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(const ClusterConfig& cluster);
 Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const ClusterConfig& cluster);
 
+// Sets DroverTLSServerName (when TLS is on) as the name a channel expects in the server's
+// certificate; without it the certificate must name the host the channel dials (by DNS name, or
+// by IP address in its subjectAltName). Call on the arguments of every channel to a daemon.
+void ApplyTlsChannelArgs(const ClusterConfig& cluster, grpc::ChannelArguments& args);
+
 }  // namespace drover::auth

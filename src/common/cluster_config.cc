@@ -16,11 +16,33 @@
 namespace drover {
 namespace {
 
+// TLS needs the whole set: a certificate without its key or CA would leave one side unable to
+// talk to the other, so a partial set is an error that names what is missing.
+void CheckTls(const TlsSettings& tls, const SourceLocation& file, Diagnostics& diagnostics) {
+  std::vector<std::string> set, missing;
+  for (const auto& [key, value] :
+       {std::pair<std::string, const std::string*>{"DroverTLSCertFile", &tls.cert_file},
+        {"DroverTLSKeyFile", &tls.key_file},
+        {"DroverTLSCAFile", &tls.ca_file}})
+    (value->empty() ? missing : set).push_back(key);
+  if (!set.empty() && !missing.empty())
+    diagnostics.Error(file, fmt::format("{} set without {}: TLS needs DroverTLSCertFile, "
+                                        "DroverTLSKeyFile and DroverTLSCAFile together (or none "
+                                        "of them, for plain TCP)",
+                                        fmt::join(set, " and "), fmt::join(missing, " and ")));
+  if (set.empty() && (tls.require_client_cert || !tls.server_name.empty()))
+    diagnostics.Error(file, fmt::format("{} needs TLS: set DroverTLSCertFile, DroverTLSKeyFile "
+                                        "and DroverTLSCAFile too",
+                                        tls.require_client_cert ? "DroverTLSRequireClientCert"
+                                                                : "DroverTLSServerName"));
+}
+
 void CheckCluster(ClusterConfig& config, Diagnostics& diagnostics) {
   SourceLocation file{config.conf_path, 0};
   const ClusterSettings& settings = config.settings;
   if (settings.cluster_name.empty())
     diagnostics.Error(file, "ClusterName is not set; add a line such as ClusterName=mycluster");
+  CheckTls(settings.tls, file, diagnostics);
   if (config.nodes.empty()) diagnostics.Error(file, "no nodes are defined; add a NodeName= line");
   if (config.partitions.empty())
     diagnostics.Warning(file,
@@ -170,6 +192,24 @@ std::string ControllerAddress(const ClusterSettings& settings) {
     host = first.address.empty() ? first.name : first.address;
   }
   return fmt::format("{}:{}", host, settings.controller_port);
+}
+
+namespace {
+
+std::string ListenAddress(const std::string& host, int port) {
+  if (host.empty()) return fmt::format("0.0.0.0:{}", port);
+  bool ipv6 = host.find(':') != std::string::npos && !host.starts_with('[');
+  return ipv6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+}
+
+}  // namespace
+
+std::string ControllerListenAddress(const ClusterSettings& settings) {
+  return ListenAddress(settings.controller_listen_host, settings.controller_port);
+}
+
+std::string AgentListenAddress(const ClusterSettings& settings, const NodeConfig& node) {
+  return ListenAddress(settings.agent_listen_host, node.port ? node.port : settings.agent_port);
 }
 
 std::string ResolveConfPath(const std::string& explicit_path) {

@@ -95,6 +95,14 @@ struct ControllerHost {
 struct PrivateData {
   bool accounts = false, cloud = false, events = false, jobs = false, nodes = false,
        partitions = false, reservations = false, usage = false, users = false;
+// TLS for the gRPC ports: all three files or none (LoadClusterConfig checks the set).
+struct TlsSettings {
+  std::string cert_file;  // DroverTLSCertFile: this host's certificate chain (PEM)
+  std::string key_file;   // DroverTLSKeyFile: its private key (PEM)
+  std::string ca_file;    // DroverTLSCAFile: the CA that signed the cluster's certificates
+  bool require_client_cert = false;  // DroverTLSRequireClientCert: mutual TLS
+  std::string server_name;  // DroverTLSServerName: the name clients expect; empty: the host dialled
+  bool enabled() const { return !cert_file.empty(); }
 };
 
 // The cluster-wide keys of slurm.conf, with Slurm's defaults.
@@ -117,6 +125,10 @@ struct ClusterSettings {
   bool disable_root_jobs = false;  // DisableRootJobs: no job may run as root
   PrivateData private_data;
   int64_t group_update_time_seconds = 600;  // GroupUpdateTime: how long a user's groups are kept
+  // Drover's own keys (docs/configuration.md): where the daemons listen, and TLS.
+  std::string controller_listen_host;  // DroverControllerListen; empty: every interface
+  std::string agent_listen_host;       // DroverAgentListen; empty: every interface
+  TlsSettings tls;
 
   // resources and selection
   SelectType select = SelectType::kConsTres;
@@ -313,5 +325,11 @@ std::string ResolveConfPath(const std::string& explicit_path);
 // "host:port" of the (first) controller: SlurmctldHost's address or name, and SlurmctldPort;
 // 127.0.0.1 when no SlurmctldHost is set.
 std::string ControllerAddress(const ClusterSettings& settings);
+
+// Where the daemons listen by default ("--listen" overrides): DroverControllerListen or
+// DroverAgentListen (every interface when unset) with SlurmctldPort, or the node's Port or
+// SlurmdPort. IPv6 addresses come back in brackets ("[::1]:7817").
+std::string ControllerListenAddress(const ClusterSettings& settings);
+std::string AgentListenAddress(const ClusterSettings& settings, const NodeConfig& node);
 
 }  // namespace drover

@@ -45,6 +45,30 @@ SetResult SetPort(int S::*member, std::string_view value, S& s) {
   return std::nullopt;
 }
 
+// DroverControllerListen / DroverAgentListen: an address or host name without a port (the port
+// stays SlurmctldPort, SlurmdPort or the node's Port). One colon can only be HOST:PORT; IPv6
+// addresses have at least two.
+SetResult SetListenHost(std::string S::*member, std::string_view value, S& s) {
+  std::string_view host = value;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  size_t colons = std::count(host.begin(), host.end(), ':');
+  if (host.empty() || colons == 1 || host.find_first_of(" \t[]/") != std::string_view::npos)
+    return Invalid(value,
+                   "expected an address or host name without a port, such as 10.0.0.1 or ::1; "
+                   "the port is SlurmctldPort or SlurmdPort");
+  s.*member = std::string(host);
+  return std::nullopt;
+}
+
+// A TLS file: the daemons read it wherever they start, so the path must not depend on their
+// working directory.
+SetResult SetPath(std::string TlsSettings::*member, std::string_view value, S& s) {
+  if (!value.starts_with('/')) return Invalid(value, "expected an absolute path");
+  s.tls.*member = std::string(value);
+  return std::nullopt;
+}
+
 SetResult SetSelectParameters(S& s, std::string_view value) {
   ResourceSelection selection;
   selection.memory = false;
@@ -305,6 +329,29 @@ std::vector<ConfField<S>> BuildFields() {
       {"DisableRootJobs", Bool(&S::disable_root_jobs)},
       {"PrivateData", SetPrivateData},
       {"GroupUpdateTime", Integer(&S::group_update_time_seconds, 0, UINT32_MAX)},
+      // Drover's own: listen addresses and TLS (docs/configuration.md)
+      {"DroverControllerListen",
+       [](S& s, std::string_view v) { return SetListenHost(&S::controller_listen_host, v, s); }},
+      {"DroverAgentListen",
+       [](S& s, std::string_view v) { return SetListenHost(&S::agent_listen_host, v, s); }},
+      {"DroverTLSCertFile",
+       [](S& s, std::string_view v) { return SetPath(&TlsSettings::cert_file, v, s); }},
+      {"DroverTLSKeyFile",
+       [](S& s, std::string_view v) { return SetPath(&TlsSettings::key_file, v, s); }},
+      {"DroverTLSCAFile",
+       [](S& s, std::string_view v) { return SetPath(&TlsSettings::ca_file, v, s); }},
+      {"DroverTLSRequireClientCert",
+       [](S& s, std::string_view v) -> SetResult {
+         auto yes = ParseBool(v);
+         if (!yes) return Invalid(v, "expected YES or NO");
+         s.tls.require_client_cert = *yes;
+         return std::nullopt;
+       }},
+      {"DroverTLSServerName",
+       [](S& s, std::string_view v) -> SetResult {
+         s.tls.server_name = std::string(v);
+         return std::nullopt;
+       }},
       // resources and selection
       {"SelectType", Choice(&S::select,
                             {{"select/cons_tres", SelectType::kConsTres},

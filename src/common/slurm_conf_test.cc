@@ -319,5 +319,60 @@ TEST(SlurmConf, KeysReadButNotEnforcedWarnOnceAndEnforcedOnesDoNot) {
       << Messages(bad.diagnostics.errors());
 }
 
+// Drover's own keys: listen addresses and TLS, with the errors an administrator sees.
+TEST(SlurmConf, DroverListenAndTlsKeys) {
+  ConfigLoad load = LoadComplete(
+      "SlurmctldPort=7000\nDroverControllerListen=10.0.0.1\nDroverAgentListen=::1\n"
+      "DroverTLSCertFile=/etc/drover/host.pem\nDroverTLSKeyFile=/etc/drover/host.key\n"
+      "DroverTLSCAFile=/etc/drover/ca.pem\nDroverTLSRequireClientCert=yes\n"
+      "DroverTLSServerName=cluster.example\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const ClusterSettings& s = load.config.settings;
+  EXPECT_EQ(ControllerListenAddress(s), "10.0.0.1:7000");
+  EXPECT_EQ(AgentListenAddress(s, load.config.nodes[0]), "[::1]:7818");
+  EXPECT_TRUE(s.tls.enabled());
+  EXPECT_EQ(s.tls.cert_file, "/etc/drover/host.pem");
+  EXPECT_EQ(s.tls.key_file, "/etc/drover/host.key");
+  EXPECT_EQ(s.tls.ca_file, "/etc/drover/ca.pem");
+  EXPECT_TRUE(s.tls.require_client_cert);
+  EXPECT_EQ(s.tls.server_name, "cluster.example");
+  EXPECT_TRUE(load.diagnostics.warnings().empty()) << Messages(load.diagnostics.warnings());
+
+  ConfigLoad plain = LoadComplete("");
+  EXPECT_EQ(ControllerListenAddress(plain.config.settings), "0.0.0.0:7817");
+  EXPECT_FALSE(plain.config.settings.tls.enabled());
+}
+
+TEST(SlurmConf, DroverKeysRefuseWhatCannotWork) {
+  struct Case {
+    std::string body, errors;
+  };
+  const Case cases[] = {
+      {"DroverTLSCertFile=/c.pem\n",
+       "slurm.conf: DroverTLSCertFile set without DroverTLSKeyFile and DroverTLSCAFile: TLS needs "
+       "DroverTLSCertFile, DroverTLSKeyFile and DroverTLSCAFile together (or none of them, for "
+       "plain TCP)\n"},
+      {"DroverTLSCertFile=/c.pem\nDroverTLSKeyFile=/k.pem\n",
+       "slurm.conf: DroverTLSCertFile and DroverTLSKeyFile set without DroverTLSCAFile: TLS needs "
+       "DroverTLSCertFile, DroverTLSKeyFile and DroverTLSCAFile together (or none of them, for "
+       "plain TCP)\n"},
+      {"DroverTLSRequireClientCert=yes\n",
+       "slurm.conf: DroverTLSRequireClientCert needs TLS: set DroverTLSCertFile, DroverTLSKeyFile "
+       "and DroverTLSCAFile too\n"},
+      {"DroverTLSCAFile=ca.pem\n",
+       "slurm.conf:3: DroverTLSCAFile: invalid value 'ca.pem' (expected an absolute path)\n"},
+      {"DroverTLSRequireClientCert=maybe\n",
+       "slurm.conf:3: DroverTLSRequireClientCert: invalid value 'maybe' (expected YES or NO)\n"},
+      {"DroverControllerListen=10.0.0.1:7817\n",
+       "slurm.conf:3: DroverControllerListen: invalid value '10.0.0.1:7817' (expected an address "
+       "or host name without a port, such as 10.0.0.1 or ::1; the port is SlurmctldPort or "
+       "SlurmdPort)\n"},
+  };
+  for (const Case& c : cases) {
+    ConfigLoad load = LoadComplete(c.body);
+    EXPECT_EQ(Messages(load.diagnostics.errors()), c.errors) << c.body;
+  }
+}
+
 }  // namespace
 }  // namespace drover

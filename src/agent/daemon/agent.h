@@ -75,6 +75,7 @@ class Agent {
   void Reported(uint64_t job_id, uint32_t restart_count) EXCLUDES(mutex_);
 
   const std::string& node_name() const { return node_name_; }
+  const ClusterConfig& cluster() const { return cluster_; }
   const HostInfo& host() const { return host_; }
   const GpuDiscovery& gpus() const { return gpus_; }
 

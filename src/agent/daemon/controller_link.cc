@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "auth/tls.h"
 #include "common/text.h"
 
 namespace drover::agent {

@@ -20,6 +20,7 @@
 #include "auth/daemon_auth.h"
 #include "auth/grpc_auth.h"
 #include "auth/job_credential.h"
+#include "auth/tls.h"
 #include "common/cluster_config.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
@@ -197,12 +198,15 @@ agent::LinkOptions LinkOptionsFor(const agent::DaemonOptions& options,
 int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
           const NodeConfig& config, agent::Agent& agent) {
   std::string listen =
-      options.listen.empty()
-          ? fmt::format("0.0.0.0:{}", config.port ? config.port : cluster.settings.agent_port)
-          : options.listen;
+      options.listen.empty() ? AgentListenAddress(cluster.settings, config) : options.listen;
+  auto server_credentials = auth::ServerCredentials(cluster);  // TLS when slurm.conf asks
+  if (!server_credentials) {
+    fmt::print(stderr, "droverd: error: {}\n", server_credentials.error());
+    return 1;
+  }
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *server_credentials, &port);
   auto daemon_auth = auth::StartDaemonAuth("droverd", cluster);
   if (!daemon_auth) return 1;
   // auth/slurm: the broker for this host's users (one per host: another agent's may serve).
@@ -221,7 +225,8 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  auto channel = auth::NewChannel(link_options.controller, cluster, args, *daemon_auth->authenticator);
+  auto channel =
+      auth::NewChannel(link_options.controller, cluster, args, *daemon_auth->authenticator);
   if (!channel) {
     fmt::print(stderr, "droverd: error: {}\n", channel.error());
     return 1;
@@ -232,11 +237,15 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    fmt::print(stderr, "droverd: error: cannot listen on {}; is another agent running?\n", listen);
+    fmt::print(stderr, "droverd: error: cannot listen on {}; is another agent running?{}\n", listen,
+               cluster.settings.tls.enabled()
+                   ? " Or does DroverTLSKeyFile not hold the key of DroverTLSCertFile?"
+                   : "");
     return 1;
   }
   std::string host_part = listen.substr(0, listen.rfind(':'));
-  if (host_part == "0.0.0.0" || host_part.empty())
+  // An agent on every interface registers with the address slurm.conf gives its node.
+  if (host_part == "0.0.0.0" || host_part == "[::]" || host_part.empty())
     host_part = config.address.empty() ? config.name : config.address;
   link.SetAddress(fmt::format("{}:{}", host_part, port));
   if (!options.port_file.empty()) {

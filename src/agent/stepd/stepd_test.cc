@@ -190,6 +190,25 @@ TEST(Spool, JobDirectoryIsReachableButNotListableAndNeverReused) {
   EXPECT_EQ(again.error(), (spool.path() / "job_12").string() + ": cannot create it: File exists");
 }
 
+// A job's script, environment and launch are its owner's alone: the script is the job user's
+// (executable, since it is exec'd for its #! line), the rest the agent's.
+TEST(Spool, SpooledFilesAreReadableByTheirOwnerOnly) {
+  TempDir spool;
+  auto dir = CreateJobDirectory(spool.path(), 7);
+  ASSERT_TRUE(dir.ok()) << dir.error();
+  ::umask(022);  // what a daemon started from a shell has: the modes must not depend on it
+  ASSERT_TRUE(WriteScript(*dir, "#!/bin/sh\necho secret\n", ::getuid(), ::getgid()).ok());
+  ASSERT_TRUE(WriteEnvironment(*dir, {"TOKEN=secret"}).ok());
+  BatchLaunch launch;
+  launch.work_dir = launch.stdout_path = launch.stderr_path = launch.stdin_path = "/tmp";
+  ASSERT_TRUE(WriteLaunch(*dir, launch).ok());
+  EXPECT_EQ(fs::status(*dir / "script").permissions(), fs::perms::owner_all);
+  EXPECT_EQ(fs::status(*dir / "environ").permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(*dir / "launch").permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
 TEST(Spool, ProcessFilesTellAReusedPidFromTheProcess) {
   TempDir dir;
   const fs::path file = dir.path() / "supervisor.pid";

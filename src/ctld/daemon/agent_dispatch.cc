@@ -130,6 +130,7 @@ std::string AgentDispatcher::AddressOf(int node) {
 
 std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
   std::string address = AddressOf(node);
+  std::shared_ptr<const ClusterConfig> cluster = this->cluster();
   MutexLock lock(stubs_mutex_);
   auto& [target, stub] = stubs_[node];
   if (!stub || target != address) {

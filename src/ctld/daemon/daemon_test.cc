@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -346,6 +347,35 @@ TEST_F(DaemonTest, ReservationsAndPartitionsThroughTheApi) {
   EXPECT_EQ(p.total_gpus(), 4u);
   EXPECT_EQ(p.max_time_seconds(), 3600);
   EXPECT_EQ(p.nodes_other(), 2u);  // no agent has registered
+}
+
+// A TLS file that cannot be read is fatal at start, with the key and the path, before the
+// controller listens or touches its state.
+TEST_F(DaemonTest, UnreadableTlsFileStopsTheControllerAtStart) {
+  const fs::path missing = dir_ / "missing";
+  std::ofstream(dir_ / "slurm.conf", std::ios::app)
+      << "DroverTLSCertFile=" << (missing / "host.pem").string() << "\n"
+      << "DroverTLSKeyFile=" << (missing / "host.key").string() << "\n"
+      << "DroverTLSCAFile=" << (missing / "ca.pem").string() << "\n";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int log = open((dir_ / "ctld.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(log, 2);
+    execl(DROVERCTLD_PATH, "droverctld", "--conf", (dir_ / "slurm.conf").c_str(), "--state",
+          (dir_ / "state").c_str(), "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+          nullptr);
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream in(dir_ / "ctld.log");
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(log, "droverctld: error: DroverTLSCAFile=" + (missing / "ca.pem").string() +
+                     ": cannot read it: No such file or directory (every Drover process "
+                     "verifies the others against it)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "state"));
 }
 
 }  // namespace

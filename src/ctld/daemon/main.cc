@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "auth/daemon_auth.h"
+#include "auth/tls.h"
 #include "common/getopt.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
@@ -99,7 +100,7 @@ bool SplitHostPort(const std::string& listen, std::string& host, int& port) {
   return error == std::errc() && rest == end && port >= 0 && port <= 65535;
 }
 
-constexpr const char* kDefaultHttpListen = "0.0.0.0:7820";  // Drover's HTTP port
+constexpr int kDefaultHttpPort = 7820;  // Drover's HTTP port
 
 std::atomic<bool> stopping{false};
 
@@ -112,25 +113,52 @@ void TuneMalloc() {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
+// TLS credentials, when slurm.conf asks for TLS: the gRPC port's (the channels to the agents
+// get theirs in auth::NewChannel).
+struct Credentials {
+  std::shared_ptr<grpc::ServerCredentials> server;
+};
+
+// Read before anything starts: a TLS file that cannot be read stops the controller, saying why.
+std::optional<Credentials> LoadCredentials(const drover::ClusterConfig& cluster) {
+  auto server = drover::auth::ServerCredentials(cluster);
+  auto agents = drover::auth::ChannelCredentials(cluster);
+  const std::string* error = !server ? &server.error() : !agents ? &agents.error() : nullptr;
+  if (error) {
+    fmt::print(stderr, "droverctld: error: {}\n", *error);
+    return std::nullopt;
+  }
+  return Credentials{*server};
+}
+
 // The gRPC server on `listen`; null, having said why, when it cannot listen there.
 std::unique_ptr<grpc::Server> StartGrpc(drover::ctld::ControllerService& service,
-                                        const std::string& listen, int& port) {
+                                        const drover::ClusterConfig& cluster,
+                                        const Credentials& credentials, const std::string& listen,
+                                        int& port) {
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, credentials.server, &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server && port != 0) return server;
-  fmt::print(stderr, "droverctld: error: cannot listen on {}; is another controller running?\n",
-             listen);
+  fmt::print(stderr, "droverctld: error: cannot listen on {}; is another controller running?{}\n",
+             listen,
+             cluster.settings.tls.enabled()
+                 ? " Or does DroverTLSKeyFile not hold the key of DroverTLSCertFile?"
+                 : "");
   return nullptr;
 }
 
-// /metrics on --http-listen (or Drover's HTTP port); false when the controller must not start.
-bool StartHttp(drover::ctld::HttpServer& http, const Options& options) {
-  std::string listen = options.http_listen.empty() ? kDefaultHttpListen : options.http_listen;
-  std::string host;
-  int port = 0;
-  drover::Status started = SplitHostPort(listen, host, port)
+// /metrics on --http-listen, else on Drover's HTTP port at DroverControllerListen's address;
+// false when the controller must not start.
+bool StartHttp(drover::ctld::HttpServer& http, const Options& options,
+               const drover::ClusterSettings& settings) {
+  std::string host =
+      settings.controller_listen_host.empty() ? "0.0.0.0" : settings.controller_listen_host;
+  int port = kDefaultHttpPort;
+  std::string listen =
+      options.http_listen.empty() ? fmt::format("{}:{}", host, port) : options.http_listen;
+  drover::Status started = options.http_listen.empty() || SplitHostPort(listen, host, port)
                                ? http.Start(host, port)
                                : drover::MakeError("--http-listen wants HOST:PORT, not " + listen);
   // Only an explicit --http-listen is fatal: on the default port, a busy port (tests, a second
@@ -158,6 +186,8 @@ int main(int argc, char** argv) {
   if (!load.ok()) return 1;
   auto shared = std::make_shared<const ClusterConfig>(std::move(load.config));
   const ClusterConfig& cluster = *shared;  // as started; scontrol reconfigure may replace it
+  std::optional<Credentials> credentials = LoadCredentials(cluster);
+  if (!credentials) return 1;
   std::string state = options.state.empty() ? cluster.settings.state_save_location : options.state;
   auto store = ctld::OpenSqliteStore(state);
   if (!store) {
@@ -179,18 +209,17 @@ int main(int argc, char** argv) {
                                   history ? std::move(*history) : std::unique_ptr<ctld::Store>(),
                                   path);
   service.SetAgents(&agents);
-  std::string listen = options.listen.empty()
-                           ? fmt::format("0.0.0.0:{}", cluster.settings.controller_port)
-                           : options.listen;
+  std::string listen =
+      options.listen.empty() ? ControllerListenAddress(cluster.settings) : options.listen;
   int port = 0;
-  std::unique_ptr<grpc::Server> server = StartGrpc(service, listen, port);
+  std::unique_ptr<grpc::Server> server = StartGrpc(service, cluster, *credentials, listen, port);
   if (!server) return 1;
   if (!options.port_file.empty()) std::ofstream(options.port_file) << port << "\n";
   ctld::HttpServer http([&loop] {
     std::shared_ptr<const ctld::Snapshot> snapshot = loop.snapshot();
     return ctld::RenderMetrics(*snapshot->cluster, *snapshot, loop.stats());
   });
-  if (!StartHttp(http, options)) return 1;
+  if (!StartHttp(http, options, cluster.settings)) return 1;
   fmt::print(stderr, "droverctld: cluster {} listening on port {} (HTTP {}), state in {}\n",
              cluster.settings.cluster_name, port, http.port(), state);
   std::signal(SIGTERM, [](int) { stopping = true; });

@@ -2,7 +2,9 @@
 // mode with synchronous=FULL so a Commit that returns OK survives kill -9 and power loss.
 // It must never return OK before COMMIT has synced, nor leave a half-applied batch behind.
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,13 +87,40 @@ Error OpenError(const std::string& path, sqlite3* db, int code) {
   return MakeError("cannot open " + path + ": " + message + "; " + OpenHint(code));
 }
 
-// Creates the folder if needed and checks we can write there, so the error names the folder
-// rather than SQLite's vaguer "unable to open database file".
+// The state holds every job's script and environment: only the controller's user may read it.
+// Takes group's and others' permissions away from `path` (the owner's stay as they are).
+Status MakePrivate(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) return OkStatus();  // a -wal or -shm file SQLite has not made yet
+    return MakeError("cannot read the mode of " + path + ": " + std::strerror(errno));
+  }
+  if ((info.st_mode & 077) == 0) return OkStatus();
+  if (::chmod(path.c_str(), info.st_mode & 0700) != 0)
+    return MakeError("cannot make " + path +
+                     " private to its owner (chmod go-rwx): " + std::strerror(errno));
+  return OkStatus();
+}
+
+// The database, made 0600 before SQLite opens it: SQLite gives its -wal and -shm files the
+// database's mode. Files left from before are made private too.
+Status PrepareDatabase(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return MakeError("cannot open " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  for (const char* suffix : {"", "-wal", "-shm"})
+    if (Status status = MakePrivate(path + suffix); !status) return status;
+  return OkStatus();
+}
+
+// Creates the folder if needed, makes it private (0700 when new) and checks we can
+// write there, so the error names the folder rather than SQLite's vaguer "unable to open
+// database file".
 Status PrepareDirectory(const std::string& directory) {
   if (directory.empty())
     return MakeError("StateSaveLocation is empty; " + std::string(kWritableHint));
   std::error_code error;
-  std::filesystem::create_directories(directory, error);
+  std::filesystem::create_directories(directory, error);  // made private below
   if (error) {
     return MakeError("cannot create " + directory + ": " + error.message() + "; " +
                      std::string(kWritableHint));
@@ -99,6 +128,7 @@ Status PrepareDirectory(const std::string& directory) {
   if (!std::filesystem::is_directory(directory, error)) {
     return MakeError(directory + " is not a folder; " + std::string(kWritableHint));
   }
+  if (Status status = MakePrivate(directory); !status) return status;
   if (access(directory.c_str(), W_OK | X_OK) != 0) {
     return MakeError("cannot write to " + directory + ": " + std::strerror(errno) + "; " +
                      std::string(kWritableHint));
@@ -302,6 +332,7 @@ Result<Table> SqliteStore::LoadPage(const std::string& table, const std::string&
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& directory) {
   if (Status status = PrepareDirectory(directory); !status) return std::move(status).take_error();
   const std::string path = directory + "/" + std::string(kDatabaseFile);
+  if (Status status = PrepareDatabase(path); !status) return std::move(status).take_error();
   sqlite3* raw = nullptr;
   // NOMUTEX: a connection has one caller at a time (see Store), so SQLite's own locks are waste.
   int code =

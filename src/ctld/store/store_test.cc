@@ -249,6 +249,32 @@ TEST(SqliteStoreTest, CreatesMissingFolders) {
   EXPECT_TRUE(std::filesystem::exists(nested + "/drover.db"));
 }
 
+mode_t ModeOf(const std::string& path) {
+  struct stat info {};
+  EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
+  return info.st_mode & 07777;
+}
+
+// The state holds every job's script and environment: the controller's user alone reads it.
+TEST(SqliteStoreTest, StateIsPrivateToTheControllersUser) {
+  TempDirectory directory;
+  const std::string state = directory.path() + "/state";
+  std::unique_ptr<Store> store = MustOpenSqlite(state);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Commit(Puts({{"jobs", "1", "script"}})).ok());
+  EXPECT_EQ(ModeOf(state), 0700u);
+  for (const char* file : {"/drover.db", "/drover.db-wal", "/drover.db-shm"})
+    EXPECT_EQ(ModeOf(state + file), 0600u) << file;
+  store.reset();
+
+  // A state left readable by an older version, or made by hand, is made private on open.
+  ASSERT_EQ(::chmod(state.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((state + "/drover.db").c_str(), 0644), 0);
+  ASSERT_NE(MustOpenSqlite(state), nullptr);
+  EXPECT_EQ(ModeOf(state), 0700u);
+  EXPECT_EQ(ModeOf(state + "/drover.db"), 0600u);
+}
+
 TEST(SqliteStoreTest, FolderUnderAFileNamesPathAndRemedy) {
   TempDirectory directory;
   const std::string file = directory.path() + "/plain-file";
