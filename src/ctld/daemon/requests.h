@@ -19,6 +19,15 @@ grpc::Status Invalid(const std::string& message);
 // An error in Slurm's words for a state it does not know.
 Result<JobFilter> FilterOf(const v1::JobFilter& filter);
 grpc::Status FromReply(const Reply& reply);
+
+// The requests whose decoding is more than copying fields, turned into their events (token 0)
+// for the service and for fuzz/rpc_requests_fuzz.cc. Errors are the INVALID_ARGUMENT message.
+Result<UpdateNode::Action> NodeActionOf(const std::string& state);
+Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller& caller);
+Result<CreateStep> CreateStepOf(const v1::CreateStepRequest& request, const Caller& caller);
+ReservationFields ReservationFieldsOf(const v1::ReservationRequest& request);
+Result<TopJobs> TopJobsOf(const v1::TopRequest& request, const Caller& caller);
+NodeRegistered NodeRegisteredOf(const v1::RegisterRequest& request);
 // A reactor already finished with `status` (a request refused before it is queued).
 grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* context, grpc::Status status);
 

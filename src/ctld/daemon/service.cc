@@ -132,21 +132,10 @@ ControllerService::Reactor* ControllerService::Requeue(Context* context,
 ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
                                                           const v1::UpdateNodeRequest* request,
                                                           v1::ActionReply* reply) {
-  using Action = drover::ctld::UpdateNode::Action;
-  std::string state = ToLower(request->state());
-  Action action;
-  if (state == "drain")
-    action = Action::kDrain;
-  else if (state == "resume")
-    action = Action::kResume;
-  else if (state == "down")
-    action = Action::kDown;
-  else if (state == "undrain")
-    action = Action::kUndrain;
-  else
-    return Finished(context, Invalid("Invalid node state specified: " + request->state()));
+  auto action = NodeActionOf(request->state());
+  if (!action) return Finished(context, Invalid(action.error()));
   return Act(context,
-             drover::ctld::UpdateNode{0, CallerOf(request->caller()), request->nodes(), action,
+             drover::ctld::UpdateNode{0, CallerOf(request->caller()), request->nodes(), *action,
                                       request->reason()},
              reply);
 }
@@ -154,20 +143,9 @@ ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
 ControllerService::Reactor* ControllerService::UpdateJob(Context* context,
                                                          const v1::UpdateJobRequest* request,
                                                          v1::ActionReply* reply) {
-  auto filter = FilterOf(request->filter());
-  if (!filter) return Finished(context, Invalid(filter.error()));
-  drover::ctld::UpdateJob event{0, CallerOf(request->caller()), std::move(*filter), {}, {}, {}, {},
-                                {}};
-  if (request->has_time_limit_seconds()) {
-    if (request->time_limit_seconds() <= 0)
-      return Finished(context, Invalid("Invalid time limit specified"));
-    event.time_limit_seconds = request->time_limit_seconds();
-  }
-  if (request->has_nice()) event.nice = request->nice();
-  if (request->has_partition()) event.partition = request->partition();
-  if (request->has_name()) event.name = request->name();
-  if (request->has_qos()) event.qos = request->qos();
-  return Act(context, std::move(event), reply);
+  auto event = UpdateJobOf(*request, CallerOf(request->caller()));
+  if (!event) return Finished(context, Invalid(event.error()));
+  return Act(context, std::move(*event), reply);
 }
 
 ControllerService::Reactor* ControllerService::Suspend(Context* context,
@@ -183,21 +161,10 @@ ControllerService::Reactor* ControllerService::Suspend(Context* context,
 ControllerService::Reactor* ControllerService::CreateStep(Context* context,
                                                           const v1::CreateStepRequest* request,
                                                           v1::CreateStepReply* reply) {
-  if (request->job_id() == 0) return Finished(context, Invalid("CreateStep: no job ID given"));
-  if (request->ntasks() > 1'000'000 || request->nodes() > 100'000 ||
-      request->ntasks_per_node() > 100'000 || request->cpus_per_task() > 100'000)
-    return Finished(context, Invalid("CreateStep: a count out of range"));
-  drover::ctld::CreateStep event{0,
-                                 CallerOf(request->caller()),
-                                 request->job_id(),
-                                 request->name(),
-                                 request->nodes(),
-                                 request->ntasks(),
-                                 request->ntasks_per_node(),
-                                 request->cpus_per_task(),
-                                 {request->nodelist().begin(), request->nodelist().end()}};
+  auto event = CreateStepOf(*request, CallerOf(request->caller()));
+  if (!event) return Finished(context, Invalid(event.error()));
   Reactor* reactor = context->DefaultReactor();
-  loop_.Submit(std::move(event), [this, reactor, reply](const Reply& result) {
+  loop_.Submit(std::move(*event), [this, reactor, reply](const Reply& result) {
     if (result.ok && result.job) {
       const ClusterConfig& cluster = *loop_.snapshot()->cluster;
       ToProto(*result.job, cluster, reply->mutable_job());
@@ -231,25 +198,6 @@ ControllerService::Reactor* ControllerService::Release(Context* context,
              reply);
 }
 
-namespace {
-
-ReservationFields FieldsOf(const v1::ReservationRequest& request) {
-  ReservationFields fields;
-  if (request.has_start_time()) fields.start_time = request.start_time();
-  if (request.has_end_time()) fields.end_time = request.end_time();
-  if (request.has_duration_seconds()) fields.duration_seconds = request.duration_seconds();
-  if (request.has_node_list()) fields.node_list = request.node_list();
-  if (request.has_node_count()) fields.node_count = request.node_count();
-  if (request.has_tres()) fields.tres = request.tres();
-  if (request.has_users()) fields.users = request.users();
-  if (request.has_accounts()) fields.accounts = request.accounts();
-  if (request.has_flags()) fields.flags = request.flags();
-  if (request.has_partition()) fields.partition = request.partition();
-  return fields;
-}
-
-}  // namespace
-
 ControllerService::Reactor* ControllerService::ChangeReservation(Context* context, Event event,
                                                                  v1::ReservationReply* reply) {
   Reactor* reactor = context->DefaultReactor();
@@ -262,20 +210,22 @@ ControllerService::Reactor* ControllerService::ChangeReservation(Context* contex
 
 ControllerService::Reactor* ControllerService::CreateReservation(
     Context* context, const v1::ReservationRequest* request, v1::ReservationReply* reply) {
-  return ChangeReservation(context,
-                           drover::ctld::CreateReservation{0, CallerOf(request->caller()),
-                                                           request->name(), FieldsOf(*request)},
-                           reply);
+  return ChangeReservation(
+      context,
+      drover::ctld::CreateReservation{0, CallerOf(request->caller()), request->name(),
+                                      ReservationFieldsOf(*request)},
+      reply);
 }
 
 ControllerService::Reactor* ControllerService::UpdateReservation(
     Context* context, const v1::ReservationRequest* request, v1::ReservationReply* reply) {
   if (request->name().empty())
     return Finished(context, Invalid("Requested reservation is invalid (give its name)"));
-  return ChangeReservation(context,
-                           drover::ctld::UpdateReservation{0, CallerOf(request->caller()),
-                                                           request->name(), FieldsOf(*request)},
-                           reply);
+  return ChangeReservation(
+      context,
+      drover::ctld::UpdateReservation{0, CallerOf(request->caller()), request->name(),
+                                      ReservationFieldsOf(*request)},
+      reply);
 }
 
 ControllerService::Reactor* ControllerService::DeleteReservation(
@@ -287,11 +237,9 @@ ControllerService::Reactor* ControllerService::DeleteReservation(
 
 ControllerService::Reactor* ControllerService::Top(Context* context, const v1::TopRequest* request,
                                                    v1::ActionReply* reply) {
-  if (request->jobs_size() == 0) return Finished(context, Invalid("Invalid job id specified"));
-  TopJobs event{0, CallerOf(request->caller()), {}};
-  for (const auto& job : request->jobs())
-    event.jobs.emplace_back(job.array_job_id(), job.task_id());
-  return Act(context, std::move(event), reply);
+  auto event = TopJobsOf(*request, CallerOf(request->caller()));
+  if (!event) return Finished(context, Invalid(event.error()));
+  return Act(context, std::move(*event), reply);
 }
 
 ControllerService::Reactor* ControllerService::Reconfigure(Context* context,
@@ -320,11 +268,7 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
     return Finished(context,
                     Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
   if (agents_ && !request->address().empty()) agents_->SetAddress(node, request->address());
-  NodeRegistered event{request->node(), {}};
-  event.running_jobs.assign(request->running_jobs().begin(), request->running_jobs().end());
-  if (request->cpus() || request->memory_mb() || !request->gpu_source().empty())
-    event.resources = NodeResources{request->cpus(), request->memory_mb(), request->gpus()};
-  return Tell(context, std::move(event));
+  return Tell(context, NodeRegisteredOf(*request));
 }
 
 ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
