@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -179,7 +180,9 @@ Result<bool> ParseFlag(std::string_view text) {
 Result<double> ParseSeconds(std::string_view text) {
   double value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0)
+  // "nan" and "inf" parse as doubles; a job's CPU time is neither.
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0 ||
+      !std::isfinite(value))
     return MakeError(fmt::format("expected seconds, found '{}'", Escape(text)));
   return value;
 }

@@ -117,6 +117,24 @@ TEST(Spool, StatusRoundTrips) {
   EXPECT_EQ(*read, status);
 }
 
+TEST(Spool, StatusCpuSecondsMustBeAFiniteNumber) {
+  TempDir dir;
+  const std::string head = "exit_code=0\nsignal=0\nlaunch_failed=0\nprolog_failed=0\n";
+  for (const char* seconds : {"nan", "inf", "-1", "1e400", "x"}) {
+    Write(dir.path() / "status", head + "cpu_seconds=" + seconds + "\n");
+    auto status = ReadStatus(dir.path());
+    ASSERT_FALSE(status.ok()) << seconds;
+    EXPECT_NE(status.error().find(std::string("status:5: cpu_seconds: expected seconds, found '") +
+                                  seconds + "'"),
+              std::string::npos)
+        << status.error();
+  }
+  Write(dir.path() / "status", head + "cpu_seconds=0.250\n");
+  auto status = ReadStatus(dir.path());
+  ASSERT_TRUE(status.ok()) << status.error();
+  EXPECT_EQ(status->cpu_seconds, 0.25);
+}
+
 TEST(Spool, BadLaunchFilesSayWhereAndWhat) {
   const std::string good =
       "job_id=1\nuid=0\ngid=0\nuser=u\nnode_name=n\nwork_dir=/w\nstdout=/o\nstderr=/e\n"

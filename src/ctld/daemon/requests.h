@@ -28,6 +28,14 @@ Status CheckUpdateJob(const v1::UpdateJobRequest& request);
 Status CheckReservation(const v1::ReservationRequest& request);
 Status CheckCreateStep(const v1::CreateStepRequest& request);
 grpc::Status Busy(const std::string& message);  // RESOURCE_EXHAUSTED
+// The requests whose decoding is more than copying fields, turned into their events (token 0)
+// for the service and for fuzz/rpc_requests_fuzz.cc. Errors are the INVALID_ARGUMENT message.
+Result<UpdateNode::Action> NodeActionOf(const std::string& state);
+Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller& caller);
+Result<CreateStep> CreateStepOf(const v1::CreateStepRequest& request, const Caller& caller);
+ReservationFields ReservationFieldsOf(const v1::ReservationRequest& request);
+Result<TopJobs> TopJobsOf(const v1::TopRequest& request, const Caller& caller);
+NodeRegistered NodeRegisteredOf(const v1::RegisterRequest& request);
 // A reactor already finished with `status` (a request refused before it is queued).
 grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* context, grpc::Status status);
 

@@ -164,21 +164,10 @@ ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  using Action = drover::ctld::UpdateNode::Action;
-  std::string state = ToLower(request->state());
-  Action action;
-  if (state == "drain")
-    action = Action::kDrain;
-  else if (state == "resume")
-    action = Action::kResume;
-  else if (state == "down")
-    action = Action::kDown;
-  else if (state == "undrain")
-    action = Action::kUndrain;
-  else
-    return Finished(context, Invalid("Invalid node state specified: " + request->state()));
+  auto action = NodeActionOf(request->state());
+  if (!action) return Finished(context, Invalid(action.error()));
   return Act(context,
-             drover::ctld::UpdateNode{0, caller, request->nodes(), action,
+             drover::ctld::UpdateNode{0, caller, request->nodes(), *action,
                                       request->reason()},
              reply);
 }
@@ -189,21 +178,10 @@ ControllerService::Reactor* ControllerService::UpdateJob(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  auto filter = FilterOf(request->filter());
-  if (!filter) return Finished(context, Invalid(filter.error()));
   if (Status s = CheckUpdateJob(*request); !s) return Finished(context, Invalid(s.error()));
-  drover::ctld::UpdateJob event{0, caller, std::move(*filter), {}, {}, {}, {},
-                                {}};
-  if (request->has_time_limit_seconds()) {
-    if (request->time_limit_seconds() <= 0)
-      return Finished(context, Invalid("Invalid time limit specified"));
-    event.time_limit_seconds = request->time_limit_seconds();
-  }
-  if (request->has_nice()) event.nice = request->nice();
-  if (request->has_partition()) event.partition = request->partition();
-  if (request->has_name()) event.name = request->name();
-  if (request->has_qos()) event.qos = request->qos();
-  return Act(context, std::move(event), reply);
+  auto event = UpdateJobOf(*request, caller);
+  if (!event) return Finished(context, Invalid(event.error()));
+  return Act(context, std::move(*event), reply);
 }
 
 ControllerService::Reactor* ControllerService::Suspend(Context* context,
@@ -225,22 +203,11 @@ ControllerService::Reactor* ControllerService::CreateStep(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  if (request->job_id() == 0) return Finished(context, Invalid("CreateStep: no job ID given"));
-  if (request->ntasks() > 1'000'000 || request->nodes() > 100'000 ||
-      request->ntasks_per_node() > 100'000 || request->cpus_per_task() > 100'000)
-    return Finished(context, Invalid("CreateStep: a count out of range"));
   if (Status s = CheckCreateStep(*request); !s) return Finished(context, Invalid(s.error()));
-  drover::ctld::CreateStep event{0,
-                                 caller,
-                                 request->job_id(),
-                                 request->name(),
-                                 request->nodes(),
-                                 request->ntasks(),
-                                 request->ntasks_per_node(),
-                                 request->cpus_per_task(),
-                                 {request->nodelist().begin(), request->nodelist().end()}};
+  auto event = CreateStepOf(*request, caller);
+  if (!event) return Finished(context, Invalid(event.error()));
   Reactor* reactor = context->DefaultReactor();
-  loop_.Submit(std::move(event), [this, reactor, reply](const Reply& result) {
+  loop_.Submit(std::move(*event), [this, reactor, reply](const Reply& result) {
     if (result.ok && result.job) {
       const ClusterConfig& cluster = *loop_.snapshot()->cluster;
       ToProto(*result.job, cluster, reply->mutable_job());
@@ -297,25 +264,6 @@ ControllerService::Reactor* ControllerService::Release(Context* context,
              reply);
 }
 
-namespace {
-
-ReservationFields FieldsOf(const v1::ReservationRequest& request) {
-  ReservationFields fields;
-  if (request.has_start_time()) fields.start_time = request.start_time();
-  if (request.has_end_time()) fields.end_time = request.end_time();
-  if (request.has_duration_seconds()) fields.duration_seconds = request.duration_seconds();
-  if (request.has_node_list()) fields.node_list = request.node_list();
-  if (request.has_node_count()) fields.node_count = request.node_count();
-  if (request.has_tres()) fields.tres = request.tres();
-  if (request.has_users()) fields.users = request.users();
-  if (request.has_accounts()) fields.accounts = request.accounts();
-  if (request.has_flags()) fields.flags = request.flags();
-  if (request.has_partition()) fields.partition = request.partition();
-  return fields;
-}
-
-}  // namespace
-
 ControllerService::Reactor* ControllerService::ChangeReservation(Context* context, Event event,
                                                                  v1::ReservationReply* reply) {
   Reactor* reactor = context->DefaultReactor();
@@ -332,10 +280,11 @@ ControllerService::Reactor* ControllerService::CreateReservation(
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
   if (Status s = CheckReservation(*request); !s) return Finished(context, Invalid(s.error()));
-  return ChangeReservation(context,
-                           drover::ctld::CreateReservation{0, caller,
-                                                           request->name(), FieldsOf(*request)},
-                           reply);
+  return ChangeReservation(
+      context,
+      drover::ctld::CreateReservation{0, caller, request->name(),
+                                      ReservationFieldsOf(*request)},
+      reply);
 }
 
 ControllerService::Reactor* ControllerService::UpdateReservation(
@@ -346,10 +295,11 @@ ControllerService::Reactor* ControllerService::UpdateReservation(
   if (request->name().empty())
     return Finished(context, Invalid("Requested reservation is invalid (give its name)"));
   if (Status s = CheckReservation(*request); !s) return Finished(context, Invalid(s.error()));
-  return ChangeReservation(context,
-                           drover::ctld::UpdateReservation{0, caller,
-                                                           request->name(), FieldsOf(*request)},
-                           reply);
+  return ChangeReservation(
+      context,
+      drover::ctld::UpdateReservation{0, caller, request->name(),
+                                      ReservationFieldsOf(*request)},
+      reply);
 }
 
 ControllerService::Reactor* ControllerService::DeleteReservation(
@@ -367,11 +317,9 @@ ControllerService::Reactor* ControllerService::Top(Context* context, const v1::T
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  if (request->jobs_size() == 0) return Finished(context, Invalid("Invalid job id specified"));
-  TopJobs event{0, caller, {}};
-  for (const auto& job : request->jobs())
-    event.jobs.emplace_back(job.array_job_id(), job.task_id());
-  return Act(context, std::move(event), reply);
+  auto event = TopJobsOf(*request, caller);
+  if (!event) return Finished(context, Invalid(event.error()));
+  return Act(context, std::move(*event), reply);
 }
 
 ControllerService::Reactor* ControllerService::Reconfigure(Context* context,
@@ -415,11 +363,7 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
                                                          address.error()));
     agents_->SetAddress(node, std::move(*address));
   }
-  NodeRegistered event{request->node(), {}};
-  event.running_jobs.assign(request->running_jobs().begin(), request->running_jobs().end());
-  if (request->cpus() || request->memory_mb() || !request->gpu_source().empty())
-    event.resources = NodeResources{request->cpus(), request->memory_mb(), request->gpus()};
-  return Tell(context, std::move(event));
+  return Tell(context, NodeRegisteredOf(*request));
 }
 
 ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
