@@ -171,7 +171,8 @@ uint64_t ResidentBytes(pid_t pid) {
 // local subchannel pool), so clients do not share one HTTP/2 connection.
 // Every call carries a fresh credential, as the commands' do (auth/slurm, signed with the key).
 std::unique_ptr<Stub> MakeStub(const fs::path& dir, int port, int index) {
-  static drover::ClusterConfig cluster = drover::LoadClusterConfig((dir / "slurm.conf").string()).config;
+  static drover::ClusterConfig cluster =
+      drover::LoadClusterConfig((dir / "slurm.conf").string()).config;
   static std::unique_ptr<drover::auth::Authenticator> authenticator = [] {
     auto settings = drover::auth::SettingsOf(cluster);
     if (!settings) Fail(settings.error());
@@ -183,8 +184,8 @@ std::unique_ptr<Stub> MakeStub(const fs::path& dir, int port, int index) {
   args.SetInt("bench.channel", index);
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetMaxReceiveMessageSize(-1);  // a full job list is far above the 4 MiB default
-  auto channel = drover::auth::NewChannel("127.0.0.1:" + std::to_string(port), cluster, args,
-                                          *authenticator);
+  auto channel =
+      drover::auth::NewChannel("127.0.0.1:" + std::to_string(port), cluster, args, *authenticator);
   if (!channel) Fail(channel.error());
   return drover::v1::Controller::NewStub(*channel);
 }

@@ -25,14 +25,14 @@ Result<v1::JobCredential> OpenJobCredential(Authenticator& authenticator, const 
   Result<Sealed> opened = authenticator.Open(sealed);
   if (!opened) return MakeError("invalid job credential: " + opened.error());
   if (!IsDaemonIdentity(opened->sealer, settings))
-    return MakeError(fmt::format("job credential sealed by uid {}, not by the controller",
-                                 opened->sealer.uid));
+    return MakeError(
+        fmt::format("job credential sealed by uid {}, not by the controller", opened->sealer.uid));
   v1::JobCredential claims;
   if (!claims.ParseFromString(opened->payload))
     return MakeError("invalid job credential: its claims cannot be read");
   if (std::find(claims.nodes().begin(), claims.nodes().end(), node) == claims.nodes().end())
-    return MakeError(fmt::format("the job credential of job {} does not name node {}",
-                                 claims.job_id(), node));
+    return MakeError(
+        fmt::format("the job credential of job {} does not name node {}", claims.job_id(), node));
   return claims;
 }
 

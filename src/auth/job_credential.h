@@ -14,7 +14,7 @@
 
 namespace drover::auth {
 
-inline constexpr uint32_t kBatchStep = 4294967295u;  // JobCredential.step_id of a job's Launch
+inline constexpr uint32_t kBatchStep = 4294967295u;    // JobCredential.step_id of a job's Launch
 inline constexpr int64_t kJobCredentialSeconds = 120;  // Slurm's default cred_expire
 
 std::string Sha256(std::string_view data);

@@ -95,6 +95,8 @@ struct ControllerHost {
 struct PrivateData {
   bool accounts = false, cloud = false, events = false, jobs = false, nodes = false,
        partitions = false, reservations = false, usage = false, users = false;
+};
+
 // TLS for the gRPC ports: all three files or none (LoadClusterConfig checks the set).
 struct TlsSettings {
   std::string cert_file;  // DroverTLSCertFile: this host's certificate chain (PEM)

@@ -124,9 +124,9 @@ bool LocalCluster::Boot() {
   args.SetMaxReceiveMessageSize(-1);
   ConfigLoad load = LoadClusterConfig((dir_ / "slurm.conf").string());
   auto settings = auth::SettingsOf(load.config);
-  auto authenticator = settings ? auth::Create(*settings, auth::Role::kClient)
-                                : Result<std::unique_ptr<auth::Authenticator>>(
-                                      MakeError(settings.error()));
+  auto authenticator =
+      settings ? auth::Create(*settings, auth::Role::kClient)
+               : Result<std::unique_ptr<auth::Authenticator>>(MakeError(settings.error()));
   if (!authenticator) {
     error_ = authenticator.error();
     return false;

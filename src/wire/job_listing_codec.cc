@@ -21,6 +21,7 @@ void ToProto(const JobListing& listing, v1::JobList* out) {
   out->set_time(listing.time);
   for (const auto& record : listing.jobs) out->add_jobs(*record);
   for (const PlannedStartInfo& plan : listing.planned) ToProto(plan, out->add_planned());
+  out->set_next(listing.next);
 }
 
 void ToProto(const StepLayout& layout, v1::CreateStepReply* out) {

@@ -120,6 +120,7 @@ struct JobListing {
   int64_t time = 0;
   std::vector<std::shared_ptr<const std::string>> jobs;
   std::vector<PlannedStartInfo> planned;
+  std::string next;  // sacct's history: the next page's cursor; empty: the last page
 };
 
 // srun: where a new step's tasks run.

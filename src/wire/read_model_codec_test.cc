@@ -161,12 +161,14 @@ TEST(JobListingCodec, RecordsGoAsTheyWereEncodedWithThePlan) {
   JobListing listing{77,
                      {std::make_shared<const std::string>("first"),
                       std::make_shared<const std::string>(std::string("a\0b", 3))},
-                     {{5, 300, "n[1-2]", true}}};
+                     {{5, 300, "n[1-2]", true}},
+                     "0000000042"};
   v1::JobList list;
   ToProto(listing, &list);
   list = Reread(list);
   ExpectEveryFieldSet(list);
   EXPECT_EQ(list.time(), 77);
+  EXPECT_EQ(list.next(), "0000000042");
   ASSERT_EQ(list.jobs_size(), 2);
   EXPECT_EQ(list.jobs(0), "first");
   EXPECT_EQ(list.jobs(1), std::string("a\0b", 3));

@@ -28,19 +28,32 @@ namespace fs = std::filesystem;
 // Who may call each RPC once authenticated: anyone, or only the daemons (root or SlurmUser).
 enum class Allowed { kAnyUser, kDaemonsOnly };
 const std::map<std::string, Allowed> kControllerRpcs = {
-    {"Submit", Allowed::kAnyUser},           {"SubmitMany", Allowed::kAnyUser},
-    {"Cancel", Allowed::kAnyUser},           {"Hold", Allowed::kAnyUser},
-    {"Requeue", Allowed::kAnyUser},          {"UpdateNode", Allowed::kAnyUser},
-    {"ListJobs", Allowed::kAnyUser},         {"ListNodes", Allowed::kAnyUser},
-    {"History", Allowed::kAnyUser},          {"Priorities", Allowed::kAnyUser},
-    {"Shares", Allowed::kAnyUser},           {"UpdateJob", Allowed::kAnyUser},
-    {"Ping", Allowed::kAnyUser},             {"Suspend", Allowed::kAnyUser},
-    {"ListPartitions", Allowed::kAnyUser},   {"CreateReservation", Allowed::kAnyUser},
-    {"UpdateReservation", Allowed::kAnyUser}, {"DeleteReservation", Allowed::kAnyUser},
-    {"ListReservations", Allowed::kAnyUser}, {"Top", Allowed::kAnyUser},
-    {"Reconfigure", Allowed::kAnyUser},      {"CreateStep", Allowed::kAnyUser},
-    {"StepEnded", Allowed::kAnyUser},        {"Release", Allowed::kAnyUser},
-    {"Register", Allowed::kDaemonsOnly},     {"Heartbeat", Allowed::kDaemonsOnly},
+    {"Submit", Allowed::kAnyUser},
+    {"SubmitMany", Allowed::kAnyUser},
+    {"Cancel", Allowed::kAnyUser},
+    {"Hold", Allowed::kAnyUser},
+    {"Requeue", Allowed::kAnyUser},
+    {"UpdateNode", Allowed::kAnyUser},
+    {"ListJobs", Allowed::kAnyUser},
+    {"ListNodes", Allowed::kAnyUser},
+    {"History", Allowed::kAnyUser},
+    {"Priorities", Allowed::kAnyUser},
+    {"Shares", Allowed::kAnyUser},
+    {"UpdateJob", Allowed::kAnyUser},
+    {"Ping", Allowed::kAnyUser},
+    {"Suspend", Allowed::kAnyUser},
+    {"ListPartitions", Allowed::kAnyUser},
+    {"CreateReservation", Allowed::kAnyUser},
+    {"UpdateReservation", Allowed::kAnyUser},
+    {"DeleteReservation", Allowed::kAnyUser},
+    {"ListReservations", Allowed::kAnyUser},
+    {"Top", Allowed::kAnyUser},
+    {"Reconfigure", Allowed::kAnyUser},
+    {"CreateStep", Allowed::kAnyUser},
+    {"StepEnded", Allowed::kAnyUser},
+    {"Release", Allowed::kAnyUser},
+    {"Register", Allowed::kDaemonsOnly},
+    {"Heartbeat", Allowed::kDaemonsOnly},
     {"JobEnded", Allowed::kDaemonsOnly},
 };
 const std::map<std::string, Allowed> kAgentRpcs = {
@@ -108,8 +121,8 @@ class ForgeryTest : public ::testing::Test {
     grpc::Slice empty("", 0);
     request = grpc::ByteBuffer(&empty, 1);
     std::promise<grpc::Status> done;
-    stub.UnaryCall(&context, "/drover.v1." + service + "/" + method, grpc::StubOptions(),
-                   &request, &reply, [&done](grpc::Status status) { done.set_value(status); });
+    stub.UnaryCall(&context, "/drover.v1." + service + "/" + method, grpc::StubOptions(), &request,
+                   &reply, [&done](grpc::Status status) { done.set_value(status); });
     return done.get_future().get();
   }
 
@@ -168,8 +181,7 @@ class ForgeryTest : public ::testing::Test {
 };
 
 TEST_F(ForgeryTest, EveryControllerRpcRefusesForgedCredentials) {
-  CheckService(Descriptor(v1::Controller::service_full_name()), controller_port_,
-               kControllerRpcs);
+  CheckService(Descriptor(v1::Controller::service_full_name()), controller_port_, kControllerRpcs);
 }
 
 TEST_F(ForgeryTest, EveryAgentRpcRefusesForgedCredentials) {

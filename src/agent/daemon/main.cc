@@ -108,16 +108,16 @@ class AgentService final : public v1::Agent::Service {
   }
   // The step runs from the credential's Job bytes, for the credential's user, on a node it names.
   grpc::Status CheckStep(const auth::Identity& caller, v1::StepLaunch& launch) {
-    auto claims = auth::OpenJobCredential(*auth_.authenticator, auth_.settings,
-                                          launch.credential(), agent_.node_name());
+    auto claims = auth::OpenJobCredential(*auth_.authenticator, auth_.settings, launch.credential(),
+                                          agent_.node_name());
     if (!claims) return Denied(claims.error());
     if (caller.uid != claims->uid() && !auth::IsDaemonIdentity(caller, auth_.settings))
       return Denied(fmt::format("uid {} may not run steps of job {} (uid {})", caller.uid,
                                 claims->job_id(), claims->uid()));
     if (claims->step_id() != launch.step_id() ||
         auth::Sha256(launch.job_bytes()) != claims->job_digest())
-      return Denied(fmt::format("the step credential does not match step {}.{}",
-                                claims->job_id(), launch.step_id()));
+      return Denied(fmt::format("the step credential does not match step {}.{}", claims->job_id(),
+                                launch.step_id()));
     v1::Job job;
     if (!job.ParseFromString(launch.job_bytes()) || job.spec().job_id() != claims->job_id() ||
         job.spec().uid() != claims->uid() || job.spec().gid() != claims->gid())

@@ -120,12 +120,12 @@ TEST(Spool, StatusRoundTrips) {
 TEST(Spool, StatusCpuSecondsMustBeAFiniteNumber) {
   TempDir dir;
   const std::string head = "exit_code=0\nsignal=0\nlaunch_failed=0\nprolog_failed=0\n";
-  for (const char* seconds : {"nan", "inf", "-1", "1e400", "x"}) {
-    Write(dir.path() / "status", head + "cpu_seconds=" + seconds + "\n");
+  for (const char* value : {"nan", "inf", "-1", "1e400", "x"}) {
+    Write(dir.path() / "status", head + "cpu_seconds=" + value + "\n");
     auto status = ReadStatus(dir.path());
-    ASSERT_FALSE(status.ok()) << seconds;
+    ASSERT_FALSE(status.ok()) << value;
     EXPECT_NE(status.error().find(std::string("status:5: cpu_seconds: expected seconds, found '") +
-                                  seconds + "'"),
+                                  value + "'"),
               std::string::npos)
         << status.error();
   }

@@ -41,10 +41,10 @@ using namespace std::chrono_literals;
 
 // Keys `drover up` sets in the effective slurm.conf; the configuration's own are dropped.
 constexpr std::string_view kOverridden[] = {
-    "slurmctldhost",          "controlmachine",    "controladdr",    "slurmctldport",
-    "slurmdport",             "statesavelocation", "slurmdspooldir", "slurmctldlogfile",
-    "slurmdlogfile",          "slurmctldpidfile",  "slurmdpidfile",  "drovercontrollerlisten",
-    "droveragentlisten",      "authtype",          "authinfo",       "slurmuser"};
+    "slurmctldhost",     "controlmachine",    "controladdr",    "slurmctldport",
+    "slurmdport",        "statesavelocation", "slurmdspooldir", "slurmctldlogfile",
+    "slurmdlogfile",     "slurmctldpidfile",  "slurmdpidfile",  "drovercontrollerlisten",
+    "droveragentlisten", "authtype",          "authinfo",       "slurmuser"};
 
 struct Options {
   std::string conf, state;
@@ -167,7 +167,8 @@ Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int por
       << "SlurmctldPort=" << port << "\n"
       << "DroverControllerListen=127.0.0.1\nDroverAgentListen=127.0.0.1\n"
       << "StateSaveLocation=" << (state / "ctld").string() << "\n"
-      << "SlurmdSpoolDir=" << (state / "spool" / "%n").string() << "\n"
+      << "SlurmdSpoolDir=" << (state / "spool" / "%n").string()
+      << "\n"
       // Authenticated like a real cluster, with this cluster's own key; its daemons run as the
       // user who started it, so that user is SlurmUser.
       << "AuthType=auth/slurm\n"

@@ -138,7 +138,7 @@ std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
     grpc::ChannelArguments args;  // an agent that restarts is back within seconds
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    auto channel = auth::NewChannel(address, *cluster(), args, authenticator_);
+    auto channel = auth::NewChannel(address, *cluster, args, authenticator_);
     if (!channel) {
       fmt::print(stderr, "droverctld: error: cannot reach the agent at {}: {}\n", address,
                  channel.error());

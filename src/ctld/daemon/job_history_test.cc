@@ -43,6 +43,8 @@ class JobHistoryTest : public ::testing::Test {
   std::shared_ptr<const Snapshot> snapshot_;
 };
 
+const Caller kOperator{0, 0, true};  // sees every job
+
 TEST_F(JobHistoryTest, PagesWalkTheStoreOnce) {
   JobHistory history(StoreOf(25));
   views::HistoryQuery alice;
@@ -50,7 +52,7 @@ TEST_F(JobHistoryTest, PagesWalkTheStoreOnce) {
   std::vector<size_t> sizes;
   std::string after;
   do {
-    auto page = history.Find(*snapshot_, alice, after, 10);
+    auto page = history.Find(*snapshot_, kOperator, alice, after, 10);
     ASSERT_TRUE(page.ok()) << page.error();
     sizes.push_back(page->listing.jobs.size());
     EXPECT_NE(page->next, after);
@@ -61,11 +63,11 @@ TEST_F(JobHistoryTest, PagesWalkTheStoreOnce) {
 
 TEST_F(JobHistoryTest, NoCallReadsMoreThanTheLargestPage) {
   JobHistory history(StoreOf(JobHistory::kMaxPage + 1));
-  auto first = history.Find(*snapshot_, {}, "", 1'000'000);
+  auto first = history.Find(*snapshot_, kOperator, {}, "", 1'000'000);
   ASSERT_TRUE(first.ok()) << first.error();
   EXPECT_EQ(first->listing.jobs.size(), JobHistory::kMaxPage);
   EXPECT_EQ(first->next, "0000010000");
-  auto last = history.Find(*snapshot_, {}, first->next, 0);
+  auto last = history.Find(*snapshot_, kOperator, {}, first->next, 0);
   ASSERT_TRUE(last.ok());
   EXPECT_EQ(last->listing.jobs.size(), 1u);
   EXPECT_EQ(last->next, "");

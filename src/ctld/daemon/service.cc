@@ -52,9 +52,9 @@ ControllerService::Reactor* ControllerService::Submit(Context* context,
                  });
     return reactor;
   }
-  loop_.Submit(SubmitJob{0, caller, std::move(*spec), request->array(),
-                         request->script()},
-               [reactor, reply](const Reply& result) {
+  loop_.Submit(SubmitJob{0, caller, std::move(*spec), request->array(), request->script()},
+               [this, context, caller, reactor, reply](const Reply& result) {
+                 if (result.busy) HoldForRetry(context, caller);  // the command retries
                  if (result.ok) reply->set_job_id(result.job_ids.front());
                  reactor->Finish(FromReply(result));
                });
@@ -103,7 +103,14 @@ ControllerService::Reactor* ControllerService::SubmitMany(Context* context,
 ControllerService::Reactor* ControllerService::Act(Context* context, Event event,
                                                    v1::ActionReply* reply) {
   Reactor* reactor = context->DefaultReactor();
-  loop_.Submit(std::move(event), [reactor, reply](const Reply& result) {
+  Caller caller = std::visit(
+      [](const auto& e) -> Caller {
+        if constexpr (requires { e.caller; }) return e.caller;
+        return Caller{};
+      },
+      event);
+  loop_.Submit(std::move(event), [this, context, caller, reactor, reply](const Reply& result) {
+    if (result.busy) HoldForRetry(context, caller);  // a full queue: the command retries
     for (uint64_t id : result.job_ids) reply->add_job_ids(id);
     reply->set_message(result.message);
     reactor->Finish(FromReply(result));
@@ -127,8 +134,7 @@ ControllerService::Reactor* ControllerService::Cancel(Context* context,
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
   return Act(context,
-             CancelJobs{0, caller, std::move(*filter), request->signal(),
-                        request->batch_only()},
+             CancelJobs{0, caller, std::move(*filter), request->signal(), request->batch_only()},
              reply);
 }
 
@@ -140,9 +146,7 @@ ControllerService::Reactor* ControllerService::Hold(Context* context,
     return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
-  return Act(context,
-             HoldJobs{0, caller, std::move(*filter), request->release()},
-             reply);
+  return Act(context, HoldJobs{0, caller, std::move(*filter), request->release()}, reply);
 }
 
 ControllerService::Reactor* ControllerService::Requeue(Context* context,
@@ -153,9 +157,7 @@ ControllerService::Reactor* ControllerService::Requeue(Context* context,
     return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
-  return Act(context,
-             RequeueJobs{0, caller, std::move(*filter), request->hold()},
-             reply);
+  return Act(context, RequeueJobs{0, caller, std::move(*filter), request->hold()}, reply);
 }
 
 ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
@@ -167,8 +169,7 @@ ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
   auto action = NodeActionOf(request->state());
   if (!action) return Finished(context, Invalid(action.error()));
   return Act(context,
-             drover::ctld::UpdateNode{0, caller, request->nodes(), *action,
-                                      request->reason()},
+             drover::ctld::UpdateNode{0, caller, request->nodes(), *action, request->reason()},
              reply);
 }
 
@@ -192,9 +193,7 @@ ControllerService::Reactor* ControllerService::Suspend(Context* context,
     return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
-  return Act(context,
-             SuspendJobs{0, caller, std::move(*filter), request->resume()},
-             reply);
+  return Act(context, SuspendJobs{0, caller, std::move(*filter), request->resume()}, reply);
 }
 
 ControllerService::Reactor* ControllerService::CreateStep(Context* context,
@@ -245,10 +244,10 @@ ControllerService::Reactor* ControllerService::StepEnded(Context* context,
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
   return Act(context,
-             drover::ctld::StepEnded{
-                 0, caller, request->job_id(), request->step_id(),
-                 request->exit_code(), request->exit_signal(), request->cancelled(),
-                 request->cpu_seconds(), request->max_rss_mib(), request->restart_count()},
+             drover::ctld::StepEnded{0, caller, request->job_id(), request->step_id(),
+                                     request->exit_code(), request->exit_signal(),
+                                     request->cancelled(), request->cpu_seconds(),
+                                     request->max_rss_mib(), request->restart_count()},
              reply);
 }
 
@@ -259,8 +258,7 @@ ControllerService::Reactor* ControllerService::Release(Context* context,
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
   return Act(context,
-             ReleaseJob{0, caller, request->job_id(), request->exit_code(),
-                        request->exit_signal()},
+             ReleaseJob{0, caller, request->job_id(), request->exit_code(), request->exit_signal()},
              reply);
 }
 
@@ -282,8 +280,7 @@ ControllerService::Reactor* ControllerService::CreateReservation(
   if (Status s = CheckReservation(*request); !s) return Finished(context, Invalid(s.error()));
   return ChangeReservation(
       context,
-      drover::ctld::CreateReservation{0, caller, request->name(),
-                                      ReservationFieldsOf(*request)},
+      drover::ctld::CreateReservation{0, caller, request->name(), ReservationFieldsOf(*request)},
       reply);
 }
 
@@ -297,8 +294,7 @@ ControllerService::Reactor* ControllerService::UpdateReservation(
   if (Status s = CheckReservation(*request); !s) return Finished(context, Invalid(s.error()));
   return ChangeReservation(
       context,
-      drover::ctld::UpdateReservation{0, caller, request->name(),
-                                      ReservationFieldsOf(*request)},
+      drover::ctld::UpdateReservation{0, caller, request->name(), ReservationFieldsOf(*request)},
       reply);
 }
 
@@ -307,9 +303,7 @@ ControllerService::Reactor* ControllerService::DeleteReservation(
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Act(context,
-             drover::ctld::DeleteReservation{0, caller, request->name()},
-             reply);
+  return Act(context, drover::ctld::DeleteReservation{0, caller, request->name()}, reply);
 }
 
 ControllerService::Reactor* ControllerService::Top(Context* context, const v1::TopRequest* request,
@@ -331,7 +325,7 @@ ControllerService::Reactor* ControllerService::Reconfigure(Context* context,
   if (conf_path_.empty())
     return Finished(context, Invalid("this controller was started without a slurm.conf path"));
   // Read on a query thread: the engine thread only swaps the result in.
-  return Query(context, [this, caller = caller, reply] {
+  return Query(context, caller, [this, caller = caller, reply] {
     ConfigLoad load = LoadClusterConfig(conf_path_);
     if (!load.ok())
       return Invalid(
@@ -357,10 +351,10 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
     // The agent says on which port it listens; the host is the configuration's (NodeAddr) or,
     // for a node without one, the address the registration came from: a node cannot point
     // another node's launches elsewhere.
-    Result<std::string> address = AgentAddress(*loop_.snapshot()->cluster, node, context->peer(),
-                                               request->address());
-    if (!address) return Finished(context, grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                                                         address.error()));
+    Result<std::string> address =
+        AgentAddress(*loop_.snapshot()->cluster, node, context->peer(), request->address());
+    if (!address)
+      return Finished(context, grpc::Status(grpc::StatusCode::PERMISSION_DENIED, address.error()));
     agents_->SetAddress(node, std::move(*address));
   }
   return Tell(context, NodeRegisteredOf(*request));

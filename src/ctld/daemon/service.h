@@ -17,6 +17,7 @@
 #include "auth/auth.h"
 #include "common/cluster_config.h"
 #include "ctld/daemon/agent_dispatch.h"
+#include "ctld/daemon/busy_retries.h"
 #include "ctld/daemon/callers.h"
 #include "ctld/daemon/rate_limit.h"
 #include "ctld/daemon/engine_loop.h"
@@ -78,6 +79,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   };
   // Fills `caller` from the call's proven identity, or answers why the call is refused.
   grpc::Status Admit(Context* context, Access access, Caller& caller);
+  // A call refused as busy: its credential admits its retries (busy_retries.h).
+  void HoldForRetry(Context* context, const Caller& caller);
   // The step's credential: the Job bytes the agents will run it from, sealed with its claims.
   grpc::Status SealStep(v1::CreateStepReply* reply);
 
@@ -85,7 +88,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* Act(Context* context, Event event, v1::ActionReply* reply);
   Reactor* Tell(Context* context, Event event);  // agents' events: an empty reply
   // Runs a query on the query threads.
-  Reactor* Query(Context* context, std::function<grpc::Status()> query);
+  Reactor* Query(Context* context, const Caller& caller, std::function<grpc::Status()> query);
 
   // Queries see what their caller may see (PrivateData, views/privacy.h).
   grpc::Status DoListJobs(const Caller&, const v1::JobQuery*, v1::JobList*);
@@ -102,7 +105,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   auth::Authenticator& authenticator_;
   const auth::Settings auth_settings_;
   Callers callers_;  // who a proven uid is: name, groups, operator
-  std::unique_ptr<RateLimiter> rate_limiter_;  // null: SlurmctldParameters has no rl_enable
+  std::unique_ptr<RateLimiter> rate_limiter_;
+  BusyRetries busy_retries_;
   std::string conf_path_;
   JobHistory history_;
   QueryPool queries_{2};

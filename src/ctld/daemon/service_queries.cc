@@ -18,11 +18,13 @@
 
 namespace drover::ctld {
 
-ControllerService::Reactor* ControllerService::Query(Context* context,
+ControllerService::Reactor* ControllerService::Query(Context* context, const Caller& caller,
                                                      std::function<grpc::Status()> query) {
   Reactor* reactor = context->DefaultReactor();
-  if (!queries_.Run([reactor, query = std::move(query)] { reactor->Finish(query()); }))
+  if (!queries_.Run([reactor, query = std::move(query)] { reactor->Finish(query()); })) {
+    HoldForRetry(context, caller);  // the command retries
     reactor->Finish(Busy(kQueriesBusy));
+  }
   return reactor;
 }
 
@@ -31,7 +33,8 @@ ControllerService::Reactor* ControllerService::ListJobs(Context* context, const 
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, caller, query, reply] { return DoListJobs(caller, query, reply); });
+  return Query(context, caller,
+               [this, caller, query, reply] { return DoListJobs(caller, query, reply); });
 }
 
 grpc::Status ControllerService::DoListJobs(const Caller& caller, const v1::JobQuery* query,
@@ -41,7 +44,7 @@ grpc::Status ControllerService::DoListJobs(const Caller& caller, const v1::JobQu
   if (!filter) return Invalid(filter.error());
   views::JobSelection selection =
       views::SelectJobs(*snapshot, caller, *filter, query->all_states(), query->with_plan());
-  wire::JobListing listing{selection.time, {}, std::move(selection.planned)};
+  wire::JobListing listing{selection.time, {}, std::move(selection.planned), {}};
   for (const JobPtr& job : selection.jobs)
     listing.jobs.push_back(CachedJob(*job, *snapshot->cluster));
   wire::ToProto(listing, reply);
@@ -54,7 +57,8 @@ ControllerService::Reactor* ControllerService::History(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, caller, query, reply] { return DoHistory(caller, query, reply); });
+  return Query(context, caller,
+               [this, caller, query, reply] { return DoHistory(caller, query, reply); });
 }
 
 grpc::Status ControllerService::DoHistory(const Caller& caller, const v1::HistoryQuery* query,
@@ -62,11 +66,12 @@ grpc::Status ControllerService::DoHistory(const Caller& caller, const v1::Histor
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  auto page = history_.Find(*snapshot, caller, {std::move(*filter), query->start_time(), query->end_time()},
-                            query->after(), query->limit());
+  auto page =
+      history_.Find(*snapshot, caller, {std::move(*filter), query->start_time(), query->end_time()},
+                    query->after(), query->limit());
   if (!page) return grpc::Status(grpc::StatusCode::INTERNAL, page.error());
+  page->listing.next = page->next;
   wire::ToProto(page->listing, reply);
-  reply->set_next(page->next);
   return grpc::Status::OK;
 }
 
@@ -76,7 +81,8 @@ ControllerService::Reactor* ControllerService::Priorities(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, caller, query, reply] { return DoPriorities(caller, query, reply); });
+  return Query(context, caller,
+               [this, caller, query, reply] { return DoPriorities(caller, query, reply); });
 }
 
 grpc::Status ControllerService::DoPriorities(const Caller& caller, const v1::PriorityQuery* query,
@@ -92,7 +98,7 @@ ControllerService::Reactor* ControllerService::Shares(Context* context, const v1
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, caller, reply] { return DoShares(caller, reply); });
+  return Query(context, caller, [this, caller, reply] { return DoShares(caller, reply); });
 }
 
 grpc::Status ControllerService::DoShares(const Caller& caller, v1::ShareList* reply) {
@@ -105,7 +111,7 @@ ControllerService::Reactor* ControllerService::ListNodes(Context* context, const
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, reply] { return DoListNodes(reply); });
+  return Query(context, caller, [this, reply] { return DoListNodes(reply); });
 }
 
 grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
@@ -119,7 +125,7 @@ ControllerService::Reactor* ControllerService::ListPartitions(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, reply] { return DoListPartitions(reply); });
+  return Query(context, caller, [this, reply] { return DoListPartitions(reply); });
 }
 
 grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
@@ -133,7 +139,8 @@ ControllerService::Reactor* ControllerService::ListReservations(Context* context
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, [this, caller, query, reply] { return DoListReservations(caller, query, reply); });
+  return Query(context, caller,
+               [this, caller, query, reply] { return DoListReservations(caller, query, reply); });
 }
 
 grpc::Status ControllerService::DoListReservations(const Caller& caller,
