@@ -114,7 +114,10 @@ std::string FormatDependency(const DependencySpec& spec) {
     const DependencyTerm& first = spec.terms[i];
     std::string item(TypeName(first.type));
     size_t j = i;
-    for (; j < spec.terms.size() && (j == i || SameItem(first, spec.terms[j])); ++j) {
+    // Grouped ("afterok:1:2") only when joined by ',': with '?' one item of several jobs would
+    // print without a '?' and read back as needing all of them.
+    for (; j < spec.terms.size() && (j == i || (!spec.any && SameItem(first, spec.terms[j])));
+         ++j) {
       if (first.type != DependencyType::kSingleton)
         item += ":" + std::to_string(spec.terms[j].job_id);
     }

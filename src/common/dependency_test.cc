@@ -127,6 +127,8 @@ TEST(DependencyTest, Format) {
       {{{{kOk, 1, 0}, {kAny, 2, 0}, {kOk, 3, 0}}, false}, "afterok:1,afterany:2,afterok:3"},
       {{{{kOk, 1, 0}, {kNotOk, 2, 0}}, true}, "afterok:1?afternotok:2"},
       {{{{kCorr, 9, 0}, {kSingleton, 0, 0}}, true}, "aftercorr:9?singleton"},
+      // "after:2:1?after:2" (found by fuzz_expressions): '?' keeps every job its own item.
+      {{{{kAfter, 2, 0}, {kAfter, 1, 0}, {kAfter, 2, 0}}, true}, "after:2?after:1?after:2"},
   };
   for (const FormatCase& c : cases) {
     EXPECT_EQ(FormatDependency(c.spec), c.expected);
