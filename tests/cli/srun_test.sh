@@ -110,7 +110,7 @@ cat > long.sh <<'SCRIPT'
 srun bash -c 'echo $$ > step-pid-$SLURM_PROCID; exec sleep 300'
 SCRIPT
 id=$(sbatch --parsable long.sh)
-for _ in $(seq 1 100); do [ -s step-pid-1 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ -s step-pid-0 ] && [ -s step-pid-1 ] && break; sleep 0.1; done
 [ -s step-pid-0 ] && [ -s step-pid-1 ] || fail "step tasks did not start"
 scancel "$id"
 wait_done "$id" > /dev/null
