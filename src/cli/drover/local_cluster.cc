@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -26,6 +25,7 @@
 
 #include "auth/auth.h"
 #include "auth/grpc_auth.h"
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "common/cluster_config.h"
 #include "common/getopt.h"
@@ -126,11 +126,6 @@ int FreePort() {
   return port;
 }
 
-std::string CurrentUserName() {
-  if (passwd* entry = getpwuid(getuid()); entry && entry->pw_name) return entry->pw_name;
-  return std::to_string(getuid());
-}
-
 std::string Key(std::string_view line) {
   std::string_view text = Trim(line);
   size_t eq = text.find('=');
@@ -174,7 +169,7 @@ Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int por
       << "AuthType=auth/slurm\n"
       << "AuthInfo=key=" << (state / "slurm.key").string()
       << ",socket=" << (state / "run" / "auth.socket").string() << "\n"
-      << "SlurmUser=" << CurrentUserName() << "\n";
+      << "SlurmUser=" << Me().user << "\n";
   std::ofstream(state / "slurm.conf") << out.str();
   for (const char* companion : {"gres.conf", "topology.conf"}) {
     std::error_code error;

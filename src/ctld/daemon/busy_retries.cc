@@ -19,9 +19,12 @@ void BusyRetries::Hold(std::string_view credential, const auth::Identity& identi
 std::optional<auth::Identity> BusyRetries::Find(std::string_view credential,
                                                 Clock::time_point now) {
   if (credential.empty()) return std::nullopt;
+  {
+    MutexLock lock(mutex_);  // nearly always empty: no hashing on every call's admission
+    if (held_.empty()) return std::nullopt;
+  }
   std::string key = auth::Sha256(credential);
   MutexLock lock(mutex_);
-  if (held_.empty()) return std::nullopt;
   auto it = held_.find(key);
   if (it == held_.end()) return std::nullopt;
   if (it->second.until <= now) {
