@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/getopt.h"
 
@@ -43,6 +44,21 @@ std::string SlurmVersionLine();
 int PrintSlurmVersion();
 int RunSrun(Arguments args);    // srun/srun.cc
 int RunSalloc(Arguments args);  // srun/salloc.cc
+
+// Each Slurm-named command's option table, as its parser uses it: what `drover options COMMAND`
+// prints and the option-coverage test (tests/cli/option_coverage_test.py) checks against
+// src/cli/coverage/COMMAND.tsv.
+std::vector<OptionSpec> SbatchOptionTable();    // sbatch/sbatch.cc
+std::vector<OptionSpec> SrunOptionTable();      // srun/srun.cc
+std::vector<OptionSpec> SallocOptionTable();    // srun/salloc.cc
+std::vector<OptionSpec> SqueueOptionTable();    // query/squeue.cc
+std::vector<OptionSpec> SinfoOptionTable();     // query/sinfo.cc
+std::vector<OptionSpec> SacctOptionTable();     // query/sacct.cc
+std::vector<OptionSpec> ScancelOptionTable();   // query/scancel.cc
+std::vector<OptionSpec> SprioOptionTable();     // priority/sprio.cc
+std::vector<OptionSpec> SshareOptionTable();    // priority/sshare.cc
+std::vector<OptionSpec> ScontrolOptionTable();  // scontrol/scontrol.cc
+int RunOptions(Arguments args);                 // drover/option_tables.cc
 
 // --help, --usage and --version (-V) of the query commands (drover/version.cc): prints `help`,
 // `usage` or the version when `parsed` holds one of them and returns the exit code (0).

@@ -38,6 +38,8 @@ constexpr std::array kCommands = {
     Command{"sshare", "show the fair-share tree (as Slurm's sshare)", RunSshare},
     Command{"scontrol", "show and change jobs, nodes and reservations (as Slurm's scontrol)",
             RunScontrol},
+    Command{"options", "print a Slurm-named command's option table: drover options sbatch",
+            RunOptions},
 #endif
 };
 

@@ -132,6 +132,10 @@ std::vector<v1::JobPriority> Selected(v1::PriorityList& list, const SprioSelecti
 
 }  // namespace
 
+std::vector<OptionSpec> SprioOptionTable() {
+  return {std::begin(kSpecs), std::end(kSpecs)};
+}
+
 int RunSprio(Arguments args) {
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSpecs);

@@ -66,6 +66,10 @@ constexpr OptionSpec kSshareOptions[] = {
 
 }  // namespace
 
+std::vector<OptionSpec> SshareOptionTable() {
+  return {std::begin(kSshareOptions), std::end(kSshareOptions)};
+}
+
 int RunSshare(Arguments args) {
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSshareOptions);

@@ -94,7 +94,7 @@ constexpr OptionSpec kSacctOptions[] = {{'j', "jobs", OptionSpec::kRequired},
                                         {'v', "verbose", OptionSpec::kNone},
                                         {'V', "version", OptionSpec::kNone},
                                         {0, "json", OptionSpec::kNone},
-                                        {0, "help", OptionSpec::kNone},
+                                        {'h', "help", OptionSpec::kNone},
                                         {0, "usage", OptionSpec::kNone}};
 
 // Every page of the history: the controller answers at most a page of stored records per call
@@ -115,6 +115,10 @@ Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery que
 }
 
 }  // namespace
+
+std::vector<OptionSpec> SacctOptionTable() {
+  return {std::begin(kSacctOptions), std::end(kSacctOptions)};
+}
 
 int RunSacct(Arguments args) {
   std::vector<std::string> words(args.begin(), args.end());

@@ -65,6 +65,10 @@ constexpr OptionSpec kScancelOptions[] = {{'u', "user", OptionSpec::kRequired},
 
 }  // namespace
 
+std::vector<OptionSpec> ScancelOptionTable() {
+  return {std::begin(kScancelOptions), std::end(kScancelOptions)};
+}
+
 int RunScancel(Arguments args) {
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kScancelOptions);

@@ -63,6 +63,10 @@ constexpr OptionSpec kSinfoOptions[] = {{'h', "noheader", OptionSpec::kNone},
 
 }  // namespace
 
+std::vector<OptionSpec> SinfoOptionTable() {
+  return {std::begin(kSinfoOptions), std::end(kSinfoOptions)};
+}
+
 int RunSinfo(Arguments args) {
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSinfoOptions);

@@ -141,6 +141,10 @@ void PrintJson(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
 
 }  // namespace
 
+std::vector<OptionSpec> SqueueOptionTable() {
+  return {std::begin(kSpecs), std::end(kSpecs)};
+}
+
 int RunSqueue(Arguments args) {
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSpecs);

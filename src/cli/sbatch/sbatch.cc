@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/formats/formats.h"
+#include "cli/sbatch/sbatch_option_table.h"
 #include "cli/sbatch/sbatch_options.h"
 #include "common/job_state.h"
 #include "wire/job_spec_codec.h"
@@ -74,6 +75,13 @@ int PrintWillRun(const grpc::Status& status, const v1::SubmitReply& reply) {
 }
 
 }  // namespace
+
+std::vector<OptionSpec> SbatchOptionTable() {
+  std::vector<OptionSpec> all;
+  for (const sbatch::OptionDef& def : sbatch::Options())
+    if (!def.name.empty()) all.push_back({def.letter, def.name, def.arg});
+  return all;
+}
 
 int RunSbatch(Arguments args) {
   std::vector<std::string> argv(args.begin(), args.end());

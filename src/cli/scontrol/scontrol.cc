@@ -239,13 +239,20 @@ int Dispatch(const std::string& command, std::span<const std::string> words, con
 }  // namespace
 }  // namespace scontrol
 
+namespace {
+constexpr OptionSpec kSpecs[] = {
+    {'o', "oneliner", OptionSpec::kNone}, {'d', "details", OptionSpec::kNone},
+    {0, "json", OptionSpec::kNone},       {'a', "all", OptionSpec::kNone},
+    {'Q', "quiet", OptionSpec::kNone},    {'v', "verbose", OptionSpec::kNone},
+    {'V', "version", OptionSpec::kNone},  {'h', "help", OptionSpec::kNone},
+    {0, "usage", OptionSpec::kNone}};
+}  // namespace
+
+std::vector<OptionSpec> ScontrolOptionTable() {
+  return {std::begin(kSpecs), std::end(kSpecs)};
+}
+
 int RunScontrol(Arguments args) {
-  static constexpr OptionSpec kSpecs[] = {
-      {'o', "oneliner", OptionSpec::kNone}, {'d', "details", OptionSpec::kNone},
-      {0, "json", OptionSpec::kNone},       {'a', "all", OptionSpec::kNone},
-      {'Q', "quiet", OptionSpec::kNone},    {'v', "verbose", OptionSpec::kNone},
-      {'V', "version", OptionSpec::kNone},  {'h', "help", OptionSpec::kNone},
-      {0, "usage", OptionSpec::kNone}};
   std::vector<std::string> words(args.begin(), args.end());
   auto parsed = ParseOptions(words, kSpecs);
   if (!parsed) return OptionError("scontrol", parsed.error());

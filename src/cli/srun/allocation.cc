@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -171,7 +172,16 @@ std::optional<v1::Job> WaitUntilRunning(const std::string& name, uint64_t job_id
 
 std::vector<OptionSpec> WithAllocationOptions(std::span<const OptionSpec> own) {
   std::vector<OptionSpec> all(std::begin(kAllocationOptions), std::end(kAllocationOptions));
-  all.insert(all.end(), own.begin(), own.end());
+  for (const OptionSpec& spec : own) {
+    // A command's own spelling of a shared option (srun's -b for --begin) replaces the shared one.
+    auto same = std::find_if(all.begin(), all.end(), [&](const OptionSpec& shared) {
+      return shared.long_name == spec.long_name;
+    });
+    if (same != all.end())
+      *same = spec;
+    else
+      all.push_back(spec);
+  }
   return all;
 }
 

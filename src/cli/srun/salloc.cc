@@ -31,7 +31,7 @@ namespace {
 
 constexpr OptionSpec kSallocOptions[] = {
     {'Q', "quiet", OptionSpec::kNone},         {'v', "verbose", OptionSpec::kNone},
-    {0, "no-shell", OptionSpec::kNone},        {0, "help", OptionSpec::kNone},
+    {0, "no-shell", OptionSpec::kNone},        {'h', "help", OptionSpec::kNone},
     {0, "usage", OptionSpec::kNone},           {'V', "version", OptionSpec::kNone},
     {'I', "immediate", OptionSpec::kOptional},
 };
@@ -137,6 +137,10 @@ int WaitForCommand(pid_t child) {
 }
 
 }  // namespace
+
+std::vector<OptionSpec> SallocOptionTable() {
+  return WithAllocationOptions(kSallocOptions);
+}
 
 int RunSalloc(Arguments args) {
   auto parsed = ParseSalloc(args);

@@ -44,8 +44,8 @@ constexpr OptionSpec kSrunOptions[] = {
     {0, "open-mode", OptionSpec::kRequired}, {0, "jobid", OptionSpec::kRequired},
     {'Q', "quiet", OptionSpec::kNone},       {'v', "verbose", OptionSpec::kNone},
     {'W', "wait", OptionSpec::kRequired},    {'m', "distribution", OptionSpec::kRequired},
-    {0, "help", OptionSpec::kNone},          {0, "usage", OptionSpec::kNone},
-    {'V', "version", OptionSpec::kNone},
+    {'h', "help", OptionSpec::kNone},        {0, "usage", OptionSpec::kNone},
+    {'b', "begin", OptionSpec::kRequired},   {'V', "version", OptionSpec::kNone},
 };
 
 std::optional<uint32_t> Count(const ParsedOptions& parsed, std::string_view name) {
@@ -416,6 +416,10 @@ int Srun::Run() {
 }
 
 }  // namespace
+
+std::vector<OptionSpec> SrunOptionTable() {
+  return WithAllocationOptions(kSrunOptions);
+}
 
 int RunSrun(Arguments args) {
   auto request = ParseSrun(args);
