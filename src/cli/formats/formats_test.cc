@@ -771,5 +771,23 @@ TEST(SacctSelect, FieldHelpAndYaml) {
             "---\ne: \"\"\njobs:\n- id: 1\n  name: a b\n  steps: []\nn: \"12\"\n");
 }
 
+TEST(SacctSelect, ExternStepUnderPrologFlagsContain) {
+  ClusterConfig cluster = Cluster();
+  cluster.settings.prolog_flags = {"CONTAIN"};
+  SacctOptions options = AcctOptions();
+  options.cluster = &cluster;
+  options.fields = "JobID,JobName,AllocCPUS,NTasks,State,NodeList";
+  options.parsable2 = options.no_header = true;
+  std::vector<v1::Job> jobs = {History()[1]};
+  EXPECT_EQ(Sacct(options, jobs),
+            "26513|wrap|6||COMPLETED|n[2-4]\n"
+            "26513.batch|batch|2|1|COMPLETED|n2\n"
+            "26513.extern|extern|6|3|COMPLETED|n[2-4]\n");
+  SacctSelection selection;
+  selection.jobs.push_back({26513, std::nullopt, "extern"});
+  options.selection = &selection;
+  EXPECT_EQ(Sacct(options, jobs), "26513.extern|extern|6|3|COMPLETED|n[2-4]\n");
+}
+
 }  // namespace
 }  // namespace drover::cli

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -284,6 +285,35 @@ bool EndedByController(std::string_view state) {  // the job's own exit code the
          state == "PREEMPTED" || state == "BOOT_FAIL" || state == "DEADLINE" || state == "REQUEUED";
 }
 
+// Slurm's SLURM_EXTERN_CONT: the step that holds a job's allocation under PrologFlags=Contain.
+constexpr uint32_t kExternStep = 0xfffffffc;
+
+std::string StepIdText(uint32_t id) {
+  return id == kExternStep ? "extern" : std::to_string(id);
+}
+
+// The extern step Slurm records for every started job when PrologFlags has Contain (or X11,
+// which implies it): all the job's nodes and CPUs, one task per node, from start to end.
+std::optional<v1::Step> ExternStep(const Run& run, const Context& ctx) {
+  const ClusterConfig* cluster = ctx.options.cluster;
+  if (!cluster || !run.started() || run.nodes.empty()) return std::nullopt;
+  const std::vector<std::string>& flags = cluster->settings.prolog_flags;
+  if (std::find(flags.begin(), flags.end(), "CONTAIN") == flags.end() &&
+      std::find(flags.begin(), flags.end(), "X11") == flags.end())
+    return std::nullopt;
+  v1::Step step;
+  step.set_step_id(kExternStep);
+  step.set_name("extern");
+  step.set_start_time(run.start);
+  step.set_end_time(run.end);
+  step.set_state(!run.end ? "RUNNING" : EndedByController(run.state) ? "CANCELLED" : "COMPLETED");
+  step.set_ntasks(static_cast<uint32_t>(run.nodes.size()));
+  for (size_t i = 0; i < run.nodes.size(); ++i) step.add_nodes(static_cast<int32_t>(i));
+  step.set_node_list(CompressHostlist(run.nodes));
+  step.set_cpus(run.cpus);
+  return step;
+}
+
 std::string JobIdText(const Row& row) {
   const v1::JobSpec& spec = row.job->spec();
   std::string id = std::to_string(spec.job_id());
@@ -291,7 +321,7 @@ std::string JobIdText(const Row& row) {
     id = fmt::format("{}_[{}]", spec.array_job_id(), columns::ArrayRanges(row.folded_tasks));
   else if (spec.array_job_id() && spec.array_task_id() != kNoTask)
     id = fmt::format("{}_{}", spec.array_job_id(), spec.array_task_id());
-  if (row.step) return fmt::format("{}.{}", id, row.step->step_id());
+  if (row.step) return fmt::format("{}.{}", id, StepIdText(row.step->step_id()));
   return row.batch ? id + ".batch" : id;
 }
 
@@ -427,7 +457,7 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kGroup: return columns::UserName(nullptr, spec.gid());
     case Id::kJobId: return JobIdText(row);
     case Id::kJobIdRaw:
-      if (row.step) return fmt::format("{}.{}", spec.job_id(), row.step->step_id());
+      if (row.step) return fmt::format("{}.{}", spec.job_id(), StepIdText(row.step->step_id()));
       return std::to_string(spec.job_id()) + (row.batch ? ".batch" : "");
     case Id::kJobName: return or_blank(spec.name());
     case Id::kNNodes: return std::to_string(run.started() ? run.nodes.size() : RequestedNodes(spec));
@@ -519,7 +549,20 @@ std::string Line(const std::vector<Column>& selected,
   return line + "\n";
 }
 
-std::vector<Row> BuildRows(const std::vector<v1::Job>& jobs, const Context& ctx) {
+Row StepRow(const v1::Job& job, const v1::Step& step) {
+  Run run{.start = step.start_time(),
+          .end = step.end_time(),
+          .state = step.state(),
+          .exit_code = step.exit_code(),
+          .exit_signal = step.exit_signal()};
+  if (auto names = ExpandHostlist(step.node_list()); names) run.nodes = std::move(names).value();
+  run.cpus = step.cpus();
+  return {&job, std::move(run), false, &step, {}};
+}
+
+// `externs` keeps the extern steps the rows point to.
+std::vector<Row> BuildRows(const std::vector<v1::Job>& jobs, const Context& ctx,
+                           std::deque<v1::Step>& externs) {
   std::vector<Row> rows;
   std::map<uint64_t, size_t> pending_arrays;  // array job ID -> the row its tasks fold into
   for (const v1::Job& job : jobs) {
@@ -547,18 +590,11 @@ std::vector<Row> BuildRows(const std::vector<v1::Job>& jobs, const Context& ctx)
       if (steps && !spec.interactive() && SacctShowsRow(selection, job, "batch"))
         rows.push_back({&job, run, true, nullptr, {}});
       if (!steps || r + 1 != runs.size()) continue;  // steps belong to the current run
-      for (const v1::Step& step : job.steps()) {
-        if (!SacctShowsRow(selection, job, std::to_string(step.step_id()))) continue;
-        Run step_run{.start = step.start_time(),
-                     .end = step.end_time(),
-                     .state = step.state(),
-                     .exit_code = step.exit_code(),
-                     .exit_signal = step.exit_signal()};
-        if (auto names = ExpandHostlist(step.node_list()); names)
-          step_run.nodes = std::move(names).value();
-        step_run.cpus = step.cpus();
-        rows.push_back({&job, std::move(step_run), false, &step, {}});
-      }
+      if (auto step = ExternStep(run, ctx); step && SacctShowsRow(selection, job, "extern"))
+        rows.push_back(StepRow(job, externs.emplace_back(std::move(*step))));
+      for (const v1::Step& step : job.steps())
+        if (SacctShowsRow(selection, job, StepIdText(step.step_id())))
+          rows.push_back(StepRow(job, step));
     }
   }
   return rows;
@@ -590,7 +626,8 @@ Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOpt
       out += header + "\n" + dashes + "\n";
     }
   }
-  for (const Row& row : BuildRows(jobs, ctx)) {
+  std::deque<v1::Step> externs;
+  for (const Row& row : BuildRows(jobs, ctx, externs)) {
     std::vector<std::optional<std::string>> values;
     for (const Column& column : selected) {
       const Field& field = *column.field;
@@ -653,15 +690,18 @@ nlohmann::json StepsJson(const v1::Job& job, const Run& run, const Context& ctx)
     steps.push_back(step_json(fmt::format("{}.batch", spec.job_id()), "batch", batch, 1,
                               run.nodes.empty() ? "" : run.nodes.front(), 1));
   }
-  for (const v1::Step& step : job.steps()) {
+  std::vector<v1::Step> all;
+  if (auto step = ExternStep(run, ctx)) all.push_back(std::move(*step));
+  all.insert(all.end(), job.steps().begin(), job.steps().end());
+  for (const v1::Step& step : all) {
     Run r{.start = step.start_time(),
           .end = step.end_time(),
           .state = step.state(),
           .exit_code = step.exit_code(),
           .exit_signal = step.exit_signal()};
     r.cpus = step.cpus();
-    steps.push_back(step_json(fmt::format("{}.{}", spec.job_id(), step.step_id()), step.name(), r,
-                              step.ntasks(), step.node_list(),
+    steps.push_back(step_json(fmt::format("{}.{}", spec.job_id(), StepIdText(step.step_id())),
+                              step.name(), r, step.ntasks(), step.node_list(),
                               static_cast<size_t>(step.nodes_size())));
   }
   return steps;
