@@ -133,7 +133,7 @@ compare() {  # NAME COMMAND...: the command's output (and exit code when not 0),
   sprio_norm) mask_usage age <"$out.raw" | mask >"$out" ;;
   *) mask <"$out.raw" >"$out" ;;
   esac
-  if [ "$update" = --update ]; then
+if [ "$update" = --update ]; then
     cp "$out" "$golden/$name.txt"
   elif ! diff -u "$golden/$name.txt" "$out" >"$state/diff.txt" 2>&1; then
     fail "$name differs from tests/cli/golden/$name.txt:"
@@ -185,6 +185,42 @@ if [ -x "$bin/scontrol" ]; then
 else
   echo "SKIP: drained-node outputs ($bin/scontrol is not built)"
 fi
+
+# ---------- sacct's selection: the time window, states, names, job and step IDs ----------
+# Each check prints what sacct answered when it fails.
+expect() {  # expect WANT COMMAND...: stdout and stderr together, and the exit status
+  local want="$1" got
+  shift
+  got="$("$@" 2>&1; echo "rc=$?")"
+  [ "$got" = "$want" ] || fail "$* printed '$got', expected '$want'"
+}
+ids() { sacct -X -n -P -o JobID "$@" | sort | tr '\n' ' '; }
+[ "$(ids --name finished)" = "$finished " ] || fail "sacct --name finished: $(ids --name finished)"
+[ "$(ids --name=finished,failed)" = "$(printf '%s\n' "$finished" "$failed" | sort | tr '\n' ' ')" ] ||
+  fail "sacct --name=finished,failed: $(ids --name=finished,failed)"
+# -s alone: the window is now, so only what is running (or eligible and waiting) now.
+[ "$(ids -s R)" = "$runner " ] || fail "sacct -s R: $(ids -s R)"
+[ "$(ids -s r,F)" = "$runner " ] || fail "sacct -s r,F (F ended before now): $(ids -s r,F)"
+# Held jobs, a dependency and a future begin time are not eligible: only bigwait is pending.
+[ "$(ids -s PD)" = "$bigwait " ] || fail "sacct -s PD: $(ids -s PD)"
+[ "$(ids -s failed -S midnight -E now)" = "$failed " ] || fail "sacct -s failed -S midnight -E now: $(ids -s failed -S midnight -E now)"
+[ "$(ids -S 2000-01-01 -E 2000-01-02T00:00:00)" = "" ] || fail "sacct with a window in 2000 lists jobs"
+[ "$(ids -j "$held")" = "$held " ] || fail "sacct -j $held (never eligible) is not listed"
+[ "$(ids)" = "$(ids -S midnight)" ] || fail "sacct's default window is not midnight-now"
+[ "$(ids -j "${arraydone}_[0-1]")" = "${arraydone}_0 ${arraydone}_1 " ] || fail "sacct -j ${arraydone}_[0-1]: $(ids -j "${arraydone}_[0-1]")"
+[ "$(sacct -j "$finished.batch" -n -P -o JobID)" = "$finished.batch" ] || fail "sacct -j $finished.batch: $(sacct -j "$finished.batch" -n -P -o JobID)"
+[ "$(SACCT_FORMAT=JobID,State sacct -X -n -P -j "$failed")" = "$failed|FAILED" ] || fail "SACCT_FORMAT is not honoured"
+[ "$(sacct --yaml -j "$failed" | head -1)" = "---" ] || fail "sacct --yaml does not start a YAML document"
+expect "sacct: fatal: unrecognized job state value xx
+rc=1" sacct -s xx
+expect "sacct: fatal: Bad job/step specified: x1
+rc=1" sacct -j x1
+expect "Invalid time specification (pos=0): junk
+rc=1" sacct -S junk
+expect "sacct: error: Invalid field requested: \"Bogus\"
+rc=1" sacct -o JobID,Bogus
+expect "Slurm job completion is disabled
+rc=1" sacct -c
 
 if [ "$update" = --update ]; then
   echo "UPDATED $golden"

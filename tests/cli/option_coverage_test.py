@@ -27,6 +27,8 @@ REFERENCE_ARGUMENT_FIXES = {
     ("sacct", "qos"): "required",
     ("sacct", "partition"): "required",
     ("sacct", "starttime"): "required",
+    ("sacct", "timelimit-min"): "required",  # sacct's getopt string has "k:K:"
+    ("sacct", "timelimit-max"): "required",
     ("sprio", "jobs"): "optional",  # "-j, --jobs[=<job_id_list>]" in sprio(1)
 }
 BEGIN, END = "<!-- option-coverage:begin -->", "<!-- option-coverage:end -->"

@@ -45,6 +45,9 @@ $id.0|bash|COMPLETED|0:0|2|4
 $id.1|false|FAILED|1:0|1|1
 TEXT
 diff steps.expected steps.txt || fail "sacct steps differ"
+# -j with a step ID lists that step alone, as Slurm does.
+[ "$(sacct -j "$id.1,$id.batch" -n -P -o JobID)" = "$id.batch
+$id.1" ] || fail "sacct -j $id.1,$id.batch: $(sacct -j "$id.1,$id.batch" -n -P -o JobID)"
 # The same in sacct --json, and squeue/sinfo --json parse as JSON (python3 comes with the tests'
 # Snakemake; without it these checks are skipped).
 if command -v python3 >/dev/null; then

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -77,6 +78,26 @@ std::vector<std::string> SinfoFormatErrors(std::string_view format);
 
 // ---------- sacct ----------
 
+// One item of -j: "N", "N.S", "N_T", "N_T.S" (S: a step number, "batch" or "extern").
+struct SacctJobStep {
+  uint64_t job_id = 0;
+  std::optional<uint32_t> task;  // N_T
+  std::string step;              // empty: the whole job
+};
+
+// What sacct selects (its job_cond): every list empty selects all.
+struct SacctSelection {
+  int64_t start = 0, end = 0;       // the window, inclusive (SacctWindow resolves the defaults)
+  std::vector<std::string> states;  // Slurm's names ("COMPLETED")
+  std::vector<SacctJobStep> jobs;
+  std::vector<std::string> accounts, names, partitions, qos, reasons, constraints, wckeys,
+      associations, nodes;  // nodes expanded
+  std::vector<uint32_t> uids, gids;
+  uint32_t min_cpus = 0, max_cpus = 0, min_nodes = 0, max_nodes = 0;  // 0: no bound
+  int64_t min_timelimit = 0, max_timelimit = 0;                       // minutes; 0: none
+  bool truncate = false;                                              // -T
+};
+
 struct SacctOptions {
   std::string fields;        // -o: "JobID,JobName%30,State"; empty: the default (or -b's)
   bool brief = false;        // -b
@@ -90,7 +111,32 @@ struct SacctOptions {
   std::string cluster_name;  // Cluster
   // Node names of earlier runs, threads per core (CPUs from cores) and DefMemPerCPU.
   const ClusterConfig* cluster = nullptr;
+  const SacctSelection* selection = nullptr;  // -j's steps and -T's window; null: all
+  std::string time_format;     // SLURM_TIME_FORMAT: "", "standard", "relative" or strftime's
+  char units = 0;              // --units: 'K', 'M', 'G', 'T', 'P'; 0: the largest exact unit
+  bool no_convert = false;     // --noconvert: memory in the unit it was given (M)
+  bool use_local_uid = false;  // --use-local-uid: UID from the passwd entry of User
 };
+
+// -S/-E: Slurm's parse_time with `past` set (a bare HH:MM is today's even when still ahead).
+std::optional<int64_t> ParseSacctTime(std::string_view text, int64_t now);
+// -s: a state's name or abbreviation, any case ("cd", "Completed", "OOM"); nullopt: unknown.
+std::optional<std::string> SacctStateName(std::string_view text);
+// -j: one item, N_[1-5,7] expanded to its tasks; the error is Slurm's ("Bad job/step
+// specified: x").
+Result<std::vector<SacctJobStep>> ParseSacctJobSteps(std::string_view item);
+// The DEFAULT TIME WINDOW of sacct(1): without -S, midnight (no -j, no -s), the epoch (-j) or
+// now (-s); without -E, now, or with -s the start when -S was given.
+void SacctWindow(SacctSelection& selection, bool start_given, bool end_given, int64_t now);
+// Whether the job passes every filter and the window (by eligibility, or with -s by being in
+// one of the states during it).
+bool SacctSelects(const SacctSelection& selection, const v1::Job& job, int64_t now);
+// Whether a row of the job prints: `step` "" for the job's own line, else "batch", "0", ...
+bool SacctShowsRow(const SacctSelection* selection, const v1::Job& job, std::string_view step);
+// --helpformat: the field names in four columns, as Slurm prints them.
+std::string SacctFieldHelp();
+// --yaml: the --json document as YAML.
+std::string JsonToYaml(std::string_view json);
 
 // Jobs print in the order given, each followed by its batch step (".batch") once it has
 // started. Fails like sacct on an unknown field: `Invalid field requested: "Foo"`.

@@ -638,5 +638,156 @@ TEST(Sacct, PendingArrayTasksFold) {
   EXPECT_EQ(Sacct(options, jobs), "300_[0-3,5-9]|PENDING|0\n300_4|RUNNING|1\n");
 }
 
+// ---------- sacct's selection ----------
+
+TEST(SacctSelect, TimesLookBack) {
+  setenv("TZ", "UTC", 1);
+  tzset();
+  int64_t now = 1795965052;  // 2026-11-29T15:10:52
+  EXPECT_EQ(ParseSacctTime("2026-11-29T15:00:00", now), 1795964400);
+  EXPECT_EQ(ParseSacctTime("2026-11-29-15:00", now), 1795964400);
+  EXPECT_EQ(ParseSacctTime("15:00", now), 1795964400);          // today's, not tomorrow's
+  EXPECT_EQ(ParseSacctTime("16:00", now), 1795964400 - 82800);  // still ahead: yesterday's
+  EXPECT_EQ(ParseSacctTime("now-1hours", now), now - 3600);
+  EXPECT_EQ(ParseSacctTime("midnight", now), 1795910400);
+  EXPECT_EQ(ParseSacctTime("junk", now), std::nullopt);
+}
+
+TEST(SacctSelect, StateNamesAndAbbreviations) {
+  EXPECT_EQ(SacctStateName("cd"), "COMPLETED");
+  EXPECT_EQ(SacctStateName("Failed"), "FAILED");
+  EXPECT_EQ(SacctStateName("oom"), "OUT_OF_MEMORY");
+  EXPECT_EQ(SacctStateName("R"), "RUNNING");
+  EXPECT_EQ(SacctStateName("xx"), std::nullopt);
+}
+
+TEST(SacctSelect, JobStepItems) {
+  auto one = ParseSacctJobSteps("12.batch");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->front().job_id, 12u);
+  EXPECT_EQ(one->front().step, "batch");
+  auto tasks = ParseSacctJobSteps("7_[1-3,5]");
+  ASSERT_TRUE(tasks.ok());
+  ASSERT_EQ(tasks->size(), 4u);
+  EXPECT_EQ(tasks->back().task, 5u);
+  EXPECT_EQ(ParseSacctJobSteps("x").error(), "Bad job/step specified: x");
+  EXPECT_EQ(ParseSacctJobSteps("3.foo").error(), "Bad step specified: 3.foo");
+  EXPECT_EQ(ParseSacctJobSteps("3_x").error(), "Bad job array element specified: 3_x");
+}
+
+TEST(SacctSelect, DefaultWindowDependsOnJobsAndStates) {
+  setenv("TZ", "UTC", 1);
+  tzset();
+  int64_t now = 1795965052, midnight = 1795910400;
+  SacctSelection plain;
+  SacctWindow(plain, false, false, now);
+  EXPECT_EQ(plain.start, midnight);
+  EXPECT_EQ(plain.end, now);
+  SacctSelection jobs;
+  jobs.jobs.push_back({1, std::nullopt, ""});
+  SacctWindow(jobs, false, false, now);
+  EXPECT_EQ(jobs.start, 0);
+  SacctSelection states;
+  states.states = {"RUNNING"};
+  SacctWindow(states, false, false, now);
+  EXPECT_EQ(states.start, now);
+  EXPECT_EQ(states.end, now);
+  states.start = midnight;
+  SacctWindow(states, true, false, now);
+  EXPECT_EQ(states.end, midnight);  // -s with -S only: the end is the start
+}
+
+TEST(SacctSelect, StatesDuringTheWindow) {
+  v1::Job failed = Finished(5, "f", "FAILED", "n1", {{0, 1}}, 0, 1000);  // ran 1000..1001
+  SacctSelection selection;
+  selection.start = 900, selection.end = 2000;
+  EXPECT_TRUE(SacctSelects(selection, failed, 3000));
+  selection.states = {"FAILED"};
+  EXPECT_TRUE(SacctSelects(selection, failed, 3000));
+  selection.states = {"RUNNING"};
+  EXPECT_TRUE(SacctSelects(selection, failed, 3000));  // it ran during the window
+  selection.start = selection.end = 1500;
+  EXPECT_FALSE(SacctSelects(selection, failed, 3000));
+  selection.states = {"COMPLETED"};
+  selection.start = 0;
+  EXPECT_FALSE(SacctSelects(selection, failed, 3000));
+  selection.states.clear();
+  selection.start = 1002, selection.end = 2000;
+  EXPECT_FALSE(SacctSelects(selection, failed, 3000)) << "it ended before the window";
+}
+
+TEST(SacctSelect, HeldJobsAreNotEligibleUnlessNamed) {
+  v1::Job held = Pending(9, "held", "JobHeldUser");
+  held.mutable_spec()->set_hold(v1::JobSpec::USER);
+  held.mutable_spec()->set_submit_time(100);
+  SacctSelection selection;
+  selection.start = 0, selection.end = 200;
+  EXPECT_FALSE(SacctSelects(selection, held, 200));
+  selection.jobs.push_back({9, std::nullopt, ""});
+  EXPECT_TRUE(SacctSelects(selection, held, 200));
+}
+
+TEST(SacctSelect, FiltersAndStepRows) {
+  std::vector<v1::Job> jobs = History();
+  SacctSelection selection;
+  selection.end = INT64_MAX / 2;
+  selection.names = {"runner"};
+  EXPECT_FALSE(SacctSelects(selection, jobs[0], 0));
+  EXPECT_TRUE(SacctSelects(selection, jobs[6], 0));
+  selection.names.clear();
+  selection.min_nodes = selection.max_nodes = 3;
+  EXPECT_TRUE(SacctSelects(selection, jobs[1], 0));
+  EXPECT_FALSE(SacctSelects(selection, jobs[0], 0));
+  selection = {};
+  selection.end = INT64_MAX / 2;
+  selection.jobs.push_back({26514, std::nullopt, "batch"});
+  SacctOptions options = AcctOptions();
+  options.selection = &selection;
+  options.fields = "JobID";
+  options.parsable2 = options.no_header = true;
+  EXPECT_EQ(Sacct(options, {jobs[2]}), "26514.batch\n");
+  selection.jobs.push_back({26512, 2u, ""});
+  EXPECT_TRUE(SacctSelects(selection, jobs[4], 0));
+  EXPECT_FALSE(SacctSelects(selection, jobs[3], 0));
+}
+
+TEST(SacctSelect, UnitsAndTimeFormat) {
+  SacctOptions options = AcctOptions();
+  options.fields = "ReqMem,Submit";
+  options.parsable2 = options.no_header = options.allocations = true;
+  std::vector<v1::Job> jobs = {History()[2]};  // 100M
+  options.units = 'G';
+  options.time_format = "%d.%m";
+  EXPECT_EQ(Sacct(options, jobs), "0.10G|29.11\n");
+  options.units = 'K';
+  EXPECT_EQ(Sacct(options, jobs), "102400K|29.11\n");
+}
+
+TEST(SacctSelect, FieldHelpAndYaml) {
+  std::string help = SacctFieldHelp();
+  EXPECT_EQ(help.substr(0, 80),
+            "Account             AdminComment        AllocCPUS           AllocNodes         \n");
+  EXPECT_EQ(JsonToYaml(R"({"jobs":[{"id":1,"name":"a b","steps":[]}],"e":"","n":"12"})"),
+            "---\ne: \"\"\njobs:\n- id: 1\n  name: a b\n  steps: []\nn: \"12\"\n");
+}
+
+TEST(SacctSelect, ExternStepUnderPrologFlagsContain) {
+  ClusterConfig cluster = Cluster();
+  cluster.settings.prolog_flags = {"CONTAIN"};
+  SacctOptions options = AcctOptions();
+  options.cluster = &cluster;
+  options.fields = "JobID,JobName,AllocCPUS,NTasks,State,NodeList";
+  options.parsable2 = options.no_header = true;
+  std::vector<v1::Job> jobs = {History()[1]};
+  EXPECT_EQ(Sacct(options, jobs),
+            "26513|wrap|6||COMPLETED|n[2-4]\n"
+            "26513.batch|batch|2|1|COMPLETED|n2\n"
+            "26513.extern|extern|6|3|COMPLETED|n[2-4]\n");
+  SacctSelection selection;
+  selection.jobs.push_back({26513, std::nullopt, "extern"});
+  options.selection = &selection;
+  EXPECT_EQ(Sacct(options, jobs), "26513.extern|extern|6|3|COMPLETED|n[2-4]\n");
+}
+
 }  // namespace
 }  // namespace drover::cli

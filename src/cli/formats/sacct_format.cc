@@ -3,7 +3,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <pwd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -185,6 +190,14 @@ std::string TresText(uint32_t cpus, uint32_t gpus, uint64_t memory_mb, size_t no
   return out + fmt::format(",node={}", nodes);
 }
 
+// -T: a run's start and end cut to the window (a running job's end is the window's).
+void Truncate(Run& run, const Context& ctx) {
+  const SacctSelection* selection = ctx.options.selection;
+  if (!selection || !selection->truncate || !run.started()) return;
+  run.start = std::max(run.start, selection->start);
+  if (selection->end && (run.end == 0 || run.end > selection->end)) run.end = selection->end;
+}
+
 Run CurrentRun(const v1::Job& job, const Context& ctx) {
   Run run{.start = job.start_time(),
           .end = job.end_time(),
@@ -194,6 +207,7 @@ Run CurrentRun(const v1::Job& job, const Context& ctx) {
           .exit_signal = job.exit_signal()};
   if (job.state() == "PENDING") run.start = run.end = 0;
   if (job.state() == "RUNNING" || job.state() == "SUSPENDED") run.end = 0;
+  Truncate(run, ctx);
   if (auto names = ExpandHostlist(job.node_list()); names) run.nodes = std::move(names).value();
   for (int i = 0; i < job.allocation_size(); ++i) {
     const v1::NodeAllocation& node = job.allocation(i);
@@ -223,9 +237,81 @@ Run EarlierRun(const v1::Job& job, const v1::JobRun& earlier, const Context& ctx
   return run;
 }
 
+// A time stamp as SLURM_TIME_FORMAT asks: "standard" (ISO), "relative" or a strftime format.
+std::string TimeText(int64_t time, const Context& ctx) {
+  const std::string& format = ctx.options.time_format;
+  if (format.empty() || format == "standard") return columns::IsoTime(time);
+  time_t clock = static_cast<time_t>(time), now = static_cast<time_t>(ctx.options.now);
+  std::tm local{}, today{};
+  localtime_r(&clock, &local);
+  localtime_r(&now, &today);
+  std::string pattern = format;
+  if (format == "relative") {
+    int days = local.tm_yday - today.tm_yday;
+    if (local.tm_year != today.tm_year)
+      pattern = "%-d %b %Y";
+    else if (days == 0)
+      pattern = "%H:%M:%S";
+    else if (days == 1)
+      pattern = "Tomorr %H:%M";
+    else if (days == -1)
+      pattern = "Ystday %H:%M";
+    else if (days > 1 && days < 7)
+      pattern = "%a %H:%M";
+    else
+      pattern = "%-d %b %H:%M";
+  }
+  char text[256];
+  size_t size = std::strftime(text, sizeof text, pattern.c_str(), &local);
+  return std::string(text, size);
+}
+
+// ReqMem: the largest exact unit, or --noconvert's M, or --units' unit ("0.10G").
+std::string MemoryField(uint64_t mb, const Context& ctx) {
+  char unit = ctx.options.units;
+  if (!unit) return ctx.options.no_convert ? fmt::format("{}M", mb) : MemoryText(mb);
+  static constexpr std::string_view kUnits = "KMGTP";
+  double value = static_cast<double>(mb);
+  int shift = static_cast<int>(kUnits.find(unit)) - 1;
+  for (; shift > 0; --shift) value /= 1024;
+  for (; shift < 0; ++shift) value *= 1024;
+  if (value == static_cast<double>(static_cast<uint64_t>(value)))
+    return fmt::format("{}{}", static_cast<uint64_t>(value), unit);
+  return fmt::format("{:.2f}{}", value, unit);
+}
+
 bool EndedByController(std::string_view state) {  // the job's own exit code then reads 0:0
   return state == "CANCELLED" || state == "TIMEOUT" || state == "NODE_FAIL" ||
          state == "PREEMPTED" || state == "BOOT_FAIL" || state == "DEADLINE" || state == "REQUEUED";
+}
+
+// Slurm's SLURM_EXTERN_CONT: the step that holds a job's allocation under PrologFlags=Contain.
+constexpr uint32_t kExternStep = 0xfffffffc;
+
+std::string StepIdText(uint32_t id) {
+  return id == kExternStep ? "extern" : std::to_string(id);
+}
+
+// The extern step Slurm records for every started job when PrologFlags has Contain (or X11,
+// which implies it): all the job's nodes and CPUs, one task per node, from start to end.
+std::optional<v1::Step> ExternStep(const Run& run, const Context& ctx) {
+  const ClusterConfig* cluster = ctx.options.cluster;
+  if (!cluster || !run.started() || run.nodes.empty()) return std::nullopt;
+  const std::vector<std::string>& flags = cluster->settings.prolog_flags;
+  if (std::find(flags.begin(), flags.end(), "CONTAIN") == flags.end() &&
+      std::find(flags.begin(), flags.end(), "X11") == flags.end())
+    return std::nullopt;
+  v1::Step step;
+  step.set_step_id(kExternStep);
+  step.set_name("extern");
+  step.set_start_time(run.start);
+  step.set_end_time(run.end);
+  step.set_state(!run.end ? "RUNNING" : EndedByController(run.state) ? "CANCELLED" : "COMPLETED");
+  step.set_ntasks(static_cast<uint32_t>(run.nodes.size()));
+  for (size_t i = 0; i < run.nodes.size(); ++i) step.add_nodes(static_cast<int32_t>(i));
+  step.set_node_list(CompressHostlist(run.nodes));
+  step.set_cpus(run.cpus);
+  return step;
 }
 
 std::string JobIdText(const Row& row) {
@@ -235,7 +321,7 @@ std::string JobIdText(const Row& row) {
     id = fmt::format("{}_[{}]", spec.array_job_id(), columns::ArrayRanges(row.folded_tasks));
   else if (spec.array_job_id() && spec.array_task_id() != kNoTask)
     id = fmt::format("{}_{}", spec.array_job_id(), spec.array_task_id());
-  if (row.step) return fmt::format("{}.{}", id, row.step->step_id());
+  if (row.step) return fmt::format("{}.{}", id, StepIdText(row.step->step_id()));
   return row.batch ? id + ".batch" : id;
 }
 
@@ -256,6 +342,16 @@ std::string StateText(const Row& row) {
   if (row.step) return state;
   if (state == "CANCELLED") return fmt::format("CANCELLED by {}", row.job->cancelled_by());
   return state;
+}
+
+// --use-local-uid: the UID this machine's passwd gives the user, else the recorded one.
+uint32_t UidOf(const v1::JobSpec& spec, const Context& ctx) {
+  if (!ctx.options.use_local_uid || spec.user().empty()) return spec.uid();
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  getpwnam_r(spec.user().c_str(), &entry, buffer, sizeof buffer, &found);
+  return found ? found->pw_uid : spec.uid();
 }
 
 int64_t Elapsed(const Row& row, const Context& ctx) {
@@ -299,7 +395,7 @@ std::string ReqTres(const Row& row, const Context& ctx) {
 }
 
 // A batch step's own value; "" blank, nullopt the job's.
-std::optional<std::string> StepValue(Id id, const Row& row) {
+std::optional<std::string> StepValue(Id id, const Row& row, const Context& ctx) {
   const Run& run = row.run;
   // clang-format off
   switch (id) {
@@ -309,7 +405,7 @@ std::optional<std::string> StepValue(Id id, const Row& row) {
     case Id::kAllocTres:
       if (row.step) return TresText(row.step->cpus(), 0, 0, row.step->nodes_size(), false);
       return TresText(run.first_node_cpus, 0, run.first_node_memory_mb, 1, false);
-    case Id::kEligible: case Id::kSubmit: return columns::IsoTime(run.start);
+    case Id::kEligible: case Id::kSubmit: return TimeText(run.start, ctx);
     case Id::kJobName: return row.step ? row.step->name() : "batch";
     case Id::kNodeList:
       if (row.step) return row.step->node_list();
@@ -328,7 +424,7 @@ std::optional<std::string> StepValue(Id id, const Row& row) {
 // nullopt prints blank. A batch step has values of its own (StepValue), else the job's.
 std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
   if (row.batch || row.step) {
-    std::optional<std::string> step = StepValue(id, row);
+    std::optional<std::string> step = StepValue(id, row, ctx);
     if (step) return step->empty() ? std::nullopt : step;
   }
   const v1::Job& job = *row.job;
@@ -352,8 +448,8 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kDerivedExitCode: return "0:0";
     case Id::kElapsed: return FormatDurationPadded(Elapsed(row, ctx));
     case Id::kElapsedRaw: return std::to_string(Elapsed(row, ctx));
-    case Id::kEligible: return columns::IsoTime(spec.begin_time() ? spec.begin_time() : spec.submit_time());
-    case Id::kEnd: return run.end ? columns::IsoTime(run.end) : "Unknown";
+    case Id::kEligible: return TimeText(spec.begin_time() ? spec.begin_time() : spec.submit_time(), ctx);
+    case Id::kEnd: return run.end ? TimeText(run.end, ctx) : "Unknown";
     case Id::kExitCode:
       if (!row.batch && !row.step && EndedByController(run.state)) return "0:0";
       return fmt::format("{}:{}", run.exit_code, run.exit_signal);
@@ -361,7 +457,7 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kGroup: return columns::UserName(nullptr, spec.gid());
     case Id::kJobId: return JobIdText(row);
     case Id::kJobIdRaw:
-      if (row.step) return fmt::format("{}.{}", spec.job_id(), row.step->step_id());
+      if (row.step) return fmt::format("{}.{}", spec.job_id(), StepIdText(row.step->step_id()));
       return std::to_string(spec.job_id()) + (row.batch ? ".batch" : "");
     case Id::kJobName: return or_blank(spec.name());
     case Id::kNNodes: return std::to_string(run.started() ? run.nodes.size() : RequestedNodes(spec));
@@ -370,17 +466,17 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kQos: return spec.qos().empty() ? "normal" : spec.qos();
     case Id::kReason: return job.reason().empty() ? "None" : job.reason();
     case Id::kReqCpus: return std::to_string(columns::RequestedCpus(spec));
-    case Id::kReqMem: return MemoryText(RequestedMemory(spec, ctx));
+    case Id::kReqMem: return MemoryField(RequestedMemory(spec, ctx), ctx);
     case Id::kReqNodes: return std::to_string(RequestedNodes(spec));
     case Id::kReqTres: return ReqTres(row, ctx);
     case Id::kReservation: return or_blank(spec.reservation());
-    case Id::kStart: return run.started() ? columns::IsoTime(run.start) : "None";
+    case Id::kStart: return run.started() ? TimeText(run.start, ctx) : "None";
     case Id::kState: return StateText(row);
-    case Id::kSubmit: return columns::IsoTime(spec.submit_time());
+    case Id::kSubmit: return TimeText(spec.submit_time(), ctx);
     case Id::kSuspended: return FormatDurationPadded(run.suspended);
     case Id::kTimelimit: return TimelimitText(job, false);
     case Id::kTimelimitRaw: return TimelimitText(job, true);
-    case Id::kUid: return std::to_string(spec.uid());
+    case Id::kUid: return std::to_string(UidOf(spec, ctx));
     case Id::kUser: return spec.user().empty() ? std::to_string(spec.uid()) : spec.user();
     case Id::kWorkDir: return or_blank(spec.work_dir());
     case Id::kReserved: return reserved ? std::optional(FormatDurationPadded(*reserved)) : std::nullopt;
@@ -453,7 +549,20 @@ std::string Line(const std::vector<Column>& selected,
   return line + "\n";
 }
 
-std::vector<Row> BuildRows(const std::vector<v1::Job>& jobs, const Context& ctx) {
+Row StepRow(const v1::Job& job, const v1::Step& step) {
+  Run run{.start = step.start_time(),
+          .end = step.end_time(),
+          .state = step.state(),
+          .exit_code = step.exit_code(),
+          .exit_signal = step.exit_signal()};
+  if (auto names = ExpandHostlist(step.node_list()); names) run.nodes = std::move(names).value();
+  run.cpus = step.cpus();
+  return {&job, std::move(run), false, &step, {}};
+}
+
+// `externs` keeps the extern steps the rows point to.
+std::vector<Row> BuildRows(const std::vector<v1::Job>& jobs, const Context& ctx,
+                           std::deque<v1::Step>& externs) {
   std::vector<Row> rows;
   std::map<uint64_t, size_t> pending_arrays;  // array job ID -> the row its tasks fold into
   for (const v1::Job& job : jobs) {
@@ -475,21 +584,17 @@ std::vector<Row> BuildRows(const std::vector<v1::Job>& jobs, const Context& ctx)
       Run& run = runs[r];
       if (pending_task) pending_arrays[spec.array_job_id()] = rows.size();  // the last run's
       bool steps = run.started() && !run.nodes.empty() && !ctx.options.allocations;
-      rows.push_back({&job, run, false, nullptr, {}});
+      const SacctSelection* selection = ctx.options.selection;
+      if (SacctShowsRow(selection, job, "")) rows.push_back({&job, run, false, nullptr, {}});
       // salloc's and srun's own jobs run no batch script: only their srun steps.
-      if (steps && !spec.interactive()) rows.push_back({&job, run, true, nullptr, {}});
+      if (steps && !spec.interactive() && SacctShowsRow(selection, job, "batch"))
+        rows.push_back({&job, run, true, nullptr, {}});
       if (!steps || r + 1 != runs.size()) continue;  // steps belong to the current run
-      for (const v1::Step& step : job.steps()) {
-        Run step_run{.start = step.start_time(),
-                     .end = step.end_time(),
-                     .state = step.state(),
-                     .exit_code = step.exit_code(),
-                     .exit_signal = step.exit_signal()};
-        if (auto names = ExpandHostlist(step.node_list()); names)
-          step_run.nodes = std::move(names).value();
-        step_run.cpus = step.cpus();
-        rows.push_back({&job, std::move(step_run), false, &step, {}});
-      }
+      if (auto step = ExternStep(run, ctx); step && SacctShowsRow(selection, job, "extern"))
+        rows.push_back(StepRow(job, externs.emplace_back(std::move(*step))));
+      for (const v1::Step& step : job.steps())
+        if (SacctShowsRow(selection, job, StepIdText(step.step_id())))
+          rows.push_back(StepRow(job, step));
     }
   }
   return rows;
@@ -521,7 +626,8 @@ Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOpt
       out += header + "\n" + dashes + "\n";
     }
   }
-  for (const Row& row : BuildRows(jobs, ctx)) {
+  std::deque<v1::Step> externs;
+  for (const Row& row : BuildRows(jobs, ctx, externs)) {
     std::vector<std::optional<std::string>> values;
     for (const Column& column : selected) {
       const Field& field = *column.field;
@@ -584,15 +690,18 @@ nlohmann::json StepsJson(const v1::Job& job, const Run& run, const Context& ctx)
     steps.push_back(step_json(fmt::format("{}.batch", spec.job_id()), "batch", batch, 1,
                               run.nodes.empty() ? "" : run.nodes.front(), 1));
   }
-  for (const v1::Step& step : job.steps()) {
+  std::vector<v1::Step> all;
+  if (auto step = ExternStep(run, ctx)) all.push_back(std::move(*step));
+  all.insert(all.end(), job.steps().begin(), job.steps().end());
+  for (const v1::Step& step : all) {
     Run r{.start = step.start_time(),
           .end = step.end_time(),
           .state = step.state(),
           .exit_code = step.exit_code(),
           .exit_signal = step.exit_signal()};
     r.cpus = step.cpus();
-    steps.push_back(step_json(fmt::format("{}.{}", spec.job_id(), step.step_id()), step.name(), r,
-                              step.ntasks(), step.node_list(),
+    steps.push_back(step_json(fmt::format("{}.{}", spec.job_id(), StepIdText(step.step_id())),
+                              step.name(), r, step.ntasks(), step.node_list(),
                               static_cast<size_t>(step.nodes_size())));
   }
   return steps;
@@ -674,6 +783,87 @@ std::string FormatSacctJson(const std::vector<v1::Job>& jobs, const SacctOptions
       {"errors", nlohmann::json::array()},
       {"jobs", std::move(out_jobs)}};
   return document.dump(2) + "\n";
+}
+
+}  // namespace drover::cli
+
+namespace drover::cli {
+
+std::string SacctFieldHelp() {
+  std::string out;
+  size_t i = 0;
+  for (const Field& field : kFields) {
+    if (i & 3)
+      out += ' ';
+    else if (i)
+      out += '\n';
+    out += fmt::format("{:<19}", field.name);
+    ++i;
+  }
+  return out + "\n";
+}
+
+namespace {
+
+// A scalar as YAML reads it back: strings that could be taken for another type, or that hold
+// YAML's indicators, are double-quoted (JSON's escapes are YAML's).
+std::string YamlScalar(const nlohmann::json& value) {
+  if (!value.is_string()) return value.is_null() ? "null" : value.dump();
+  const std::string& text = value.get_ref<const std::string&>();
+  static const std::string_view kPlainUnsafe = ":#{}[],&*!|>'\"%@`\n\t";
+  bool quote = text.empty() || text.find_first_of(kPlainUnsafe) != std::string::npos ||
+               text.front() == ' ' || text.back() == ' ' || text.front() == '-' ||
+               text.front() == '?' || std::isdigit(static_cast<unsigned char>(text.front())) ||
+               text == "true" || text == "false" || text == "null" || text == "~";
+  return quote ? value.dump() : text;
+}
+
+void EmitYaml(const nlohmann::json& value, int indent, std::string& out);
+
+// One entry's value after "key:" or "-": inline when a scalar or empty, else on the next lines.
+void EmitValue(const nlohmann::json& value, int indent, std::string& out) {
+  if (value.is_object() && !value.empty()) {
+    out += "\n";
+    EmitYaml(value, indent + 2, out);
+  } else if (value.is_array() && !value.empty()) {
+    out += "\n";
+    EmitYaml(value, indent, out);  // a mapping's sequence is not indented, as libyaml writes it
+  } else {
+    out += " " + (value.is_object() ? "{}" : value.is_array() ? "[]" : YamlScalar(value)) + "\n";
+  }
+}
+
+void EmitYaml(const nlohmann::json& value, int indent, std::string& out) {
+  std::string pad(static_cast<size_t>(indent), ' ');
+  if (value.is_object()) {
+    for (const auto& [key, item] : value.items()) {
+      out += pad + YamlScalar(key) + ":";
+      EmitValue(item, indent, out);
+    }
+    return;
+  }
+  for (const nlohmann::json& item : value) {
+    if (item.is_object() && !item.empty()) {
+      // The first key follows the dash; the others line up under it.
+      std::string nested;
+      EmitYaml(item, indent + 2, nested);
+      out += pad + "- " + nested.substr(static_cast<size_t>(indent) + 2);
+    } else if (item.is_array() && !item.empty()) {
+      out += pad + "-\n";
+      EmitYaml(item, indent + 2, out);
+    } else {
+      out += pad + "-";
+      EmitValue(item, indent, out);
+    }
+  }
+}
+
+}  // namespace
+
+std::string JsonToYaml(std::string_view json) {
+  std::string out = "---\n";
+  EmitYaml(nlohmann::json::parse(json), 0, out);
+  return out;
 }
 
 }  // namespace drover::cli
