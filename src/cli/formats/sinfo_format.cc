@@ -667,9 +667,9 @@ std::optional<std::string> SinfoStatesError(const std::vector<std::string>& stat
 
 std::string FormatSinfoReservations(const std::vector<v1::Reservation>& reservations,
                                     const SinfoOptions& options) {
-  std::string out;
+  std::string out = options.cluster_line.empty() ? "" : options.cluster_line + "\n";
   if (!options.no_header)
-    out = "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  NODELIST\n";
+    out += "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  NODELIST\n";
   for (const v1::Reservation& resv : reservations) {
     bool active = resv.start_time() <= options.now && options.now < resv.end_time();
     int64_t secs = std::max<int64_t>(0, resv.end_time() - resv.start_time());

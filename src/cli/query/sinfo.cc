@@ -185,7 +185,9 @@ void PrintSettings(const SinfoOptions& options, const SinfoRequest& request) {
   out += fmt::format("no_header   = {}\n", flag(options.no_header));
   out += fmt::format("node_field  = {}\n", flag(options.node_oriented));
   out += fmt::format("node_format = {}\n", flag(options.node_oriented));
-  out += fmt::format("nodes       = {}\n", request.nodes ? "n/a" : "n/a");
+  std::vector<std::string> nodes;
+  if (request.nodes) nodes.assign(request.nodes->begin(), request.nodes->end());
+  out += fmt::format("nodes       = {}\n", request.nodes ? CompressHostlist(nodes) : "n/a");
   out += fmt::format("part_field  = true\n");
   out += fmt::format("partition   = {}\n",
                      text(Join({request.partitions.begin(), request.partitions.end()}, ",")));
