@@ -175,6 +175,26 @@ compare sshare_long sshare -a -l -P
 compare sshare_parsable sshare -a -P -o Account,User,RawShares,NormShares,FairShare
 compare sshare_widths sshare -n -o "Account%12,User%-10,RawShares%4"
 
+# The options tools lean on: sinfo -t (usable nodes), -M's CLUSTER line, --noconvert, -O, -s.
+cluster="$(sed -n 's/^ClusterName=//p' "$DROVER_CONF")"
+[ "$(sinfo -h -t idle,mix -o '%P %D' | awk '{s += $2} END {print s}')" = "$(sinfo -h -N -t idle,mix -o %N | wc -l)" ] ||
+  fail "sinfo -t idle,mix counts differ between -o %D and -N"
+sinfo -h -t idle,mix -o "%t" | grep -qvE '^(idle|mix)$' && fail "sinfo -t idle,mix lists other states"
+sinfo -t bogus >/dev/null 2>"$state/err" && fail "sinfo -t bogus succeeded"
+grep -qx 'sinfo: error: Bad state string: "bogus"' "$state/err" || fail "sinfo -t bogus: $(cat "$state/err")"
+[ "$(squeue -M "$cluster" --noconvert -o %i | head -1)" = "CLUSTER: $cluster" ] ||
+  fail "squeue -M prints no CLUSTER line"
+[ "$(sinfo -M all -h -o %P | head -1)" = "CLUSTER: $cluster" ] || fail "sinfo -M prints no CLUSTER line"
+squeue -M elsewhere >/dev/null 2>&1 && fail "squeue -M elsewhere succeeded"
+[ "$(squeue -h -j "$runner" -O jobid:10,state:.9)" = "$(printf '%-10s%9s' "$runner" RUNNING)" ] ||
+  fail "squeue -O: '$(squeue -h -j "$runner" -O jobid:10,state:.9)'"
+squeue -h -s -o "%i %j" | grep -qx "$runner.batch batch" || fail "squeue -s lists no $runner.batch"
+squeue -j 999999 >/dev/null 2>"$state/err" && fail "squeue -j 999999 succeeded"
+grep -qx 'slurm_load_jobs error: Invalid job id specified' "$state/err" ||
+  fail "squeue -j 999999: $(cat "$state/err")"
+squeue --yaml >"$state/yaml" || fail "squeue --yaml failed"
+[ "$(sed -n 2p "$state/yaml")" = "meta:" ] || fail "squeue --yaml does not start with meta"
+
 # A drained node: through scontrol, when it is built (someone else owns it).
 if [ -x "$bin/scontrol" ]; then
   scontrol update NodeName=n4 State=DRAIN Reason="golden maintenance" >/dev/null ||

@@ -30,6 +30,7 @@ REFERENCE_ARGUMENT_FIXES = {
     ("sacct", "timelimit-min"): "required",  # sacct's getopt string has "k:K:"
     ("sacct", "timelimit-max"): "required",
     ("sprio", "jobs"): "optional",  # "-j, --jobs[=<job_id_list>]" in sprio(1)
+    ("squeue", "steps"): "optional",  # "-s, --steps[=<step_list>]" in squeue(1)
 }
 BEGIN, END = "<!-- option-coverage:begin -->", "<!-- option-coverage:end -->"
 

@@ -2,9 +2,14 @@
 // grammar, its padding and truncation rules, and its time forms.
 #include "cli/formats/formats.h"
 
+#include "common/text.h"
+
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 
 namespace drover::cli::columns {
@@ -20,7 +25,138 @@ std::tm LocalTime(int64_t time) {
   return tm;
 }
 
+// SLURM_TIME_FORMAT as the command set it (SetTimeFormat): empty is "standard".
+struct TimeFormat {
+  std::string format;
+  int64_t now = 0;
+};
+TimeFormat& CurrentTimeFormat() {
+  static TimeFormat format;
+  return format;
+}
+
+// Slurm's _relative_date_fmt: how far the day is from today picks the form.
+const char* RelativeForm(const std::tm& when, const std::tm& today) {
+  int distance = 1000 * (when.tm_year - today.tm_year) + when.tm_yday - today.tm_yday;
+  if (distance == -1) return "Ystday %H:%M";
+  if (distance == 0) return "%H:%M";
+  if (distance == 1) return "Tomorr %H:%M";
+  if (distance < -365 || distance > 365) return "%-d %b %Y";
+  if (distance < -1 || distance > 6) return "%-d %b %H:%M";
+  return "%a %H:%M";
+}
+
+std::string Strftime(const char* form, const std::tm& tm) {
+  char text[256];
+  size_t size = std::strftime(text, sizeof text, form, &tm);
+  return std::string(text, size);
+}
+
+// A YAML scalar for a JSON string: plain where YAML reads it back as the same string, else
+// single-quoted, as libyaml chooses.
+std::string YamlString(const std::string& text) {
+  static const char* kWords[] = {"true", "false", "null", "yes", "no", "on", "off", "~", ""};
+  bool plain = !text.empty() && text.front() != ' ' && text.back() != ' ';
+  for (const char* word : kWords)
+    if (text == word) plain = false;
+  if (plain && std::string_view("-?:,[]{}#&*!|>'\"%@`").find(text.front()) != std::string::npos)
+    plain = false;
+  if (plain && (std::isdigit(static_cast<unsigned char>(text.front())) || text.front() == '.'))
+    plain = text.find_first_not_of("0123456789.eE+-") != std::string::npos &&
+            text.find(": ") == std::string::npos;
+  if (text.find(": ") != std::string::npos || text.find(" #") != std::string::npos ||
+      text.find('\n') != std::string::npos)
+    plain = false;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string YamlScalar(const nlohmann::ordered_json& value) {
+  if (value.is_null()) return "null";
+  if (value.is_string()) return YamlString(value.get<std::string>());
+  return value.dump();
+}
+
+// libyaml's block style: a mapping's sequence starts at the mapping's own indentation.
+void EmitYaml(const nlohmann::ordered_json& value, int indent, std::string& out);
+
+void EmitYamlValue(const nlohmann::ordered_json& value, int indent, bool in_mapping,
+                   std::string& out) {
+  bool empty = (value.is_object() || value.is_array()) && value.empty();
+  if (value.is_object() && !empty) {
+    out += "\n";
+    EmitYaml(value, indent + 2, out);
+  } else if (value.is_array() && !empty) {
+    out += "\n";
+    EmitYaml(value, in_mapping ? indent : indent + 2, out);
+  } else {
+    out += " " + (empty ? std::string(value.is_object() ? "{}" : "[]") : YamlScalar(value)) + "\n";
+  }
+}
+
+void EmitYaml(const nlohmann::ordered_json& value, int indent, std::string& out) {
+  std::string pad(indent, ' ');
+  if (value.is_object()) {
+    for (const auto& [key, item] : value.items()) {
+      out += pad + YamlString(key) + ":";
+      EmitYamlValue(item, indent, true, out);
+    }
+    return;
+  }
+  for (const nlohmann::ordered_json& item : value) {
+    if (item.is_object() && !item.empty()) {
+      std::string nested;
+      EmitYaml(item, indent + 2, nested);
+      out += pad + "- " + nested.substr(indent + 2);  // the first key on the dash's line
+    } else if (item.is_array() && !item.empty()) {
+      out += pad + "-";
+      EmitYamlValue(item, indent, false, out);
+    } else {
+      out += pad + "-";
+      EmitYamlValue(item, indent, false, out);
+    }
+  }
+}
+
 }  // namespace
+
+void SetTimeFormat(std::string_view format, int64_t now) {
+  CurrentTimeFormat() = {std::string(format), now};
+}
+
+std::string JsonToYaml(std::string_view json) {
+  nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(json);
+  std::string out = "---\n";
+  EmitYaml(parsed, 0, out);
+  return out;
+}
+
+PercentFormat ParseLongFormat(std::string_view fields) {
+  PercentFormat out;
+  for (const std::string& item : Split(std::string(fields), ',')) {
+    if (item.empty()) continue;
+    FieldSpec field;
+    size_t colon = item.find(':');
+    field.name = ToLower(item.substr(0, colon));
+    field.token = item;
+    field.width = 20;
+    if (colon != std::string::npos) {
+      size_t i = colon + 1;
+      if (i < item.size() && item[i] == '.') {
+        field.right = true;
+        ++i;
+      }
+      field.width = 0;
+      while (i < item.size() && item[i] >= '0' && item[i] <= '9')
+        field.width = std::min(kMaxWidth, field.width * 10 + (item[i++] - '0'));
+      field.suffix = item.substr(i);
+    }
+    out.fields.push_back(std::move(field));
+  }
+  return out;
+}
 
 PercentFormat ParsePercentFormat(std::string_view format) {
   PercentFormat out;
@@ -65,6 +201,10 @@ std::string Pad(std::string_view text, int width, bool right, bool cut) {
 
 std::string IsoTime(int64_t time) {
   std::tm tm = LocalTime(time);
+  const TimeFormat& format = CurrentTimeFormat();
+  if (format.format == "relative") return Strftime(RelativeForm(tm, LocalTime(format.now)), tm);
+  if (!format.format.empty() && format.format != "standard")
+    return Strftime(format.format.c_str(), tm);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }

@@ -41,6 +41,16 @@ struct SqueueOptions {
   // The partitions: the default one for pending jobs that named none, and DefaultTime/MaxTime
   // for jobs without a time limit. Empty: those print "" and NOT_SET.
   std::vector<v1::Partition> partitions;
+  // -O/--Format (or SQUEUE_FORMAT2): "jobid:10,name:.20,state"; used when `format` is empty.
+  std::string long_fields;
+  bool dated = false;                 // -i, -v: the date line as -l prints it
+  bool noconvert = false;             // --noconvert: memory in MiB as given ("2048M", not "2G")
+  bool steps = false;                 // -s: the steps of the listed jobs, not the jobs
+  std::vector<std::string> step_ids;  // -s LIST: "12.0", "12_3.batch"; empty: every step
+  bool per_partition = false;         // -P: a pending job once per partition it may run in
+  std::string cluster_name;           // the Cluster field
+  std::string cluster_line;           // -M: "CLUSTER: name", after the date line, before the header
+  UserNameLookup group_name;          // %g: gid -> group name; unset: the number
 };
 
 std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
@@ -48,7 +58,9 @@ std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& 
 
 // The lines squeue writes to stderr for a -o string ("Invalid job format specification: !"),
 // none when every field is known. FormatSqueue prints such a field literally, as squeue does.
-std::vector<std::string> SqueueFormatErrors(std::string_view format);
+std::vector<std::string> SqueueFormatErrors(std::string_view format, bool steps = false);
+// The same for a -O list ("Invalid job format specification: foo"); `steps` for -s's fields.
+std::vector<std::string> SqueueLongFormatErrors(std::string_view fields, bool steps);
 
 // ---------- sinfo ----------
 
@@ -61,8 +73,18 @@ struct SinfoOptions {
   bool summarize = false;      // -s
   bool all = false;            // -a: hidden partitions too
   bool exact = false;          // -e: group only nodes with the same CPUs, memory, ...
-  int64_t now = 0;             // the date line of -l
-  UserNameLookup user_name;    // %u, %U
+  std::string long_fields;     // -O: "nodelist:20,statelong"; used when `format` is empty
+  // -t: nodes in any of these states (sinfo's names and aliases, lower case); an item may join
+  // states with '&' (all of them). Empty: every node. Checked by SinfoStatesError.
+  std::vector<std::string> states;
+  bool dead = false;         // -d: non-responding nodes only
+  bool responding = false;   // -r: responding nodes only
+  bool dated = false;        // -i, -v: the date line as -l prints it
+  bool noconvert = false;    // --noconvert: memory as configured ("2048", not "2G")
+  std::string sort;          // -S: "+P,-m"; empty: "#P,-t" ("N" with -N)
+  std::string cluster_line;  // -M: "CLUSTER: name", after the date line
+  int64_t now = 0;           // the date line of -l
+  UserNameLookup user_name;  // %u, %U
 };
 
 // `cluster` supplies each node's hardware (CPUs, S:C:T, memory, GRES, features, weight); without
@@ -75,6 +97,13 @@ std::string FormatSinfo(const std::vector<v1::Partition>& partitions,
 
 // sinfo's stderr lines for a -o string ("Invalid node format specification: !").
 std::vector<std::string> SinfoFormatErrors(std::string_view format);
+// The same for a -O list: "Invalid node format specification: foo".
+std::vector<std::string> SinfoLongFormatErrors(std::string_view fields);
+// sinfo's error for a -t list with a state it does not know, or nullopt.
+std::optional<std::string> SinfoStatesError(const std::vector<std::string>& states);
+// sinfo -T: the advance reservations, as Slurm prints them.
+std::string FormatSinfoReservations(const std::vector<v1::Reservation>& reservations,
+                                    const SinfoOptions& options);
 
 // ---------- sacct ----------
 
@@ -135,8 +164,6 @@ bool SacctSelects(const SacctSelection& selection, const v1::Job& job, int64_t n
 bool SacctShowsRow(const SacctSelection* selection, const v1::Job& job, std::string_view step);
 // --helpformat: the field names in four columns, as Slurm prints them.
 std::string SacctFieldHelp();
-// --yaml: the --json document as YAML.
-std::string JsonToYaml(std::string_view json);
 
 // Jobs print in the order given, each followed by its batch step (".batch") once it has
 // started. Fails like sacct on an unknown field: `Invalid field requested: "Foo"`.
@@ -151,6 +178,7 @@ namespace columns {
 // One %-field of a -o string: "%.18i" is {'i', 18, right}; `token` is the text after '%'.
 struct FieldSpec {
   char letter = 0;
+  std::string name;  // a -O field ("jobid"), lower case; empty for a %-field
   int width = 0;
   bool right = false;
   std::string suffix;  // text up to the next '%'
@@ -164,6 +192,16 @@ struct PercentFormat {
 
 // Slurm's -o grammar: '%' ['.'] [width] letter suffix; empty tokens ("%%") are skipped.
 PercentFormat ParsePercentFormat(std::string_view format);
+// Slurm's -O grammar: "type[:[.][size][suffix]]" joined by ','; 20 wide, left, by default.
+PercentFormat ParseLongFormat(std::string_view fields);
+
+// SLURM_TIME_FORMAT for the times IsoTime prints: "standard" (or unset), "relative" (Slurm's
+// "Ystday 12:30", "Tomorr 08:00", "Mon 10:00", "3 Feb 10:00"; relative to `now`) or a strftime
+// format. Set once by a command before it prints.
+void SetTimeFormat(std::string_view format, int64_t now);
+
+// --yaml: the same document as --json, as Slurm's YAML serializer writes it.
+std::string JsonToYaml(std::string_view json);
 
 // Slurm's _print_str: `width` 0 prints as is; left-justified text is cut to the width;
 // right-justified text longer than the width is cut only when `cut`.

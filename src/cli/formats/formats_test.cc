@@ -289,6 +289,117 @@ std::string Sinfo(const SinfoOptions& options,
   return FormatSinfo({Debug()}, Nodes(states), &Cluster(), options, jobs);
 }
 
+TEST(Squeue, LongFormatFieldsByNameWithWidthsAndRightJustify) {
+  SqueueOptions options = QueueOptions();
+  options.long_fields = "jobid:8,name:.10,state:9,numtasks:6,batchflag:3,restartcnt";
+  options.no_header = false;
+  std::string out = FormatSqueue({Queue()[0]}, options, kStart + 2);
+  EXPECT_EQ(out,
+            "JOBID         NAMESTATE    TASKS BATRESTARTCNT          \n"
+            "26517       runnerRUNNING  2     1  0                   \n");
+}
+
+TEST(Squeue, UnknownLongFieldIsReportedAndLeftOut) {
+  EXPECT_EQ(SqueueLongFormatErrors("jobid,bogus:5", false),
+            std::vector<std::string>{"Invalid job format specification: bogus"});
+  EXPECT_EQ(SqueueLongFormatErrors("stepid,stepname", true), std::vector<std::string>{});
+  EXPECT_EQ(SqueueLongFormatErrors("stepid", false),
+            std::vector<std::string>{"Invalid job format specification: stepid"});
+}
+
+TEST(Squeue, TresPerNodeGroupAndMemoryLetters) {
+  v1::Job job = Queue()[0];
+  job.mutable_spec()->set_gpus_per_node(2);
+  job.mutable_spec()->set_gid(0);
+  job.mutable_spec()->set_mem_per_node_mb(2048);
+  SqueueOptions options = QueueOptions();
+  options.format = "%b|%g|%G|%m";
+  options.no_header = true;
+  options.group_name = [](uint32_t) { return std::string("wheel"); };
+  EXPECT_EQ(FormatSqueue({job}, options, kStart), "gres:gpu:2|wheel|0|2G\n");
+  options.noconvert = true;
+  EXPECT_EQ(FormatSqueue({job}, options, kStart), "gres:gpu:2|wheel|0|2048M\n");
+  job.mutable_spec()->clear_gpus_per_node();
+  EXPECT_EQ(FormatSqueue({job}, options, kStart), "N/A|wheel|0|2048M\n");
+}
+
+TEST(Squeue, StepsListRunningStepsThenTheBatchStep) {
+  v1::Job job = Queue()[0];
+  v1::Step* step = job.add_steps();
+  step->set_step_id(0);
+  step->set_name("hostname");
+  step->set_state("RUNNING");
+  step->set_start_time(kStart + 1);
+  step->set_node_list("n[1-2]");
+  step->set_ntasks(2);
+  v1::Step* done = job.add_steps();
+  done->set_step_id(1);
+  done->set_state("COMPLETED");
+  SqueueOptions options = QueueOptions();
+  options.steps = true;
+  EXPECT_EQ(FormatSqueue({job, Queue()[2]}, options, kStart + 61),
+            "         STEPID     NAME PARTITION     USER      TIME NODELIST\n"
+            "        26517.0 hostname     debug     root      1:00 n[1-2]\n"
+            "    26517.batch    batch     debug     root      1:01 n1\n");
+  options.step_ids = {"26517.batch"};
+  options.long_fields = "stepid:12,numtasks:3,stepstate";
+  EXPECT_EQ(FormatSqueue({job}, options, kStart + 61),
+            "STEPID      TASSTATE               \n"
+            "26517.batch 1  RUNNING             \n");
+}
+
+TEST(Squeue, PriorityListsAPendingJobOncePerPartition) {
+  v1::Job job = Pending(7, "multi", "Priority");
+  job.mutable_spec()->add_partitions("a");
+  job.mutable_spec()->add_partitions("b");
+  SqueueOptions options = QueueOptions();
+  options.format = "%i %P";
+  options.no_header = true;
+  EXPECT_EQ(FormatSqueue({job}, options, kStart), "7 a,b\n");
+  options.per_partition = true;
+  EXPECT_EQ(FormatSqueue({job}, options, kStart), "7 a\n7 b\n");
+}
+
+TEST(Squeue, ClusterLineFollowsTheDateLine) {
+  SqueueOptions options = QueueOptions();
+  options.cluster_line = "CLUSTER: anchor";
+  options.dated = true;
+  options.format = "%i";
+  std::string out = FormatSqueue({Queue()[0]}, options, kStart);
+  EXPECT_EQ(out.substr(out.find('\n') + 1), "CLUSTER: anchor\nJOBID\n26517\n");
+}
+
+TEST(Squeue, TimeFormatRelativeAndStrftime) {
+  SqueueOptions options = QueueOptions();
+  options.format = "%V";
+  options.no_header = true;
+  columns::SetTimeFormat("%Y/%m/%d", kStart);
+  EXPECT_EQ(FormatSqueue({Queue()[0]}, options, kStart), "2026/11/29\n");
+  columns::SetTimeFormat("relative", kStart);
+  EXPECT_EQ(FormatSqueue({Queue()[0]}, options, kStart), "15:10\n");
+  columns::SetTimeFormat("relative", kStart + 86400);
+  EXPECT_EQ(FormatSqueue({Queue()[0]}, options, kStart), "Ystday 15:10\n");
+  columns::SetTimeFormat("standard", kStart);
+  EXPECT_EQ(FormatSqueue({Queue()[0]}, options, kStart), "2026-11-29T15:10:51\n");
+}
+
+TEST(Formats, JsonToYamlWritesBlockStyle) {
+  EXPECT_EQ(columns::JsonToYaml(R"({"meta": {"a": 1, "s": "x y"}, "errors": [], )"
+                                R"("jobs": [{"id": 2, "n": "", "l": [1, "true"], "z": null}]})"),
+            "---\n"
+            "meta:\n"
+            "  a: 1\n"
+            "  s: x y\n"
+            "errors: []\n"
+            "jobs:\n"
+            "- id: 2\n"
+            "  n: ''\n"
+            "  l:\n"
+            "  - 1\n"
+            "  - 'true'\n"
+            "  z: null\n");
+}
+
 TEST(Sinfo, DefaultGroupsNodesByState) {
   EXPECT_EQ(Sinfo({}), R"(PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
 debug*       up   infinite      2    mix n[1-2]
@@ -431,6 +542,52 @@ TEST(Sinfo, UnknownFieldIsPrintedLiterally) {
   EXPECT_EQ(Sinfo(options), "PARTITION %k\ndebug* %k\n");
   EXPECT_EQ(SinfoFormatErrors("%P %k"),
             std::vector<std::string>{"Invalid node format specification: k"});
+}
+
+TEST(Sinfo, StatesFilterTakesNamesAliasesAndAllOf) {
+  SinfoOptions options;
+  options.format = "%N %t";
+  options.no_header = true;
+  options.states = {"idle", "mix"};
+  EXPECT_EQ(Sinfo(options, {"MIXED", "DRAINED", "IDLE", "DOWN*"}), "n1 mix\nn3 idle\n");
+  options.states = {"drain"};
+  EXPECT_EQ(Sinfo(options, {"MIXED", "DRAINED", "IDLE", "DOWN*"}), "n2 drain\n");
+  options.states = {"down&no_respond"};
+  EXPECT_EQ(Sinfo(options, {"MIXED", "DRAINED", "IDLE", "DOWN*"}), "n4 down*\n");
+  options.states = {};
+  options.dead = true;
+  EXPECT_EQ(Sinfo(options, {"MIXED", "DRAINED", "IDLE", "DOWN*"}), "n4 down*\n");
+  EXPECT_EQ(SinfoStatesError({"idle", "mix", "resv&maint", "power_down"}), std::nullopt);
+  EXPECT_EQ(SinfoStatesError({"idle", "bogus"}), "Bad state string: \"bogus\"");
+}
+
+TEST(Sinfo, LongFormatNamesWidthsAndSort) {
+  SinfoOptions options;
+  options.node_oriented = true;
+  options.long_fields = "nodelist:5,statelong:.8,cpusstate:12,allocmem";
+  options.sort = "-N";
+  EXPECT_EQ(Sinfo(options),
+            "NODEL   STATECPUS(A/I/O/TALLOCMEM            \n"
+            "n4       idle0/8/0/8     0                   \n"
+            "n3       idle0/8/0/8     0                   \n"
+            "n2      mixed1/7/0/8     100                 \n"
+            "n1      mixed5/3/0/8     500                 \n");
+  EXPECT_EQ(SinfoLongFormatErrors("nodelist,bogus:4"),
+            std::vector<std::string>{"Invalid node format specification: bogus"});
+}
+
+TEST(Sinfo, ReservationsAsSlurmPrintsThem) {
+  v1::Reservation resv;
+  resv.set_name("fri");
+  resv.set_start_time(kStart);
+  resv.set_end_time(kStart + 365 * 86400);
+  resv.set_node_list("n[1-2]");
+  SinfoOptions options;
+  options.now = kStart + 10;
+  EXPECT_EQ(
+      FormatSinfoReservations({resv}, options),
+      "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  NODELIST\n"
+      "fri          ACTIVE  2026-11-29T15:10:55  2027-11-29T15:10:55  365-00:00:00  n[1-2]\n");
 }
 
 // ---------- sacct ----------
@@ -767,8 +924,6 @@ TEST(SacctSelect, FieldHelpAndYaml) {
   std::string help = SacctFieldHelp();
   EXPECT_EQ(help.substr(0, 80),
             "Account             AdminComment        AllocCPUS           AllocNodes         \n");
-  EXPECT_EQ(JsonToYaml(R"({"jobs":[{"id":1,"name":"a b","steps":[]}],"e":"","n":"12"})"),
-            "---\ne: \"\"\njobs:\n- id: 1\n  name: a b\n  steps: []\nn: \"12\"\n");
 }
 
 TEST(SacctSelect, ExternStepUnderPrologFlagsContain) {

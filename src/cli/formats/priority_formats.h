@@ -33,6 +33,7 @@ struct SprioOptions {
   std::vector<std::pair<std::string, double>> tres_weights;
   std::string cluster_name;                 // %c
   std::map<uint64_t, std::string> job_qos;  // %n; a job missing here prints "normal"
+  std::string sort;                         // -S: "u,r,-y"; after the default, ascending job ID
 };
 
 // Jobs print in job ID order, as sprio's default sort. A field of an unknown letter is left out
@@ -59,6 +60,7 @@ struct SshareOptions {
   std::vector<std::string> users;  // user lines only for these; empty: every user (-a)
   std::vector<std::string> accounts;  // -A: only these accounts' lines; empty: all
   std::string cluster_name;           // Cluster
+  bool partitions = false;            // -m: the Partition column in the default fields
 };
 
 // The associations in Slurm's tree order (under each account its users, then its sub-accounts,

@@ -47,6 +47,19 @@ TEST(Sprio, DefaultShowsTheWeightedFactorsInJobIdOrder) {
                 "         50\n");
 }
 
+TEST(Sprio, SortKeysFirstKeyDecidesMinusReverses) {
+  SprioOptions options = DemoWeights();
+  options.format = "%i %u %Y";
+  options.no_header = true;
+  v1::JobPriority a = Job(1, 10), b = Job(2, 30), c = Job(3, 20);
+  c.set_user("bob");
+  std::vector<v1::JobPriority> jobs = {a, b, c};
+  options.sort = "-y";
+  EXPECT_EQ(FormatSprio(jobs, options), "2 alice 30\n3 bob 20\n1 alice 10\n");
+  options.sort = "u,y";
+  EXPECT_EQ(FormatSprio(jobs, options), "1 alice 10\n2 alice 30\n3 bob 20\n");
+}
+
 TEST(Sprio, QosColumnOnlyWhenWeighted) {
   SprioOptions options = DemoWeights();
   options.factor_weights["qos"] = 500;
@@ -240,6 +253,18 @@ TEST(Sshare, ParsableEndsEveryFieldAndUsersOnly) {
   EXPECT_EQ(*text,
             "Account|User|RawShares|NormShares|RawUsage|EffectvUsage|FairShare|\n"
             "  chem|carol|1|1.000000|600|0.166667|0.666667|\n");
+}
+
+TEST(Sshare, PartitionOptionAddsThePartitionColumn) {
+  SshareOptions options;
+  options.parsable2 = true;
+  options.partitions = true;
+  options.users_only = true;
+  options.users = {"carol"};
+  auto text = FormatSshare(Tree(), options);
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_EQ(text->substr(0, text->find('\n')),
+            "Account|User|Partition|RawShares|NormShares|RawUsage|EffectvUsage|FairShare");
 }
 
 TEST(Sshare, LongFormatColumns) {

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "cli/formats/formats.h"
@@ -27,6 +29,8 @@ struct NodeFacts {
   const NodeConfig* config = nullptr;
   uint32_t alloc_cpus = 0;
   const v1::NodeStatus* status = nullptr;
+  uint64_t alloc_mem = 0;             // MiB the running jobs hold
+  std::set<int32_t> alloc_gpus = {};  // GPU indexes the running jobs hold
 
   uint32_t cpus() const { return config ? config->cpus : 0; }
   bool drained() const { return state.starts_with("DRAIN"); }
@@ -106,14 +110,14 @@ uint64_t ConfigNumber(char letter, const NodeConfig& node) {
 }
 
 // One value for the line's nodes: "8", or "4+" when they differ (sinfo -e splits them).
-std::string GroupMinMax(const Group& group, char letter) {
+std::string GroupMinMax(const Group& group, char letter, bool noconvert) {
   uint64_t min = UINT64_MAX, max = 0;
   for (const NodeFacts* node : group.nodes) {
     if (!node->config) return "N/A";
     min = std::min(min, ConfigNumber(letter, *node->config));
     max = std::max(max, ConfigNumber(letter, *node->config));
   }
-  bool units = std::string_view("cXYZ").find(letter) != std::string_view::npos;
+  bool units = std::string_view("cXYZ").find(letter) != std::string_view::npos && !noconvert;
   return group.nodes.empty() ? "0" : MinMax(min, max, false, units);
 }
 
@@ -175,6 +179,14 @@ std::string UserText(const Group& group, const SinfoOptions& options, bool with_
   return with_uid ? fmt::format("{}({})", name, uid) : name;
 }
 
+// GresUsed: "gpu:2(IDX:0-1)", "gpu:0(IDX:N/A)".
+std::string GresUsed(const NodeFacts& node) {
+  if (!node.config || node.config->gres.empty()) return "(null)";
+  std::vector<uint32_t> indexes(node.alloc_gpus.begin(), node.alloc_gpus.end());
+  std::string index_text = indexes.empty() ? "N/A" : columns::ArrayRanges(indexes);
+  return fmt::format("gpu:{}(IDX:{})", indexes.size(), index_text);
+}
+
 std::string FirstConfig(const Group& group, std::string (*get)(const NodeConfig&)) {
   if (group.nodes.empty() || !group.nodes.front()->config) return "N/A";
   std::string text = get(*group.nodes.front()->config);
@@ -193,7 +205,50 @@ constexpr std::pair<char, std::string_view> kHeaders[] = {
     {'S', "ALLOCNODES"}, {'t', "STATE"}, {'T', "STATE"}, {'u', "USER"}, {'U', "USER"},
     {'v', "VERSION"}, {'V', "CLUSTER"}, {'w', "WEIGHT"}, {'X', "SOCKETS"}, {'Y', "CORES"},
     {'Z', "THREADS"}, {'z', "S:C:T"},
+    // -O fields without a letter: digits, which a -o string can never name (they are widths).
+    {'1', "ALLOCMEM"}, {'2', "COMMENT"}, {'3', "EXTRA"}, {'4', "GRES_USED"}, {'5', "PORT"},
+    {'6', "STATECOMPLETE"},
 };
+
+// -O names and the field each prints.
+constexpr std::pair<std::string_view, char> kLongFields[] = {
+    {"allocmem", '1'}, {"allocnodes", 'S'}, {"available", 'a'}, {"cluster", 'V'},
+    {"comment", '2'}, {"cores", 'Y'}, {"cpus", 'c'}, {"cpusload", 'O'}, {"cpusstate", 'C'},
+    {"defaulttime", 'L'}, {"disk", 'd'}, {"extra", '3'}, {"features", 'f'},
+    {"features_act", 'b'}, {"freemem", 'e'}, {"gres", 'G'}, {"gresused", '4'}, {"groups", 'g'},
+    {"maxcpuspernode", 'B'}, {"memory", 'm'}, {"nodeaddr", 'o'}, {"nodeai", 'A'},
+    {"nodeaiot", 'F'}, {"nodehost", 'n'}, {"nodelist", 'N'}, {"nodes", 'D'},
+    {"oversubscribe", 'h'}, {"partition", 'P'}, {"partitionname", 'R'}, {"port", '5'},
+    {"preemptmode", 'M'}, {"priorityjobfactor", 'I'}, {"prioritytier", 'p'}, {"priority", 'p'},
+    {"reason", 'E'}, {"root", 'r'}, {"size", 's'}, {"socketcorethread", 'z'}, {"sockets", 'X'},
+    {"statecompact", 't'}, {"statelong", 'T'}, {"statecomplete", '6'}, {"threads", 'Z'},
+    {"time", 'l'}, {"timestamp", 'H'}, {"user", 'u'}, {"userlong", 'U'}, {"version", 'v'},
+    {"weight", 'w'},
+};
+
+char LongFieldLetter(std::string_view name) {
+  for (const auto& [known, letter] : kLongFields)
+    if (known == name) return letter;
+  return 0;
+}
+
+// -O into %-fields; "All" is every -o field, '|' after each, as Slurm prints it.
+columns::PercentFormat LongFormat(std::string_view fields) {
+  columns::PercentFormat format = columns::ParseLongFormat(fields);
+  std::vector<columns::FieldSpec> out;
+  for (columns::FieldSpec& field : format.fields) {
+    if (field.name == "all") {
+      for (const auto& [letter, header] : kHeaders)
+        if (!std::isdigit(static_cast<unsigned char>(letter)))
+          out.push_back({letter, {}, 0, false, "|", std::string(1, letter)});
+      continue;
+    }
+    field.letter = LongFieldLetter(field.name);
+    out.push_back(std::move(field));
+  }
+  format.fields = std::move(out);
+  return format;
+}
 // clang-format on
 
 const std::string_view* FindHeader(char letter) {
@@ -249,7 +304,7 @@ std::string Value(char letter, const Group& group, const SinfoContext& ctx) {
     case 'b': case 'f': return FirstConfig(group, Features);
     case 'B': return "UNLIMITED";
     case 'c': case 'd': case 'm': case 'w': case 'X': case 'Y': case 'Z':
-      return GroupMinMax(group, letter);
+      return GroupMinMax(group, letter, ctx.options.noconvert);
     case 'C': return fmt::format("{}/{}/{}/{}", c.cpus_alloc, c.cpus_idle, c.cpus_other, c.cpus_total);
     case 'D': return std::to_string(group.nodes.size());
     case 'E': return ReasonText(group);
@@ -277,7 +332,18 @@ std::string Value(char letter, const Group& group, const SinfoContext& ctx) {
     case 'V': return ctx.cluster ? ctx.cluster->settings.cluster_name : "N/A";
     case 'z':
       if (!first || !first->config) return "N/A";
-      return GroupMinMax(group, 'X') + ":" + GroupMinMax(group, 'Y') + ":" + GroupMinMax(group, 'Z');
+      return GroupMinMax(group, 'X', ctx.options.noconvert) + ":" +
+             GroupMinMax(group, 'Y', ctx.options.noconvert) + ":" +
+             GroupMinMax(group, 'Z', ctx.options.noconvert);
+    case '1': return std::to_string(first ? first->alloc_mem : 0);
+    case '2': case '3': return "(null)";  // no node comments or extra strings are kept
+    case '4': return first ? GresUsed(*first) : "N/A";
+    case '5':
+      if (!first || !first->config) return "N/A";
+      return std::to_string(first->config->port ? first->config->port
+                            : ctx.cluster       ? ctx.cluster->settings.agent_port
+                                                : 0);
+    case '6': return first ? ToLower(first->state) : "n/a";
     default: return "N/A";  // e (free memory), O (CPU load), v (version): not reported
   }
   // clang-format on
@@ -297,18 +363,28 @@ std::string Key(const Group& probe, std::string_view letters, std::string_view w
 std::vector<NodeFacts> CollectNodes(const std::vector<v1::NodeStatus>& nodes,
                                     const ClusterConfig* cluster, std::span<const v1::Job> jobs) {
   std::map<std::string, uint32_t> allocated;
+  std::map<std::string, std::pair<uint64_t, std::set<int32_t>>> held;  // memory, GPUs
   for (const v1::Job& job : jobs) {
     if (job.state() != "RUNNING" && job.state() != "SUSPENDED" && job.state() != "COMPLETING")
       continue;
-    for (const v1::NodeAllocation& node : job.allocation())
-      if (cluster && node.node() >= 0 && static_cast<size_t>(node.node()) < cluster->nodes.size())
-        allocated[cluster->nodes[node.node()].name] += columns::AllocatedCpus(node, cluster);
+    for (const v1::NodeAllocation& node : job.allocation()) {
+      if (!cluster || node.node() < 0 || static_cast<size_t>(node.node()) >= cluster->nodes.size())
+        continue;
+      const std::string& name = cluster->nodes[node.node()].name;
+      allocated[name] += columns::AllocatedCpus(node, cluster);
+      held[name].first += node.memory_mb();
+      held[name].second.insert(node.gpus().begin(), node.gpus().end());
+    }
   }
   std::vector<NodeFacts> out;
   for (const v1::NodeStatus& status : nodes) {
     NodeFacts facts{status.name(), status.state(), StateCode(status.state()), nullptr, 0, &status};
     int index = cluster ? cluster->FindNode(status.name()) : -1;
     if (index >= 0) facts.config = &cluster->nodes[index];
+    if (auto memory = held.find(status.name()); memory != held.end()) {
+      facts.alloc_mem = memory->second.first;
+      facts.alloc_gpus = memory->second.second;
+    }
     auto it = allocated.find(status.name());
     if (it != allocated.end())
       facts.alloc_cpus = it->second;
@@ -317,6 +393,63 @@ std::vector<NodeFacts> CollectNodes(const std::vector<v1::NodeStatus>& nodes,
     out.push_back(std::move(facts));
   }
   return out;
+}
+
+// sinfo -t's names and the node states each selects (Drover's upper-case names; "*" marks a
+// node that does not respond). States Drover has no such node in (CLOUD, POWER_*, ...) are
+// accepted and select none, as on a Slurm cluster without them.
+constexpr std::string_view kStateNames[] = {"alloc",         "allocated",
+                                            "cloud",         "comp",
+                                            "completing",    "down",
+                                            "drain",         "drained",
+                                            "draining",      "fail",
+                                            "future",        "futr",
+                                            "idle",          "maint",
+                                            "mix",           "mixed",
+                                            "no_respond",    "npc",
+                                            "perfctrs",      "planned",
+                                            "power_down",    "powering_down",
+                                            "powered_down",  "powering_up",
+                                            "reboot_issued", "reboot_requested",
+                                            "resv",          "reserved",
+                                            "unk",           "unknown"};
+
+bool InState(const NodeFacts& node, std::string_view wanted) {
+  std::string_view state = node.state;
+  bool star = state.ends_with("*");
+  if (star) state.remove_suffix(1);
+  bool busy = node.alloc_cpus > 0;
+  if (wanted == "alloc" || wanted == "allocated")
+    return state == "ALLOCATED" || (state == "DRAINING" && node.alloc_cpus >= node.cpus());
+  if (wanted == "mix" || wanted == "mixed")
+    return state == "MIXED" || (state == "DRAINING" && busy && node.alloc_cpus < node.cpus());
+  if (wanted == "comp" || wanted == "completing") return state == "COMPLETING";
+  if (wanted == "down") return state.starts_with("DOWN");
+  if (wanted == "drain") return state == "DRAINED" || state == "DRAINING";
+  if (wanted == "drained") return state == "DRAINED";
+  if (wanted == "draining") return state == "DRAINING";
+  if (wanted == "fail") return state == "FAIL";
+  if (wanted == "future" || wanted == "futr") return state == "FUTURE";
+  if (wanted == "idle") return state == "IDLE";
+  if (wanted == "maint") return state == "MAINT";
+  if (wanted == "no_respond") return star;
+  if (wanted == "resv" || wanted == "reserved") return state == "RESERVED";
+  if (wanted == "unk" || wanted == "unknown") return state == "UNKNOWN";
+  return false;
+}
+
+// -t, -d, -r: whether sinfo reports on the node at all.
+bool Reported(const NodeFacts& node, const SinfoOptions& options) {
+  bool responding = !node.state.ends_with("*");
+  if ((options.dead && responding) || (options.responding && !responding)) return false;
+  if (options.states.empty()) return true;
+  for (const std::string& item : options.states) {
+    if (item == "all") return true;
+    bool all = true;  // "a&b": every one of them
+    for (const std::string& state : Split(item, '&')) all = all && InState(node, state);
+    if (all) return true;
+  }
+  return false;
 }
 
 // _build_sinfo_data: each node of each partition joins the first line whose partition and node
@@ -400,6 +533,38 @@ void SortGroups(std::vector<Group>& groups, bool node_oriented) {
   });
 }
 
+// Values compare as numbers when both are, else as text.
+int CompareValues(const std::string& a, const std::string& b) {
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  double x = std::strtod(a.c_str(), &end_a), y = std::strtod(b.c_str(), &end_b);
+  if (!a.empty() && !b.empty() && *end_a == 0 && *end_b == 0) return x < y ? -1 : x > y ? 1 : 0;
+  return a.compare(b);
+}
+
+// -S: "+P,-m", "#P" (partitions in configuration order); last key first, stable, as Slurm.
+void SortBy(std::vector<Group>& groups, std::string_view spec, const SinfoContext& ctx) {
+  std::vector<std::string> keys = Split(std::string(spec), ',');
+  for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
+    std::string_view text = Trim(*key);
+    bool reverse = text.starts_with('-');
+    bool configured = text.starts_with('#');
+    if (reverse || configured || text.starts_with('+')) text.remove_prefix(1);
+    if (text.empty()) continue;
+    char letter = text.front();
+    std::stable_sort(groups.begin(), groups.end(), [&](const Group& a, const Group& b) {
+      int diff = configured && letter == 'P' ? (a.partition_index < b.partition_index   ? -1
+                                                : a.partition_index > b.partition_index ? 1
+                                                                                        : 0)
+                 : letter == 'N' ? (NodeNameLess(Value('N', a, ctx), Value('N', b, ctx))   ? -1
+                                    : NodeNameLess(Value('N', b, ctx), Value('N', a, ctx)) ? 1
+                                                                                           : 0)
+                                 : CompareValues(Value(letter, a, ctx), Value(letter, b, ctx));
+      return reverse ? diff > 0 : diff < 0;
+    });
+  }
+}
+
 std::string_view DefaultFormat(const SinfoOptions& options) {
   if (options.summarize) return "%9P %.5a %.10l %.16F %N";
   if (options.node_oriented)
@@ -439,17 +604,21 @@ std::string FormatLine(const columns::PercentFormat& format, const Group* group,
 std::string FormatSinfo(const std::vector<v1::Partition>& partitions,
                         const std::vector<v1::NodeStatus>& nodes, const ClusterConfig* cluster,
                         const SinfoOptions& options, std::span<const v1::Job> jobs) {
-  bool defaults = options.format.empty();
+  bool defaults = options.format.empty() && options.long_fields.empty();
   columns::PercentFormat format =
-      columns::ParsePercentFormat(defaults ? DefaultFormat(options) : options.format);
+      !options.format.empty()        ? columns::ParsePercentFormat(options.format)
+      : !options.long_fields.empty() ? LongFormat(options.long_fields)
+                                     : columns::ParsePercentFormat(DefaultFormat(options));
   std::string letters;
   for (const columns::FieldSpec& field : format.fields)
     if (FindHeader(field.letter)) letters += field.letter;
 
   SinfoContext ctx{options, cluster};
   std::vector<NodeFacts> facts = CollectNodes(nodes, cluster, jobs);
+  std::erase_if(facts, [&](const NodeFacts& node) { return !Reported(node, options); });
   std::vector<Group> groups = BuildGroups(partitions, facts, letters, ctx);
   SortGroups(groups, options.node_oriented);
+  if (!options.sort.empty()) SortBy(groups, options.sort, ctx);
 
   // The defaults' "#" widths: all but -R's format have them.
   bool reasons = options.list_reasons && !options.summarize && !options.node_oriented;
@@ -467,9 +636,51 @@ std::string FormatSinfo(const std::vector<v1::Partition>& partitions,
   }
 
   std::string out;
-  if (!options.no_header && options.long_format) out += columns::DateLine(options.now) + "\n";
+  if (!options.no_header && (options.long_format || options.dated))
+    out += columns::DateLine(options.now) + "\n";
+  if (!options.cluster_line.empty()) out += options.cluster_line + "\n";
   if (!options.no_header) out += FormatLine(format, nullptr, ctx);
   for (const Group& group : groups) out += FormatLine(format, &group, ctx);
+  return out;
+}
+
+std::vector<std::string> SinfoLongFormatErrors(std::string_view fields) {
+  std::vector<std::string> errors;
+  for (const columns::FieldSpec& field : columns::ParseLongFormat(fields).fields)
+    if (field.name != "all" && !LongFieldLetter(field.name))
+      errors.push_back("Invalid node format specification: " +
+                       field.token.substr(0, field.token.find(':')));
+  return errors;
+}
+
+std::optional<std::string> SinfoStatesError(const std::vector<std::string>& states) {
+  for (const std::string& item : states) {
+    if (item == "all") continue;
+    for (const std::string& state : Split(item, '&')) {
+      bool known = false;
+      for (std::string_view name : kStateNames) known = known || name == state;
+      if (!known) return fmt::format("Bad state string: \"{}\"", state);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string FormatSinfoReservations(const std::vector<v1::Reservation>& reservations,
+                                    const SinfoOptions& options) {
+  std::string out = options.cluster_line.empty() ? "" : options.cluster_line + "\n";
+  if (!options.no_header)
+    out += "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  NODELIST\n";
+  for (const v1::Reservation& resv : reservations) {
+    bool active = resv.start_time() <= options.now && options.now < resv.end_time();
+    int64_t secs = std::max<int64_t>(0, resv.end_time() - resv.start_time());
+    std::string duration =
+        secs >= 86400 ? fmt::format("{}-{:02}:{:02}:{:02}", secs / 86400, secs / 3600 % 24,
+                                    secs / 60 % 60, secs % 60)
+                      : fmt::format("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    out += fmt::format("{:<10} {:>8}  {:>19}  {:>19}  {:>11}  {}\n", resv.name(),
+                       active ? "ACTIVE" : "INACTIVE", columns::IsoTime(resv.start_time()),
+                       columns::IsoTime(resv.end_time()), duration, resv.node_list());
+  }
   return out;
 }
 

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/formats/formats.h"
 #include "cli/formats/priority_formats.h"
+#include "common/text.h"
 
 namespace drover::cli {
 namespace {
@@ -208,6 +210,34 @@ nlohmann::json FactorsJson(const v1::JobPriority& job, const SprioOptions& optio
 
 }  // namespace
 
+namespace {
+
+// -S: "u,r,-y", each key a field letter compared as a number where both values are one; the
+// last key sorts first, stably, so the first key decides.
+void SortBy(std::vector<const v1::JobPriority*>& jobs, const SprioOptions& options) {
+  std::vector<std::string> keys = Split(options.sort, ',');
+  for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
+    std::string_view text = Trim(*key);
+    bool reverse = text.starts_with('-');
+    if (reverse || text.starts_with('+')) text.remove_prefix(1);
+    if (text.empty()) continue;
+    char letter = text.front();
+    std::stable_sort(jobs.begin(), jobs.end(), [&](const auto* a, const auto* b) {
+      std::string x(Trim(JobText(letter, *a, options))), y(Trim(JobText(letter, *b, options)));
+      char* end_x = nullptr;
+      char* end_y = nullptr;
+      double nx = std::strtod(x.c_str(), &end_x), ny = std::strtod(y.c_str(), &end_y);
+      int diff = !x.empty() && !y.empty() && *end_x == 0 && *end_y == 0 ? (nx < ny   ? -1
+                                                                           : nx > ny ? 1
+                                                                                     : 0)
+                                                                        : x.compare(y);
+      return reverse ? diff > 0 : diff < 0;
+    });
+  }
+}
+
+}  // namespace
+
 std::string FormatSprio(std::span<const v1::JobPriority> jobs, const SprioOptions& options) {
   if (options.jobs_given && jobs.empty() && !options.weights)
     return "Unable to find jobs matching user/id(s) specified\n";
@@ -221,6 +251,7 @@ std::string FormatSprio(std::span<const v1::JobPriority> jobs, const SprioOption
   for (const v1::JobPriority& job : jobs) sorted.push_back(&job);
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto* a, const auto* b) { return a->job_id() < b->job_id(); });
+  SortBy(sorted, options);
   for (const v1::JobPriority* job : sorted)
     out += Line(format, [&](char letter) { return JobText(letter, *job, options); });
   return out;

@@ -25,6 +25,7 @@ struct QueueRow {
   const v1::Job* job;
   std::vector<uint32_t> folded_tasks;  // pending tasks shown as one line ("123_[0-9]")
   std::string reason;
+  std::string partition = {};  // -P: the one partition this line is for
 };
 
 struct QueueContext {
@@ -220,9 +221,44 @@ std::string EndTimeText(const QueueRow& row, const QueueContext& ctx) {
   return TimeText(IsPending(*row.job) ? 0 : row.job->end_time());
 }
 
-std::string MemoryText(const v1::JobSpec& spec) {
+// Slurm's convert_num_unit from MiB: exact multiples of 1024 go up a unit ("2G") unless
+// --noconvert; 0 prints as "0".
+std::string Megabytes(uint64_t mb, bool noconvert) {
+  if (mb == 0) return "0";
+  static constexpr std::string_view kUnits = "MGTP";
+  size_t unit = 0;
+  while (!noconvert && mb % 1024 == 0 && unit + 1 < kUnits.size()) {
+    mb /= 1024;
+    ++unit;
+  }
+  return fmt::format("{}{}", mb, kUnits[unit]);
+}
+
+std::string MemoryText(const v1::JobSpec& spec, bool noconvert) {
   uint64_t mb = spec.mem_per_node_mb() ? spec.mem_per_node_mb() : spec.mem_per_cpu_mb();
-  return mb ? fmt::format("{}M", mb) : "0";
+  return Megabytes(mb, noconvert);
+}
+
+// A GPU count as Slurm's TRES strings print it: "gres:gpu:2", "gres:gpu:a100:2".
+std::string GpuTres(const v1::JobSpec& spec, uint64_t count) {
+  if (!count) return "";
+  return spec.gpu_type().empty() ? fmt::format("gres:gpu:{}", count)
+                                 : fmt::format("gres:gpu:{}:{}", spec.gpu_type(), count);
+}
+
+// %b: the TRES per node a job asked for (--gres, --gpus-per-node); N/A when none.
+std::string TresPerNode(const v1::JobSpec& spec) {
+  std::vector<std::string> items;
+  if (spec.gpus_per_node()) items.push_back(GpuTres(spec, spec.gpus_per_node()));
+  for (const v1::Gres& gres : spec.other_gres())
+    items.push_back(gres.type().empty()
+                        ? fmt::format("gres:{}:{}", gres.name(), gres.count())
+                        : fmt::format("gres:{}:{}:{}", gres.name(), gres.type(), gres.count()));
+  return items.empty() ? "N/A" : Join(items, ",");
+}
+
+std::string GroupText(const v1::JobSpec& spec, const QueueContext& ctx) {
+  return ctx.options.group_name ? ctx.options.group_name(spec.gid()) : std::to_string(spec.gid());
 }
 
 std::string FirstNode(const v1::Job& job) {
@@ -246,7 +282,9 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     case 'E': return {DependencyText(spec.dependency())};
     case 'f': return {OrNull(spec.constraint())};
     case 'F': return {std::to_string(spec.array_job_id() ? spec.array_job_id() : spec.job_id())};
-    case 'g': case 'G': return {std::to_string(spec.gid())};
+    case 'b': return {TresPerNode(spec)};
+    case 'g': return {GroupText(spec, ctx)};
+    case 'G': return {std::to_string(spec.gid())};
     case 'h': return {spec.exclusive() ? "NO" : "OK"};
     case 'H': case 'I': case 'J': return {"*"};
     case 'i': return {JobIdText(row)};
@@ -255,13 +293,13 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     case 'K': return {ArrayTaskText(row)};
     case 'l': return {LimitText(TimeLimit(job, ctx), 0), false};
     case 'L': return {LimitText(TimeLimit(job, ctx), TimeUsed(job, ctx.now)), false};
-    case 'm': return {MemoryText(spec)};
+    case 'm': return {MemoryText(spec, ctx.options.noconvert)};
     case 'M': return {Seconds(TimeUsed(job, ctx.now)), false};
     case 'n': return {ListText(spec.nodelist())};
     case 'N': return {job.node_list(), false};
     case 'O': return {"0"};
     case 'p': return {fmt::format("{:16.14f}", PrintedPriority(job, ctx) / 4294967295.0)};
-    case 'P': return {PartitionText(job, ctx)};
+    case 'P': return {row.partition.empty() ? PartitionText(job, ctx) : row.partition};
     case 'q': return {spec.qos().empty() ? "normal" : spec.qos()};
     case 'Q': return {std::to_string(PrintedPriority(job, ctx))};
     case 'r': return {row.reason};
@@ -281,9 +319,11 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     }
     case 'z': return {"*:*:*"};
     case 'Z': return {spec.work_dir()};
-    case 'b': case 'X': return {"N/A"};
+    case 'X': return {"N/A"};  // no core specialization
     default:
-      return {"(null)"};  // o, s, w, W: not recorded
+      // o: the script's path is not recorded; s: no select plugin data; w, W: no wckeys or
+      // licenses. Slurm prints "(null)" for each on such a cluster.
+      return {"(null)"};
   }
   // clang-format on
 }
@@ -349,7 +389,8 @@ int CompareBy(char key, const QueueRow& a, const QueueRow& b, const QueueContext
     case 'U':
       return Compare(x.spec().uid(), y.spec().uid());
     case 'P':
-      return PartitionText(x, ctx).compare(PartitionText(y, ctx));
+      return (a.partition.empty() ? PartitionText(x, ctx) : a.partition)
+          .compare(b.partition.empty() ? PartitionText(y, ctx) : b.partition);
     case 't':
       return StateCode(x.state()).compare(StateCode(y.state()));
     case 'T':
@@ -401,20 +442,248 @@ void SortRows(std::vector<QueueRow>& rows, const QueueContext& ctx) {
   }
 }
 
+// ---------- -O/--Format: fields by name ----------
+
+std::string TimeOrNa(int64_t time) {
+  return time > 0 ? columns::IsoTime(time) : "N/A";
+}
+
+// When the job could first start: its submission, or its --begin when later; unknown while held.
+int64_t EligibleTime(const v1::Job& job) {
+  if (IsPending(job) && job.spec().hold() != v1::JobSpec::NONE) return 0;
+  return std::max(job.spec().submit_time(), job.spec().begin_time());
+}
+
+int64_t PendingSeconds(const v1::Job& job, int64_t now) {
+  int64_t end = job.start_time() ? job.start_time() : now;
+  return std::max<int64_t>(0, end - EligibleTime(job));
+}
+
+std::string Count(uint64_t value) {
+  return std::to_string(value);
+}
+
+std::string AllocatedTres(const v1::Job& job) {
+  if (!job.allocation_size()) return "(null)";
+  uint64_t cpus = 0, mem = 0, gpus = 0;
+  for (const v1::NodeAllocation& node : job.allocation()) {
+    cpus += columns::AllocatedCpus(node, nullptr);
+    mem += node.memory_mb();
+    gpus += node.gpus_size();
+  }
+  std::string text = fmt::format("cpu={},mem={},node={},billing={}", cpus, Megabytes(mem, false),
+                                 job.allocation_size(), cpus);
+  if (gpus) text += fmt::format(",gres/gpu={}", gpus);
+  return text;
+}
+
+std::string OrNullText(std::string text) {
+  return text.empty() ? "(null)" : text;
+}
+
+using NamedValue = Cell (*)(const QueueRow&, const QueueContext&);
+
+// A -O name: the %-letter it prints as, or its own header and value.
+struct LongField {
+  std::string_view name;
+  char letter;
+  std::string_view header = {};
+  NamedValue value = nullptr;
+};
+
+// clang-format off
+const LongField kLongFields[] = {
+    {"account", 'a'}, {"jobid", 'A'}, {"gres", 'b'}, {"tres-per-node", 'b'}, {"batchhost", 'B'},
+    {"mincpus", 'c'}, {"numcpus", 'C'}, {"mintmpdisk", 'd'}, {"numnodes", 'D'},
+    {"endtime", 'e'}, {"dependency", 'E'}, {"feature", 'f'}, {"arrayjobid", 'F'},
+    {"groupname", 'g'}, {"groupid", 'G'}, {"oversubscribe", 'h'}, {"shared", 'h'},
+    {"sockets", 'H'}, {"jobarrayid", 'i'}, {"cores", 'I'}, {"name", 'j'}, {"threads", 'J'},
+    {"comment", 'k'}, {"arraytaskid", 'K'}, {"timelimit", 'l'}, {"timeleft", 'L'},
+    {"minmemory", 'm'}, {"timeused", 'M'}, {"reqnodes", 'n'}, {"nodelist", 'N'},
+    {"command", 'o'}, {"contiguous", 'O'}, {"priority", 'p'}, {"partition", 'P'}, {"qos", 'q'},
+    {"prioritylong", 'Q'}, {"reason", 'r'}, {"reasonlist", 'R'}, {"selectjobinfo", 's'},
+    {"starttime", 'S'}, {"statecompact", 't'}, {"state", 'T'}, {"userid", 'U'},
+    {"username", 'u'}, {"reservation", 'v'}, {"submittime", 'V'}, {"wckey", 'w'},
+    {"licenses", 'W'}, {"corespec", 'X'}, {"nice", 'y'}, {"schednodes", 'Y'}, {"sct", 'z'},
+    {"workdir", 'Z'},
+    {"numtasks", 0, "TASKS", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Count(r.job->spec().ntasks() ? r.job->spec().ntasks() : NodeCount(*r.job))}; }},
+    {"cluster", 0, "CLUSTER", [](const QueueRow&, const QueueContext& c) -> Cell {
+      return {OrNullText(c.options.cluster_name)}; }},
+    {"accruetime", 0, "ACCRUE_TIME", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {TimeOrNa(EligibleTime(*r.job))}; }},
+    {"eligibletime", 0, "ELIGIBLE_TIME", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {TimeOrNa(EligibleTime(*r.job))}; }},
+    {"pendingtime", 0, "PENDING_TIME", [](const QueueRow& r, const QueueContext& c) -> Cell {
+      return {Count(PendingSeconds(*r.job, c.now))}; }},
+    {"lastschedeval", 0, "LAST_SCHED_EVAL", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {TimeOrNa(r.job->spec().submit_time())}; }},
+    {"preempttime", 0, "PREEMPT_TIME", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {TimeOrNa(r.job->preempted_at())}; }},
+    {"resizetime", 0, "RESIZE_TIME", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"N/A"}; }},
+    {"deadline", 0, "DEADLINE", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"N/A"}; }},
+    {"admin_comment", 0, "ADMIN_COMMENT", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"system_comment", 0, "SYSTEM_COMMENT", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"allocnodes", 0, "ALLOC_NODES", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"allocsid", 0, "ALLOC_SID", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"associd", 0, "ASSOC_ID", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"batchflag", 0, "BATCH_FLAG", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {r.job->spec().interactive() ? "0" : "1"}; }},
+    {"boardspernode", 0, "BOARDS_PER_NODE", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"sperboard", 0, "SOCKETS_PER_BOARD", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"burstbuffer", 0, "BURST_BUFFER", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"burstbufferstate", 0, "BURST_BUFFER_STATE",
+     [](const QueueRow&, const QueueContext&) -> Cell { return {"(null)"}; }},
+    {"clusterfeature", 0, "CLUSTER_FEATURE", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"container", 0, "CONTAINER", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"prefer", 0, "PREFER", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"cpuspertask", 0, "CPUS_PER_TASK", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Count(std::max<uint32_t>(r.job->spec().cpus_per_task(), 1))}; }},
+    {"cpus-per-task", 0, "CPUS_PER_TASK", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Count(std::max<uint32_t>(r.job->spec().cpus_per_task(), 1))}; }},
+    {"cpus-per-tres", 0, "CPUS_PER_TRES", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(GpuTres(r.job->spec(), r.job->spec().cpus_per_gpu()))}; }},
+    {"mem-per-tres", 0, "MEM_PER_TRES", [](const QueueRow& r, const QueueContext&) -> Cell {
+      uint64_t mb = r.job->spec().mem_per_gpu_mb();
+      return {mb ? fmt::format("gres:gpu:{}", mb) : "(null)"}; }},
+    {"tres", 0, "TRES_ALLOC", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {AllocatedTres(*r.job)}; }},
+    {"tres-alloc", 0, "TRES_ALLOC", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {AllocatedTres(*r.job)}; }},
+    {"tres-per-job", 0, "TRES_PER_JOB", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(GpuTres(r.job->spec(), r.job->spec().gpus()))}; }},
+    {"tres-per-task", 0, "TRES_PER_TASK", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(GpuTres(r.job->spec(), r.job->spec().gpus_per_task()))}; }},
+    {"tres-per-socket", 0, "TRES_PER_SOCKET", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"tres-bind", 0, "TRES_BIND", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"tres-freq", 0, "TRES_FREQ", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"delayboot", 0, "DELAY_BOOT", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0:00"}; }},
+    {"derivedec", 0, "DERIVED_EC", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0:0"}; }},
+    {"exit_code", 0, "EXIT_CODE", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {fmt::format("{}:{}", r.job->exit_code(), r.job->exit_signal())}; }},
+    {"origin", 0, "ORIGIN", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"originraw", 0, "ORIGIN_RAW", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"siblingsactive", 0, "ACTIVE_SIBLINGS", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"siblingsactiveraw", 0, "ACTIVE_SIBLINGS_RAW",
+     [](const QueueRow&, const QueueContext&) -> Cell { return {"(null)"}; }},
+    {"siblingsviable", 0, "VIABLE_SIBLINGS", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"siblingsviableraw", 0, "VIABLE_SIBLINGS_RAW",
+     [](const QueueRow&, const QueueContext&) -> Cell { return {"(null)"}; }},
+    {"maxcpus", 0, "MAX_CPUS", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"maxnodes", 0, "MAX_NODES", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Count(r.job->spec().max_nodes())}; }},
+    {"network", 0, "NETWORK", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"ntpercore", 0, "NTASKS_PER_CORE", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"ntpernode", 0, "NTASKS_PER_NODE", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Count(r.job->spec().ntasks_per_node())}; }},
+    {"ntpersocket", 0, "NTASKS_PER_SOCKET", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"ntperboard", 0, "NTASKS_PER_BOARD", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"profile", 0, "PROFILE", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"NotSet"}; }},
+    {"reboot", 0, "REBOOT", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"0"}; }},
+    {"reqswitch", 0, "REQ_SWITCH", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Count(r.job->spec().switches())}; }},
+    {"wait4switch", 0, "WAIT4SWITCH", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Seconds(r.job->spec().switch_wait_seconds())}; }},
+    {"requeue", 0, "REQUEUE", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {r.job->spec().requeue() ? "1" : "0"}; }},
+    {"restartcnt", 0, "RESTARTCNT", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Count(r.job->restart_count())}; }},
+    {"stderr", 0, "STDERR", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(r.job->spec().stderr_path())}; }},
+    {"stdin", 0, "STDIN", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {r.job->spec().stdin_path().empty() ? "/dev/null" : r.job->spec().stdin_path()}; }},
+    {"stdout", 0, "STDOUT", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(r.job->spec().stdout_path())}; }},
+    {"mintime", 0, "MIN_TIME", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {Seconds(r.job->spec().time_min_seconds())}; }},
+    {"mcslabel", 0, "MCSLABEL", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"N/A"}; }},
+    {"hetjobid", 0, "HET_JOB_ID", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"N/A"}; }},
+    {"packjobid", 0, "HET_JOB_ID", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"N/A"}; }},
+    {"hetjoboffset", 0, "HET_JOB_OFFSET", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"N/A"}; }},
+    {"packjoboffset", 0, "HET_JOB_OFFSET", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"N/A"}; }},
+    {"hetjobidset", 0, "HET_JOB_ID_SET", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"packjobidset", 0, "HET_JOB_ID_SET", [](const QueueRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+};
+// clang-format on
+
+const LongField* FindLongField(std::string_view name) {
+  for (const LongField& field : kLongFields)
+    if (field.name == name) return &field;
+  if (name.starts_with("numtask")) return FindLongField("numtasks");  // Slurm matches 7 letters
+  return nullptr;
+}
+
+// A field of either grammar: its header (nullptr when unknown) and its value for a row.
+const std::string_view* FieldHeader(const columns::FieldSpec& field) {
+  if (field.name.empty()) return FindHeader(field.letter);
+  const LongField* known = FindLongField(field.name);
+  if (!known) return nullptr;
+  return known->letter ? FindHeader(known->letter) : &known->header;
+}
+
+Cell FieldValue(const columns::FieldSpec& field, const QueueRow& row, const QueueContext& ctx) {
+  if (field.name.empty()) return Value(field.letter, row, ctx);
+  const LongField* known = FindLongField(field.name);
+  return known->letter ? Value(known->letter, row, ctx) : known->value(row, ctx);
+}
+
+char ListLetter(const columns::FieldSpec& field) {
+  if (field.name.empty()) return field.letter;
+  const LongField* known = FindLongField(field.name);
+  return known ? known->letter : 0;
+}
+
 std::string FormatLine(const columns::PercentFormat& format, const QueueRow* row,
                        const QueueContext& ctx) {
   std::string line = format.prefix;
   for (const columns::FieldSpec& field : format.fields) {
-    const std::string_view* header = FindHeader(field.letter);
-    if (!header) {  // squeue echoes an unknown field, '%' and all
-      line += "%" + field.token;
+    const std::string_view* header = FieldHeader(field);
+    if (!header) {  // squeue echoes an unknown %-field, '%' and all; an unknown -O one is blank
+      if (field.name.empty()) line += "%" + field.token;
       continue;
     }
     if (row) {
-      Cell cell = Value(field.letter, *row, ctx);
+      Cell cell = FieldValue(field, *row, ctx);
       line += Pad(cell.text, field.width, field.right, cell.cut);
     } else {
-      bool is_list = field.letter == 'N' || field.letter == 'R' || field.letter == 'Y';
+      char letter = ListLetter(field);
+      bool is_list = letter == 'N' || letter == 'R' || letter == 'Y';
       line += Pad(*header, field.width, field.right, !is_list);
     }
     line += field.suffix;
@@ -422,15 +691,241 @@ std::string FormatLine(const columns::PercentFormat& format, const QueueRow* row
   return line + "\n";
 }
 
+columns::PercentFormat ChosenFormat(const SqueueOptions& options, std::string_view fallback) {
+  if (!options.format.empty()) return columns::ParsePercentFormat(options.format);
+  if (!options.long_fields.empty()) return columns::ParseLongFormat(options.long_fields);
+  return columns::ParsePercentFormat(fallback);
+}
+
+// -P: a pending job that may run in several partitions has a line for each.
+std::vector<QueueRow> PerPartition(std::vector<QueueRow> rows) {
+  std::vector<QueueRow> out;
+  for (QueueRow& row : rows) {
+    const v1::JobSpec& spec = row.job->spec();
+    if (!IsPending(*row.job) || spec.partitions_size() < 2) {
+      out.push_back(std::move(row));
+      continue;
+    }
+    for (const std::string& partition : spec.partitions()) {
+      out.push_back(row);
+      out.back().partition = partition;
+    }
+  }
+  return out;
+}
+
+// The date line of -l, -i and -v, then -M's cluster line.
+std::string Preamble(const SqueueOptions& options, int64_t now) {
+  std::string out;
+  if (!options.no_header && (options.long_format || options.dated))
+    out = columns::DateLine(now) + "\n";
+  if (!options.cluster_line.empty()) out += options.cluster_line + "\n";
+  return out;
+}
+
+// ---------- -s/--steps ----------
+
+constexpr uint32_t kBatchStep = 0xFFFFFFFB;  // SLURM_BATCH_SCRIPT: sorts after numbered steps
+
+struct StepRow {
+  const v1::Job* job;
+  const v1::Step* step;  // nullptr: the batch step
+};
+
+uint32_t StepNumber(const StepRow& row) {
+  return row.step ? row.step->step_id() : kBatchStep;
+}
+
+std::string StepIdText(const StepRow& row) {
+  const v1::JobSpec& spec = row.job->spec();
+  std::string job = IsArrayTask(*row.job)
+                        ? fmt::format("{}_{}", spec.array_job_id(), spec.array_task_id())
+                        : std::to_string(spec.job_id());
+  return row.step ? fmt::format("{}.{}", job, row.step->step_id()) : job + ".batch";
+}
+
+std::string StepNodes(const StepRow& row) {
+  return row.step ? row.step->node_list() : FirstNode(*row.job);
+}
+
+int64_t StepStart(const StepRow& row) {
+  return row.step ? row.step->start_time() : row.job->start_time();
+}
+
+Cell StepValue(char letter, const StepRow& row, const QueueContext& ctx) {
+  const v1::Job& job = *row.job;
+  const v1::JobSpec& spec = job.spec();
+  // clang-format off
+  switch (letter) {
+    case 'A': return {Count(row.step ? row.step->ntasks() : 1)};
+    case 'b': return {TresPerNode(spec)};
+    case 'i': return {StepIdText(row)};
+    case 'j': return {row.step ? row.step->name() : "batch"};
+    case 'l': return {LimitText(TimeLimit(job, ctx), 0), false};
+    case 'M': return {Seconds(std::max<int64_t>(0, ctx.now - StepStart(row))), false};
+    case 'N': return {StepNodes(row), false};
+    case 'P': return {PartitionText(job, ctx)};
+    case 'S': return {TimeText(StepStart(row))};
+    case 'U': return {Count(spec.uid())};
+    default: return {spec.user().empty() ? Count(spec.uid()) : spec.user()};  // 'u'
+  }
+  // clang-format on
+}
+
+// clang-format off
+constexpr std::pair<char, std::string_view> kStepHeaders[] = {
+    {'A', "TASKS"}, {'b', "TRES_PER_NODE"}, {'i', "STEPID"}, {'j', "NAME"},
+    {'l', "TIME_LIMIT"}, {'M', "TIME"}, {'N', "NODELIST"}, {'P', "PARTITION"},
+    {'S', "START_TIME"}, {'U', "USER"}, {'u', "USER"},
+};
+// clang-format on
+
+using StepNamed = Cell (*)(const StepRow&, const QueueContext&);
+struct StepField {
+  std::string_view name;
+  char letter;
+  std::string_view header = {};
+  StepNamed value = nullptr;
+};
+
+// clang-format off
+const StepField kStepFields[] = {
+    {"numtasks", 'A'}, {"gres", 'b'}, {"tres-per-node", 'b'}, {"stepid", 'i'},
+    {"stepname", 'j'}, {"timelimit", 'l'}, {"timeused", 'M'}, {"nodes", 'N'},
+    {"partition", 'P'}, {"starttime", 'S'}, {"userid", 'U'}, {"username", 'u'},
+    {"cluster", 0, "CLUSTER", [](const StepRow&, const QueueContext& c) -> Cell {
+      return {OrNullText(c.options.cluster_name)}; }},
+    {"arrayjobid", 0, "ARRAY_JOB_ID", [](const StepRow& r, const QueueContext&) -> Cell {
+      const v1::JobSpec& spec = r.job->spec();
+      return {Count(spec.array_job_id() ? spec.array_job_id() : spec.job_id())}; }},
+    {"arraytaskid", 0, "ARRAY_TASK_ID", [](const StepRow& r, const QueueContext&) -> Cell {
+      return {IsArrayTask(*r.job) ? Count(r.job->spec().array_task_id()) : "N/A"}; }},
+    {"jobid", 0, "JOBID", [](const StepRow& r, const QueueContext&) -> Cell {
+      return {Count(r.job->spec().job_id())}; }},
+    {"numcpus", 0, "CPUS", [](const StepRow& r, const QueueContext&) -> Cell {
+      return {Count(r.step ? r.step->cpus() : CpuCount(*r.job))}; }},
+    {"stepstate", 0, "STATE", [](const StepRow& r, const QueueContext&) -> Cell {
+      return {r.step ? r.step->state() : r.job->state()}; }},
+    {"network", 0, "NETWORK", [](const StepRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"cpufreq", 0, "CPUFREQ", [](const StepRow&, const QueueContext&) -> Cell {
+      return {"Unknown"}; }},
+    {"resvports", 0, "RESV_PORTS", [](const StepRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"cpus-per-tres", 0, "CPUS_PER_TRES", [](const StepRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(GpuTres(r.job->spec(), r.job->spec().cpus_per_gpu()))}; }},
+    {"mem-per-tres", 0, "MEM_PER_TRES", [](const StepRow& r, const QueueContext&) -> Cell {
+      uint64_t mb = r.job->spec().mem_per_gpu_mb();
+      return {mb ? fmt::format("gres:gpu:{}", mb) : "(null)"}; }},
+    {"tres-bind", 0, "TRES_BIND", [](const StepRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"tres-freq", 0, "TRES_FREQ", [](const StepRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"tres-per-job", 0, "TRES_PER_STEP", [](const StepRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(GpuTres(r.job->spec(), r.job->spec().gpus()))}; }},
+    {"tres-per-step", 0, "TRES_PER_STEP", [](const StepRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(GpuTres(r.job->spec(), r.job->spec().gpus()))}; }},
+    {"tres-per-socket", 0, "TRES_PER_SOCKET", [](const StepRow&, const QueueContext&) -> Cell {
+      return {"(null)"}; }},
+    {"tres-per-task", 0, "TRES_PER_TASK", [](const StepRow& r, const QueueContext&) -> Cell {
+      return {OrNullText(GpuTres(r.job->spec(), r.job->spec().gpus_per_task()))}; }},
+};
+// clang-format on
+
+const std::string_view* StepHeader(char letter) {
+  for (const auto& [known, header] : kStepHeaders)
+    if (known == letter) return &header;
+  return nullptr;
+}
+
+const StepField* FindStepField(std::string_view name) {
+  for (const StepField& field : kStepFields)
+    if (field.name == name) return &field;
+  if (name.starts_with("numtask")) return FindStepField("numtasks");
+  return nullptr;
+}
+
+const std::string_view* StepFieldHeader(const columns::FieldSpec& field) {
+  if (field.name.empty()) return StepHeader(field.letter);
+  const StepField* known = FindStepField(field.name);
+  if (!known) return nullptr;
+  return known->letter ? StepHeader(known->letter) : &known->header;
+}
+
+std::string FormatStepLine(const columns::PercentFormat& format, const StepRow* row,
+                           const QueueContext& ctx) {
+  std::string line = format.prefix;
+  for (const columns::FieldSpec& field : format.fields) {
+    const std::string_view* header = StepFieldHeader(field);
+    if (!header) {
+      if (field.name.empty()) line += "%" + field.token;
+      continue;
+    }
+    if (!row) {
+      line += Pad(*header, field.width, field.right, true) + field.suffix;
+      continue;
+    }
+    const StepField* named = field.name.empty() ? nullptr : FindStepField(field.name);
+    Cell cell = named && !named->letter
+                    ? named->value(*row, ctx)
+                    : StepValue(named ? named->letter : field.letter, *row, ctx);
+    line += Pad(cell.text, field.width, field.right, cell.cut) + field.suffix;
+  }
+  return line + "\n";
+}
+
+// -s LIST: "12.0", "12_3.batch", "12.batch"; empty: every step.
+bool StepWanted(const StepRow& row, const std::vector<std::string>& wanted) {
+  if (wanted.empty()) return true;
+  std::string id = StepIdText(row);
+  std::string plain = fmt::format("{}.{}", row.job->spec().job_id(),
+                                  row.step ? std::to_string(row.step->step_id()) : "batch");
+  return std::find(wanted.begin(), wanted.end(), id) != wanted.end() ||
+         std::find(wanted.begin(), wanted.end(), plain) != wanted.end();
+}
+
+std::vector<StepRow> CollectSteps(const std::vector<v1::Job>& jobs, const SqueueOptions& options) {
+  std::vector<StepRow> rows;
+  for (const v1::Job& job : jobs) {
+    if (job.state() != "RUNNING" && job.state() != "SUSPENDED" && job.state() != "COMPLETING")
+      continue;
+    for (const v1::Step& step : job.steps())
+      if (step.state() == "RUNNING" && StepWanted({&job, &step}, options.step_ids))
+        rows.push_back({&job, &step});
+    if (!job.spec().interactive() && StepWanted({&job, nullptr}, options.step_ids))
+      rows.push_back({&job, nullptr});
+  }
+  // Slurm's default step order, "P,i": partition, then job and step id (batch last).
+  std::stable_sort(rows.begin(), rows.end(), [](const StepRow& a, const StepRow& b) {
+    auto key = [](const StepRow& r) {
+      return std::make_tuple(r.job->partition_name(), r.job->spec().job_id(), StepNumber(r));
+    };
+    return key(a) < key(b);
+  });
+  return rows;
+}
+
+std::string FormatSteps(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
+                        int64_t now) {
+  QueueContext ctx{options, now};
+  columns::PercentFormat format =
+      ChosenFormat(options, options.long_format ? "%.15i %.8j %.9P %.8u %.9l %.9M %N"
+                                                : "%.15i %.8j %.9P %.8u %.9M %N");
+  std::string out = Preamble(options, now);
+  if (!options.no_header) out += FormatStepLine(format, nullptr, ctx);
+  for (const StepRow& row : CollectSteps(jobs, options)) out += FormatStepLine(format, &row, ctx);
+  return out;
+}
+
 }  // namespace
 
 std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
                          int64_t now) {
+  if (options.steps) return FormatSteps(jobs, options, now);
   QueueContext ctx{options, now};
-  std::string_view text = options.format;
-  if (text.empty())
-    text = options.start ? kStartFormat : options.long_format ? kLongFormat : kDefaultFormat;
-  columns::PercentFormat format = columns::ParsePercentFormat(text);
+  columns::PercentFormat format = ChosenFormat(options, options.start         ? kStartFormat
+                                                        : options.long_format ? kLongFormat
+                                                                              : kDefaultFormat);
 
   std::vector<QueueRow> rows;
   for (const v1::Job& job : jobs) {
@@ -438,20 +933,34 @@ std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& 
     rows.push_back({&job, {}, job.reason().empty() ? "None" : job.reason()});
   }
   rows = FoldPendingTasks(std::move(rows), ctx);
+  if (options.per_partition) rows = PerPartition(std::move(rows));
   SortRows(rows, ctx);
 
-  std::string out;
-  if (!options.no_header && options.long_format) out += columns::DateLine(now) + "\n";
+  std::string out = Preamble(options, now);
   if (!options.no_header) out += FormatLine(format, nullptr, ctx);
   for (const QueueRow& row : rows) out += FormatLine(format, &row, ctx);
   return out;
 }
 
-std::vector<std::string> SqueueFormatErrors(std::string_view format) {
+std::vector<std::string> SqueueLongFormatErrors(std::string_view fields, bool steps) {
+  std::vector<std::string> errors;
+  for (const columns::FieldSpec& field : columns::ParseLongFormat(fields).fields) {
+    bool known =
+        steps ? FindStepField(field.name) != nullptr : FindLongField(field.name) != nullptr;
+    std::string name = field.token.substr(0, field.token.find(':'));
+    if (!known)
+      errors.push_back(steps ? "Invalid job step format specification: " + name
+                             : "Invalid job format specification: " + name);
+  }
+  return errors;
+}
+
+std::vector<std::string> SqueueFormatErrors(std::string_view format, bool steps) {
   std::vector<std::string> errors;
   for (const columns::FieldSpec& field : columns::ParsePercentFormat(format).fields)
-    if (!FindHeader(field.letter))
-      errors.push_back(fmt::format("Invalid job format specification: {}",
+    if (steps ? !StepHeader(field.letter) : !FindHeader(field.letter))
+      errors.push_back(fmt::format(fmt::runtime(steps ? "Invalid job step format specification: {}"
+                                                      : "Invalid job format specification: {}"),
                                    field.letter ? std::string(1, field.letter) : ""));
   return errors;
 }

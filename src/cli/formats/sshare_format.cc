@@ -58,12 +58,14 @@ constexpr Field kFields[] = {
     {30, "TRESRunMins", Column::kTresRunMins},
 };
 
-std::string_view DefaultFields(const SshareOptions& options) {
-  if (!options.long_format) return "A,User,RawShares,NormShares,RawUsage,Eff,Fairshare";
-  return options.fair_tree ? "A,User,RawShares,NormShares,RawUsage,NormUsage,Eff,Fairshare,"
-                             "LevelFS,GrpTRESMins,TRESRunMins"
-                           : "A,User,RawShares,NormShares,RawUsage,NormUsage,Eff,Fairshare,"
-                             "GrpTRESMins,TRESRunMins";
+// -m adds the Partition column after User, as sshare's PRINT_PARTITIONS does.
+std::string DefaultFields(const SshareOptions& options) {
+  std::string user = options.partitions ? "A,User,Partition," : "A,User,";
+  if (!options.long_format) return user + "RawShares,NormShares,RawUsage,Eff,Fairshare";
+  return user + (options.fair_tree ? "RawShares,NormShares,RawUsage,NormUsage,Eff,Fairshare,"
+                                     "LevelFS,GrpTRESMins,TRESRunMins"
+                                   : "RawShares,NormShares,RawUsage,NormUsage,Eff,Fairshare,"
+                                     "GrpTRESMins,TRESRunMins");
 }
 
 Result<std::vector<Field>> ParseFields(std::string_view list) {

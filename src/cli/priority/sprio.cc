@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/clusters.h"
 #include "cli/commands.h"
 #include "cli/formats/priority_formats.h"
 #include "cli/query/query_common.h"
@@ -26,14 +27,24 @@ constexpr const char* kSprioUsage =
 
 constexpr const char* kSprioHelp =
     "Usage: sprio [OPTIONS]\n"
+    "      --federation                Report federated information if a member\n"
+    "                                  of one\n"
     "  -h, --noheader                  no headers on output\n"
     "  -j, --jobs                      comma separated list of jobs\n"
     "                                  to view, default is all\n"
     "      --json                      print the factors as JSON\n"
+    "      --local                     Report information only about jobs on the\n"
+    "                                  local cluster. Overrides --federation.\n"
     "  -l, --long                      long report\n"
+    "  -M, --cluster=cluster_name      cluster to issue commands to.  Default is\n"
+    "                                  current cluster.  cluster with no name will\n"
+    "                                  reset to default.\n"
     "  -n, --norm                      display normalized values\n"
     "  -o, --format=format             format specification\n"
     "  -p, --partition=partition_name  comma separated list of partitions\n"
+    "      --sibling                   Report information about all sibling jobs\n"
+    "                                  on a federated cluster. Implies --federation.\n"
+    "  -S, --sort=sort_list            comma seperated list of fields to sort on\n"
     "  -u, --user=user_name            comma separated list of users to view\n"
     "  -v, --verbose                   verbosity level\n"
     "  -V, --version                   output version information and exit\n"
@@ -63,13 +74,16 @@ std::map<uint64_t, std::string> JobQos(v1::Controller::Stub& stub) {
 namespace {
 
 constexpr OptionSpec kSpecs[] = {
-    {'h', "noheader", OptionSpec::kNone},   {'j', "jobs", OptionSpec::kOptional},
-    {'l', "long", OptionSpec::kNone},       {'n', "norm", OptionSpec::kNone},
-    {'o', "format", OptionSpec::kRequired}, {'p', "partition", OptionSpec::kRequired},
-    {'u', "user", OptionSpec::kRequired},   {0, "users", OptionSpec::kRequired},
-    {'v', "verbose", OptionSpec::kNone},    {'V', "version", OptionSpec::kNone},
-    {'w', "weights", OptionSpec::kNone},    {0, "json", OptionSpec::kNone},
-    {0, "help", OptionSpec::kNone},         {0, "usage", OptionSpec::kNone}};
+    {'h', "noheader", OptionSpec::kNone},     {'j', "jobs", OptionSpec::kOptional},
+    {'l', "long", OptionSpec::kNone},         {'n', "norm", OptionSpec::kNone},
+    {'o', "format", OptionSpec::kRequired},   {'p', "partition", OptionSpec::kRequired},
+    {'u', "user", OptionSpec::kRequired},     {0, "users", OptionSpec::kRequired},
+    {'v', "verbose", OptionSpec::kNone},      {'V', "version", OptionSpec::kNone},
+    {'w', "weights", OptionSpec::kNone},      {0, "json", OptionSpec::kNone},
+    {'M', "clusters", OptionSpec::kRequired}, {0, "federation", OptionSpec::kNone},
+    {0, "local", OptionSpec::kNone},          {0, "sibling", OptionSpec::kNone},
+    {'S', "sort", OptionSpec::kRequired},     {0, "help", OptionSpec::kNone},
+    {0, "usage", OptionSpec::kNone}};
 
 // What sprio's options select: the jobs, users and partitions, and whether to print JSON.
 struct SprioSelection {
@@ -87,6 +101,7 @@ std::optional<int> ReadOptions(const ParsedOptions& parsed, SprioOptions& option
     if (option == "weights") options.weights = true;
     if (option == "format") options.format = value;
     if (option == "json") selection.json = true;
+    if (option == "sort") options.sort = value;
     if (option == "partition") selection.partitions = CommaList(value);
     if (option == "user" || option == "users") {
       selection.users = CommaList(value);
@@ -154,6 +169,10 @@ int RunSprio(Arguments args) {
   if (selection.users.size() == 1) query.mutable_filter()->set_user(selection.users.front());
   auto connection = Connect();
   if (!connection) return Fail("sprio", connection.error());
+  // -M: sprio speaks to one cluster; Drover's is the only one, and no federation has siblings.
+  if (auto clusters = ClustersRequested(parsed->Last("clusters"), Environment()))
+    if (auto error = ClustersError(*clusters, connection->cluster.settings.cluster_name))
+      return Fail("sprio", *error);
   v1::PriorityList list;
   grpc::ClientContext context;
   SetDeadline(context);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/clusters.h"
 #include "cli/commands.h"
 #include "cli/formats/priority_formats.h"
 #include "cli/query/query_common.h"
@@ -19,8 +20,8 @@ namespace drover::cli {
 namespace {
 
 constexpr const char* kSshareUsage =
-    "Usage: sshare [-a] [-A accounts] [-u users] [-l] [-n] [-o fields] [-p|-P] [-U] [-v] [-V]\n"
-    "              [--json]\n";
+    "Usage: sshare [-a] [-A accounts] [-M clusters] [-m] [-u users] [-l] [-n] [-o fields]\n"
+    "              [-p|-P] [-U] [-v] [-V] [--json]\n";
 
 constexpr const char* kSshareHelp =
     "Usage:  sshare [OPTION]\n"
@@ -31,6 +32,10 @@ constexpr const char* kSshareHelp =
     "                           with the '--format' option\n"
     "          --json           print the shares as JSON\n"
     "    -l or --long           include normalized usage in output\n"
+    "    -m or --partition      print the partition part of the association\n"
+    "    -M or --cluster=name   cluster to issue commands to.  Default is\n"
+    "                           current cluster.  cluster with no name will\n"
+    "                           reset to default.\n"
     "    -n or --noheader       omit header from output\n"
     "    -o or --format=        Comma separated list of fields (use\n"
     "                           \"--helpformat\" for a list of available fields).\n"
@@ -55,14 +60,15 @@ bool FairTree(const ClusterConfig& cluster) {
 }
 
 constexpr OptionSpec kSshareOptions[] = {
-    {'a', "all", OptionSpec::kNone},        {'A', "accounts", OptionSpec::kRequired},
-    {'e', "helpformat", OptionSpec::kNone}, {'h', "", OptionSpec::kNone},  // -h: no header, as -n
-    {'l', "long", OptionSpec::kNone},       {'n', "noheader", OptionSpec::kNone},
-    {'o', "format", OptionSpec::kRequired}, {'p', "parsable", OptionSpec::kNone},
-    {'P', "parsable2", OptionSpec::kNone},  {'u', "users", OptionSpec::kRequired},
-    {'U', "Users", OptionSpec::kNone},      {'v', "verbose", OptionSpec::kNone},
-    {'V', "version", OptionSpec::kNone},    {0, "json", OptionSpec::kNone},
-    {0, "help", OptionSpec::kNone},         {0, "usage", OptionSpec::kNone}};
+    {'a', "all", OptionSpec::kNone},          {'A', "accounts", OptionSpec::kRequired},
+    {'e', "helpformat", OptionSpec::kNone},   {'h', "", OptionSpec::kNone},  // -h: no header, as -n
+    {'l', "long", OptionSpec::kNone},         {'n', "noheader", OptionSpec::kNone},
+    {'o', "format", OptionSpec::kRequired},   {'p', "parsable", OptionSpec::kNone},
+    {'P', "parsable2", OptionSpec::kNone},    {'u', "users", OptionSpec::kRequired},
+    {'U', "Users", OptionSpec::kNone},        {'v', "verbose", OptionSpec::kNone},
+    {'V', "version", OptionSpec::kNone},      {0, "json", OptionSpec::kNone},
+    {'M', "clusters", OptionSpec::kRequired}, {'m', "partition", OptionSpec::kNone},
+    {0, "help", OptionSpec::kNone},           {0, "usage", OptionSpec::kNone}};
 
 }  // namespace
 
@@ -89,6 +95,7 @@ int RunSshare(Arguments args) {
     if (option == "parsable2") options.parsable2 = true;
     if (option == "Users") options.users_only = true;
     if (option == "json") json = true;
+    if (option == "partition") options.partitions = true;
     if (option == "users") {
       if (value == "-1") {
         all_users = true;
@@ -110,6 +117,10 @@ int RunSshare(Arguments args) {
     options.users.push_back(Me().user);
   auto connection = Connect();
   if (!connection) return Fail("sshare", connection.error());
+  std::string cluster = connection->cluster.settings.cluster_name;
+  auto clusters = ClustersRequested(parsed->Last("clusters"), Environment());
+  if (clusters)
+    if (auto error = ClustersError(*clusters, cluster)) return Fail("sshare", *error);
   v1::ShareList list;
   grpc::ClientContext context;
   SetDeadline(context);
@@ -125,6 +136,7 @@ int RunSshare(Arguments args) {
   }
   auto text = FormatSshare(shares, options);
   if (!text) return Fail("sshare", text.error());
+  if (clusters) std::printf("CLUSTER: %s\n", cluster.c_str());  // as sshare -M prints it
   std::fputs(text->c_str(), stdout);
   return 0;
 }

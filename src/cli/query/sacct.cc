@@ -550,7 +550,7 @@ int RunSacct(Arguments args) {
       if (SacctSelects(selection, job, options.now)) jobs.push_back(std::move(job));
   if (parsed->Has("json") || parsed->Has("yaml")) {
     std::string json = FormatSacctJson(jobs, options);
-    std::fputs((parsed->Has("yaml") ? JsonToYaml(json) : json).c_str(), stdout);
+    std::fputs((parsed->Has("yaml") ? columns::JsonToYaml(json) : json).c_str(), stdout);
     return 0;
   }
   auto text = FormatSacct(jobs, options);
