@@ -95,10 +95,64 @@ scontrol update JobId="$later" TimeLimit=45 Name=renamed Nice=10 || fail "update
 [ "$(field "$later" Nice)" = 10 ] || fail "Nice: $(field "$later" Nice)"
 scontrol update job "$later" Partition=preempt || fail "update job Partition"
 [ "$(field "$later" Partition)" = preempt ] || fail "Partition: $(field "$later" Partition)"
-scontrol update JobId="$later" Features=x 2> "$state/err.txt" && fail "an unsupported update was accepted"
-grep -qx "Update of this parameter is not supported: Features=x" "$state/err.txt" || fail "unsupported update: $(cat "$state/err.txt")"
+# Slurm's other keys, its abbreviations (upd), and the job named by JobName= alone.
+scontrol upd JobId="$later" Features=a100 NumTasks=2 MinMemoryNode=200 ExcNodeList=node4 \
+  Dependency=afterany:"$running" || fail "update job: more keys"
+[ "$(field "$later" Features)" = a100 ] || fail "Features: $(field "$later" Features)"
+[ "$(field "$later" NumTasks)" = 2 ] || fail "NumTasks: $(field "$later" NumTasks)"
+[ "$(field "$later" MinMemoryNode)" = 200M ] || fail "MinMemoryNode: $(field "$later" MinMemoryNode)"
+[ "$(field "$later" ExcNodeList)" = node4 ] || fail "ExcNodeList: $(field "$later" ExcNodeList)"
+[ "$(field "$later" Dependency)" = "afterany:$running" ] || fail "Dependency: $(field "$later" Dependency)"
+scontrol update JobName=renamed Dependency= || fail "update JobName=renamed"
+[ "$(field "$later" Dependency)" = "(null)" ] || fail "Dependency cleared: $(field "$later" Dependency)"
+scontrol update JobId="$later" Bogus=x 2> "$state/err.txt" && fail "an unknown key was accepted"
+grep -qx "Update of this parameter is not supported: Bogus=x" "$state/err.txt" || fail "unknown key: $(cat "$state/err.txt")"
+scontrol update JobId="$running" MinMemoryNode=100 2> "$state/err.txt" && fail "a running job's memory changed"
+grep -qx "slurm_update error: Job is no longer pending execution" "$state/err.txt" ||
+  fail "pending-only key: $(cat "$state/err.txt")"
 scontrol update JobId=999999 Nice=1 2> "$state/err.txt" && fail "update of an unknown job succeeded"
 grep -qx "slurm_update error: Invalid job id specified" "$state/err.txt" || fail "update unknown job: $(cat "$state/err.txt")"
+
+# ---- show ENTITY=ID, abbreviations, interactive mode, the entities Drover has no use for ----
+[ "$(scontrol sho jo="$running" | head -1)" = "$(scontrol show job "$running" | head -1)" ] || fail "sho jo=ID"
+scontrol show partitionname=gpu | grep -q "^PartitionName=gpu$" || fail "show partitionname=gpu"
+scontrol wait_job "$running" || fail "wait_job of a running job"
+printf 'sho jo %s\noneliner\nshow job %s\nexit\nshow node\n' "$running" "$running" | scontrol > "$state/interactive.txt" ||
+  fail "interactive mode"
+[ "$(grep -c "^JobId=$running " "$state/interactive.txt")" = 2 ] || fail "interactive: $(cat "$state/interactive.txt")"
+[ "$(grep -c "NodeName=" "$state/interactive.txt")" = 0 ] || fail "interactive: went on after exit"
+[ "$(tail -1 "$state/interactive.txt" | wc -w)" -gt 20 ] || fail "interactive: oneliner was not taken"
+[ "$(scontrol show federation)" = "Not a member of a federation" ] || fail "show federation"
+[ "$(scontrol show licenses)" = "No licenses configured in Slurm." ] || fail "show licenses"
+[ "$(scontrol show frontend)" = "No front end nodes in the system" ] || fail "show frontend"
+[ -z "$(scontrol show burstbuffer)" ] || fail "show burstbuffer"
+[ "$(scontrol errnumstr 2017)" = "Invalid job id specified" ] || fail "errnumstr"
+[ "$(scontrol -M demo ping)" = "Slurmctld(primary) at localhost is UP" ] || fail "-M demo"
+scontrol -M other ping 2> "$state/err.txt" && fail "-M other accepted"
+grep -q "'other' can't be reached now" "$state/err.txt" || fail "-M other: $(cat "$state/err.txt")"
+scontrol -u no_such_user_x update JobId="$running" Comment=x 2> "$state/err.txt" && fail "--uid of no user"
+grep -qx 'scontrol: error: --uid="no_such_user_x" invalid' "$state/err.txt" || fail "--uid: $(cat "$state/err.txt")"
+set +e
+scontrol show bogus 2> "$state/err.txt"; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -qx "invalid entity:bogus for keyword:show " "$state/err.txt" || fail "show bogus: $rc $(cat "$state/err.txt")"
+scontrol bogus 2> "$state/err.txt" && fail "a bad keyword was taken"
+grep -qx "invalid keyword: bogus" "$state/err.txt" || fail "bad keyword: $(cat "$state/err.txt")"
+for command in token takeover; do
+  scontrol $command 2> "$state/err.txt" && fail "$command succeeded"
+  grep -q "Drover does not support '$command' yet" "$state/err.txt" || fail "$command: $(cat "$state/err.txt")"
+done
+
+# ---- show step: the srun steps of a running job ----
+stepper=$(sbatch --parsable -J stepper -n1 -o stepper.out --wrap "srun -J inner sleep 120")
+for _ in $(seq 1 300); do
+  scontrol show step "$stepper" | grep -q "^StepId=$stepper.0 " && break
+  sleep 0.2
+done
+scontrol show step "$stepper.0" | grep -q "^   Nodes=1 CPUs=1 Tasks=1 Name=inner " ||
+  fail "show step: $(scontrol show step "$stepper")"
+scancel "$stepper"
+[ "$(scontrol show step 999999)" = "Job step 999999 not found" ] || fail "show step 999999"
 
 # ---- requeue from outside, then requeuehold ----
 scontrol requeue "$running" || fail "requeue"

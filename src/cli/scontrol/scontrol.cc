@@ -3,14 +3,24 @@
 // create/update/delete reservation — each one RPC. `show` and `ping` are in scontrol_show.cc.
 #include <fmt/format.h>
 
+#include <pwd.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include "cli/client.h"
+#include "cli/clusters.h"
 #include "cli/commands.h"
+#include "cli/formats/formats.h"
 #include "cli/scontrol/scontrol.h"
+#include "cli/scontrol/scontrol_keywords.h"
 #include "cli/scontrol/scontrol_request.h"
+#include "common/duration.h"
 #include "common/getopt.h"
 #include "common/text.h"
 
@@ -19,24 +29,27 @@ namespace scontrol {
 namespace {
 
 constexpr std::string_view kUsage =
-    "Usage: scontrol [OPTIONS] COMMAND [ARGUMENTS]\n"
+    "Usage: scontrol [OPTIONS] [COMMAND [ARGUMENTS]]   (no command: commands from stdin)\n"
+    "  -a, --all         hidden partitions too      --hide  not (the default)\n"
     "  -d, --details     more detail (show job: DerivedExitCode, JOB_GRES, CPU_IDs per node)\n"
-    "  -o, --oneliner    one line per record\n"
-    "      --json        show ... as JSON\n"
-    "  -a, --all         hidden partitions too\n"
+    "  -F, --future      nodes in FUTURE state too  -M, --clusters=NAME  this cluster only\n"
+    "  -o, --oneliner    one line per record        --json  show ... as JSON\n"
     "  -Q, --quiet       no messages for actions that succeed\n"
-    "  -V, --version     print the version\n"
-    "Commands:\n"
-    "  show job|node|partition|reservation [NAME], show config|topology\n"
+    "  -u, --uid=USER    update as USER (the controller acts as the authenticated caller)\n"
+    "  -v, --verbose     -V, --version   --federation, --local, --sibling (no federation)\n"
+    "Commands (any unambiguous prefix Slurm takes: sh, upd, ...):\n"
+    "  show job|node|partition|reservation|step [ID], show ENTITY=ID\n"
+    "  show config|topology|licenses|aliases|daemons|assoc_mgr|burstbuffer|federation|frontend\n"
     "  show hostnames|hostlist|hostlistsorted LIST\n"
-    "  ping\n"
-    "  update JobId=ID TimeLimit=|Nice=|Partition=|Name=|QOS=...\n"
+    "  ping  version  completing  errnumstr N  wait_job JOB  cluster NAME\n"
+    "  update JobId=ID|JobName=NAME KEY=VALUE...\n"
     "  update NodeName=LIST State=DRAIN|RESUME|DOWN|UNDRAIN [Reason=TEXT]\n"
     "  hold|uhold|release JOBID...      requeue|requeuehold JOBID...\n"
     "  suspend|resume JOBID...          top JOBID...      reconfigure\n"
     "  create|update reservation ReservationName=NAME StartTime= Duration=|EndTime=\n"
     "         Nodes=|NodeCnt=|TRES= Users=|Accounts= [Flags=] [PartitionName=]\n"
-    "  delete reservation NAME | delete ReservationName=NAME\n";
+    "  delete ReservationName=NAME | delete reservation NAME\n"
+    "  oneliner details all hide quiet verbose exit quit help (interactive)\n";
 
 int Error(const std::string& line) {
   std::fprintf(stderr, "%s\n", line.c_str());
@@ -135,7 +148,7 @@ int Reconfigure(std::span<const std::string> words, const Flags& flags) {
 }
 
 int UpdateJob(std::span<const std::string> words) {
-  auto request = ParseJobUpdate(words);
+  auto request = ParseJobUpdate(words, std::time(nullptr));
   if (!request) return Error(request.error() + "\nRequest aborted");
   v1::ActionReply reply;
   Status done = Invoke(*request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
@@ -177,63 +190,282 @@ int ChangeReservation(std::span<const std::string> words, bool create, const Fla
   return 0;
 }
 
-int DeleteReservation(std::span<const std::string> words) {
-  size_t i = !words.empty() && EqualsIgnoreCase(words[0], "reservation") ? 1 : 0;
-  if (i >= words.size()) return Error("Error deleting the reservation: give its name");
-  auto [key, value] = SplitKeyValue(words[i]);
+int DeleteReservation(const std::string& name) {
   v1::DeleteReservationRequest request;
-  request.set_name(words[i].find('=') == std::string::npos ? words[i] : value);
+  request.set_name(name);
   v1::ActionReply reply;
   Status done = Invoke(request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
     return stub.DeleteReservation(context, in, out);
   });
-  if (!done) return Error("Error deleting the reservation: " + done.error());
+  if (!done) return Error(fmt::format("delete_reservation {}: {}", name, done.error()));
   return 0;
 }
 
-// update's first word says what it updates: "JobId=12", "job 12", "NodeName=n1", "node n1", ...
-int Update(std::span<const std::string> words, const Flags& flags) {
-  if (words.empty()) return Error("scontrol: error: update what? (JobId=, NodeName=, ...)");
-  std::string first = SplitKeyValue(words[0]).first;
-  if (first == "job" || first == "jobid") return UpdateJob(words);
-  if (first == "node" || first == "nodename") return UpdateNode(words);
-  if (first == "reservation" || first == "reservationname")
-    return ChangeReservation(words, false, flags);
-  if (first == "partition" || first == "partitionname")
-    return Error(
-        "scontrol: error: Drover does not update partitions at run time: edit slurm.conf and "
-        "restart droverctld");
-  return Error(
-      fmt::format("scontrol: error: invalid entity: {} for keyword: update (give JobId=, "
-                  "NodeName= or ReservationName=)",
-                  words[0]));
-}
+// Which entity an update names, as Slurm's _update_it finds it: any word's key (JobId= may
+// come after Partition=), the job's first.
+enum class Target { kNone, kJob, kNode, kPartition, kReservation };
 
-bool NamesReservation(std::span<const std::string> words) {
-  return !words.empty() && (EqualsIgnoreCase(words[0], "reservation") ||
-                            StartsWithIgnoreCase(words[0], "reservationname="));
-}
-
-int Dispatch(const std::string& command, std::span<const std::string> words, const Flags& flags) {
-  if (command == "show") return RunShow(flags, words);
-  if (command == "ping") return RunPing(flags);
-  if (command == "update") return Update(words, flags);
-  if (command == "hold" || command == "uhold") return Hold(words, false);
-  if (command == "release") return Hold(words, true);
-  if (command == "requeue") return Requeue(words, false);
-  if (command == "requeuehold") return Requeue(words, true);
-  if (command == "suspend") return Suspend(words, false);
-  if (command == "resume") return Suspend(words, true);
-  if (command == "create" || command == "delete") {
-    if (!NamesReservation(words))
-      return Error(fmt::format(
-          "scontrol: error: invalid entity for keyword: {} (Drover {}s reservations only)", command,
-          command));
-    return command == "create" ? ChangeReservation(words, true, flags) : DeleteReservation(words);
+Target UpdateTarget(std::span<const std::string> words) {
+  bool job = false, node = false, partition = false, reservation = false;
+  for (const std::string& word : words) {
+    std::string_view key = std::string_view(word).substr(0, word.find('='));
+    if (key.ends_with('+') || key.ends_with('-')) key.remove_suffix(1);
+    job |= MatchesKeyword(key, "jobid", 3) || MatchesKeyword(key, "jobname", 3) ||
+           EqualsIgnoreCase(key, "job");
+    node |= MatchesKeyword(key, "nodename", 3) || EqualsIgnoreCase(key, "node");
+    partition |= MatchesKeyword(key, "partitionname", 3);
+    reservation |=
+        MatchesKeyword(key, "reservationname", 3) || EqualsIgnoreCase(key, "reservation");
   }
-  if (command == "top") return Top(words);
-  if (command == "reconfigure") return Reconfigure(words, flags);
-  return Error(fmt::format("scontrol: error: invalid keyword: {}", command));
+  if (job) return Target::kJob;
+  if (reservation) return Target::kReservation;
+  if (node) return Target::kNode;
+  if (partition) return Target::kPartition;
+  return Target::kNone;
+}
+
+int Update(std::span<const std::string> words, const Flags& flags) {
+  if (words.empty()) return Error("too few arguments for update keyword");
+  switch (UpdateTarget(words)) {
+    case Target::kJob:
+      return UpdateJob(words);
+    case Target::kNode:
+      return UpdateNode(words);
+    case Target::kReservation:
+      return ChangeReservation(words, false, flags);
+    case Target::kPartition:
+      return Error(
+          "scontrol: error: Drover does not update partitions at run time yet: edit slurm.conf "
+          "and run `scontrol reconfigure`\nslurm_update error: Requested operation not "
+          "supported on this system");
+    case Target::kNone:
+      break;
+  }
+  return Error(
+      "No valid entity in update command\nInput line must include \"NodeName\", "
+      "\"PartitionName\", \"Reservation\", \"JobId\", or \"SlurmctldDebug\"");
+}
+
+int Create(std::span<const std::string> words, const Flags& flags) {
+  if (words.empty()) return Error("too few arguments for create keyword");
+  for (const std::string& word : words) {
+    std::string_view key = std::string_view(word).substr(0, word.find('='));
+    if (MatchesKeyword(key, "nodename", 3) || MatchesKeyword(key, "partitionname", 3))
+      return Error(fmt::format(
+          "scontrol: error: Drover does not create {} at run time yet: add it to slurm.conf and "
+          "run `scontrol reconfigure`",
+          MatchesKeyword(key, "nodename", 3) ? "nodes" : "partitions"));
+    if (MatchesKeyword(key, "reservationname", 3) || EqualsIgnoreCase(key, "reservation"))
+      return ChangeReservation(words, true, flags);
+  }
+  return Error(fmt::format("scontrol: error: Invalid creation entity: {}", words[0]));
+}
+
+// delete ENTITY=ID or delete ENTITY ID.
+int Delete(std::span<const std::string> words) {
+  if (words.empty()) return Error("too few arguments for delete keyword");
+  constexpr std::string_view kFormat =
+      "scontrol: error: Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'";
+  if (words.size() > 2 || (words.size() == 1 && words[0].find('=') == std::string::npos))
+    return Error(std::string(kFormat));
+  std::string_view key = std::string_view(words[0]).substr(0, words[0].find('='));
+  std::string value = words.size() == 2 ? words[1] : SplitKeyValue(words[0]).second;
+  if (MatchesKeyword(key, "reservationname", 3)) return DeleteReservation(value);
+  if (MatchesKeyword(key, "nodename", 3) || MatchesKeyword(key, "partitionname", 3))
+    return Error(fmt::format(
+        "scontrol: error: Drover does not delete {} at run time yet: remove it from slurm.conf "
+        "and run `scontrol reconfigure`",
+        MatchesKeyword(key, "nodename", 3) ? "nodes" : "partitions"));
+  return Error(fmt::format("Invalid deletion entity: {}", words[0]));
+}
+
+int TooMany(std::string_view tag) {
+  return Error(fmt::format("too many arguments for keyword:{}", tag));
+}
+
+int ErrorNumber(std::span<const std::string> words, std::string_view tag) {
+  if (words.size() != 1) return Error(fmt::format("one arguments required for keyword:{}", tag));
+  char* end = nullptr;
+  long number = std::strtol(words[0].c_str(), &end, 10);  // as Slurm reads it
+  if (*end != '\0' || number < INT32_MIN || number > INT32_MAX)
+    return Error(fmt::format("numeric arguments required for keyword:{}", tag));
+  std::printf("%s\n", ErrorNumberText(static_cast<int>(number)).c_str());
+  return 0;
+}
+
+// cluster NAME: Drover's commands speak to one cluster; its own name (or none) is accepted.
+int SelectCluster(std::span<const std::string> words) {
+  if (words.empty()) return 0;
+  auto cluster = LoadCluster();
+  if (!cluster) return Error("scontrol: error: " + cluster.error());
+  if (auto error = ClustersError(words[0], cluster->settings.cluster_name))
+    return Error("scontrol: error: " + *error);
+  return 0;
+}
+
+// Jobs in COMPLETING state with their nodes, as Slurm's scontrol_print_completing prints them.
+int Completing() {
+  auto connection = Connect();
+  if (!connection) return Error("scontrol: error: " + connection.error());
+  v1::JobQuery query;
+  v1::JobList list;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = connection->stub->ListJobs(&context, query, &list);
+  if (!status.ok()) return Error("slurm_load_jobs error: " + Unreachable(status));
+  for (const std::string& bytes : list.jobs()) {
+    v1::Job job;
+    job.ParseFromString(bytes);
+    if (job.state() != "COMPLETING") continue;
+    std::string end = columns::IsoTime(job.end_time());
+    std::printf("JobId=%lu EndTime=%s CompletingTime=%s Nodes(COMPLETING)=%s\n",
+                static_cast<unsigned long>(job.spec().job_id()), end.c_str(),
+                FormatDurationPadded(std::max<int64_t>(0, list.time() - job.end_time())).c_str(),
+                job.node_list().c_str());
+  }
+  return 0;
+}
+
+// wait_job JOB: until the job's nodes are ready to run it (it is running), as
+// slurm_job_node_ready waits; an error once it can no longer start.
+int WaitJob(std::span<const std::string> words) {
+  v1::JobFilter filter;
+  if (words.size() != 1 || !AddJobId(words[0], &filter)) return Error("Invalid job id specified");
+  auto connection = Connect();
+  if (!connection) return Error("scontrol: error: " + connection.error());
+  for (int wait_ms = 100;; wait_ms = std::min(wait_ms * 2, 2000)) {
+    v1::JobQuery query;
+    query.set_all_states(true);
+    v1::JobList list;
+    grpc::ClientContext context;
+    SetDeadline(context);
+    grpc::Status status = connection->stub->ListJobs(&context, query, &list);
+    if (!status.ok()) return Error("slurm_job_node_ready error: " + Unreachable(status));
+    std::optional<std::string> state;
+    for (const std::string& bytes : list.jobs()) {
+      v1::Job job;
+      job.ParseFromString(bytes);
+      const v1::JobSpec& spec = job.spec();
+      bool match = filter.job_ids_size()
+                       ? spec.job_id() == filter.job_ids(0)
+                       : spec.array_job_id() == filter.array_tasks(0).array_job_id() &&
+                             spec.array_task_id() == filter.array_tasks(0).task_id();
+      if (match) state = job.state();
+    }
+    if (!state) return Error("Invalid job id specified");
+    if (*state == "RUNNING" || *state == "SUSPENDED") return 0;
+    if (*state != "PENDING" && *state != "CONFIGURING")
+      return Error("Job/step already completing or completed");
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  }
+}
+
+int NotYet(std::string_view command, std::string_view issue) {
+  return Error(
+      fmt::format("scontrol: error: Drover does not support '{}' yet ({})", command, issue));
+}
+
+using Handler = int (*)(std::span<const std::string> words, Flags& flags, std::string_view tag);
+
+struct Command {
+  Keyword keyword;
+  Handler run;
+};
+
+int SetFlag(std::span<const std::string> words, std::string_view tag, bool& flag, bool value) {
+  flag = value;
+  return words.empty() ? 0 : TooMany(tag);
+}
+
+// Slurm 22.05's commands in the order its _process_command tries them (the first match wins),
+// each with the shortest abbreviation Slurm takes.
+const Command kCommands[] = {
+    {{"abort", 5},
+     [](auto, auto&, auto) { return NotYet("abort", "stop the controller with `drover down`"); }},
+    {{"all", 2}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.all, true); }},
+    {{"cancel_reboot", 3},
+     [](auto, auto&, auto) { return NotYet("cancel_reboot", "Drover does not reboot nodes"); }},
+    {{"completing", 2},
+     [](auto w, auto&, auto tag) { return w.empty() ? Completing() : TooMany(tag); }},
+    {{"cluster", 2}, [](auto w, auto&, auto) { return SelectCluster(w); }},
+    {{"create", 2}, [](auto w, auto& f, auto) { return Create(w, f); }},
+    {{"details", 1}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.details, true); }},
+    {{"errnumstr", 2}, [](auto w, auto&, auto tag) { return ErrorNumber(w, tag); }},
+    {{"errnostr", 2}, [](auto w, auto&, auto tag) { return ErrorNumber(w, tag); }},
+    {{"exit", 2}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.exit, true); }},
+    {{"help", 2}, [](auto, auto&, auto) { return std::fputs(kUsage.data(), stdout) < 0 ? 1 : 0; }},
+    {{"hide", 2},
+     [](auto w, auto& f, auto tag) {
+       f.details = false;
+       return SetFlag(w, tag, f.all, false);
+     }},
+    {{"oneliner", 1}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.one_liner, true); }},
+    {{"ping", 3}, [](auto w, auto& f, auto tag) { return w.empty() ? RunPing(f) : TooMany(tag); }},
+    {{"quiet", 4}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.quiet, true); }},
+    {{"quit", 4}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.exit, true); }},
+    {{"reconfigure", 3}, [](auto w, auto& f, auto) { return Reconfigure(w, f); }},
+    {{"requeue", 3}, [](auto w, auto&, auto) { return Requeue(w, false); }},
+    {{"requeuehold", 11}, [](auto w, auto&, auto) { return Requeue(w, true); }},
+    {{"hold", 4}, [](auto w, auto&, auto) { return Hold(w, false); }},
+    {{"holdu", 5}, [](auto w, auto&, auto) { return Hold(w, false); }},
+    {{"uhold", 5}, [](auto w, auto&, auto) { return Hold(w, false); }},
+    {{"release", 3}, [](auto w, auto&, auto) { return Hold(w, true); }},
+    {{"suspend", 2}, [](auto w, auto&, auto) { return Suspend(w, false); }},
+    {{"resume", 3}, [](auto w, auto&, auto) { return Suspend(w, true); }},
+    {{"top", 3}, [](auto w, auto&, auto) { return Top(w); }},
+    {{"token", 3},
+     [](auto, auto&, auto) { return NotYet("token", "JWT tokens come with the REST API"); }},
+    {{"wait_job", 2},
+     [](auto w, auto&, auto tag) { return w.size() > 1 ? TooMany(tag) : WaitJob(w); }},
+    {{"show", 3}, [](auto w, auto& f, auto) { return RunShow(f, w); }},
+    {{"takeover", 8},
+     [](auto, auto&, auto) {
+       return NotYet("takeover", "a backup controller comes with high availability");
+     }},
+    {{"shutdown", 8},
+     [](auto, auto&, auto) { return NotYet("shutdown", "stop the cluster with `drover down`"); }},
+    {{"update", 1}, [](auto w, auto& f, auto) { return Update(w, f); }},
+    {{"delete", 1}, [](auto w, auto&, auto) { return Delete(w); }},
+    {{"verbose", 4},
+     [](auto w, auto& f, auto tag) {
+       ++f.verbose;
+       return w.empty() ? 0 : TooMany(tag);
+     }},
+    {{"version", 4},
+     [](auto w, auto&, auto tag) { return w.empty() ? PrintSlurmVersion() : TooMany(tag); }},
+};
+
+int Dispatch(std::span<const std::string> words, Flags& flags) {
+  const std::string& tag = words[0];
+  for (const Command& command : kCommands)
+    if (MatchesKeyword(tag, command.keyword.name, command.keyword.min_length))
+      return command.run(words.subspan(1), flags, tag);
+  return Error(fmt::format("invalid keyword: {}", tag));
+}
+
+// No command on the command line: commands from stdin, one a line, with a "scontrol: " prompt
+// when stdin is a terminal, until end of input, `exit` or `quit`. The exit status is 1 when any
+// command failed, as Slurm's is.
+int Interactive(Flags& flags) {
+  bool tty = isatty(STDIN_FILENO);
+  int status = 0;
+  std::string line;
+  while (!flags.exit) {
+    if (tty) std::fputs("scontrol: ", stdout), std::fflush(stdout);
+    int c;
+    line.clear();
+    while ((c = std::getchar()) != EOF && c != '\n') line += static_cast<char>(c);
+    if (c == EOF && line.empty()) break;
+    auto words = SplitCommandLine(line);
+    if (!words) {
+      status = Error("scontrol: error: " + words.error());
+      continue;
+    }
+    if (words->empty()) continue;
+    if (Dispatch(*words, flags) != 0) status = 1;
+    std::fflush(stdout);
+  }
+  return status;
 }
 
 }  // namespace
@@ -245,7 +477,27 @@ constexpr OptionSpec kSpecs[] = {
     {0, "json", OptionSpec::kNone},       {'a', "all", OptionSpec::kNone},
     {'Q', "quiet", OptionSpec::kNone},    {'v', "verbose", OptionSpec::kNone},
     {'V', "version", OptionSpec::kNone},  {'h', "help", OptionSpec::kNone},
-    {0, "usage", OptionSpec::kNone}};
+    {0, "usage", OptionSpec::kNone},      {'M', "clusters", OptionSpec::kRequired},
+    {0, "federation", OptionSpec::kNone}, {0, "local", OptionSpec::kNone},
+    {0, "sibling", OptionSpec::kNone},    {'F', "future", OptionSpec::kNone},
+    {0, "hide", OptionSpec::kNone},       {'u', "uid", OptionSpec::kRequired}};
+
+// -u/--uid: a user name or number that exists, as Slurm checks it. The controller acts as the
+// caller its credential proves, as slurmctld acts on the authenticated uid.
+bool KnownUser(const std::string& text) {
+  if (getpwnam(text.c_str())) return true;
+  auto number = ParseUint64(text);
+  return number && *number < UINT32_MAX && getpwuid(static_cast<uid_t>(*number));
+}
+
+// -M/--clusters or SLURM_CLUSTERS: the local cluster only.
+std::optional<std::string> ClustersProblem(const ParsedOptions& parsed) {
+  auto requested = ClustersRequested(parsed.Last("clusters"), Environment());
+  if (!requested) return std::nullopt;
+  auto cluster = scontrol::LoadCluster();
+  if (!cluster) return cluster.error();
+  return ClustersError(*requested, cluster->settings.cluster_name);
+}
 }  // namespace
 
 std::vector<OptionSpec> ScontrolOptionTable() {
@@ -264,20 +516,20 @@ int RunScontrol(Arguments args) {
       return 0;
     }
     if (option == "version") return PrintSlurmVersion();
+    if (option == "uid" && !KnownUser(value))
+      return scontrol::Error(fmt::format("scontrol: error: --uid=\"{}\" invalid", value));
     flags.one_liner |= option == "oneliner";
     flags.details |= option == "details";
     flags.json |= option == "json";
-    flags.all |= option == "all";
+    if (option == "all") flags.all = true;
+    if (option == "hide") flags.all = false;
     flags.quiet |= option == "quiet";
+    flags.verbose += option == "verbose";
   }
-  if (parsed->operands.empty())
-    return scontrol::Error(
-        "scontrol: error: no command given (Drover's scontrol has no interactive mode; see "
-        "scontrol --help)");
-  std::string command = ToLower(parsed->operands[0]);
-  if (command == "version") return PrintSlurmVersion();
-  std::span<const std::string> rest(parsed->operands);
-  return scontrol::Dispatch(command, rest.subspan(1), flags);
+  if (auto problem = ClustersProblem(*parsed))
+    return scontrol::Error("scontrol: error: " + *problem);
+  if (parsed->operands.empty()) return scontrol::Interactive(flags);
+  return scontrol::Dispatch(parsed->operands, flags);
 }
 
 }  // namespace drover::cli

@@ -6,18 +6,29 @@
 #include <span>
 #include <string>
 
+#include "common/cluster_config.h"
+#include "common/result.h"
+
 namespace drover::cli::scontrol {
 
+// The options, and the modes interactive commands (oneliner, details, all, hide, quiet,
+// verbose) switch.
 struct Flags {
   bool one_liner = false;  // -o
   bool details = false;    // -d
   bool json = false;       // --json
-  bool all = false;        // -a: hidden partitions too
+  bool all = false;        // -a: hidden partitions too (--hide: not)
   bool quiet = false;      // -Q
+  int verbose = 0;         // -v
+  bool exit = false;       // interactive mode: `exit` or `quit` was read
   std::string version;     // Drover's, for Version= of nodes
 };
 
 int RunShow(const Flags& flags, std::span<const std::string> words);
 int RunPing(const Flags& flags);
+
+// The cluster's configuration (DROVER_CONF, SLURM_CONF, /etc/slurm/slurm.conf), without
+// connecting.
+Result<ClusterConfig> LoadCluster();
 
 }  // namespace drover::cli::scontrol

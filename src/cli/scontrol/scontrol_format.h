@@ -47,6 +47,8 @@ Record NodeRecord(const v1::NodeStatus& node, int index, std::span<const v1::Job
                   const ShowContext& ctx);
 Record PartitionRecord(const v1::Partition& partition, const ShowContext& ctx);
 Record ReservationRecord(const v1::Reservation& reservation, const ShowContext& ctx);
+// One srun step of a running job (`show step`).
+Record StepRecord(const v1::Job& job, const v1::Step& step);
 
 // `scontrol show config`: "Configuration data as of TIME" and "Key = Value" lines for the keys
 // Drover reads, in Slurm's order.

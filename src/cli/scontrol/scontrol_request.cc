@@ -2,8 +2,13 @@
 #include "cli/scontrol/scontrol_request.h"
 
 #include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <optional>
 
 #include "common/duration.h"
+#include "common/job_update.h"
 #include "common/slurm_time.h"
 #include "common/text.h"
 
@@ -36,6 +41,31 @@ std::pair<std::string, std::string> SplitKeyValue(std::string_view word) {
   return {ToLower(word.substr(0, eq)), std::string(word.substr(eq + 1))};
 }
 
+namespace {
+
+// "[1-3,7]" or "5": the task IDs of an array range.
+bool AddTaskRange(uint64_t job, std::string_view tasks, v1::JobFilter* filter) {
+  bool bracketed = tasks.starts_with('[') && tasks.ends_with(']');
+  if (bracketed) tasks = tasks.substr(1, tasks.size() - 2);
+  for (const std::string& item : Split(std::string(tasks), ',')) {
+    size_t dash = item.find('-');
+    auto first = ParseUint64(std::string_view(item).substr(0, dash));
+    auto last =
+        dash == std::string::npos ? first : ParseUint64(std::string_view(item).substr(dash + 1));
+    if (!first || !last || *last < *first || *last >= UINT32_MAX || *last - *first > 1'000'000)
+      return false;
+    if (dash != std::string::npos && !bracketed) return false;
+    for (uint64_t task = *first; task <= *last; ++task) {
+      v1::JobFilter::ArrayTask* array = filter->add_array_tasks();
+      array->set_array_job_id(job);
+      array->set_task_id(static_cast<uint32_t>(task));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool AddJobId(std::string_view text, v1::JobFilter* filter) {
   size_t underscore = text.find('_');
   auto id = ParseUint64(text.substr(0, underscore));
@@ -44,18 +74,31 @@ bool AddJobId(std::string_view text, v1::JobFilter* filter) {
     filter->add_job_ids(*id);
     return true;
   }
-  auto task = ParseUint64(text.substr(underscore + 1));
-  if (!task || *task >= UINT32_MAX) return false;
-  v1::JobFilter::ArrayTask* array = filter->add_array_tasks();
-  array->set_array_job_id(*id);
-  array->set_task_id(static_cast<uint32_t>(*task));
-  return true;
+  return AddTaskRange(*id, text.substr(underscore + 1), filter);
 }
+
+namespace {
+
+// "12,13_[1-3],14": commas inside brackets belong to the array range.
+std::vector<std::string> SplitIds(std::string_view text) {
+  std::vector<std::string> ids(1);
+  int depth = 0;
+  for (char c : text) {
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (c == ',' && depth == 0)
+      ids.emplace_back();
+    else
+      ids.back() += c;
+  }
+  return ids;
+}
+
+}  // namespace
 
 Result<v1::JobFilter> ParseJobList(std::span<const std::string> words) {
   v1::JobFilter filter;
   for (const std::string& word : words)
-    for (const std::string& id : Split(word, ','))
+    for (const std::string& id : SplitIds(word))
       if (!Trim(id).empty() && !AddJobId(Trim(id), &filter))
         return MakeError("Invalid job id specified: " + id);
   if (filter.job_ids_size() == 0 && filter.array_tasks_size() == 0)
@@ -82,18 +125,56 @@ Result<v1::TopRequest> ParseTopList(std::span<const std::string> words) {
   return request;
 }
 
-Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words) {
-  auto target = TargetOf(words, "job", "jobid");
-  if (!target) return std::move(target).take_error();
-  v1::UpdateJobRequest request;
-  for (const std::string& id : Split(target->first, ','))
-    if (!AddJobId(Trim(id), request.mutable_filter()))
-      return MakeError("Invalid job id specified: " + target->first);
-  size_t changes = 0;
-  for (size_t i = target->second; i < words.size(); ++i) {
+namespace {
+
+// The job an update names: JobId=ID[,ID...] (arrays as N_T or N_[1-5]) anywhere, else the
+// caller's jobs named by JobName= when no JobId is given, as Slurm takes them. The words left.
+Result<std::vector<std::string>> TargetJobs(std::span<const std::string> words,
+                                            v1::UpdateJobRequest& request) {
+  std::vector<std::string> rest;
+  std::optional<std::string> ids, name;
+  size_t i = 0;
+  if (!words.empty() && EqualsIgnoreCase(words[0], "job")) {
+    if (words.size() < 2) return MakeError("No job identification provided");
+    ids = words[1].find('=') == std::string::npos ? words[1] : SplitKeyValue(words[1]).second;
+    i = 2;
+  }
+  for (; i < words.size(); ++i) {
     auto [key, value] = SplitKeyValue(words[i]);
-    if (words[i].find('=') == std::string::npos) return Unsupported(words[i]);
-    ++changes;
+    if (!ids && (key == "jobid" || key == "job"))
+      ids = value;
+    else if (key == "jobname" || key == "name")
+      name = value, rest.push_back(words[i]);
+    else
+      rest.push_back(words[i]);
+  }
+  if (ids) {
+    for (const std::string& id : SplitIds(*ids))
+      if (!AddJobId(Trim(id), request.mutable_filter()))
+        return MakeError("Invalid job id specified: " + *ids);
+    return rest;
+  }
+  if (!name) return MakeError("No job identification provided");
+  // JobName= alone names the jobs to update, not a new name.
+  request.mutable_filter()->set_name(*name);
+  passwd* me = getpwuid(getuid());
+  request.mutable_filter()->set_user(me && me->pw_name ? me->pw_name : std::to_string(getuid()));
+  std::erase_if(rest, [](const std::string& word) {
+    auto key = SplitKeyValue(word).first;
+    return key == "jobname" || key == "name";
+  });
+  return rest;
+}
+
+}  // namespace
+
+Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words, int64_t now) {
+  v1::UpdateJobRequest request;
+  auto keys = TargetJobs(words, request);
+  if (!keys) return std::move(keys).take_error();
+  for (const std::string& word : *keys) {
+    auto [key, value] = SplitKeyValue(word);
+    if (word.find('=') == std::string::npos) return Unsupported(word);
     if (key == "timelimit") {
       auto limit = ParseDuration(value);
       if (!limit) return MakeError("Invalid TimeLimit value: " + value);
@@ -111,11 +192,18 @@ Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words) 
       request.set_name(value);
     } else if (key == "qos") {
       request.set_qos(value);
+    } else if (IsJobUpdateKey(key)) {
+      JobUpdate check;
+      if (Status parsed = ParseJobUpdateKey(key, value, now, check); !parsed)
+        return std::move(parsed).take_error();
+      request.add_settings(word);
     } else {
-      return Unsupported(words[i]);
+      return Unsupported(word);
     }
   }
-  if (changes == 0) return MakeError("No changes specified");
+  if (request.settings_size() == 0 && !request.has_time_limit_seconds() && !request.has_nice() &&
+      !request.has_partition() && !request.has_name() && !request.has_qos())
+    return MakeError("No changes specified");
   return request;
 }
 

@@ -14,7 +14,8 @@
 
 namespace drover::cli::scontrol {
 
-// "12" or "12_3" (one task of an array) into `filter`; false when it is neither.
+// "12", "12_3" (one task of an array) or "12_[1-3,5]" (tasks) into `filter`; false when it is
+// none of these.
 bool AddJobId(std::string_view text, v1::JobFilter* filter);
 
 // A list of IDs as hold/release/requeue/suspend take them: "12,13_1 14".
@@ -23,9 +24,11 @@ Result<v1::JobFilter> ParseJobList(std::span<const std::string> words);
 // scontrol top's list, in its order: "12,14_2 13". A whole job's task is UINT32_MAX.
 Result<v1::TopRequest> ParseTopList(std::span<const std::string> words);
 
-// `update` arguments naming a job: "JobId=12 TimeLimit=30", "job 12 Nice=10", "JobId=12_3 ...".
-// Keys: TimeLimit, Nice, Partition, Name/JobName, QOS. Anything else is an error that names it.
-Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words);
+// `update` arguments naming jobs: "JobId=12 TimeLimit=30", "job 12 Nice=10", "JobId=12_3 ...",
+// "JobId=12_[1-5] ...", "JobName=x Comment=y" (the caller's jobs named x). Keys: TimeLimit,
+// Nice, Partition, Name/JobName, QOS, and common/job_update.h's (sent as "Key=Value" settings,
+// checked here first). Anything else is an error that names it. `now` resolves relative times.
+Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words, int64_t now);
 
 // `update` arguments naming nodes: "NodeName=n[1-2] State=DRAIN Reason=maintenance".
 Result<v1::UpdateNodeRequest> ParseNodeUpdate(std::span<const std::string> words);

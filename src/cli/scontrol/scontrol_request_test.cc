@@ -13,7 +13,8 @@ using Words = std::vector<std::string>;
 
 TEST(ScontrolRequest, JobUpdateFields) {
   auto request = ParseJobUpdate(
-      Words{"JobId=12", "TimeLimit=1:30:00", "nice=-5", "Partition=gpu", "JobName=x", "QOS=high"});
+      Words{"JobId=12", "TimeLimit=1:30:00", "nice=-5", "Partition=gpu", "JobName=x", "QOS=high"},
+      0);
   ASSERT_TRUE(request) << request.error();
   EXPECT_EQ(request->filter().job_ids(0), 12u);
   EXPECT_EQ(request->time_limit_seconds(), 5400);
@@ -32,7 +33,7 @@ TEST(ScontrolRequest, JobUpdateTargets) {
   for (const Case& c :
        {Case{{"job", "7", "TimeLimit=10"}, 7, -1}, Case{{"job", "JobId=7", "TimeLimit=10"}, 7, -1},
         Case{{"jobid=7_3", "TimeLimit=10"}, 7, 3}, Case{{"JOBID=8", "Name=n"}, 8, -1}}) {
-    auto request = ParseJobUpdate(c.words);
+    auto request = ParseJobUpdate(c.words, 0);
     ASSERT_TRUE(request) << c.words[0] << ": " << request.error();
     if (c.task < 0) {
       EXPECT_EQ(request->filter().job_ids(0), c.job);
@@ -49,18 +50,47 @@ TEST(ScontrolRequest, JobUpdateRefusals) {
     std::string error;
   };
   for (const Case& c : {
-           Case{{"JobId=12", "Features=a100"},
-                "Update of this parameter is not supported: Features=a100"},
+           Case{{"JobId=12", "Bogus=a100"},
+                "Update of this parameter is not supported: Bogus=a100"},
+           Case{{"JobId=12", "NumNodes=0"}, "Invalid NumNodes value: 0"},
+           Case{{"JobId=12", "NumNodes=3-2"}, "Invalid NumNodes value: 2"},
+           Case{{"JobId=12", "Licenses=matlab:1"}, "Invalid license specification"},
+           Case{{"JobId=12", "Dependency=after"}, "Job dependency problem"},
+           Case{{"JobId=12", "Requeue=maybe"}, "Invalid Requeue value: maybe"},
+           Case{{"JobId=12", "MinMemoryNode=lots"}, "Invalid MinMemoryNode value: lots"},
+           Case{{"JobId=12_[3-1]", "Comment=x"}, "Invalid job id specified: 12_[3-1]"},
+           Case{{"Comment=x"}, "No job identification provided"},
            Case{{"JobId=12", "TimeLimit=soon"}, "Invalid TimeLimit value: soon"},
            Case{{"JobId=12", "Nice=x"}, "Invalid nice value: x"},
            Case{{"JobId=abc", "Nice=1"}, "Invalid job id specified: abc"},
            Case{{"JobId=12"}, "No changes specified"},
            Case{{"job"}, "No job identification provided"},
        }) {
-    auto request = ParseJobUpdate(c.words);
+    auto request = ParseJobUpdate(c.words, 0);
     ASSERT_FALSE(request) << c.words.back();
     EXPECT_EQ(request.error(), c.error);
   }
+}
+
+TEST(ScontrolRequest, JobUpdateSettingsAndArrayRanges) {
+  auto request = ParseJobUpdate(Words{"JobId=12_[1-3],14", "Features=a100", "NumNodes=2-3",
+                                      "Dependency=afterok:5", "minmemorynode=4G"},
+                                0);
+  ASSERT_TRUE(request) << request.error();
+  ASSERT_EQ(request->filter().array_tasks_size(), 3);
+  EXPECT_EQ(request->filter().array_tasks(2).task_id(), 3u);
+  EXPECT_EQ(request->filter().job_ids(0), 14u);
+  EXPECT_EQ(request->settings_size(), 4);
+  EXPECT_EQ(request->settings(3), "minmemorynode=4G");
+}
+
+TEST(ScontrolRequest, JobUpdateByName) {
+  auto request = ParseJobUpdate(Words{"JobName=train", "TimeLimit=10"}, 0);
+  ASSERT_TRUE(request) << request.error();
+  EXPECT_EQ(request->filter().name(), "train");
+  EXPECT_FALSE(request->filter().user().empty());
+  EXPECT_FALSE(request->has_name());  // names the jobs, does not rename them
+  EXPECT_EQ(request->time_limit_seconds(), 600);
 }
 
 TEST(ScontrolRequest, NodeUpdate) {

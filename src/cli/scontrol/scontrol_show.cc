@@ -4,12 +4,15 @@
 #include <grp.h>
 #include <pwd.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "cli/client.h"
 #include "cli/scontrol/scontrol.h"
 #include "cli/scontrol/scontrol_format.h"
+#include "cli/scontrol/scontrol_keywords.h"
 #include "cli/scontrol/scontrol_request.h"
 #include "common/hostlist.h"
 #include "common/text.h"
@@ -41,6 +44,13 @@ std::vector<v1::Job> ParseJobs(const v1::JobList& list) {
   std::vector<v1::Job> jobs(list.jobs_size());
   for (int i = 0; i < list.jobs_size(); ++i) jobs[i].ParseFromString(list.jobs(i));
   return jobs;
+}
+
+std::string ShortHostName() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  std::string host = name;
+  return host.substr(0, host.find('.'));
 }
 
 struct Session {
@@ -224,7 +234,8 @@ int ShowTopology(const Flags& flags) {
 Result<std::vector<std::string>> HostNames(std::span<const std::string> names) {
   std::string text = names.empty() ? "" : Join({names.begin(), names.end()}, ",");
   if (text.empty())
-    if (const char* env = std::getenv("SLURM_JOB_NODELIST")) text = env;
+    for (const char* name : {"SLURM_JOB_NODELIST", "SLURM_NODELIST"})
+      if (const char* env = std::getenv(name); env && text.empty()) text = env;
   if (text.empty()) return MakeError("hostlist is empty");
   return ExpandHostlist(text);
 }
@@ -245,43 +256,234 @@ std::pair<std::string, bool> Ping(Session& session) {
   return {PingLine(session.connection.cluster, up, reply.host()), up};
 }
 
+// show step [JOB[.STEP]]: the srun steps of running jobs, from their job records.
+int ShowSteps(const Flags& flags, const std::optional<std::string>& id) {
+  v1::JobFilter filter;
+  std::optional<uint32_t> step_id;
+  if (id) {
+    std::string_view text = *id;
+    size_t dot = text.find('.');
+    if (dot != std::string_view::npos) {
+      auto step = ParseUint64(text.substr(dot + 1));
+      if (!step || *step >= UINT32_MAX)
+        return Error("slurm_get_job_steps error: Invalid job id specified");
+      step_id = static_cast<uint32_t>(*step);
+      text = text.substr(0, dot);
+    }
+    if (!AddJobId(text, &filter))
+      return Error("slurm_get_job_steps error: Invalid job id specified");
+  }
+  Session session;
+  if (Status opened = Open(flags, session); !opened)
+    return Error("scontrol: error: " + opened.error());
+  auto jobs = LoadJobs(session, false);
+  if (!jobs) return Error("slurm_get_job_steps error: " + jobs.error());
+  std::vector<Record> records;
+  for (const v1::Job& job : *jobs) {
+    if (id && !Selected(job, filter)) continue;
+    for (const v1::Step& step : job.steps())
+      if (step.end_time() == 0 && (!step_id || step.step_id() == *step_id))
+        records.push_back(StepRecord(job, step));
+  }
+  if (records.empty()) {
+    if (id) return Print(fmt::format("Job step {} not found\n", *id));
+    return Print("No job steps in the system\n");
+  }
+  return Print(Render(records, flags.one_liner));
+}
+
+// show aliases [HOST]: the NodeName of every node whose NodeHostname is HOST (this host by
+// default), on one line, as slurm.conf names them.
+int ShowAliases(const std::optional<std::string>& host) {
+  auto cluster = LoadCluster();
+  if (!cluster) return Error("scontrol: error: " + cluster.error());
+  std::string name = host ? *host : ShortHostName();
+  std::vector<std::string> names;
+  for (const NodeConfig& node : cluster->nodes)
+    if (node.hostname == name) names.push_back(node.name);
+  if (!names.empty()) Print(Join(names, " ") + "\n");
+  return 0;
+}
+
+// show daemons: which of Slurm's daemons this host runs (the controller, an agent).
+int ShowDaemons() {
+  auto cluster = LoadCluster();
+  if (!cluster) return Error("scontrol: error: " + cluster.error());
+  std::string me = ShortHostName();
+  bool controller = false, agent = false;
+  for (const auto& host : cluster->settings.controller_hosts)
+    controller |= host.name == me || host.name == "localhost";
+  for (const NodeConfig& node : cluster->nodes)
+    agent |= node.hostname == me || node.name == me || node.hostname == "localhost";
+  std::vector<std::string> daemons;
+  if (controller) daemons.push_back("slurmctld");
+  if (agent) daemons.push_back("slurmd");
+  return Print(Join(daemons, " ") + "\n");
+}
+
+// Drover has no accounting database yet: the association manager's cache holds no users,
+// associations or QOS records, as slurmctld's does without AccountingStorageType.
+int ShowAssocMgr(std::span<const std::string> options) {
+  for (const std::string& option : options) {
+    auto [key, value] = SplitKeyValue(option);
+    if (key != "users" && key != "accounts" && key != "qos" && key != "flags")
+      return Error(fmt::format("Invalid option: {}", option));
+  }
+  return Print(
+      "Current Association Manager state\n\nUser Records\n\n\nAssociation Records\n\n\nQOS "
+      "Records\n\n");
+}
+
+int ShowHostlist(const std::optional<std::string>& list, bool sorted) {
+  if (!list) return Error("invalid encode argument");
+  auto hosts = ExpandHostlist(*list);
+  if (!hosts) return Error("scontrol: error: " + hosts.error());
+  return Print((sorted ? CompressHostlistSorted(*hosts) : CompressHostlist(*hosts)) + "\n");
+}
+
+int ShowConfig(const Flags& flags) {
+  Session session;
+  if (Status opened = Open(flags, session); !opened)
+    return Error("scontrol: error: " + opened.error());
+  auto [line, up] = Ping(session);
+  const ClusterConfig& cluster = session.connection.cluster;
+  Print(ConfigText(cluster, session.ctx.now, cluster.conf_path) + "\n" + line);
+  return 0;
+}
+
+std::vector<std::string> Names(const std::optional<std::string>& id) {
+  return id ? std::vector<std::string>{*id} : std::vector<std::string>{};
+}
+
+enum class Entity {
+  kAliases,
+  kBurstBuffer,
+  kAssocMgr,
+  kConfig,
+  kDaemons,
+  kFederation,
+  kFrontend,
+  kHostnames,
+  kHostlist,
+  kHostlistSorted,
+  kJobs,
+  kLicenses,
+  kNodes,
+  kPartitions,
+  kReservations,
+  kSteps,
+  kTopology
+};
+
+struct EntityKeyword {
+  Keyword keyword;
+  Entity entity;
+};
+
+// Slurm 22.05's show entities in its order (the first match wins) with its shortest forms.
+constexpr EntityKeyword kEntities[] = {
+    {{"aliases", 1}, Entity::kAliases},
+    {{"burstbuffer", 2}, Entity::kBurstBuffer},
+    {{"assoc_mgr", 2}, Entity::kAssocMgr},
+    {{"cache", 2}, Entity::kAssocMgr},
+    {{"config", 1}, Entity::kConfig},
+    {{"daemons", 1}, Entity::kDaemons},
+    {{"federations", 1}, Entity::kFederation},
+    {{"frontendname", 1}, Entity::kFrontend},
+    {{"hostnames", 5}, Entity::kHostnames},
+    {{"hostlist", 5}, Entity::kHostlist},
+    {{"hostlistsorted", 9}, Entity::kHostlistSorted},
+    {{"jobs", 1}, Entity::kJobs},
+    {{"jobid", 1}, Entity::kJobs},
+    {{"licenses", 2}, Entity::kLicenses},
+    {{"nodes", 1}, Entity::kNodes},
+    {{"nodename", 1}, Entity::kNodes},
+    {{"partitions", 2}, Entity::kPartitions},
+    {{"partitionname", 2}, Entity::kPartitions},
+    {{"reservations", 1}, Entity::kReservations},
+    {{"reservationname", 1}, Entity::kReservations},
+    {{"steps", 2}, Entity::kSteps},
+    {{"topology", 1}, Entity::kTopology},
+};
+
+std::optional<Entity> FindEntity(std::string_view word) {
+  for (const EntityKeyword& entry : kEntities)
+    if (MatchesKeyword(word, entry.keyword.name, entry.keyword.min_length)) return entry.entity;
+  return std::nullopt;
+}
+
+int ShowEntity(Entity entity, const Flags& flags, const std::optional<std::string>& id,
+               std::span<const std::string> rest) {
+  switch (entity) {
+    case Entity::kAliases:
+      return ShowAliases(id);
+    case Entity::kBurstBuffer:
+      return 0;  // no burst buffer plugin: nothing to report
+    case Entity::kAssocMgr:
+      return ShowAssocMgr(rest);
+    case Entity::kConfig:
+      return ShowConfig(flags);
+    case Entity::kDaemons:
+      return ShowDaemons();
+    case Entity::kFederation:
+      return Print("Not a member of a federation\n");
+    case Entity::kFrontend:
+      if (id) return Print(fmt::format("Front_end node {} not found\n", *id));
+      return Print("No front end nodes in the system\n");
+    case Entity::kHostnames: {
+      auto hosts = HostNames(Names(id));
+      if (!hosts) return Error("scontrol: error: " + hosts.error());
+      return Print(Join(*hosts, "\n") + "\n");
+    }
+    case Entity::kHostlist:
+      return ShowHostlist(id, false);
+    case Entity::kHostlistSorted:
+      return ShowHostlist(id, true);
+    case Entity::kJobs:
+      return ShowJobs(flags, Names(id));
+    case Entity::kLicenses:
+      if (id) return Error(fmt::format("No license named {} found", *id));
+      return Print("No licenses configured in Slurm.\n");
+    case Entity::kNodes:
+      return ShowNodes(flags, Names(id));
+    case Entity::kPartitions:
+      return ShowPartitions(flags, Names(id));
+    case Entity::kReservations:
+      return ShowReservations(flags, Names(id));
+    case Entity::kSteps:
+      return ShowSteps(flags, id);
+    case Entity::kTopology:
+      return ShowTopology(flags);
+  }
+  return 1;
+}
+
 }  // namespace
 
+Result<ClusterConfig> LoadCluster() {
+  std::string path = ResolveConfPath("");
+  ConfigLoad load = LoadClusterConfig(path);
+  if (!load.ok())
+    return MakeError(
+        fmt::format("cannot load the cluster's configuration {}: {}", path, load.ErrorText()));
+  return std::move(load.config);
+}
+
+// show ENTITY[=ID] or show ENTITY [ID], as Slurm's _show_it reads them.
 int RunShow(const Flags& flags, std::span<const std::string> words) {
-  if (words.empty()) return Error("scontrol: error: show what? (job, node, partition, ...)");
-  std::string entity = ToLower(words[0]);
-  std::span<const std::string> names = words.subspan(1);
-  if (entity == "job" || entity == "jobs" || entity == "jobid") return ShowJobs(flags, names);
-  if (entity == "node" || entity == "nodes" || entity == "nodename") return ShowNodes(flags, names);
-  if (entity == "partition" || entity == "partitions" || entity == "partitionname")
-    return ShowPartitions(flags, names);
-  if (entity == "reservation" || entity == "reservations" || entity == "res")
-    return ShowReservations(flags, names);
-  if (entity == "topology") return ShowTopology(flags);
-  if (entity == "hostnames") {
-    auto hosts = HostNames(names);
-    if (!hosts) return Error("scontrol: error: " + hosts.error());
-    return Print(Join(*hosts, "\n") + "\n");
-  }
-  if (entity == "hostlist" || entity == "hostlistsorted") {
-    auto hosts = HostNames(names);
-    if (!hosts) return Error("scontrol: error: " + hosts.error());
-    return Print(
-        (entity == "hostlist" ? CompressHostlist(*hosts) : CompressHostlistSorted(*hosts)) + "\n");
-  }
-  if (entity == "config") {
-    Session session;
-    if (Status opened = Open(flags, session); !opened)
-      return Error("scontrol: error: " + opened.error());
-    auto [line, up] = Ping(session);
-    const ClusterConfig& cluster = session.connection.cluster;
-    Print(ConfigText(cluster, session.ctx.now, cluster.conf_path) + "\n" + line);
-    return 0;
-  }
-  return Error(fmt::format(
-      "scontrol: error: invalid entity: {} for keyword: show (Drover shows job, node, partition, "
-      "reservation, config, topology, hostnames, hostlist, hostlistsorted)",
-      words[0]));
+  if (words.empty()) return Error("too few arguments for keyword:show");
+  std::string_view tag = words[0];
+  size_t eq = tag.find('=');
+  std::optional<Entity> entity = FindEntity(tag.substr(0, eq));
+  if (words.size() > 2 && entity != Entity::kAssocMgr)
+    return Error("too many arguments for keyword:show");
+  if (!entity) return Error(fmt::format("invalid entity:{} for keyword:show ", tag.substr(0, eq)));
+  std::optional<std::string> id;
+  if (eq != std::string_view::npos)
+    id = std::string(tag.substr(eq + 1));
+  else if (words.size() == 2 && entity != Entity::kAssocMgr)
+    id = words[1];
+  return ShowEntity(*entity, flags, id, words.subspan(1));
 }
 
 int RunPing(const Flags& flags) {

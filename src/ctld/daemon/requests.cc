@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <ctime>
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include "common/duration.h"
+#include "common/job_update.h"
 #include "common/submission_bounds.h"
 #include "common/text.h"
 
@@ -36,6 +38,8 @@ Result<JobFilter> FilterOf(const v1::JobFilter& filter) {
 
 namespace {
 
+constexpr int kMaxUpdateSettings = 64;  // scontrol update job has about 55 keys
+
 Status CheckRange(std::string_view field, int64_t value, int64_t min, int64_t max) {
   if (value >= min && value <= max) return OkStatus();
   return MakeError(fmt::format("{}={} is out of range (from {} to {})", field, value, min, max));
@@ -48,6 +52,11 @@ Status CheckUpdateJob(const v1::UpdateJobRequest& request) {
   if (Status s = CheckLength("Partition", request.partition(), kMaxNameLength); !s) return s;
   if (Status s = CheckLength("QOS", request.qos(), kMaxNameLength); !s) return s;
   if (Status s = CheckTimeLimit("TimeLimit", request.time_limit_seconds()); !s) return s;
+  if (request.settings_size() > kMaxUpdateSettings)
+    return MakeError(
+        fmt::format("{} settings; the limit is {}", request.settings_size(), kMaxUpdateSettings));
+  for (const std::string& setting : request.settings())
+    if (Status s = CheckLength("setting", setting, kMaxNodeListLength); !s) return s;
   return CheckRange("Nice", request.nice(), -kMaxNice, kMaxNice);
 }
 
@@ -105,7 +114,7 @@ Result<UpdateNode::Action> NodeActionOf(const std::string& state) {
 Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller& caller) {
   auto filter = FilterOf(request.filter());
   if (!filter) return std::move(filter).take_error();
-  UpdateJob event{0, caller, std::move(*filter), {}, {}, {}, {}, {}};
+  UpdateJob event{0, caller, std::move(*filter), {}, {}, {}, {}, {}, {}};
   if (request.has_time_limit_seconds()) {
     if (request.time_limit_seconds() <= 0) return MakeError("Invalid time limit specified");
     event.time_limit_seconds = request.time_limit_seconds();
@@ -114,6 +123,15 @@ Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller&
   if (request.has_partition()) event.partition = request.partition();
   if (request.has_name()) event.name = request.name();
   if (request.has_qos()) event.qos = request.qos();
+  for (const std::string& setting : request.settings()) {
+    size_t eq = setting.find('=');
+    if (eq == std::string::npos) return MakeError("Invalid input: " + setting);
+    std::string_view text = setting;
+    if (Status parsed = ParseJobUpdateKey(text.substr(0, eq), text.substr(eq + 1),
+                                          std::time(nullptr), event.update);
+        !parsed)
+      return std::move(parsed).take_error();
+  }
   return event;
 }
 

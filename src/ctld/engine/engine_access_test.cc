@@ -157,7 +157,7 @@ TEST_F(AccessTest, OthersMayNotCancelHoldRequeueOrUpdateAnOwnersJob) {
            HoldJobs{0, kBob, Only(id), false},
            HoldJobs{0, kBob, Only(id), true},
            RequeueJobs{0, kBob, Only(id), false},
-           UpdateJob{0, kBob, Only(id), 60, {}, {}, {}, {}},
+           UpdateJob{0, kBob, Only(id), 60, {}, {}, {}, {}, {}},
            CreateStep{0, kBob, id, "", 0, 0, 0, 0, {}},
            ReleaseJob{0, kBob, id, 0, 0},
        }) {
@@ -185,14 +185,14 @@ TEST_F(AccessTest, TheOwnerMayReleaseAUserHoldButNotAnAdminHold) {
 
 TEST_F(AccessTest, OwnersLowerTheirJobsOperatorsRaiseThem) {
   uint64_t id = Pending(kAlice);
-  EXPECT_TRUE(Ask(UpdateJob{0, kAlice, Only(id), 300, {}, {}, {}, {}}).ok);
-  EXPECT_TRUE(Ask(UpdateJob{0, kAlice, Only(id), {}, 10, {}, {}, {}}).ok);
-  Reply longer = Ask(UpdateJob{0, kAlice, Only(id), 900, {}, {}, {}, {}});
+  EXPECT_TRUE(Ask(UpdateJob{0, kAlice, Only(id), 300, {}, {}, {}, {}, {}}).ok);
+  EXPECT_TRUE(Ask(UpdateJob{0, kAlice, Only(id), {}, 10, {}, {}, {}, {}}).ok);
+  Reply longer = Ask(UpdateJob{0, kAlice, Only(id), 900, {}, {}, {}, {}, {}});
   EXPECT_FALSE(longer.ok);
   EXPECT_EQ(longer.error.rfind("Access/permission denied", 0), 0u);
-  Reply negative = Ask(UpdateJob{0, kAlice, Only(id), {}, -1, {}, {}, {}});
+  Reply negative = Ask(UpdateJob{0, kAlice, Only(id), {}, -1, {}, {}, {}, {}});
   EXPECT_FALSE(negative.ok);
-  EXPECT_TRUE(Ask(UpdateJob{0, kRoot, Only(id), 900, -5, {}, {}, {}}).ok);
+  EXPECT_TRUE(Ask(UpdateJob{0, kRoot, Only(id), 900, -5, {}, {}, {}, {}}).ok);
   EXPECT_EQ(Record(id).spec.time_limit_seconds, 900);
   EXPECT_EQ(Record(id).spec.nice, -5);
 }
@@ -286,12 +286,12 @@ TEST_F(AccessTest, APartitionTheJobMayNotUseIsDroppedWhileAnotherRemains) {
 
 TEST_F(AccessTest, AnUpdateMayNotMoveAJobWhereItsOwnerMayNotSubmit) {
   uint64_t id = Pending(kBob);
-  Reply moved = Ask(UpdateJob{0, kBob, Only(id), {}, {}, std::string("grp"), {}, {}});
+  Reply moved = Ask(UpdateJob{0, kBob, Only(id), {}, {}, std::string("grp"), {}, {}, {}});
   EXPECT_EQ(moved.error,
             "User's group not permitted to use this partition (grp allows physics,chem)");
   EXPECT_TRUE(Record(id).spec.partitions.empty());
-  EXPECT_TRUE(Ask(UpdateJob{0, kBob, Only(id), {}, {}, std::string("denyqos"), {}, {}}).ok);
-  Reply qos = Ask(UpdateJob{0, kBob, Only(id), {}, {}, {}, {}, std::string("low")});
+  EXPECT_TRUE(Ask(UpdateJob{0, kBob, Only(id), {}, {}, std::string("denyqos"), {}, {}, {}}).ok);
+  Reply qos = Ask(UpdateJob{0, kBob, Only(id), {}, {}, {}, {}, std::string("low"), {}});
   EXPECT_EQ(qos.error, "Invalid qos specification (partition denyqos denies QOS low)");
 }
 

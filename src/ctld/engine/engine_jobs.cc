@@ -231,9 +231,16 @@ std::string Engine::UpdateOne(const UpdateJob& event, Job& job) {
     job.spec.partitions = {*event.partition};
   }
   if (event.qos) job.spec.qos = *event.qos;
+  if (std::string error = ApplyJobUpdate(event.update, pending, job.spec); !error.empty())
+    return error;
+  // A changed job is checked as a submission is: its partition must still be able to run it,
+  // its reservation admit it and its dependencies name known jobs.
+  if (!event.update.fields.empty())
+    if (std::string error = Validate(job.spec, 0); !error.empty()) return error;
   // The owner's access to the partition, as at submission (an operator's update is checked
   // against the owner's account and QOS, not the operator's groups).
-  if (event.partition || event.qos) return UpdatedPartitionRefusal(event.caller, job.spec);
+  if (event.partition || event.qos || !event.update.fields.empty())
+    return UpdatedPartitionRefusal(event.caller, job.spec);
   return "";
 }
 

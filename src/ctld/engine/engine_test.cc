@@ -417,23 +417,49 @@ TEST_F(EngineTest, ScriptsAndEnvironmentsLiveInTheStoreUntilTheLastTaskGoes) {
 
 TEST_F(EngineTest, UpdateJobFieldsWithSlurmsPermissions) {
   uint64_t job = Submit({});  // running, time limit 3600
-  UpdateJob shorter{++token_, Caller{1000, 1000}, {}, 600, {}, {}, std::string("renamed"), {}};
+  UpdateJob shorter{++token_, Caller{1000, 1000}, {}, 600, {}, {}, std::string("renamed"), {}, {}};
   shorter.filter.job_ids = {job};
   ASSERT_TRUE(FindReply(Apply(shorter), token_)->ok);
   EXPECT_EQ(engine_.FindJob(job)->end_time, engine_.FindJob(job)->start_time + 600);
   EXPECT_EQ(engine_.FindJob(job)->spec.name, "renamed");
-  UpdateJob longer{++token_, Caller{1000, 1000}, {}, 7200, {}, {}, {}, {}};
+  UpdateJob longer{++token_, Caller{1000, 1000}, {}, 7200, {}, {}, {}, {}, {}};
   longer.filter.job_ids = {job};
   EXPECT_EQ(FindReply(Apply(longer), token_)->error,
             "Access/permission denied (only an operator may lengthen a time limit)");
   longer.caller = Caller{0, 0, true};
   EXPECT_TRUE(FindReply(Apply(longer), token_)->ok);
-  UpdateJob nicer{++token_, Caller{1000, 1000}, {}, {}, -5, {}, {}, {}};
+  UpdateJob nicer{++token_, Caller{1000, 1000}, {}, {}, -5, {}, {}, {}, {}};
   nicer.filter.job_ids = {job};
   EXPECT_EQ(FindReply(Apply(nicer), token_)->error, "Access/permission denied (negative nice)");
-  UpdateJob move{++token_, Caller{1000, 1000}, {}, {}, {}, std::string("p"), {}, {}};
+  UpdateJob move{++token_, Caller{1000, 1000}, {}, {}, {}, std::string("p"), {}, {}, {}};
   move.filter.job_ids = {job};
   EXPECT_EQ(FindReply(Apply(move), token_)->error, "Job is no longer pending execution");
+}
+
+// scontrol update job's other keys: applied to a pending job and checked as a submission is;
+// refused for a started job where Slurm refuses them.
+TEST_F(EngineTest, UpdateJobKeysPendingOnlyAndChecked) {
+  JobSpec later;
+  later.begin_time = clock_.Now() + 7200;
+  uint64_t pending = Submit(later);
+  uint64_t running = Submit({});
+  auto update = [&](uint64_t job, std::string_view key, std::string_view value) {
+    UpdateJob event{++token_, Caller{1000, 1000}, {}, {}, {}, {}, {}, {}, {}};
+    event.filter.job_ids = {job};
+    EXPECT_TRUE(ParseJobUpdateKey(key, value, clock_.Now(), event.update));
+    return *FindReply(Apply(event), token_);
+  };
+  EXPECT_TRUE(update(pending, "NumTasks", "4").ok);
+  EXPECT_TRUE(update(pending, "ExcNodeList", "n2").ok);
+  EXPECT_EQ(engine_.FindJob(pending)->spec.ntasks, 4u);
+  EXPECT_EQ(engine_.FindJob(pending)->spec.exclude, (std::vector<std::string>{"n2"}));
+  Reply too_big = update(pending, "NumNodes", "3");
+  EXPECT_FALSE(too_big.ok);
+  EXPECT_EQ(too_big.error.rfind("Node count specification invalid", 0), 0u) << too_big.error;
+  EXPECT_EQ(engine_.FindJob(pending)->spec.min_nodes, 1u) << "a refused update changes nothing";
+  EXPECT_EQ(update(running, "NumTasks", "2").error, "Job is no longer pending execution");
+  EXPECT_TRUE(update(running, "Comment", "still running").ok);
+  EXPECT_EQ(engine_.FindJob(running)->spec.comment, "still running");
 }
 
 TEST_F(EngineTest, FairShareUsageAccruesInBillingSeconds) {

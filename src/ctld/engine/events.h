@@ -11,6 +11,7 @@
 
 #include "common/cluster_config.h"
 #include "common/job_spec.h"
+#include "common/job_update.h"
 #include "ctld/engine/job.h"
 #include "ctld/engine/reservation.h"
 #include "sched/model.h"
@@ -106,6 +107,7 @@ struct UpdateJob {
   std::optional<int64_t> time_limit_seconds;
   std::optional<int32_t> nice;
   std::optional<std::string> partition, name, qos;
+  JobUpdate update;  // the other keys (common/job_update.h)
 };
 
 struct UpdateNode {

@@ -1,0 +1,62 @@
+// `scontrol update job` keys beyond the time limit, nice, partition, name and QOS: Slurm 22.05's
+// key names (any case, with its aliases), each parsed into a JobSpec field, and Slurm's rules
+// for applying them — which may change only while the job is pending. Shared by scontrol (to
+// refuse a bad value before calling) and the controller (which parses again at its edge).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/job_spec.h"
+#include "common/result.h"
+
+namespace drover {
+
+enum class JobField {
+  kAccount,
+  kArrayTaskThrottle,
+  kComment,
+  kCpusPerTask,
+  kDependency,
+  kBeginTime,
+  kExclude,
+  kFeatures,
+  kGres,
+  kMemPerCpu,
+  kMemPerNode,
+  kNodeList,
+  kNumNodes,
+  kNumTasks,
+  kOverSubscribe,
+  kRequeue,
+  kReservation,
+  kStderr,
+  kStdin,
+  kStdout,
+  kSwitches,
+  kTasksPerNode,
+  kTimeMin,
+  kWorkDir,
+  kLicenses
+};
+
+struct JobUpdate {
+  JobSpec values;                // the parsed values of `fields`; the rest unused
+  std::vector<JobField> fields;  // in the order given
+};
+
+// Whether `key` (lower-cased or not) is one of this table's keys.
+bool IsJobUpdateKey(std::string_view key);
+
+// Parses one Key=Value into `update`. `now` resolves StartTime=now+1hour. Errors are Slurm's
+// words for a bad value ("Invalid CpusPerTask value: x").
+Status ParseJobUpdateKey(std::string_view key, std::string_view value, int64_t now,
+                         JobUpdate& update);
+
+// Applies `update` to `spec` of a job that is `pending` or not; the message Slurm gives for the
+// first field that may not change now ("Job is no longer pending execution"), or "".
+std::string ApplyJobUpdate(const JobUpdate& update, bool pending, JobSpec& spec);
+
+}  // namespace drover
