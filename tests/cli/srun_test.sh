@@ -95,9 +95,10 @@ set -e
 [ $(( $(date +%s) - start )) -lt 30 ] || fail "-K did not end the other task"
 
 # salloc: the command runs here with the allocation; srun inside uses its nodes.
-salloc -N2 bash -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST"; srun -l printenv SLURMD_NODENAME' > salloc.out 2> salloc.err
+salloc -N2 bash -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST"; srun -l printenv SLURMD_NODENAME; echo "relative=$(srun -r1 -N1 printenv SLURMD_NODENAME)"' > salloc.out 2> salloc.err
 grep -q "^job=[0-9]* nodes=node\[1-2\]$" salloc.out || fail "salloc: $(cat salloc.out)"
 grep -qx "1: node2" salloc.out || fail "srun inside salloc: $(cat salloc.out)"
+grep -qx "relative=node2" salloc.out || fail "srun -r1 inside salloc: $(cat salloc.out)"
 grep -q "Granted job allocation" salloc.err || fail "salloc said: $(cat salloc.err)"
 alloc=$(sed -n 's/^job=\([0-9]*\) .*/\1/p' salloc.out)
 [ "$(wait_done "$alloc")" = COMPLETED ] || fail "salloc job $alloc: $(sacct -j "$alloc")"

@@ -169,10 +169,9 @@ constexpr InputVariable kSrunInputs[] = {
 
 // Options srun accepts and does not act on: each said once, unless --quiet.
 constexpr std::string_view kSrunNoEffect[] = {
-    "accel-bind",   "bcast",       "bcast-exclude", "compress",    "ctrl-comm-ifhn",
-    "het-group",    "mpi-combine", "msg-timeout",   "resv-ports",  "send-libs",
-    "slurmd-debug", "task-epilog", "task-prolog",   "threads",     "cpu-bind",
-    "cpu_bind",     "relative",    "preserve-env",  "no-allocate",
+    "accel-bind",  "bcast",       "bcast-exclude", "compress",  "ctrl-comm-ifhn", "het-group",
+    "mpi-combine", "msg-timeout", "resv-ports",    "send-libs", "slurmd-debug",   "task-epilog",
+    "task-prolog", "threads",     "cpu-bind",      "cpu_bind",  "preserve-env",   "no-allocate",
 };
 
 // The MPI plugin types Slurm 22.05 knows (--mpi=list prints them).
@@ -341,6 +340,7 @@ class Srun {
   std::optional<int> FindOrAllocateJob();
   v1::CreateStepRequest StepRequest() const;
   void SetStepShare(v1::CreateStepRequest& create) const;
+  bool SetStepNodes(v1::CreateStepRequest& create) const;
   std::optional<v1::CreateStepReply> CreateStep(const v1::CreateStepRequest& create);
   std::optional<std::map<uint32_t, std::vector<std::string>>> ReadMultiProg(
       const v1::CreateStepReply& step);
@@ -679,19 +679,49 @@ bool Srun::RunLocalScript(std::string_view option, uint32_t step_id) {
   return rc == 0;
 }
 
+// Inside an allocation, the nodes -w names, or with -r/--relative=N the allocation's nodes from
+// its N-th on (srun(1): not with -w or -x, and only inside an allocation). False after saying why
+// not.
+bool Srun::SetStepNodes(v1::CreateStepRequest& create) const {
+  std::optional<std::string> relative = parsed().Last("relative");
+  if (relative && (own_allocation_ || parsed().Has("nodelist") || parsed().Has("exclude"))) {
+    std::fprintf(stderr, own_allocation_
+                             ? "srun: fatal: --relative option invalid for job allocation request\n"
+                             : "srun: fatal: --relative option is incompatible with --nodelist "
+                               "and --exclude\n");
+    return false;
+  }
+  if (own_allocation_) return true;
+  std::optional<std::string> nodelist = parsed().Last("nodelist");
+  if (relative) {
+    auto it = env_.find("SLURM_JOB_NODELIST");
+    nodelist = it == env_.end() ? "" : it->second;
+  }
+  if (!nodelist) return true;
+  auto names = ExpandHostlist(*nodelist);
+  if (!names) {
+    std::fprintf(stderr, "srun: error: %s\n", names.error().c_str());
+    return false;
+  }
+  size_t first = 0;
+  if (relative) {
+    auto offset = ParseUint64(*relative);
+    if (!offset || *offset >= names->size()) {
+      std::fprintf(stderr,
+                   "srun: error: Invalid --relative value %s: the allocation has %zu nodes\n",
+                   relative->c_str(), names->size());
+      return false;
+    }
+    first = static_cast<size_t>(*offset);
+  }
+  for (size_t i = first; i < names->size(); ++i) create.add_nodelist((*names)[i]);
+  return true;
+}
+
 int Srun::Run() {
   if (std::optional<int> code = FindOrAllocateJob()) return *code;
   v1::CreateStepRequest create = StepRequest();
-  if (!own_allocation_) {
-    if (auto nodelist = parsed().Last("nodelist")) {
-      auto names = ExpandHostlist(*nodelist);
-      if (!names) {
-        std::fprintf(stderr, "srun: error: %s\n", names.error().c_str());
-        return 1;
-      }
-      for (const std::string& name : *names) create.add_nodelist(name);
-    }
-  }
+  if (!SetStepNodes(create)) return 1;
   std::optional<v1::CreateStepReply> step = CreateStep(create);
   if (!step) return 1;
   const std::string step_name = fmt::format("StepId={}.{}", *job_id_, step->step_id());
