@@ -194,6 +194,9 @@ void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out) {
     s->set_cpus(step.cpus);
     s->set_cpu_seconds(step.cpu_seconds);
     s->set_max_rss_mib(step.max_rss_mib);
+    for (const sched::NodeAllocation& part : step.usage) ToProto(part, s->add_usage());
+    s->set_overlap(step.overlap);
+    s->set_gpus_given(step.gpus_given);
   }
   out->set_partition_name(PartitionName(job.partition, cluster));
   out->set_node_list(NodeList(job.allocation, cluster));
@@ -248,6 +251,9 @@ Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster) {
     step.cpus = s.cpus();
     step.cpu_seconds = s.cpu_seconds();
     step.max_rss_mib = s.max_rss_mib();
+    for (const v1::NodeAllocation& part : s.usage()) step.usage.push_back(FromProto(part));
+    step.overlap = s.overlap();
+    step.gpus_given = s.gpus_given();
     out.steps.push_back(std::move(step));
   }
   return out;

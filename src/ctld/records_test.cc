@@ -39,6 +39,16 @@ class JobRecordTest : public ::testing::Test {
     job.time_limit_signalled_at = 1'700'000'400;
     job.user_signal_sent = true;
     job.history = {{1'700'000'000, 1'700'000'100, JobState::kNodeFail, 0, 9, {1}, 0}};
+    Step step;  // a running step and its share of the job
+    step.step_id = 2;
+    step.name = "train";
+    step.start_time = 1'700'000'250;
+    step.ntasks = 1;
+    step.nodes = {1};
+    step.cpus = 2;
+    step.usage = {{1, {2, 3}, 200, {1}}};
+    step.gpus_given = true;
+    job.steps = {step};
     return job;
   }
 
@@ -76,6 +86,10 @@ TEST_F(JobRecordTest, RunningJobRoundTrip) {
   EXPECT_EQ(job.history[0].state, JobState::kNodeFail);
   EXPECT_EQ(job.history[0].exit_signal, 9);
   EXPECT_EQ(job.history[0].nodes, std::vector<int>{1});
+  ASSERT_EQ(job.steps.size(), 1u);
+  EXPECT_EQ(job.steps[0].usage, RunningJob().steps[0].usage);
+  EXPECT_TRUE(job.steps[0].gpus_given);
+  EXPECT_FALSE(job.steps[0].overlap);
 }
 
 TEST_F(JobRecordTest, PendingJobWithoutPartition) {

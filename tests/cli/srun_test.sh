@@ -2,8 +2,9 @@
 # srun and salloc end to end on a local emulated cluster (drover up: a controller and four
 # agents on loopback, in a temporary state directory; every process is stopped at exit):
 # ranks and IDs of a multi-node step under sbatch, output and stdin streamed back, exit codes,
-# --label, --multi-prog, per-task output files, --kill-on-bad-exit, salloc, steps in sacct, and
-# a cancelled job taking its steps' tasks with it.
+# --label, --multi-prog, per-task output files, --kill-on-bad-exit, salloc, steps in sacct, a
+# step's share of its job (GPUs, memory, waiting for room), salloc --no-shell, input variables,
+# and a cancelled job taking its steps' tasks with it.
 set -euo pipefail
 drover="$1"
 source "$(dirname "$0")/cluster.sh"
@@ -97,14 +98,56 @@ set -e
 [ $(( $(date +%s) - start )) -lt 30 ] || fail "-K did not end the other task"
 
 # salloc: the command runs here with the allocation; srun inside uses its nodes.
-salloc -N2 bash -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST"; srun -l printenv SLURMD_NODENAME' > salloc.out 2> salloc.err
+salloc -N2 bash -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST"; srun -l printenv SLURMD_NODENAME; echo "relative=$(srun -r1 -N1 printenv SLURMD_NODENAME)"' > salloc.out 2> salloc.err
 grep -q "^job=[0-9]* nodes=node\[1-2\]$" salloc.out || fail "salloc: $(cat salloc.out)"
 grep -qx "1: node2" salloc.out || fail "srun inside salloc: $(cat salloc.out)"
+grep -qx "relative=node2" salloc.out || fail "srun -r1 inside salloc: $(cat salloc.out)"
 grep -q "Granted job allocation" salloc.err || fail "salloc said: $(cat salloc.err)"
 alloc=$(sed -n 's/^job=\([0-9]*\) .*/\1/p' salloc.out)
 [ "$(wait_done "$alloc")" = COMPLETED ] || fail "salloc job $alloc: $(sacct -j "$alloc")"
 sacct -j "$alloc" -n -P -o JobID | grep -q "^$alloc.0$" || fail "salloc step not in sacct"
 sacct -j "$alloc" -n -P -o JobID | grep -q "batch" && fail "an interactive job has no batch step"
+
+# A step's share of its job: its own GPUs; a step that needs what a running one holds waits
+# ("step creation temporarily disabled") and starts once it is free; too much memory is refused.
+cat > shares.sh <<'SCRIPT'
+#!/bin/bash
+#SBATCH -N1 -n2 --gpus=2 --mem=1000 -o shares.out
+srun -n1 --exact --gpus=1 printenv SLURM_STEP_GPUS CUDA_VISIBLE_DEVICES | tr '\n' ' ' > one-gpu.txt
+srun -n1 --mem=2000 true 2> too-much.txt || echo "too much: $?"
+srun -n1 --exact --gpus=2 sh -c 'touch held; while [ ! -e release ]; do sleep 0.1; done' &
+for _ in $(seq 1 300); do [ -e held ] && break; sleep 0.1; done
+srun -n1 --exact --gpus=1 printenv SLURM_STEP_GPUS > second.out 2> second.err &
+for _ in $(seq 1 300); do grep -q "temporarily disabled" second.err && break; sleep 0.1; done
+touch release
+wait
+SCRIPT
+id=$(sbatch --parsable shares.sh)
+[ "$(wait_done "$id")" = COMPLETED ] || fail "job $id: $(sacct -j "$id"; cat shares.out)"
+grep -Eq '^([0-7]) \1 $' one-gpu.txt || fail "one GPU step: '$(cat one-gpu.txt)'"
+grep -q "Unable to create step for job $id: Memory required by task is not available" \
+  too-much.txt || fail "--mem beyond the job: $(cat too-much.txt)"
+grep -q "^srun: Job $id step creation temporarily disabled, retrying (Requested nodes are busy)$" \
+  second.err && grep -q "^srun: Step created for StepId=$id\.[0-9]*$" second.err ||
+  fail "the waiting step said: $(cat second.err)"
+grep -Eq '^[0-7]$' second.out || fail "waiting step's GPU: $(cat second.out)"
+
+# salloc --no-shell: the allocation stays without a command until scancel; srun --jobid uses it.
+salloc --no-shell -N1 2> noshell.err
+noshell=$(sed -n 's/^salloc: Granted job allocation \([0-9]*\)$/\1/p' noshell.err)
+[ -n "$noshell" ] || fail "salloc --no-shell said: $(cat noshell.err)"
+[ "$(squeue -h -j "$noshell" -o %T)" = RUNNING ] || fail "--no-shell allocation not running"
+[ "$(srun --jobid="$noshell" printenv SLURM_JOB_ID)" = "$noshell" ] || fail "srun --jobid"
+scancel "$noshell"
+case "$(wait_done "$noshell")" in CANCELLED*) ;; *) fail "--no-shell job after scancel: $(sacct -j "$noshell")" ;; esac
+
+# Input variables stand for options; --mpi=list; no X11 forwarding, as Slurm without it.
+[ "$(SLURM_LABELIO=1 srun -n2 echo x | sort | tr '\n' ' ')" = "0: x 1: x " ] ||
+  fail "SLURM_LABELIO"
+srun --mpi=list | grep -qx $'\tpmi2' || fail "--mpi=list: $(srun --mpi=list)"
+x11=$(srun --x11 true 2>&1 || true)
+[ "$x11" = "srun: error: Unable to allocate resources: X11 forwarding not available" ] ||
+  fail "--x11: $x11"
 
 # Cancelling a job ends its steps' tasks.
 cat > long.sh <<'SCRIPT'

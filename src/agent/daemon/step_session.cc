@@ -144,17 +144,44 @@ void StepSession::BuildEnvironment() {
   SetGpuVariables();
 }
 
-// The job's GPUs on this node; numbered from 0 where its cgroup hides the others (NVML devices).
+// The step's GPUs on this node (the job's, unless it asked for its own); numbered as the job's
+// cgroup shows them where it hides the others (NVML devices).
 void StepSession::SetGpuVariables() {
-  std::vector<uint32_t> gpus;
+  std::vector<uint32_t> job_gpus, gpus;
   for (const v1::NodeAllocation& part : job().allocation())
     if (part.node() == agent_.node_)
-      for (int gpu : part.gpus()) gpus.push_back(static_cast<uint32_t>(gpu));
-  if (gpus.empty()) return;
+      for (int gpu : part.gpus()) job_gpus.push_back(static_cast<uint32_t>(gpu));
+  gpus = job_gpus;
+  // A step that asked for GPUs sees its own (the controller's sealed record says which), not
+  // every GPU of the job.
+  for (const v1::Step& step : job().steps())
+    if (step.step_id() == launch_.step_id() && step.gpus_given()) {
+      gpus.clear();
+      for (const v1::NodeAllocation& part : step.usage())
+        if (part.node() == agent_.node_)
+          for (int gpu : part.gpus())
+            if (std::count(job_gpus.begin(), job_gpus.end(), static_cast<uint32_t>(gpu)))
+              gpus.push_back(static_cast<uint32_t>(gpu));
+    }
+  if (gpus.empty()) {
+    if (job_gpus.empty()) return;
+    // None of the job's GPUs is the step's: the job's variables srun passed on do not hold.
+    for (std::string_view name : {"SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+                                  "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"})
+      std::erase_if(environment_, [&](const std::string& entry) {
+        return entry.starts_with(name) && entry.size() > name.size() && entry[name.size()] == '=';
+      });
+    SetVariable(environment_, "SLURM_GPUS_ON_NODE", "0");
+    return;
+  }
   std::sort(gpus.begin(), gpus.end());
+  std::sort(job_gpus.begin(), job_gpus.end());
   std::vector<uint32_t> visible = gpus;
+  // The job's cgroup shows only its GPUs, numbered from 0 in index order.
   if (!agent_.options_.emulated && agent_.gpus_.source == GpuSource::kNvml)
-    for (size_t i = 0; i < visible.size(); ++i) visible[i] = static_cast<uint32_t>(i);
+    for (uint32_t& gpu : visible)
+      gpu = static_cast<uint32_t>(std::lower_bound(job_gpus.begin(), job_gpus.end(), gpu) -
+                                  job_gpus.begin());
   std::string list = fmt::format("{}", fmt::join(visible, ","));
   SetVariable(environment_, "SLURM_STEP_GPUS", fmt::format("{}", fmt::join(gpus, ",")));
   SetVariable(environment_, "SLURM_GPUS_ON_NODE", std::to_string(gpus.size()));

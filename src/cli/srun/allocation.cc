@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/sbatch/sbatch_option_table.h"
 #include "cli/sbatch/sbatch_options.h"
 #include "cli/srun/interrupts.h"
 #include "common/count_list.h"
@@ -19,56 +20,111 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Options srun and salloc hand to sbatch's parser to describe the allocation they ask for.
-constexpr OptionSpec kAllocationOptions[] = {
-    {'N', "nodes", OptionSpec::kRequired},
-    {'n', "ntasks", OptionSpec::kRequired},
-    {'c', "cpus-per-task", OptionSpec::kRequired},
-    {0, "ntasks-per-node", OptionSpec::kRequired},
-    {0, "mem", OptionSpec::kRequired},
-    {0, "mem-per-cpu", OptionSpec::kRequired},
-    {0, "mem-per-gpu", OptionSpec::kRequired},
-    {0, "gres", OptionSpec::kRequired},
-    {'G', "gpus", OptionSpec::kRequired},
-    {0, "gpus-per-node", OptionSpec::kRequired},
-    {0, "gpus-per-task", OptionSpec::kRequired},
-    {0, "cpus-per-gpu", OptionSpec::kRequired},
-    {'C', "constraint", OptionSpec::kRequired},
-    {'w', "nodelist", OptionSpec::kRequired},
-    {'x', "exclude", OptionSpec::kRequired},
-    {0, "exclusive", OptionSpec::kOptional},
-    {'p', "partition", OptionSpec::kRequired},
-    {'A', "account", OptionSpec::kRequired},
-    {'q', "qos", OptionSpec::kRequired},
-    {'t', "time", OptionSpec::kRequired},
-    {0, "time-min", OptionSpec::kRequired},
-    {'J', "job-name", OptionSpec::kRequired},
-    {'d', "dependency", OptionSpec::kRequired},
-    {0, "begin", OptionSpec::kRequired},
-    {0, "nice", OptionSpec::kOptional},
-    {0, "reservation", OptionSpec::kRequired},
-    {0, "export", OptionSpec::kRequired},
-    {'D', "chdir", OptionSpec::kRequired},
-    {0, "comment", OptionSpec::kRequired},
-    {0, "switches", OptionSpec::kRequired},
-    {0, "wckey", OptionSpec::kRequired},
-    {0, "mail-type", OptionSpec::kRequired},
-    {0, "mail-user", OptionSpec::kRequired},
-    {'H', "hold", OptionSpec::kNone},
-    {0, "signal", OptionSpec::kRequired},
+// sbatch's options srun and salloc share with it that describe the allocation (or, inside one,
+// the step's resources): sbatch's table spells them and its handlers read them, so what sbatch
+// learns to do with one, srun and salloc do too. Not here: the options of the same name that
+// mean something else to srun (--output, --error, --input, --open-mode, -W/--wait) and the
+// commands' own (--quiet, --verbose, --help, --usage, --version).
+constexpr std::string_view kAllocationOptionNames[] = {
+    "account",
+    "acctg-freq",
+    "bb",
+    "bbf",
+    "begin",
+    "chdir",
+    "cluster-constraint",
+    "clusters",
+    "comment",
+    "constraint",
+    "container",
+    "contiguous",
+    "core-spec",
+    "cores-per-socket",
+    "cpu-freq",
+    "cpus-per-gpu",
+    "cpus-per-task",
+    "deadline",
+    "delay-boot",
+    "dependency",
+    "distribution",
+    "exclude",
+    "exclusive",
+    "export",
+    "extra-node-info",
+    "get-user-env",
+    "gid",
+    "gpu-bind",
+    "gpu-freq",
+    "gpus",
+    "gpus-per-node",
+    "gpus-per-socket",
+    "gpus-per-task",
+    "gres",
+    "gres-flags",
+    "hint",
+    "hold",
+    "job-name",
+    "licenses",
+    "mail-type",
+    "mail-user",
+    "mcs-label",
+    "mem",
+    "mem-bind",
+    "mem-per-cpu",
+    "mem-per-gpu",
+    "mincpus",
+    "network",
+    "nice",
+    "no-kill",
+    "nodefile",
+    "nodelist",
+    "nodes",
+    "ntasks",
+    "ntasks-per-core",
+    "ntasks-per-gpu",
+    "ntasks-per-node",
+    "ntasks-per-socket",
+    "overcommit",
+    "oversubscribe",
+    "partition",
+    "prefer",
+    "priority",
+    "profile",
+    "propagate",
+    "qos",
+    "reboot",
+    "reservation",
+    "signal",
+    "sockets-per-node",
+    "spread-job",
+    "switches",
+    "thread-spec",
+    "threads-per-core",
+    "time",
+    "time-min",
+    "tmp",
+    "uid",
+    "use-min-nodes",
+    "wait-all-nodes",
+    "wckey",
 };
+
+bool IsAllocationOption(std::string_view name) {
+  return std::find(std::begin(kAllocationOptionNames), std::end(kAllocationOptionNames), name) !=
+         std::end(kAllocationOptionNames);
+}
 
 // The allocation options again, as sbatch's parser reads them.
 std::vector<std::string> AllocationArguments(const ParsedOptions& parsed) {
   std::vector<std::string> argv;
   for (const auto& [name, value] : parsed.options)
-    for (const OptionSpec& spec : kAllocationOptions)
-      if (spec.long_name == name) {
-        argv.push_back(spec.argument == OptionSpec::kNone ? "--" + name
-                       : spec.argument == OptionSpec::kOptional && value.empty()
-                           ? "--" + name
-                           : "--" + name + "=" + value);
-      }
+    if (IsAllocationOption(name)) {
+      const sbatch::OptionDef& def = sbatch::Option(name);
+      argv.push_back(def.arg == OptionSpec::kNone ||
+                             (def.arg == OptionSpec::kOptional && value.empty())
+                         ? "--" + name
+                         : "--" + name + "=" + value);
+    }
   return argv;
 }
 
@@ -79,8 +135,8 @@ std::string AsCommand(std::string text, std::string_view command) {
   return text;
 }
 
-// The interactive job, as sbatch's parser makes it from the allocation's options; prints the
-// error or the notices.
+}  // namespace
+
 std::optional<SbatchRequest> AllocationRequest(std::string_view command,
                                                const ParsedOptions& parsed,
                                                const std::string& default_name, bool quiet) {
@@ -112,6 +168,8 @@ std::optional<SbatchRequest> AllocationRequest(std::string_view command,
   return std::move(*request);
 }
 
+namespace {
+
 std::optional<uint64_t> Submit(std::string_view command, const SbatchRequest& request,
                                Connection& connection) {
   v1::SubmitRequest submit;
@@ -141,7 +199,8 @@ void Cancel(Connection& connection, uint64_t job_id) {
 
 // Polls until the job runs; nullopt when it ended first or Ctrl-C cancelled it (said on stderr).
 std::optional<v1::Job> WaitUntilRunning(const std::string& name, uint64_t job_id,
-                                        Connection& connection, bool quiet, bool& said_queued) {
+                                        Connection& connection, bool quiet, bool& said_queued,
+                                        std::optional<int> immediate) {
   auto started = Clock::now();
   g_interrupted = 0;
   while (true) {
@@ -151,6 +210,13 @@ std::optional<v1::Job> WaitUntilRunning(const std::string& name, uint64_t job_id
     if (found && job.state() != "PENDING") {
       std::fprintf(stderr, "%s: error: Job allocation %llu has been revoked.\n", name.c_str(),
                    static_cast<unsigned long long>(job_id));
+      return std::nullopt;
+    }
+    if (immediate && Clock::now() - started >= std::chrono::seconds(*immediate)) {
+      // -I/--immediate: as Slurm's, the job is withdrawn when it could not start in time.
+      Cancel(connection, job_id);
+      std::fprintf(stderr, "%s: error: Unable to allocate resources: Requested nodes are busy\n",
+                   name.c_str());
       return std::nullopt;
     }
     if (g_interrupted) {
@@ -170,8 +236,14 @@ std::optional<v1::Job> WaitUntilRunning(const std::string& name, uint64_t job_id
 
 }  // namespace
 
-std::vector<OptionSpec> WithAllocationOptions(std::span<const OptionSpec> own) {
-  std::vector<OptionSpec> all(std::begin(kAllocationOptions), std::end(kAllocationOptions));
+std::vector<OptionSpec> WithAllocationOptions(std::span<const OptionSpec> own,
+                                              std::span<const std::string_view> not_shared) {
+  std::vector<OptionSpec> all;
+  for (std::string_view name : kAllocationOptionNames)
+    if (std::find(not_shared.begin(), not_shared.end(), name) == not_shared.end()) {
+      const sbatch::OptionDef& def = sbatch::Option(name);
+      all.push_back({def.letter, def.name, def.arg});
+    }
   for (const OptionSpec& spec : own) {
     // A command's own spelling of a shared option (srun's -b for --begin) replaces the shared one.
     auto same = std::find_if(all.begin(), all.end(), [&](const OptionSpec& shared) {
@@ -205,12 +277,10 @@ v1::Job FetchJob(v1::Controller::Stub& stub, uint64_t id, bool* found) {
   return job;
 }
 
-std::variant<Allocation, int> Allocate(std::string_view command, const ParsedOptions& parsed,
-                                       const std::string& default_name, Connection& connection,
-                                       bool quiet) {
-  std::optional<SbatchRequest> request = AllocationRequest(command, parsed, default_name, quiet);
-  if (!request) return 1;
-  std::optional<uint64_t> job_id = Submit(command, *request, connection);
+std::variant<Allocation, int> Allocate(std::string_view command, const SbatchRequest& request,
+                                       Connection& connection, bool quiet,
+                                       std::optional<int> immediate) {
+  std::optional<uint64_t> job_id = Submit(command, request, connection);
   if (!job_id) return 1;
   Allocation allocation;
   allocation.job_id = *job_id;
@@ -220,7 +290,7 @@ std::variant<Allocation, int> Allocate(std::string_view command, const ParsedOpt
                  static_cast<unsigned long long>(allocation.job_id));
   bool said_queued = false;
   std::optional<v1::Job> job =
-      WaitUntilRunning(name, allocation.job_id, connection, quiet, said_queued);
+      WaitUntilRunning(name, allocation.job_id, connection, quiet, said_queued, immediate);
   if (!job) return 1;
   allocation.job = std::move(*job);
   if (!quiet) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,13 +13,15 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/sbatch/sbatch_options.h"
 #include "common/getopt.h"
 
 namespace drover::cli {
 
-// The options srun and salloc hand to sbatch's parser to describe the allocation they ask for,
-// followed by the command's own.
-std::vector<OptionSpec> WithAllocationOptions(std::span<const OptionSpec> own);
+// The options srun and salloc hand to sbatch's parser to describe the allocation they ask for
+// (less those in `not_shared`, which the command lacks), followed by the command's own.
+std::vector<OptionSpec> WithAllocationOptions(std::span<const OptionSpec> own,
+                                              std::span<const std::string_view> not_shared);
 
 // The job `id` as the controller lists it; `found` says whether it did.
 v1::Job FetchJob(v1::Controller::Stub& stub, uint64_t id, bool* found);
@@ -28,11 +31,19 @@ struct Allocation {
   v1::Job job;
 };
 
-// Submits an interactive job for srun or salloc and waits until it runs (Ctrl-C cancels it).
-// Prints Slurm's words as `command` ("srun", "salloc"). Returns the job, or an exit code.
-std::variant<Allocation, int> Allocate(std::string_view command, const ParsedOptions& parsed,
-                                       const std::string& default_name, Connection& connection,
-                                       bool quiet);
+// The allocation's options read by sbatch's parser (its checks, its notices, its JobSpec): the
+// interactive job srun or salloc asks for, or inside an allocation what srun's step asks for.
+// Prints the error (nullopt) or the notices, as `command` ("srun", "salloc").
+std::optional<SbatchRequest> AllocationRequest(std::string_view command,
+                                               const ParsedOptions& parsed,
+                                               const std::string& default_name, bool quiet);
+
+// Submits the interactive job and waits until it runs (Ctrl-C cancels it; so does `immediate`
+// seconds passing, -I/--immediate). Prints Slurm's words as `command`. Returns the job, or an
+// exit code.
+std::variant<Allocation, int> Allocate(std::string_view command, const SbatchRequest& request,
+                                       Connection& connection, bool quiet,
+                                       std::optional<int> immediate);
 
 // Ends the interactive job with the command's status.
 void ReleaseAllocation(Connection& connection, uint64_t job_id, int exit_code, int signal);

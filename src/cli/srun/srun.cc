@@ -4,9 +4,13 @@
 // (step_streams.h); stdin and signals until every task has ended; the step's end reported.
 #include <fmt/format.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -35,18 +39,143 @@ using Clock = std::chrono::steady_clock;
 
 // srun's own options (beside the allocation's).
 constexpr OptionSpec kSrunOptions[] = {
-    {'o', "output", OptionSpec::kRequired},  {'e', "error", OptionSpec::kRequired},
-    {'i', "input", OptionSpec::kRequired},   {'l', "label", OptionSpec::kNone},
-    {'u', "unbuffered", OptionSpec::kNone},  {0, "overlap", OptionSpec::kNone},
-    {0, "cpu-bind", OptionSpec::kRequired},  {0, "cpu_bind", OptionSpec::kRequired},
-    {0, "mpi", OptionSpec::kRequired},       {'K', "kill-on-bad-exit", OptionSpec::kOptional},
-    {0, "multi-prog", OptionSpec::kNone},    {0, "pty", OptionSpec::kNone},
-    {0, "open-mode", OptionSpec::kRequired}, {0, "jobid", OptionSpec::kRequired},
-    {'Q', "quiet", OptionSpec::kNone},       {'v', "verbose", OptionSpec::kNone},
-    {'W', "wait", OptionSpec::kRequired},    {'m', "distribution", OptionSpec::kRequired},
-    {'h', "help", OptionSpec::kNone},        {0, "usage", OptionSpec::kNone},
-    {'b', "begin", OptionSpec::kRequired},   {'V', "version", OptionSpec::kNone},
+    {'o', "output", OptionSpec::kRequired},
+    {'e', "error", OptionSpec::kRequired},
+    {'i', "input", OptionSpec::kRequired},
+    {'l', "label", OptionSpec::kNone},
+    {'u', "unbuffered", OptionSpec::kNone},
+    {0, "overlap", OptionSpec::kNone},
+    {0, "cpu-bind", OptionSpec::kRequired},
+    {0, "cpu_bind", OptionSpec::kRequired},
+    {0, "mpi", OptionSpec::kRequired},
+    {'K', "kill-on-bad-exit", OptionSpec::kOptional},
+    {0, "multi-prog", OptionSpec::kNone},
+    {0, "pty", OptionSpec::kNone},
+    {0, "open-mode", OptionSpec::kRequired},
+    {0, "jobid", OptionSpec::kRequired},
+    {'Q', "quiet", OptionSpec::kNone},
+    {'v', "verbose", OptionSpec::kNone},
+    {'W', "wait", OptionSpec::kRequired},
+    {'h', "help", OptionSpec::kNone},
+    {0, "usage", OptionSpec::kNone},
+    {'b', "begin", OptionSpec::kRequired},
+    {'V', "version", OptionSpec::kNone},
+    {0, "exact", OptionSpec::kNone},
+    {'I', "immediate", OptionSpec::kOptional},
+    {'X', "disable-status", OptionSpec::kNone},
+    {0, "quit-on-interrupt", OptionSpec::kNone},
+    {0, "prolog", OptionSpec::kRequired},
+    {0, "epilog", OptionSpec::kRequired},
+    {'E', "preserve-env", OptionSpec::kNone},
+    {'Z', "no-allocate", OptionSpec::kNone},
+    {0, "x11", OptionSpec::kOptional},
+    {'r', "relative", OptionSpec::kRequired},
+    {0, "power", OptionSpec::kRequired},
+    {0, "accel-bind", OptionSpec::kRequired},
+    {0, "bcast", OptionSpec::kOptional},
+    {0, "bcast-exclude", OptionSpec::kRequired},
+    {0, "compress", OptionSpec::kOptional},
+    {0, "ctrl-comm-ifhn", OptionSpec::kRequired},
+    {0, "het-group", OptionSpec::kRequired},
+    {0, "mpi-combine", OptionSpec::kRequired},
+    {0, "msg-timeout", OptionSpec::kRequired},
+    {0, "resv-ports", OptionSpec::kOptional},
+    {0, "send-libs", OptionSpec::kOptional},
+    {0, "slurmd-debug", OptionSpec::kRequired},
+    {0, "task-epilog", OptionSpec::kRequired},
+    {0, "task-prolog", OptionSpec::kRequired},
+    {'T', "threads", OptionSpec::kRequired},
 };
+
+// sbatch's options srun does not have.
+constexpr std::string_view kNotSrun[] = {"get-user-env", "wait-all-nodes"};
+
+// srun(1)'s INPUT ENVIRONMENT VARIABLES. Not here: those every job sets for its shape
+// (SLURM_JOB_ID, SLURM_NNODES, SLURM_NTASKS, SLURM_NTASKS_PER_NODE, SLURM_JOB_NAME,
+// SLURM_MEM_PER_*), which srun reads as the job's own shape (StepRequest), not as options.
+constexpr InputVariable kSrunInputs[] = {
+    {"SLURM_ACCOUNT", "account"},
+    {"SLURM_ACCTG_FREQ", "acctg-freq"},
+    {"SLURM_BCAST", "bcast"},
+    {"SLURM_BCAST_EXCLUDE", "bcast-exclude"},
+    {"SLURM_BURST_BUFFER", "bb"},
+    {"SLURM_CLUSTERS", "clusters"},
+    {"SLURM_COMPRESS", "compress"},
+    {"SLURM_CONSTRAINT", "constraint"},
+    {"SLURM_CORE_SPEC", "core-spec"},
+    {"SLURM_CPU_BIND", "cpu-bind"},
+    {"SLURM_CPU_FREQ_REQ", "cpu-freq"},
+    {"SLURM_CPUS_PER_GPU", "cpus-per-gpu"},
+    {"SRUN_CPUS_PER_TASK", "cpus-per-task"},
+    {"SLURM_DEBUG", "verbose"},
+    {"SLURM_DELAY_BOOT", "delay-boot"},
+    {"SLURM_DEPENDENCY", "dependency"},
+    {"SLURM_DISABLE_STATUS", "disable-status"},
+    {"SLURM_DISTRIBUTION", "distribution"},
+    {"SLURM_EPILOG", "epilog"},
+    {"SLURM_EXACT", "exact"},
+    {"SLURM_EXCLUSIVE", "exclusive"},
+    {"SRUN_EXPORT_ENV", "export"},
+    {"SLURM_EXPORT_ENV", "export"},
+    {"SLURM_GPU_BIND", "gpu-bind"},
+    {"SLURM_GPU_FREQ", "gpu-freq"},
+    {"SLURM_GPUS", "gpus"},
+    {"SLURM_GPUS_PER_NODE", "gpus-per-node"},
+    {"SLURM_GPUS_PER_TASK", "gpus-per-task"},
+    {"SLURM_STEP_GRES", "gres"},
+    {"SLURM_GRES", "gres"},
+    {"SLURM_GRES_FLAGS", "gres-flags"},
+    {"SLURM_HINT", "hint"},
+    {"SLURM_IMMEDIATE", "immediate"},
+    {"SLURM_KILL_BAD_EXIT", "kill-on-bad-exit"},
+    {"SLURM_LABELIO", "label"},
+    {"SLURM_MEM_BIND", "mem-bind"},
+    {"SLURM_MPI_TYPE", "mpi"},
+    {"SLURM_NETWORK", "network"},
+    {"SLURM_NO_KILL", "no-kill"},
+    {"SLURM_NTASKS_PER_CORE", "ntasks-per-core"},
+    {"SLURM_NTASKS_PER_GPU", "ntasks-per-gpu"},
+    {"SLURM_NTASKS_PER_SOCKET", "ntasks-per-socket"},
+    {"SLURM_OPEN_MODE", "open-mode"},
+    {"SLURM_OVERCOMMIT", "overcommit"},
+    {"SLURM_OVERLAP", "overlap"},
+    {"SLURM_PARTITION", "partition"},
+    {"SLURM_POWER", "power"},
+    {"SLURM_PROFILE", "profile"},
+    {"SLURM_PROLOG", "prolog"},
+    {"SLURM_QOS", "qos"},
+    {"SLURM_REMOTE_CWD", "chdir"},
+    {"SLURM_RESERVATION", "reservation"},
+    {"SLURM_RESV_PORTS", "resv-ports"},
+    {"SLURM_SEND_LIBS", "send-libs"},
+    {"SLURM_SIGNAL", "signal"},
+    {"SLURM_SPREAD_JOB", "spread-job"},
+    {"SLURM_STDERRMODE", "error"},
+    {"SLURM_STDINMODE", "input"},
+    {"SLURM_STDOUTMODE", "output"},
+    {"SLURM_TASK_EPILOG", "task-epilog"},
+    {"SLURM_TASK_PROLOG", "task-prolog"},
+    {"SLURM_THREAD_SPEC", "thread-spec"},
+    {"SLURM_THREADS", "threads"},
+    {"SLURM_THREADS_PER_CORE", "threads-per-core"},
+    {"SLURM_TIMELIMIT", "time"},
+    {"SLURM_UNBUFFEREDIO", "unbuffered"},
+    {"SLURM_USE_MIN_NODES", "use-min-nodes"},
+    {"SLURM_WAIT", "wait"},
+    {"SLURM_WCKEY", "wckey"},
+    {"SLURMD_DEBUG", "slurmd-debug"},
+    {"SRUN_CONTAINER", "container"},
+};
+
+// Options srun accepts and does not act on: each said once, unless --quiet.
+constexpr std::string_view kSrunNoEffect[] = {
+    "accel-bind",  "bcast",       "bcast-exclude", "compress",  "ctrl-comm-ifhn", "het-group",
+    "mpi-combine", "msg-timeout", "resv-ports",    "send-libs", "slurmd-debug",   "task-epilog",
+    "task-prolog", "threads",     "cpu-bind",      "cpu_bind",  "preserve-env",   "no-allocate",
+};
+
+// The MPI plugin types Slurm 22.05 knows (--mpi=list prints them).
+constexpr std::string_view kMpiTypes[] = {"cray_shasta", "none", "pmi2", "pmix"};
 
 std::optional<uint32_t> Count(const ParsedOptions& parsed, std::string_view name) {
   auto value = parsed.Last(name);
@@ -95,13 +224,70 @@ struct SrunRequest {
   ParsedOptions parsed;
   std::vector<std::string> command;  // the program and its arguments
   bool quiet = false, label = false, pty = false, kill_on_bad_exit = false;
+  bool disable_status = false, quit_on_interrupt = false;
+  std::optional<int> immediate;  // -I: seconds to wait for the allocation or the step
+  uint32_t wait_seconds = 0;     // -W: how long the other tasks may outlive the first to end
 };
 
-// The options, up to the command: --help and its kin end here with their exit code, as does a
-// missing command; options Drover accepts and does not act on are said once.
+// A count option's value ("-I60", "-W 30"); nullopt after saying it is invalid.
+std::optional<uint32_t> Seconds(const ParsedOptions& parsed, std::string_view name,
+                                uint32_t when_empty) {
+  std::string value = parsed.Last(name).value_or("");
+  auto number = value.empty() ? std::optional<uint64_t>(when_empty) : ParseUint64(value);
+  if (number && *number <= 1'000'000) return static_cast<uint32_t>(*number);
+  std::fprintf(stderr, "srun: error: Invalid --%.*s specification\n", static_cast<int>(name.size()),
+               name.data());
+  return std::nullopt;
+}
+
+// The options Drover's srun refuses or answers at once, as Slurm's does: --mpi=list and unknown
+// MPI types, -Z (root only), --x11 (no X11 forwarding). An exit code when srun ends here.
+std::optional<int> CheckSrunOptions(const ParsedOptions& parsed, bool quiet) {
+  if (auto mpi = parsed.Last("mpi")) {
+    if (*mpi == "list") {
+      std::printf("MPI plugin types are...\n");
+      for (std::string_view type : kMpiTypes)
+        std::printf("\t%.*s\n", static_cast<int>(type.size()), type.data());
+      return 0;
+    }
+    if (std::find(std::begin(kMpiTypes), std::end(kMpiTypes), *mpi) == std::end(kMpiTypes)) {
+      std::fprintf(stderr,
+                   "srun: error: Couldn't find the specified plugin name for mpi/%s\n"
+                   "srun: error: MPI: Cannot create context for mpi/%s\n",
+                   mpi->c_str(), mpi->c_str());
+      return 1;
+    }
+    if (*mpi != "none" && !quiet)
+      std::fprintf(stderr,
+                   "srun: warning: --mpi=%s: Drover starts no PMI server yet; the tasks "
+                   "run as with --mpi=none\n",
+                   mpi->c_str());
+  }
+  if (parsed.Has("no-allocate") && ::getuid() != 0) {
+    std::fprintf(stderr, "srun: error: --no-allocate only permitted by root user\n");
+    return 1;
+  }
+  if (parsed.Has("x11")) {
+    // As Slurm's controller answers when PrologFlags lacks x11: Drover has no X11 forwarding.
+    std::fprintf(stderr,
+                 "srun: error: Unable to allocate resources: X11 forwarding not available\n");
+    return 1;
+  }
+  if (!quiet)
+    for (std::string_view name : kSrunNoEffect)
+      if (parsed.Has(name) &&
+          !(name.starts_with("cpu") && parsed.Last(name).value_or("").starts_with("q")))
+        std::fprintf(stderr, "srun: warning: --%.*s is accepted but has no effect in Drover\n",
+                     static_cast<int>(name.size()), name.data());
+  return std::nullopt;
+}
+
+// The options, up to the command (after srun's input variables): --help and its kin end here
+// with their exit code, as does a missing command.
 std::variant<SrunRequest, int> ParseSrun(Arguments args) {
-  std::vector<std::string> words(args.begin(), args.end());
-  std::vector<OptionSpec> specs = WithAllocationOptions(kSrunOptions);
+  std::vector<OptionSpec> specs = WithAllocationOptions(kSrunOptions, kNotSrun);
+  std::vector<std::string> words = InputVariableWords(kSrunInputs, specs, Environment());
+  words.insert(words.end(), args.begin(), args.end());
   size_t start = CommandStart(words, specs);
   std::span<const std::string> option_words(words.data(), std::min(start, words.size()));
   if (start > 0 && start <= words.size() && words[start - 1] == "--")
@@ -112,6 +298,8 @@ std::variant<SrunRequest, int> ParseSrun(Arguments args) {
   if (parsed->Has("usage")) return SrunUsage(false);
   if (parsed->Has("version")) return PrintSlurmVersion();
   SrunRequest request;
+  request.quiet = parsed->Has("quiet");
+  if (std::optional<int> code = CheckSrunOptions(*parsed, request.quiet)) return *code;
   request.command.assign(words.begin() + std::min(start, words.size()), words.end());
   for (const std::string& operand : parsed->operands)
     request.command.insert(request.command.begin(), operand);
@@ -119,17 +307,22 @@ std::variant<SrunRequest, int> ParseSrun(Arguments args) {
     std::fprintf(stderr, "srun: fatal: No command given to execute.\n");
     return 1;
   }
-  request.quiet = parsed->Has("quiet");
   request.label = parsed->Has("label");
   request.pty = parsed->Has("pty");
   request.kill_on_bad_exit =
       parsed->Has("kill-on-bad-exit") && parsed->Last("kill-on-bad-exit").value_or("") != "0";
-  // Accepted, not acted on: said once (not for --cpu-bind=quiet, which asks for silence).
-  for (std::string_view accepted : {"cpu-bind", "cpu_bind", "mpi", "distribution"})
-    if (parsed->Has(accepted) && !request.quiet &&
-        !(accepted.starts_with("cpu") && parsed->Last(accepted).value_or("").starts_with("q")))
-      std::fprintf(stderr, "srun: warning: --%.*s is accepted and not acted on by Drover\n",
-                   static_cast<int>(accepted.size()), accepted.data());
+  request.disable_status = parsed->Has("disable-status");
+  request.quit_on_interrupt = parsed->Has("quit-on-interrupt");
+  if (parsed->Has("immediate")) {
+    auto seconds = Seconds(*parsed, "immediate", 1);
+    if (!seconds) return 1;
+    request.immediate = static_cast<int>(*seconds);
+  }
+  if (parsed->Has("wait")) {
+    auto seconds = Seconds(*parsed, "wait", 0);
+    if (!seconds) return 1;
+    request.wait_seconds = *seconds;
+  }
   request.parsed = std::move(*parsed);
   return request;
 }
@@ -146,6 +339,8 @@ class Srun {
   const ParsedOptions& parsed() const { return request_.parsed; }
   std::optional<int> FindOrAllocateJob();
   v1::CreateStepRequest StepRequest() const;
+  void SetStepShare(v1::CreateStepRequest& create) const;
+  bool SetStepNodes(v1::CreateStepRequest& create) const;
   std::optional<v1::CreateStepReply> CreateStep(const v1::CreateStepRequest& create);
   std::optional<std::map<uint32_t, std::vector<std::string>>> ReadMultiProg(
       const v1::CreateStepReply& step);
@@ -157,12 +352,17 @@ class Srun {
   [[noreturn]] void Finish(const StepOutcome& outcome, const v1::CreateStepReply& step,
                            bool aborted);
   void ReportStepEnded(v1::StepEndedRequest ended);
+  void EndUnstarted(const v1::CreateStepReply& step);
   void Release(int code, int signal) {
     if (own_allocation_) ReleaseAllocation(connection_, *job_id_, code, signal);
   }
 
+  // --prolog and --epilog: run here with the step's command as arguments; false when it failed.
+  bool RunLocalScript(std::string_view option, uint32_t step_id);
+
   SrunRequest request_;
   Connection connection_;
+  std::optional<SbatchRequest> job_request_;  // the allocation's options, as sbatch reads them
   std::map<std::string, std::string> env_ = Environment();
   std::optional<uint64_t> job_id_;
   bool own_allocation_ = false;
@@ -177,6 +377,12 @@ std::optional<int> Srun::FindOrAllocateJob() {
       std::fprintf(stderr, "srun: error: Invalid job id %s\n", given->c_str());
       return 1;
     }
+    // Another job than the one srun runs in (if any): its variables, as its tasks see them.
+    if (auto it = env_.find("SLURM_JOB_ID"); it == env_.end() || it->second != *given) {
+      bool found = false;
+      v1::Job job = FetchJob(*connection_.stub, *job_id_, &found);
+      if (found) SetJobVariables(job, connection_.cluster.settings.cluster_name, false, env_);
+    }
   } else if (auto it = env_.find("SLURM_JOB_ID"); it != env_.end()) {
     job_id_ = ParseUint64(it->second);
   }
@@ -188,8 +394,11 @@ std::optional<int> Srun::FindOrAllocateJob() {
   if (size_t slash = program_name_.rfind('/'); slash != std::string::npos)
     program_name_ = program_name_.substr(slash + 1);
   own_allocation_ = !job_id_;
+  // Read (checked, notices said) inside an allocation too: the step's share comes from it.
+  job_request_ = AllocationRequest("srun", parsed(), program_name_, request_.quiet);
+  if (!job_request_) return 1;
   if (!own_allocation_) return std::nullopt;
-  auto allocated = Allocate("srun", parsed(), program_name_, connection_, request_.quiet);
+  auto allocated = Allocate("srun", *job_request_, connection_, request_.quiet, request_.immediate);
   if (auto* code = std::get_if<int>(&allocated)) return *code;
   Allocation& allocation = std::get<Allocation>(allocated);
   job_id_ = allocation.job_id;
@@ -216,14 +425,59 @@ v1::CreateStepRequest Srun::StepRequest() const {
   create.set_ntasks(from_env("ntasks", "SLURM_NTASKS"));
   create.set_ntasks_per_node(from_env("ntasks-per-node", "SLURM_NTASKS_PER_NODE"));
   create.set_cpus_per_task(from_env("cpus-per-task", "SLURM_CPUS_PER_TASK"));
+  SetStepShare(create);
   return create;
 }
 
+// The step's share of the allocation, from the options sbatch's parser read (srun(1): -c,
+// --exclusive and --exact ask for only the tasks' CPUs; --overlap shares everything).
+void Srun::SetStepShare(v1::CreateStepRequest& create) const {
+  const JobSpec& spec = job_request_->spec;
+  if (parsed().Has("mem")) create.set_mem_per_node_mb(spec.mem_per_node_mb);
+  if (parsed().Has("mem-per-cpu")) create.set_mem_per_cpu_mb(spec.mem_per_cpu_mb);
+  bool gpus = false;
+  for (std::string_view name : {"gpus", "gpus-per-node", "gpus-per-task", "gres"})
+    gpus |= parsed().Has(name);
+  if (gpus) {
+    create.set_gpus_given(true);
+    create.set_gpus(spec.gpus);
+    create.set_gpus_per_node(spec.gpus_per_node);
+    create.set_gpus_per_task(spec.gpus_per_task);
+  }
+  create.set_exact(parsed().Has("exact") || parsed().Has("exclusive") ||
+                   parsed().Has("cpus-per-task"));
+  create.set_overlap(parsed().Has("overlap"));
+}
+
+// The step, once the allocation has room for it: while other steps hold what it asks for, srun
+// waits and retries as Slurm's does (-I: for that many seconds at most; Ctrl-C gives up).
 std::optional<v1::CreateStepReply> Srun::CreateStep(const v1::CreateStepRequest& create) {
   v1::CreateStepReply step;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = connection_.stub->CreateStep(&context, create, &step);
+  grpc::Status status;
+  auto started = Clock::now();
+  for (int attempt = 0;; ++attempt) {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    step.Clear();
+    status = connection_.stub->CreateStep(&context, create, &step);
+    bool busy = !status.ok() && status.error_message() == "Requested nodes are busy";
+    if (status.ok() && attempt > 0 && !request_.quiet)
+      std::fprintf(stderr, "srun: Step created for StepId=%llu.%u\n",
+                   static_cast<unsigned long long>(*job_id_), step.step_id());
+    if (!busy ||
+        (request_.immediate && Clock::now() - started >= std::chrono::seconds(*request_.immediate)))
+      break;
+    if (attempt == 0 && !request_.quiet)
+      std::fprintf(stderr, "srun: Job %llu step creation temporarily disabled, retrying (%s)\n",
+                   static_cast<unsigned long long>(*job_id_), status.error_message().c_str());
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::min(100 << std::min(attempt, 4), 1000)));
+    if (g_interrupted) {
+      std::fprintf(stderr, "srun: Cancelled pending job step with signal %d\n", SIGINT);
+      Release(1, 0);
+      return std::nullopt;
+    }
+  }
   if (!status.ok()) {
     std::fprintf(stderr, "srun: error: Unable to create step for job %llu: %s\n",
                  static_cast<unsigned long long>(*job_id_), Unreachable(status).c_str());
@@ -231,6 +485,17 @@ std::optional<v1::CreateStepReply> Srun::CreateStep(const v1::CreateStepRequest&
     return std::nullopt;
   }
   return step;
+}
+
+// A step that never ran ends (sacct must not show it running, and it must not hold its share of
+// the job), and srun's own allocation with it.
+void Srun::EndUnstarted(const v1::CreateStepReply& step) {
+  v1::StepEndedRequest ended;
+  ended.set_step_id(step.step_id());
+  ended.set_exit_code(1);
+  ended.set_restart_count(step.job().restart_count());
+  ReportStepEnded(std::move(ended));
+  Release(1, 0);
 }
 
 void Srun::ReportStepEnded(v1::StepEndedRequest ended) {
@@ -255,12 +520,7 @@ std::optional<std::map<uint32_t, std::vector<std::string>>> Srun::ReadMultiProg(
                          MakeError(fmt::format("Unable to open file {}", path)));
   if (read) return std::move(*read);
   std::fprintf(stderr, "srun: error: %s\n", read.error().c_str());
-  v1::StepEndedRequest ended;  // the step never ran: sacct must not show it running
-  ended.set_step_id(step.step_id());
-  ended.set_exit_code(1);
-  ended.set_restart_count(step.job().restart_count());
-  ReportStepEnded(std::move(ended));
-  Release(1, 0);
+  EndUnstarted(step);
   return std::nullopt;
 }
 
@@ -282,7 +542,8 @@ std::optional<v1::StepLaunch> Srun::BuildLaunch(
   launch.set_ntasks(step.ntasks());
   launch.set_nnodes(static_cast<uint32_t>(step.nodes_size()));
   launch.set_node_list(step.node_list());
-  for (const auto& [name, value] : env_) launch.add_environment(name + "=" + value);
+  for (const auto& [name, value] : ExportedEnvironment(parsed().Last("export").value_or(""), env_))
+    launch.add_environment(name + "=" + value);
   launch.set_work_dir(parsed().Last("chdir").value_or(CurrentDirectory()));
   std::string input = parsed().Last("input").value_or("");
   if (input == "none") input = "/dev/null";
@@ -330,8 +591,18 @@ bool Srun::SuperviseStep(StepStreams& streams, const v1::CreateStepReply& step,
   Clock::time_point last_interrupt{};
   bool aborting = false, aborted = false;
   Clock::time_point abort_at{};
+  std::optional<Clock::time_point> first_end;
   while (streams.TasksEnded() < step.ntasks()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!first_end && streams.TasksEnded() > 0) first_end = Clock::now();
+    if (request_.wait_seconds && first_end && !aborted &&
+        Clock::now() - *first_end > std::chrono::seconds(request_.wait_seconds)) {
+      // -W: the other tasks have outlived the first to end by that long.
+      streams.Say(fmt::format("srun: First task exited {}s ago\nsrun: Terminating {}\n",
+                              request_.wait_seconds, step_name));
+      streams.SignalAll(SIGKILL);
+      aborted = true;
+    }
     if (g_forward) {
       int signal = g_forward;
       g_forward = 0;
@@ -340,9 +611,9 @@ bool Srun::SuperviseStep(StepStreams& streams, const v1::CreateStepReply& step,
     if (g_interrupted) {
       g_interrupted = 0;
       auto now = Clock::now();
-      if (request_.pty) {
+      if (request_.pty || request_.disable_status) {
         streams.SignalAll(SIGINT);
-      } else if (now - last_interrupt < std::chrono::seconds(1)) {
+      } else if (request_.quit_on_interrupt || now - last_interrupt < std::chrono::seconds(1)) {
         streams.Say(fmt::format("srun: sending Ctrl-C to {}\nsrun: Job step aborted\n", step_name));
         streams.SignalAll(SIGINT);
         aborting = aborted = true;
@@ -381,19 +652,76 @@ void Srun::Finish(const StepOutcome& outcome, const v1::CreateStepReply& step, b
   ::_exit(exit_code);  // the stdin thread may still wait on a terminal
 }
 
+bool Srun::RunLocalScript(std::string_view option, uint32_t step_id) {
+  std::optional<std::string> program = parsed().Last(option);
+  if (!program || *program == "none") return true;
+  std::vector<std::string> words{*program};
+  words.insert(words.end(), request_.command.begin(), request_.command.end());
+  std::map<std::string, std::string> env = env_;
+  env["SLURM_JOB_ID"] = env["SLURM_JOBID"] = std::to_string(*job_id_);
+  env["SLURM_STEP_ID"] = env["SLURM_STEPID"] = std::to_string(step_id);
+  std::vector<std::string> entries;
+  for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
+  std::vector<char*> argv, envp;
+  for (std::string& word : words) argv.push_back(word.data());
+  for (std::string& entry : entries) envp.push_back(entry.data());
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  int status = 0;
+  int error = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+  if (error == 0)
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  int rc = error != 0 ? 127 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (rc != 0 && option == "prolog")
+    std::fprintf(stderr, "srun: error: srun prolog failed rc = %d. Aborting step.\n", rc);
+  return rc == 0;
+}
+
+// Inside an allocation, the nodes -w names, or with -r/--relative=N the allocation's nodes from
+// its N-th on (srun(1): not with -w or -x, and only inside an allocation). False after saying why
+// not.
+bool Srun::SetStepNodes(v1::CreateStepRequest& create) const {
+  std::optional<std::string> relative = parsed().Last("relative");
+  if (relative && (own_allocation_ || parsed().Has("nodelist") || parsed().Has("exclude"))) {
+    std::fprintf(stderr, own_allocation_
+                             ? "srun: fatal: --relative option invalid for job allocation request\n"
+                             : "srun: fatal: --relative option is incompatible with --nodelist "
+                               "and --exclude\n");
+    return false;
+  }
+  if (own_allocation_) return true;
+  std::optional<std::string> nodelist = parsed().Last("nodelist");
+  if (relative) {
+    auto it = env_.find("SLURM_JOB_NODELIST");
+    nodelist = it == env_.end() ? "" : it->second;
+  }
+  if (!nodelist) return true;
+  auto names = ExpandHostlist(*nodelist);
+  if (!names) {
+    std::fprintf(stderr, "srun: error: %s\n", names.error().c_str());
+    return false;
+  }
+  size_t first = 0;
+  if (relative) {
+    auto offset = ParseUint64(*relative);
+    if (!offset || *offset >= names->size()) {
+      std::fprintf(stderr,
+                   "srun: error: Invalid --relative value %s: the allocation has %zu nodes\n",
+                   relative->c_str(), names->size());
+      return false;
+    }
+    first = static_cast<size_t>(*offset);
+  }
+  for (size_t i = first; i < names->size(); ++i) create.add_nodelist((*names)[i]);
+  return true;
+}
+
 int Srun::Run() {
   if (std::optional<int> code = FindOrAllocateJob()) return *code;
   v1::CreateStepRequest create = StepRequest();
-  if (!own_allocation_) {
-    if (auto nodelist = parsed().Last("nodelist")) {
-      auto names = ExpandHostlist(*nodelist);
-      if (!names) {
-        std::fprintf(stderr, "srun: error: %s\n", names.error().c_str());
-        return 1;
-      }
-      for (const std::string& name : *names) create.add_nodelist(name);
-    }
-  }
+  if (!SetStepNodes(create)) return 1;
   std::optional<v1::CreateStepReply> step = CreateStep(create);
   if (!step) return 1;
   const std::string step_name = fmt::format("StepId={}.{}", *job_id_, step->step_id());
@@ -401,9 +729,16 @@ int Srun::Run() {
   if (!multi_prog) return 1;
   std::optional<v1::StepLaunch> launch = BuildLaunch(*step, create, *multi_prog);
   if (!launch) return 1;
+  if (!RunLocalScript("prolog", step->step_id())) {
+    EndUnstarted(*step);
+    return 1;
+  }
 
   StepStreams streams(request_.label, request_.kill_on_bad_exit, step_name);
-  if (!streams.Start(*step, *launch, connection_)) return 1;
+  if (!streams.Start(*step, *launch, connection_)) {
+    EndUnstarted(*step);
+    return 1;
+  }
   streams.StartReaders();
   std::optional<TerminalRaw> raw;
   if (request_.pty) raw.emplace();
@@ -412,13 +747,14 @@ int Srun::Run() {
   streams.Join();
   raw.reset();
   streams.FlushPartialLines();
+  RunLocalScript("epilog", step->step_id());
   Finish(streams.Outcome(), *step, aborted);
 }
 
 }  // namespace
 
 std::vector<OptionSpec> SrunOptionTable() {
-  return WithAllocationOptions(kSrunOptions);
+  return WithAllocationOptions(kSrunOptions, kNotSrun);
 }
 
 int RunSrun(Arguments args) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/text.h"
@@ -64,6 +65,53 @@ Result<std::map<uint32_t, std::vector<std::string>>> ParseMultiProg(std::string_
   for (uint32_t t = 0; t < ntasks; ++t)
     if (!commands.count(t)) return MakeError(fmt::format("{}: no program for task {}", file, t));
   return commands;
+}
+
+std::vector<std::string> InputVariableWords(std::span<const InputVariable> table,
+                                            std::span<const OptionSpec> specs,
+                                            const std::map<std::string, std::string>& env) {
+  std::vector<std::string> words;
+  std::vector<std::string_view> done;
+  for (const InputVariable& input : table) {
+    auto it = env.find(std::string(input.variable));
+    if (it == env.end() || std::find(done.begin(), done.end(), input.option) != done.end())
+      continue;
+    auto spec = std::find_if(specs.begin(), specs.end(),
+                             [&](const OptionSpec& one) { return one.long_name == input.option; });
+    if (spec == specs.end()) continue;  // an option this command does not have
+    done.push_back(input.option);
+    const std::string& value = it->second;
+    if (spec->argument == OptionSpec::kNone) {
+      auto number = ParseUint64(value);
+      if (value.empty() || ToLower(value) == "yes" || (number && *number != 0))
+        words.push_back(fmt::format("--{}", input.option));
+    } else if (spec->argument == OptionSpec::kOptional && value.empty()) {
+      words.push_back(fmt::format("--{}", input.option));
+    } else {
+      words.push_back(fmt::format("--{}={}", input.option, value));
+    }
+  }
+  return words;
+}
+
+std::map<std::string, std::string> ExportedEnvironment(
+    std::string_view value, const std::map<std::string, std::string>& env) {
+  std::vector<std::string> items =
+      value.empty() ? std::vector<std::string>{"ALL"} : Split(value, ',');
+  bool all = std::find(items.begin(), items.end(), "ALL") != items.end();
+  std::map<std::string, std::string> out;
+  for (const auto& [name, text] : env)
+    if (all || name.starts_with("SLURM_")) out.emplace(name, text);
+  for (const std::string& item : items) {
+    if (item == "ALL" || item == "NONE") continue;
+    size_t equals = item.find('=');
+    if (equals != std::string::npos) {
+      out.emplace(item.substr(0, equals), item.substr(equals + 1));  // the caller's value wins
+    } else if (auto it = env.find(item); it != env.end()) {
+      out.emplace(it->first, it->second);
+    }
+  }
+  return out;
 }
 
 }  // namespace drover::cli

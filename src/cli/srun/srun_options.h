@@ -26,4 +26,25 @@ Result<std::map<uint32_t, std::vector<std::string>>> ParseMultiProg(std::string_
                                                                     std::string_view file,
                                                                     uint32_t ntasks);
 
+// An input environment variable standing for an option (srun(1) and salloc(1), INPUT ENVIRONMENT
+// VARIABLES).
+struct InputVariable {
+  std::string_view variable;
+  std::string_view option;  // the long name, as `specs` spell it
+};
+
+// The option words the variables set in `env` stand for, to be read before the command line's
+// (which win). A flag is set by an empty value, "yes" or a non-zero number, and by nothing else;
+// the first variable listed for an option wins over later ones.
+std::vector<std::string> InputVariableWords(std::span<const InputVariable> table,
+                                            std::span<const OptionSpec> specs,
+                                            const std::map<std::string, std::string>& env);
+
+// The step's environment under --export=`value` (srun(1)): ALL (the default) every variable of
+// `env`; NONE only the SLURM_* ones (Slurm's own, which its step daemon would set); a list
+// "[ALL,]NAME[=value],..." the SLURM_* ones and those named (with ALL, all of them, a variable
+// of `env` winning over the value given).
+std::map<std::string, std::string> ExportedEnvironment(
+    std::string_view value, const std::map<std::string, std::string>& env);
+
 }  // namespace drover::cli

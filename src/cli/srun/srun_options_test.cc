@@ -47,5 +47,44 @@ TEST(SrunOptionsTest, MultiProgErrorsNameTheFileAndLine) {
             "mp.conf line 1: invalid task ranks '0-5' for 2 tasks");
 }
 
+TEST(SrunOptionsTest, InputVariablesStandForOptions) {
+  constexpr InputVariable kTable[] = {
+      {"SRUN_CPUS", "ntasks"},
+      {"SLURM_LABELIO", "label"},
+      {"SLURM_KILL", "kill-on-bad-exit"},
+      {"SLURM_NTASKS_TOO", "ntasks"},
+      {"SLURM_NOT_HERE", "no-such"},
+  };
+  std::map<std::string, std::string> env{{"SRUN_CPUS", "4"},
+                                         {"SLURM_LABELIO", "yes"},
+                                         {"SLURM_KILL", ""},
+                                         {"SLURM_NTASKS_TOO", "9"},
+                                         {"SLURM_NOT_HERE", "1"}};
+  EXPECT_EQ(InputVariableWords(kTable, kSpecs, env),
+            (std::vector<std::string>{"--ntasks=4", "--label", "--kill-on-bad-exit"}));
+  // A flag is set by "", "yes" or a non-zero number only.
+  for (const char* off : {"no", "0", "maybe"}) {
+    env = {{"SLURM_LABELIO", off}};
+    EXPECT_TRUE(InputVariableWords(kTable, kSpecs, env).empty()) << off;
+  }
+  env = {{"SLURM_LABELIO", "2"}};
+  EXPECT_EQ(InputVariableWords(kTable, kSpecs, env), (std::vector<std::string>{"--label"}));
+}
+
+TEST(SrunOptionsTest, ExportChoosesTheStepsEnvironment) {
+  std::map<std::string, std::string> env{
+      {"HOME", "/h"}, {"EDITOR", "vi"}, {"SLURM_JOB_ID", "7"}, {"PATH", "/bin"}};
+  using Env = std::map<std::string, std::string>;
+  EXPECT_EQ(ExportedEnvironment("", env), env);
+  EXPECT_EQ(ExportedEnvironment("ALL", env), env);
+  EXPECT_EQ(ExportedEnvironment("NONE", env), (Env{{"SLURM_JOB_ID", "7"}}));
+  EXPECT_EQ(ExportedEnvironment("EDITOR,ARG1=test", env),
+            (Env{{"ARG1", "test"}, {"EDITOR", "vi"}, {"SLURM_JOB_ID", "7"}}));
+  Env all = ExportedEnvironment("ALL,EDITOR=emacs,NEW=1", env);
+  EXPECT_EQ(all.at("EDITOR"), "vi");  // the caller's value wins with ALL
+  EXPECT_EQ(all.at("NEW"), "1");
+  EXPECT_EQ(all.at("HOME"), "/h");
+}
+
 }  // namespace
 }  // namespace drover::cli

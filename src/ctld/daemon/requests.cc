@@ -140,15 +140,27 @@ Result<CreateStep> CreateStepOf(const v1::CreateStepRequest& request, const Call
   if (request.ntasks() > 1'000'000 || request.nodes() > 100'000 ||
       request.ntasks_per_node() > 100'000 || request.cpus_per_task() > 100'000)
     return MakeError("CreateStep: a count out of range");
-  return CreateStep{0,
-                    caller,
-                    request.job_id(),
-                    request.name(),
-                    request.nodes(),
-                    request.ntasks(),
-                    request.ntasks_per_node(),
-                    request.cpus_per_task(),
-                    {request.nodelist().begin(), request.nodelist().end()}};
+  if (request.gpus() > 100'000 || request.gpus_per_node() > 100'000 ||
+      request.gpus_per_task() > 100'000)
+    return MakeError("CreateStep: a GPU count out of range");
+  CreateStep event{0,
+                   caller,
+                   request.job_id(),
+                   request.name(),
+                   request.nodes(),
+                   request.ntasks(),
+                   request.ntasks_per_node(),
+                   request.cpus_per_task(),
+                   {request.nodelist().begin(), request.nodelist().end()}};
+  event.mem_per_node_mb = request.mem_per_node_mb();
+  event.mem_per_cpu_mb = request.mem_per_cpu_mb();
+  event.gpus = request.gpus();
+  event.gpus_per_node = request.gpus_per_node();
+  event.gpus_per_task = request.gpus_per_task();
+  event.gpus_given = request.gpus_given();
+  event.exact = request.exact();
+  event.overlap = request.overlap();
+  return event;
 }
 
 ReservationFields ReservationFieldsOf(const v1::ReservationRequest& request) {

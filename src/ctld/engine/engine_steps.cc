@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,95 @@ Result<std::vector<uint32_t>> TasksPerNode(const StepShape& shape,
   return tasks;
 }
 
+// What the running steps that do not overlap hold on the job's node `node`.
+struct Held {
+  std::vector<int> cores, gpus;
+  uint64_t memory_mb = 0;
+};
+
+Held HeldOn(const Job& job, int node) {
+  Held held;
+  for (const Step& step : job.steps)
+    if (step.end_time == 0 && !step.overlap)
+      for (const sched::NodeAllocation& part : step.usage)
+        if (part.node == node) {
+          held.cores.insert(held.cores.end(), part.cores.begin(), part.cores.end());
+          held.gpus.insert(held.gpus.end(), part.gpus.begin(), part.gpus.end());
+          held.memory_mb += part.memory_mb;
+        }
+  return held;
+}
+
+// The first `count` of `from` that `held` lacks (all of them, held or not, for an --overlap
+// step); nullopt when there are not that many.
+std::optional<std::vector<int>> Take(const std::vector<int>& from, const std::vector<int>& held,
+                                     uint32_t count, bool overlap) {
+  std::vector<int> taken;
+  for (int one : from) {
+    if (taken.size() == count) break;
+    if (overlap || std::find(held.begin(), held.end(), one) == held.end()) taken.push_back(one);
+  }
+  if (taken.size() < count) return std::nullopt;
+  return taken;
+}
+
+// GPUs the step asks for on each of its nodes: --gpus-per-node, --gpus-per-task times the
+// node's tasks, or --gpus dealt over the nodes as evenly as they go.
+std::vector<uint32_t> GpusPerNode(const CreateStep& event, const std::vector<uint32_t>& tasks) {
+  std::vector<uint32_t> gpus(tasks.size(), 0);
+  uint32_t left = event.gpus;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    gpus[i] = std::max(event.gpus_per_node, event.gpus_per_task * tasks[i]);
+    uint32_t share = (left + static_cast<uint32_t>(tasks.size() - i) - 1) /
+                     static_cast<uint32_t>(tasks.size() - i);
+    gpus[i] = std::max(gpus[i], share);
+    left -= std::min(left, share);
+  }
+  return gpus;
+}
+
+// What the step takes of the job's resources on each of its nodes, as Slurm's step allocation
+// does: the job's every CPU on the node (or with --exact only its tasks' CPUs), the memory it
+// asked for and the GPUs it asked for, none held by a running step unless it overlaps. A
+// refusal in Slurm's words: "Requested nodes are busy" when it fits once other steps end (srun
+// then retries).
+Result<std::vector<sched::NodeAllocation>> StepShare(const CreateStep& event, const Job& job,
+                                                     const ClusterConfig& cluster,
+                                                     const std::vector<size_t>& places,
+                                                     const std::vector<uint32_t>& tasks,
+                                                     uint32_t cpus_per_task) {
+  std::vector<uint32_t> gpus = GpusPerNode(event, tasks);
+  std::vector<sched::NodeAllocation> share;
+  for (size_t i = 0; i < places.size(); ++i) {
+    const sched::NodeAllocation& part = job.allocation.nodes[places[i]];
+    uint32_t threads = std::max<uint32_t>(cluster.nodes[part.node].threads_per_core, 1);
+    uint32_t cpus = tasks[i] * cpus_per_task;
+    uint32_t cores = event.exact ? std::max<uint32_t>((cpus + threads - 1) / threads, 1)
+                                 : static_cast<uint32_t>(part.cores.size());
+    uint64_t memory =
+        event.mem_per_node_mb != 0 ? event.mem_per_node_mb : event.mem_per_cpu_mb * cpus;
+    if (cores > part.cores.size())
+      return MakeError("Requested node configuration is not available");
+    if (part.memory_mb != 0 && memory > part.memory_mb)
+      return MakeError("Memory required by task is not available");
+    if (gpus[i] > part.gpus.size())
+      return MakeError("Invalid generic resource (gres) specification");
+    Held held = HeldOn(job, part.node);
+    sched::NodeAllocation mine;
+    mine.node = part.node;
+    mine.memory_mb = memory;
+    auto taken_cores = Take(part.cores, held.cores, cores, event.overlap);
+    auto taken_gpus = Take(part.gpus, held.gpus, gpus[i], event.overlap);
+    bool memory_free =
+        event.overlap || part.memory_mb == 0 || held.memory_mb + memory <= part.memory_mb;
+    if (!taken_cores || !taken_gpus || !memory_free) return MakeError("Requested nodes are busy");
+    mine.cores = std::move(*taken_cores);
+    mine.gpus = std::move(*taken_gpus);
+    share.push_back(std::move(mine));
+  }
+  return share;
+}
+
 }  // namespace
 
 const Job* Engine::OwnJob(uint64_t token, const Caller& caller, uint64_t job_id,
@@ -153,6 +243,10 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
   }
   Result<std::vector<uint32_t>> tasks = TasksPerNode(*shape, cpus);
   if (!tasks) return out.effects.push_back(Refuse(event.token, tasks.error()));
+  std::vector<size_t> places(usable->begin(), usable->begin() + shape->nodes);
+  Result<std::vector<sched::NodeAllocation>> share =
+      StepShare(event, current, cluster(), places, *tasks, shape->cpus_per_task);
+  if (!share) return out.effects.push_back(Refuse(event.token, share.error()));
 
   Job& job = Mutable(event.job_id, out);
   Step step;
@@ -163,6 +257,9 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
   step.nodes = nodes;
   for (uint32_t i = 0; i < shape->nodes; ++i)
     step.cpus += std::min(cpus[i], (*tasks)[i] * shape->cpus_per_task);
+  step.usage = std::move(*share);
+  step.overlap = event.overlap;
+  step.gpus_given = event.gpus_given;
   job.steps.push_back(step);
   Reply reply{event.token, true, "", {event.job_id}, {}};
   reply.step_id = step.step_id;

@@ -139,13 +139,16 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   EXPECT_EQ(inherited.step_id, 0u);
   EXPECT_EQ(inherited.step_nodes, (std::vector<int>{0, 1}));
   EXPECT_EQ(inherited.step_tasks, (std::vector<uint32_t>{2, 2}));
+  // The steps below overlap the first, which holds every CPU of the job (StepShares).
   CreateStep three;
   three.ntasks = 3;
+  three.overlap = true;
   Reply uneven = step(three);
   EXPECT_EQ(uneven.step_id, 1u);
   EXPECT_EQ(uneven.step_tasks, (std::vector<uint32_t>{2, 1}));
   CreateStep one;
   one.ntasks = 1;
+  one.overlap = true;
   EXPECT_EQ(step(one).step_nodes.size(), 1u);
   CreateStep too_many;
   too_many.nodes = 3;
@@ -173,6 +176,68 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   EXPECT_EQ(engine_.FindJob(id)->steps[2].state, JobState::kCompleted);
   EXPECT_NE(engine_.FindJob(id)->steps[2].end_time, 0);
   EXPECT_FALSE(step({}).ok);  // no steps in a finished job
+}
+
+// A step's share of its job, as Slurm 22.05's steps: every CPU of the job on its nodes unless
+// --exact (or -c, --exclusive), the memory and GPUs it asks for, none held by another running
+// step unless --overlap; "Requested nodes are busy" (srun retries) while others hold them.
+TEST_F(EngineTest, StepShares) {
+  JobSpec spec;
+  spec.ntasks = 4;
+  spec.gpus_per_node = 2;
+  spec.mem_per_node_mb = 4000;
+  uint64_t id = Submit(spec);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  auto step = [&](CreateStep event) {
+    event.token = ++token_;
+    event.caller = Caller{1000, 1000};
+    event.job_id = id;
+    Apply(event);
+    const Reply* reply = FindReply(last_, token_);
+    return reply ? *reply : Reply{};
+  };
+  auto end = [&](uint32_t step_id) {
+    Apply(StepEnded{++token_, Caller{1000, 1000}, id, step_id, 0, 0, false, 0, 0});
+  };
+  auto usage = [&](uint32_t step_id) { return engine_.FindJob(id)->steps[step_id].usage.at(0); };
+
+  CreateStep one_gpu;
+  one_gpu.ntasks = 1;
+  one_gpu.exact = true;
+  one_gpu.gpus = 1;
+  one_gpu.gpus_given = true;
+  one_gpu.mem_per_node_mb = 1000;
+  Reply first = step(one_gpu);
+  ASSERT_TRUE(first.ok) << first.error;
+  Reply second = step(one_gpu);
+  ASSERT_TRUE(second.ok) << second.error;
+  EXPECT_EQ(usage(0).gpus.size(), 1u);
+  EXPECT_EQ(usage(1).gpus.size(), 1u);
+  EXPECT_NE(usage(0).gpus, usage(1).gpus);  // each its own GPU
+  EXPECT_EQ(usage(0).cores.size(), 1u);     // --exact: its one task's CPU
+  EXPECT_EQ(usage(0).memory_mb, 1000u);
+  EXPECT_EQ(step(one_gpu).error, "Requested nodes are busy");  // both GPUs held
+  CreateStep shared = one_gpu;
+  shared.overlap = true;
+  EXPECT_TRUE(step(shared).ok);
+  end(0);
+  Reply third = step(one_gpu);  // the first's GPU is free again
+  ASSERT_TRUE(third.ok) << third.error;
+  EXPECT_EQ(usage(third.step_id).gpus, usage(0).gpus);
+
+  CreateStep whole;  // no --exact: every CPU of the job on the node, which steps 1 and 3 hold
+  whole.ntasks = 1;
+  whole.gpus_given = true;
+  EXPECT_EQ(step(whole).error, "Requested nodes are busy");
+  CreateStep too_much = one_gpu;
+  too_much.mem_per_node_mb = 5000;
+  EXPECT_EQ(step(too_much).error, "Memory required by task is not available");
+  CreateStep three_gpus = one_gpu;
+  three_gpus.gpus = 3;
+  EXPECT_EQ(step(three_gpus).error, "Invalid generic resource (gres) specification");
+  end(1);
+  end(third.step_id);
+  EXPECT_TRUE(step(whole).ok);  // the overlapping step 2 holds nothing
 }
 
 TEST_F(EngineTest, AnInteractiveAllocationEndsWithItsCommandsStatus) {

@@ -177,6 +177,10 @@ struct CreateStep {
   std::string name;
   uint32_t nodes = 0, ntasks = 0, ntasks_per_node = 0, cpus_per_task = 0;
   std::vector<std::string> nodelist;  // -w: nodes of the allocation to use
+  // The step's share (srun --mem, --mem-per-cpu, --gpus*, --exact, --overlap): see StepShare.
+  uint64_t mem_per_node_mb = 0, mem_per_cpu_mb = 0;
+  uint32_t gpus = 0, gpus_per_node = 0, gpus_per_task = 0;
+  bool gpus_given = false, exact = false, overlap = false;
 };
 
 struct StepEnded {

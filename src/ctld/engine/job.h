@@ -43,6 +43,11 @@ struct Step {
   uint32_t cpus = 0;
   double cpu_seconds = 0;
   uint64_t max_rss_mib = 0;
+  // What the step holds of the job's resources on each of its nodes while it runs (cores,
+  // memory it asked for, GPUs it asked for); an --overlap step holds nothing.
+  std::vector<sched::NodeAllocation> usage{};
+  bool overlap = false;
+  bool gpus_given = false;  // it asked for GPUs: its tasks see usage's, not all the job's
 };
 
 // A record's encoding, filled once for the record it was made from: a copy of the record
