@@ -45,6 +45,16 @@ struct JobSpec {
   std::string constraint;  // --constraint: features with & | and counts (feature*N)
   std::vector<std::string> nodelist, exclude;
   bool exclusive = false;
+  // Node minimums (0: none): --mincpus (also the least CPUs the job takes on each node), --tmp
+  // against the node's TmpDisk, and -B sockets:cores:threads against the node's shape.
+  uint32_t min_cpus_per_node = 0;
+  uint64_t min_tmp_disk_mb = 0;
+  uint32_t min_sockets = 0, min_cores_per_socket = 0, min_threads_per_core = 0;
+  // -O: CPUs as if one task ran per node (cpus_per_task per node, not per task).
+  bool overcommit = false;
+  bool contiguous = false;  // --contiguous: nodes with consecutive indexes in slurm.conf's order
+  // --priority, set by an operator: the job's priority instead of the computed one; 0: none.
+  uint32_t priority = 0;
 
   int64_t time_limit_seconds = 0;  // 0: the partition's DefaultTime (or MaxTime)
   int64_t time_min_seconds = 0;

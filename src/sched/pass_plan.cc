@@ -78,6 +78,7 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
       fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", p, need.cpus, need.memory_mb, need.whole_memory,
                   need.gpus, need.gpu_type, need.exclusive, need.max_cpus_per_node,
                   reservation ? reservation->tag : 0, job.constraint);
+  key += NodeMinimums(job);
   // Jobs that name nodes plan over a shape of their own.
   if (!job.nodelist.empty() || !job.exclude.empty() || counted)
     key += fmt::format("|job {}", job.job_id);

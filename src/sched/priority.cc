@@ -126,7 +126,10 @@ PriorityFactors PriorityCalculator::Compute(const JobSpec& job, int partition) c
   PriorityFactors factors;
   factors.job_id = job.job_id;
   const ClusterSettings& settings = cluster_.settings;
-  if (settings.priority != PriorityType::kMultifactor) return factors;  // basic: all 0
+  if (settings.priority != PriorityType::kMultifactor) {
+    factors.priority = job.priority;  // basic: 0 (submission order) unless an operator set one
+    return factors;
+  }
 
   int64_t eligible = std::max(job.submit_time, job.begin_time);
   factors.age = Fraction(static_cast<double>(now_ - eligible),
@@ -157,7 +160,8 @@ PriorityFactors PriorityCalculator::Compute(const JobSpec& job, int partition) c
     factors.tres.emplace_back(name, Fraction(RequestedTres(name, job), tres_totals_[i]));
   }
   factors.nice = job.nice;
-  factors.priority = WeightedSum(factors, settings);
+  // An operator's --priority stands instead of the factors, as Slurm keeps it fixed.
+  factors.priority = job.priority ? job.priority : WeightedSum(factors, settings);
   return factors;
 }
 

@@ -1,6 +1,8 @@
 // Per-node requirements with Slurm's defaults; see request.h.
 #include "sched/request.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace drover::sched {
@@ -12,7 +14,7 @@ uint32_t CeilDiv(uint64_t a, uint64_t b) {
 
 int NodeCount(const JobSpec& job, int max_node_cpus) {
   uint32_t nodes = std::max<uint32_t>(job.min_nodes, 1);
-  if (job.ntasks_per_node == 0 && max_node_cpus > 0) {
+  if (job.ntasks_per_node == 0 && max_node_cpus > 0 && !job.overcommit) {
     uint64_t cpus = uint64_t{job.ntasks} * std::max<uint32_t>(job.cpus_per_task, 1);
     nodes = std::max(nodes, CeilDiv(cpus, static_cast<uint64_t>(max_node_cpus)));
   }
@@ -50,11 +52,13 @@ ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
                   : job.gpus_per_task ? job.gpus_per_task * tasks
                   : job.gpus          ? CeilDiv(job.gpus, r.nodes)
                                       : 0;
-  uint64_t cpus = uint64_t{tasks} * std::max<uint32_t>(job.cpus_per_task, 1);
+  // -O: as if one task ran on each node (Slurm allocates cpus_per_task per node).
+  uint64_t cpus = uint64_t{job.overcommit ? 1 : tasks} * std::max<uint32_t>(job.cpus_per_task, 1);
   int64_t cpus_per_gpu = job.cpus_per_gpu
                              ? job.cpus_per_gpu
                              : partition.def_cpu_per_gpu.value_or(cluster.settings.def_cpu_per_gpu);
   if (gpus > 0 && cpus_per_gpu > 0) cpus = std::max<uint64_t>(cpus, cpus_per_gpu * gpus);
+  cpus = std::max<uint64_t>(cpus, job.min_cpus_per_node);  // --mincpus
   NodeRequest& node = r.per_node;
   node.cpus = static_cast<int>(std::min<uint64_t>(cpus, 1 << 20));
   node.gpus = static_cast<int>(gpus);
@@ -72,6 +76,19 @@ ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
                              ? job.time_limit_seconds
                              : partition.default_time_seconds.value_or(partition.max_time_seconds);
   return r;
+}
+
+std::string NodeMinimums(const JobSpec& job) {
+  return fmt::format("|{}|{}|{}:{}:{}", job.min_cpus_per_node, job.min_tmp_disk_mb, job.min_sockets,
+                     job.min_cores_per_socket, job.min_threads_per_core);
+}
+
+bool NodeShapeFits(const JobSpec& job, const NodeConfig& node) {
+  return static_cast<uint32_t>(node.cpus) >= job.min_cpus_per_node &&
+         node.tmp_disk_mb >= job.min_tmp_disk_mb &&
+         static_cast<uint32_t>(node.sockets) >= job.min_sockets &&
+         static_cast<uint32_t>(node.cores_per_socket) >= job.min_cores_per_socket &&
+         static_cast<uint32_t>(node.threads_per_core) >= job.min_threads_per_core;
 }
 
 }  // namespace drover::sched

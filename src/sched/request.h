@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "common/cluster_config.h"
 #include "common/job_spec.h"
@@ -22,5 +23,11 @@ struct ResolvedRequest {
 // node can hold spreads over more nodes, up to the job's max_nodes.
 ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
                                const PartitionConfig& partition, int max_node_cpus);
+
+// Whether the node meets the job's node minimums (--mincpus, --tmp, -B): Slurm never selects
+// a node below them, however idle.
+bool NodeShapeFits(const JobSpec& job, const NodeConfig& node);
+// The node minimums as a key part: jobs that differ in them see different sets of nodes.
+std::string NodeMinimums(const JobSpec& job);
 
 }  // namespace drover::sched

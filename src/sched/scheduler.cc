@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
+#include <optional>
 #include <span>
 
 #include "sched/dependency.h"
@@ -35,17 +37,31 @@ bool CountsPossible(const ClusterConfig& cluster, int p, const Constraint& const
   return constraint.CountsMet(features);
 }
 
+// --contiguous: the first run of `count` consecutive node indexes among the candidates.
+std::optional<std::vector<int>> ContiguousRun(std::vector<int> candidates, int count) {
+  std::sort(candidates.begin(), candidates.end());
+  size_t start = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (i > 0 && candidates[i] != candidates[i - 1] + 1) start = i;
+    if (static_cast<int>(i - start + 1) == count)
+      return std::vector<int>(candidates.begin() + static_cast<std::ptrdiff_t>(start),
+                              candidates.begin() + static_cast<std::ptrdiff_t>(i + 1));
+  }
+  return std::nullopt;
+}
+
 // How many nodes of partition `p` could hold the per-node request if they were idle.
-int NodesEverFitting(const ClusterConfig& cluster, int p, const ResolvedRequest& r,
-                     const Constraint& constraint) {
+int NodesEverFitting(const ClusterConfig& cluster, const JobSpec& job, int p,
+                     const ResolvedRequest& r, const Constraint& constraint) {
   int fitting = 0;
   for (int node : cluster.partitions[p].nodes) {
     const NodeConfig& config = cluster.nodes[node];
     int gpus = 0;
     for (const GpuDevice& gpu : config.gpus)
       gpus += r.per_node.gpu_type.empty() || gpu.type == r.per_node.gpu_type;
-    fitting += constraint.NodeMatches(config.features) && r.per_node.cpus <= config.cpus &&
-               gpus >= r.per_node.gpus && r.per_node.memory_mb <= config.real_memory_mb;
+    fitting += constraint.NodeMatches(config.features) && NodeShapeFits(job, config) &&
+               r.per_node.cpus <= config.cpus && gpus >= r.per_node.gpus &&
+               r.per_node.memory_mb <= config.real_memory_mb;
   }
   return fitting;
 }
@@ -277,6 +293,7 @@ bool Pass::Allowed(const JobSpec& job, int partition, const Constraint& constrai
                    int node) const {
   if (!member_[partition][node]) return false;
   if (!constraint.NodeMatches(cluster_.nodes[node].features)) return false;
+  if (!NodeShapeFits(job, cluster_.nodes[node])) return false;
   const std::string& name = cluster_.nodes[node].name;
   return std::find(job.exclude.begin(), job.exclude.end(), name) == job.exclude.end();
 }
@@ -362,8 +379,10 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
       if (static_cast<int>(candidates.size()) < more) return std::nullopt;
       chosen.insert(chosen.end(), candidates.begin(), candidates.begin() + more);
     } else {
-      auto placed = ChooseNodes(cluster_, candidates,
-                                {r.nodes, MaxLeaves(job), static_cast<int>(job.segment)});
+      auto placed = job.contiguous
+                        ? ContiguousRun(candidates, r.nodes)
+                        : ChooseNodes(cluster_, candidates,
+                                      {r.nodes, MaxLeaves(job), static_cast<int>(job.segment)});
       if (!placed) return std::nullopt;
       chosen = std::move(*placed);
     }
@@ -382,11 +401,11 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
 bool Pass::EverFits(const JobSpec& job, int p, const ResolvedRequest& r,
                     const Constraint& constraint) const {
   std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}", p, r.nodes, r.per_node.cpus, r.per_node.gpus,
-                  r.per_node.gpu_type, r.per_node.memory_mb, job.constraint);
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", p, r.nodes, r.per_node.cpus, r.per_node.gpus,
+                  r.per_node.gpu_type, r.per_node.memory_mb, job.constraint, NodeMinimums(job));
   auto [it, inserted] = ever_fits_.emplace(std::move(key), false);
   if (inserted)
-    it->second = NodesEverFitting(cluster_, p, r, constraint) >= r.nodes &&
+    it->second = NodesEverFitting(cluster_, job, p, r, constraint) >= r.nodes &&
                  CountsPossible(cluster_, p, constraint);
   return it->second;
 }
@@ -404,7 +423,7 @@ Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
         fmt::format("Node count specification invalid (partition {} has {} nodes, "
                     "the job asks for {})",
                     partition.name, partition.nodes.size(), r.nodes));
-  int fitting = NodesEverFitting(cluster, p, r, constraint);
+  int fitting = NodesEverFitting(cluster, job, p, r, constraint);
   if (fitting >= r.nodes && CountsPossible(cluster, p, constraint)) return OkStatus();
   std::string gpus =
       r.per_node.gpus == 0

@@ -120,6 +120,65 @@ TEST(Selection, FeaturesNodelistExcludeAndWeight) {
   EXPECT_EQ(s.Outcome(5), "BadConstraints");
 }
 
+// Two node shapes: n[1-2] one socket of 4 cores; n[3-4] two of 8 cores, 2 threads each, with
+// TmpDisk.
+constexpr const char* kTwoShapes =
+    "DefMemPerCPU=100\n"
+    "NodeName=n[1-2] Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=8000\n"
+    "NodeName=n[3-4] Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=64000 "
+    "TmpDisk=100000\n"
+    "PartitionName=all Nodes=ALL Default=YES\n";
+
+TEST(Selection, NodeMinimumsLeaveSmallerNodesOut) {
+  Scenario s(kTwoShapes);
+  s.Job(1);  // no minimum: the best fit is a small node
+  s.Job(2).min_tmp_disk_mb = 50000;
+  s.Job(3).min_sockets = 2;
+  s.Job(4).min_cores_per_socket = 5;
+  s.Job(5).min_threads_per_core = 2;
+  s.Run();
+  EXPECT_EQ(s.Outcome(1), "n1");
+  for (uint64_t id : {2, 3, 4, 5}) {
+    std::string node = s.Outcome(id);
+    EXPECT_TRUE(node == "n3" || node == "n4") << id << " ran on " << node;
+  }
+  JobSpec too_much_disk = s.Job(6);
+  too_much_disk.min_tmp_disk_mb = 200000;
+  EXPECT_FALSE(CheckSatisfiable(s.cluster(), too_much_disk).ok());
+}
+
+TEST(Selection, MincpusIsTheLeastCpusTakenOnANode) {
+  Scenario s(kTwoShapes);
+  s.Job(1).min_cpus_per_node = 6;  // more than n1 has
+  s.Run();
+  const StartDecision* start = s.Started(1);
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(s.Outcome(1), "n3");
+  EXPECT_EQ(start->allocation.nodes[0].cores.size(), 3u);  // 6 CPUs, two threads a core
+}
+
+TEST(Selection, OvercommitTakesCpusPerTaskOncePerNode) {
+  Scenario s(kTwoShapes);
+  JobSpec& job = s.Job(1);
+  job.ntasks = 8;  // more tasks than n1 has CPUs
+  job.overcommit = true;
+  s.Run();
+  const StartDecision* start = s.Started(1);
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(s.Outcome(1), "n1");
+  EXPECT_EQ(start->allocation.nodes[0].cores.size(), 1u);
+}
+
+TEST(Selection, ContiguousTakesConsecutiveNodes) {
+  Scenario s(kFourNodes);
+  s.Running(100, "n2", {}, 16);  // n2 is full: n1 and n3 are not consecutive
+  JobSpec& job = s.Job(1);
+  job.min_nodes = job.max_nodes = job.ntasks = 2;
+  job.contiguous = true;
+  s.Run();
+  EXPECT_EQ(s.Outcome(1), "n[3-4]");
+}
+
 TEST(Selection, FirstPartitionThatCanStartTheJob) {
   Scenario s(
       "NodeName=c1 CPUs=4 RealMemory=1000\nNodeName=g1 CPUs=4 RealMemory=1000\n"
@@ -272,6 +331,20 @@ TEST(Priority, BasicIsFifoBySubmitTimeThenId) {
   EXPECT_EQ(s.Outcome(4), "n[1-3]");
   EXPECT_EQ(s.Outcome(5), "Resources");
   EXPECT_EQ(s.Outcome(3), "Priority");
+}
+
+TEST(Priority, AnOperatorsPriorityOrdersTheQueue) {
+  for (std::string type : {"", "PriorityType=priority/multifactor\nPriorityWeightAge=1000\n"}) {
+    Scenario s(type + kFourNodes);
+    GpuJob(s, 1, 3, 8).submit_time = 10;
+    JobSpec& second = GpuJob(s, 2, 3, 8);
+    second.submit_time = 20;
+    second.priority = 4000000000u;  // --priority: above any computed priority
+    const SchedulerResult& result = s.Run();
+    EXPECT_EQ(s.Outcome(2), "n[1-3]") << type;
+    EXPECT_EQ(s.Outcome(1), "Resources") << type;
+    EXPECT_EQ(result.priorities[0].priority, 4000000000) << type;
+  }
 }
 
 TEST(Dependencies, WaitStartOrNever) {

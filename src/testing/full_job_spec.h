@@ -60,6 +60,14 @@ inline JobSpec FullSpec() {
   spec.environment = {"PATH=/usr/bin", "OMP_NUM_THREADS=8"};
   spec.script_args = {"--lr", "0.1", "two words", ""};
   spec.comment = "sweep 3";
+  spec.min_cpus_per_node = 4;
+  spec.min_tmp_disk_mb = 1024;
+  spec.min_sockets = 2;
+  spec.min_cores_per_socket = 8;
+  spec.min_threads_per_core = 2;
+  spec.overcommit = true;
+  spec.priority = 77;
+  spec.contiguous = true;
   return spec;
 }
 

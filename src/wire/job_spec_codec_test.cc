@@ -49,6 +49,11 @@ TEST(JobSpecCodec, JobSpecRoundTrip) {
   EXPECT_EQ(s.environment, FullSpec().environment);
   EXPECT_EQ(s.script_args, FullSpec().script_args);
   EXPECT_EQ(s.comment, "sweep 3");
+  EXPECT_EQ(s.min_tmp_disk_mb, 1024u);
+  EXPECT_EQ(s.min_threads_per_core, 2u);
+  EXPECT_TRUE(s.overcommit);
+  EXPECT_EQ(s.priority, 77u);
+  EXPECT_TRUE(s.contiguous);
 }
 
 TEST(JobSpecCodec, NoArrayTaskIsAllOnes) {

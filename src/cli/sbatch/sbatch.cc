@@ -10,11 +10,13 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "cli/clusters.h"
 #include "cli/commands.h"
 #include "cli/formats/formats.h"
 #include "cli/sbatch/sbatch_option_table.h"
 #include "cli/sbatch/sbatch_options.h"
 #include "common/job_state.h"
+#include "common/text.h"
 #include "wire/job_spec_codec.h"
 
 namespace drover::cli {
@@ -74,6 +76,14 @@ int PrintWillRun(const grpc::Status& status, const v1::SubmitReply& reply) {
   return 0;
 }
 
+// SLURM_EXIT_ERROR: the exit code for an error of sbatch's own (1 when unset or not a number).
+int ErrorExit(const std::map<std::string, std::string>& env) {
+  auto found = env.find("SLURM_EXIT_ERROR");
+  if (found == env.end()) return 1;
+  std::optional<int64_t> code = ParseInt64(found->second);
+  return code && *code > 0 && *code < 256 ? static_cast<int>(*code) : 1;
+}
+
 }  // namespace
 
 std::vector<OptionSpec> SbatchOptionTable() {
@@ -90,10 +100,11 @@ int RunSbatch(Arguments args) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   env.emplace("SLURM_SUBMIT_HOST", host);
+  const int error_exit = ErrorExit(env);
   auto request = ParseSbatch(argv, ReadScript, env, CurrentDirectory(), me.uid, me.gid, me.user);
   if (!request) {
     std::fprintf(stderr, "%s\n", request.error().c_str());
-    return 1;
+    return error_exit;
   }
   if (!request->print_and_exit.empty() || request->exit_code != 0) {
     if (request->print_and_exit.starts_with("slurm ")) return PrintSlurmVersion();
@@ -105,7 +116,17 @@ int RunSbatch(Arguments args) {
   auto connection = Connect();
   if (!connection) {
     std::fprintf(stderr, "sbatch: error: %s\n", connection.error().c_str());
-    return 1;
+    return error_exit;
+  }
+  // -M: only this cluster (or "all", which is this one); Slurm then names it when it reports.
+  std::string cluster_suffix;
+  if (request->clusters) {
+    const std::string& local = connection->cluster.settings.cluster_name;
+    if (std::optional<std::string> error = ClustersError(*request->clusters, local)) {
+      std::fprintf(stderr, "sbatch: error: %s\n", error->c_str());
+      return error_exit;
+    }
+    cluster_suffix = local;
   }
   v1::SubmitRequest submit;
   SetCaller(submit.mutable_caller());
@@ -121,12 +142,14 @@ int RunSbatch(Arguments args) {
   if (!status.ok()) {
     std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
                  Unreachable(status).c_str());
-    return 1;
+    return error_exit;
   }
+  auto id = static_cast<unsigned long long>(reply.job_id());
   if (request->parsable)
-    std::printf("%llu\n", static_cast<unsigned long long>(reply.job_id()));
+    std::printf("%llu%s\n", id, cluster_suffix.empty() ? "" : (";" + cluster_suffix).c_str());
   else if (!request->quiet)
-    std::printf("Submitted batch job %llu\n", static_cast<unsigned long long>(reply.job_id()));
+    std::printf("Submitted batch job %llu%s\n", id,
+                cluster_suffix.empty() ? "" : (" on cluster " + cluster_suffix).c_str());
   std::fflush(stdout);
   return request->wait ? WaitForEnd(*connection->stub, reply.job_id()) : 0;
 }

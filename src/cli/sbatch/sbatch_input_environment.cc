@@ -64,6 +64,7 @@ constexpr EnvironmentOption kEnvironmentOptions[] = {
     {"SBATCH_OUTPUT", "output"},
     {"SBATCH_OVERCOMMIT", "overcommit"},
     {"SBATCH_PARTITION", "partition"},
+    {"SBATCH_POWER", "power"},
     {"SBATCH_PROFILE", "profile"},
     {"SBATCH_QOS", "qos"},
     {"SBATCH_REQ_SWITCH", "", 2},

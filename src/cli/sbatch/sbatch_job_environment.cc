@@ -76,6 +76,7 @@ Result<std::vector<std::string>> BuildEnvironment(const Settings& s, const Input
   if (s.export_env && !EqualsIgnoreCase(*s.export_env, "ALL"))
     caller.try_emplace("SLURM_EXPORT_ENV", *s.export_env);
   if (s.open_mode) caller["SLURM_OPEN_MODE"] = std::string(1, *s.open_mode);
+  for (const auto& [name, value] : s.variables) caller[name] = value;  // -m, --cpu-freq, ...
   JobEnvironment env;
   if (s.export_file) {
     bool fd = std::all_of(s.export_file->begin(), s.export_file->end(),

@@ -17,17 +17,11 @@ namespace {
 
 TEST_F(Sbatch, OptionsWithNoEffectAreAcceptedWithOneNoticeEach) {
   SbatchRequest r =
-      Ok({"--mail-type=END,FAIL", "--mail-user=a@b", "--mail-user=c@d", "--wckey=w", "-L", "lic:1",
-          "--cpu-freq=high", "-m", "block", "--profile=all", "job.sh"});
-  EXPECT_EQ(r.notices,
-            (std::vector<std::string>{
-                "sbatch: warning: --mail-type is accepted but has no effect in Drover",
-                "sbatch: warning: --mail-user is accepted but has no effect in Drover",
-                "sbatch: warning: --wckey is accepted but has no effect in Drover",
-                "sbatch: warning: --licenses is accepted but has no effect in Drover",
-                "sbatch: warning: --cpu-freq is accepted but has no effect in Drover",
-                "sbatch: warning: --distribution is accepted but has no effect in Drover",
-                "sbatch: warning: --profile is accepted but has no effect in Drover"}));
+      Ok({"--mail-type=END,FAIL", "--mail-user=a@b", "--mail-user=c@d", "-L", "lic:1", "job.sh"});
+  EXPECT_EQ(r.notices, (std::vector<std::string>{
+                           "sbatch: warning: --mail-type is accepted but has no effect in Drover",
+                           "sbatch: warning: --mail-user is accepted but has no effect in Drover",
+                           "sbatch: warning: --licenses is accepted but has no effect in Drover"}));
 }
 
 TEST_F(Sbatch, OptionsWithNoEffectStillHaveTheirValuesChecked) {
@@ -127,8 +121,7 @@ TEST_F(Sbatch, EveryListedOptionReachesTheJob) {
 }
 
 TEST_F(Sbatch, ListedOptionsDroverDoesNotActOnAreSaidOnce) {
-  for (std::string option :
-       {"--deadline=now+1hour", "--wckey=w", "--mail-type=END", "--mail-user=a@b"}) {
+  for (std::string option : {"--deadline=now+1hour", "--mail-type=END", "--mail-user=a@b"}) {
     std::string name = option.substr(2, option.find('=') - 2);
     SbatchRequest r = Ok({option, option, "job.sh"});
     EXPECT_EQ(r.notices,

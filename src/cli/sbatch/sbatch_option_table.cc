@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <utility>
 
 #include "cli/sbatch/sbatch_values.h"
 #include "common/duration.h"
@@ -25,9 +27,210 @@ Status NoEffect(const Use& use, Settings& s) {
   return OkStatus();
 }
 
-Status RootOnly(const Use& use, Settings& s) {
+// An option for a feature Drover does not have, which Slurm on a cluster without that feature
+// (no burst buffer plugin, no federation, no power management, ...) also accepts and ignores;
+// docs/cli.md and src/cli/coverage/sbatch.tsv say which and why.
+Status WithoutFeature(const Use&, Settings&) {
+  return OkStatus();
+}
+
+// --use-min-nodes: Drover always allocates the smallest node count of a range (NodeCount in
+// sched/request.cc), which is what the option asks of Slurm.
+Status SmallestNodeCount(const Use&, Settings&) {
+  return OkStatus();
+}
+
+// --uid and --gid: root submits a job that runs as someone else (the controller checks again).
+Status SetRunUser(const Use& use, Settings& s) {
   if (use.in->uid != 0) return Fail(fmt::format("{} only permitted by root user", Spelled(use)));
-  return NoEffect(use, s);
+  std::optional<UserEntry> user = LookUpUser(Trim(use.text()));
+  if (!user) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  s.run_uid = user->uid;
+  s.run_user = user->name;
+  s.run_uid_group = user->gid;
+  return OkStatus();
+}
+
+Status SetRunGroup(const Use& use, Settings& s) {
+  if (use.in->uid != 0) return Fail(fmt::format("{} only permitted by root user", Spelled(use)));
+  std::optional<uint32_t> gid = LookUpGroup(Trim(use.text()));
+  if (!gid) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  s.run_gid = *gid;
+  return OkStatus();
+}
+
+// Slurm's --priority: a number below NO_VAL, or TOP for the highest.
+Status SetPriority(const Use& use, Settings& s) {
+  constexpr uint64_t kNoVal = 0xfffffffe;
+  std::string_view text = Trim(use.text());
+  if (EqualsIgnoreCase(text, "TOP")) {
+    s.priority = static_cast<uint32_t>(kNoVal - 1);
+    return OkStatus();
+  }
+  if (text.starts_with('-')) return Fail("Priority must be >= 0");
+  std::optional<uint64_t> value = ParseUint64(text);
+  if (!value) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  if (*value >= kNoVal) return Fail(fmt::format("Priority must be < {}", kNoVal));
+  s.priority = static_cast<uint32_t>(*value);
+  return OkStatus();
+}
+
+// Options Slurm's sbatch hands on to the job's steps in a variable, and the variable.
+constexpr std::pair<std::string_view, std::string_view> kPassedOn[] = {
+    {"cpu-freq", "SLURM_CPU_FREQ_REQ"},
+    {"distribution", "SLURM_DISTRIBUTION"},
+    {"gpu-bind", "SLURM_GPU_BIND"},
+    {"gpu-freq", "SLURM_GPU_FREQ"},
+    {"gpus-per-socket", "SLURM_GPUS_PER_SOCKET"},
+    {"mem-bind", "SBATCH_MEM_BIND"},
+    {"ntasks-per-core", "SLURM_NTASKS_PER_CORE"},
+    {"ntasks-per-gpu", "SLURM_NTASKS_PER_GPU"},
+    {"ntasks-per-socket", "SLURM_NTASKS_PER_SOCKET"},
+    {"overcommit", "SLURM_OVERCOMMIT"},
+    {"profile", "SLURM_PROFILE"},
+};
+
+Status PassOn(const Use& use, Settings& s) {
+  for (auto [option, variable] : kPassedOn)
+    if (option == use.def->name) s.variables[std::string(variable)] = use.value.value_or("1");
+  return OkStatus();
+}
+
+Status PassOnValid(const Use& use, Settings& s, bool valid) {
+  if (!valid) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  return PassOn(use, s);
+}
+
+// -m: block, cyclic, arbitrary, plane=N or *, then :node[:socket] methods, then ,Pack/NoPack.
+Status SetDistribution(const Use& use, Settings& s) {
+  std::string text(Trim(use.text()));
+  std::string methods = text.substr(0, text.find(','));
+  std::string pack = text.size() > methods.size() ? ToLower(text.substr(methods.size() + 1)) : "";
+  std::vector<std::string> levels = Split(methods, ':');
+  std::string first = levels.empty() ? "" : ToLower(levels[0]);
+  bool valid = (pack.empty() || pack == "pack" || pack == "nopack") && levels.size() <= 3;
+  if (first.starts_with("plane=")) {
+    std::optional<uint64_t> size = ParseUint64(std::string_view(first).substr(6));
+    valid = valid && size && *size > 0;
+    if (valid) s.variables["SLURM_DIST_PLANESIZE"] = std::to_string(*size);
+  } else {
+    valid =
+        valid && (first == "block" || first == "cyclic" || first == "arbitrary" || first == "*");
+  }
+  for (size_t i = 1; i < levels.size(); ++i) {
+    std::string level = ToLower(levels[i]);
+    valid = valid && (level == "block" || level == "cyclic" || level == "fcyclic" || level == "*");
+  }
+  if (!valid) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  s.variables["SLURM_DISTRIBUTION"] = first.starts_with("plane=") ? "plane" : text;
+  return OkStatus();
+}
+
+// --cpu-freq: low, medium, high, highm1 or kHz, an optional -max, and an optional :governor.
+Status SetCpuFreq(const Use& use, Settings& s) {
+  auto frequency = [](std::string_view word) {
+    std::string lower = ToLower(std::string(word));
+    return lower == "low" || lower == "medium" || lower == "high" || lower == "highm1" ||
+           ParseUint64(word).has_value();
+  };
+  auto governor = [](std::string_view word) {
+    std::string lower = ToLower(std::string(word));
+    return lower == "conservative" || lower == "ondemand" || lower == "performance" ||
+           lower == "powersave" || lower == "userspace" || lower == "schedutil";
+  };
+  std::string_view text = Trim(use.text());
+  std::string_view range = text.substr(0, text.find(':'));
+  std::string_view gov = range.size() < text.size() ? text.substr(range.size() + 1) : "";
+  size_t dash = range.find('-');
+  bool valid = range.empty() ? governor(gov)
+               : dash == std::string_view::npos
+                   ? frequency(range) || governor(range)
+                   : frequency(range.substr(0, dash)) && frequency(range.substr(dash + 1));
+  if (!gov.empty() && !range.empty()) valid = valid && governor(gov);
+  return PassOnValid(use, s, valid);
+}
+
+// --mem-bind: SBATCH_MEM_BIND as given, with its type, list and verbosity apart.
+Status SetMemBind(const Use& use, Settings& s) {
+  std::string type, list, verbose = "quiet";
+  for (const std::string& word : Split(use.text(), ',')) {
+    std::string lower = ToLower(word);
+    if (lower == "v" || lower == "verbose") {
+      verbose = "verbose";
+    } else if (!list.empty() && std::all_of(lower.begin(), lower.end(), [](char c) {
+                 return std::isxdigit(static_cast<unsigned char>(c)) || c == 'x' || c == '*';
+               })) {
+      list += "," + word;  // map_mem:0,1: the list goes on after the comma
+    } else if (lower == "q" || lower == "quiet" || lower == "prefer" || lower == "sort" ||
+               lower == "nosort") {
+      continue;
+    } else if (lower == "none" || lower == "no" || lower == "local" || lower == "rank" ||
+               lower.starts_with("map_mem:") || lower.starts_with("mask_mem:")) {
+      size_t colon = lower.find(':');
+      type = lower.substr(0, colon);
+      if (colon != std::string::npos) list = word.substr(colon + 1);
+    } else {
+      return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+    }
+  }
+  s.variables["SBATCH_MEM_BIND_TYPE"] = type.empty() ? "" : type + (list.empty() ? "" : ":");
+  s.variables["SBATCH_MEM_BIND_LIST"] = list;
+  s.variables["SBATCH_MEM_BIND_VERBOSE"] = verbose;
+  return PassOn(use, s);
+}
+
+Status SetTaskLayoutCount(const Use& use, Settings& s) {
+  Result<uint32_t> count = ParseCount(use.text(), Spelled(use));
+  if (!count) return std::move(count).take_error();
+  if (use.def->name == "ntasks-per-gpu") s.ntasks_per_gpu = *count;
+  return PassOn(use, s);
+}
+
+Status SetGpusPerSocket(const Use& use, Settings& s) {
+  Result<GpuCount> gpus = ParseGpuCount(use.text(), Spelled(use));
+  if (!gpus) return std::move(gpus).take_error();
+  s.gpus_per_socket = gpus->count;
+  return PassOn(use, s);
+}
+
+Status SetOvercommit(const Use& use, Settings& s) {
+  s.overcommit = true;
+  return PassOn(use, s);
+}
+
+// --acctg-freq: N (the task sampling interval) or datatype=N, comma-separated.
+Status SetAcctgFreq(const Use& use, Settings& s) {
+  bool valid = true;
+  for (const std::string& item : Split(use.text(), ',')) {
+    size_t equals = item.find('=');
+    std::string type = equals == std::string::npos ? "task" : ToLower(item.substr(0, equals));
+    std::string_view seconds = std::string_view(item).substr(equals + 1);
+    valid = valid && ParseUint64(equals == std::string::npos ? item : seconds).has_value() &&
+            (type == "task" || type == "energy" || type == "network" || type == "filesystem");
+  }
+  if (!valid) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  return WithoutFeature(use, s);
+}
+
+Status SetDelayBoot(const Use& use, Settings& s) {
+  if (!ParseTimeLimit(use.text()))
+    return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  return WithoutFeature(use, s);
+}
+
+Status SetWaitAllNodes(const Use& use, Settings& s) {
+  std::string_view text = Trim(use.text());
+  if (text != "0" && text != "1")
+    return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  return WithoutFeature(use, s);
+}
+
+// --bbf: sbatch reads the file into the script's #BB lines; with no burst buffer plugin they
+// are then ignored, as Slurm ignores them.
+Status SetBurstBufferFile(const Use& use, Settings& s) {
+  if (!use.in->read_file(Absolute(use.text(), use.in->cwd)))
+    return Fail(fmt::format("Unable to open file {}", use.text()));
+  return WithoutFeature(use, s);
 }
 
 Status SetTime(const Use& use, std::optional<int64_t>& field) {
@@ -229,6 +432,54 @@ Status SetNodeListOf(const Use& use, Settings& s) {
   return SetNodeList(use, s.nodelist, from_file);
 }
 
+// One level of -B (or --sockets-per-node and its kin): a minimum "N", a range "N-M" (its
+// minimum is what node selection uses), or "*" for any.
+Status SetLevel(const Use& use, std::string_view text, std::optional<uint32_t>& field) {
+  std::string_view value = Trim(text);
+  if (value == "*") {
+    field.reset();
+    return OkStatus();
+  }
+  std::string_view low = value.substr(0, value.find('-'));
+  std::optional<uint64_t> minimum = ParseUint64(low);
+  std::optional<uint64_t> maximum =
+      low.size() < value.size() ? ParseUint64(value.substr(low.size() + 1)) : minimum;
+  if (!minimum || !maximum || *minimum == 0 || *maximum < *minimum || *minimum > 0xffff)
+    return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  field = static_cast<uint32_t>(*minimum);
+  return OkStatus();
+}
+
+template <std::optional<uint32_t> Settings::*field>
+Status SetLevelOf(const Use& use, Settings& s) {
+  return SetLevel(use, use.text(), s.*field);
+}
+
+// --threads-per-core is -B's third level, and Slurm also hands it to the job's steps.
+Status SetThreadsPerCore(const Use& use, Settings& s) {
+  if (Status ok = SetLevel(use, use.text(), s.threads_per_core); !ok) return ok;
+  s.variables["SLURM_THREADS_PER_CORE"] = std::string(Trim(use.text()));
+  return OkStatus();
+}
+
+Status SetExtraNodeInfo(const Use& use, Settings& s) {
+  std::vector<std::string> levels = Split(use.text(), ':');
+  if (levels.empty() || levels.size() > 3)
+    return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  std::optional<uint32_t>* fields[] = {&s.sockets_per_node, &s.cores_per_socket,
+                                       &s.threads_per_core};
+  for (size_t i = 0; i < levels.size(); ++i)
+    if (Status ok = SetLevel(use, levels[i], *fields[i]); !ok) return ok;
+  return OkStatus();
+}
+
+Status SetTmp(const Use& use, Settings& s) {
+  Result<uint64_t> megabytes = ParseMemoryMB(use.text());
+  if (!megabytes) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  s.tmp_mb = *megabytes;
+  return OkStatus();
+}
+
 Status SetVerbose(const Use& use, Settings& s) {
   s.verbose = true;
   return NoEffect(use, s);
@@ -301,65 +552,65 @@ const std::vector<OptionDef>& Options() {
   using S = Settings;
   static const std::vector<OptionDef> kOptions = {
       {"account", 'A', A::kRequired, SetText<&S::account>},
-      {"acctg-freq", 0, A::kRequired, NoEffect},
+      {"acctg-freq", 0, A::kRequired, SetAcctgFreq},
       {"array", 'a', A::kRequired, SetText<&S::array>},
       {"batch", 0, A::kRequired, NoEffect},
-      {"bb", 0, A::kRequired, NoEffect},
-      {"bbf", 0, A::kRequired, NoEffect},
+      {"bb", 0, A::kRequired, WithoutFeature},
+      {"bbf", 0, A::kRequired, SetBurstBufferFile},
       {"begin", 'b', A::kRequired, SetBegin},
       {"chdir", 'D', A::kRequired, SetChdir},
-      {"cluster", 0, A::kRequired, NoEffect},
-      {"cluster-constraint", 0, A::kRequired, NoEffect},
-      {"clusters", 'M', A::kRequired, NoEffect},
+      {"cluster", 0, A::kRequired, SetText<&S::clusters>, false, "clusters"},
+      {"cluster-constraint", 0, A::kRequired, WithoutFeature},
+      {"clusters", 'M', A::kRequired, SetText<&S::clusters>},
       {"comment", 0, A::kRequired, SetText<&S::comment>},
       {"constraint", 'C', A::kRequired, SetText<&S::constraint>},
       {"container", 0, A::kRequired, NoEffect},
       {"container-id", 0, A::kRequired, NoEffect},
       {"context", 0, A::kRequired, NoEffect},
-      {"contiguous", 0, A::kNone, NoEffect},
+      {"contiguous", 0, A::kNone, SetFlag<&S::contiguous>},
       {"core-spec", 'S', A::kRequired, NoEffect},
-      {"cores-per-socket", 0, A::kRequired, NoEffect},
-      {"cpu-freq", 0, A::kRequired, NoEffect},
+      {"cores-per-socket", 0, A::kRequired, SetLevelOf<&S::cores_per_socket>},
+      {"cpu-freq", 0, A::kRequired, SetCpuFreq},
       {"cpus-per-gpu", 0, A::kRequired, SetSourcedCountOf<&S::cpus_per_gpu>},
       {"cpus-per-task", 'c', A::kRequired, SetSourcedCountOf<&S::cpus_per_task>},
       {"deadline", 0, A::kRequired, SetDeadline},
-      {"delay-boot", 0, A::kRequired, NoEffect},
+      {"delay-boot", 0, A::kRequired, SetDelayBoot},
       {"dependency", 'd', A::kRequired, SetDependency},
-      {"distribution", 'm', A::kRequired, NoEffect},
+      {"distribution", 'm', A::kRequired, SetDistribution},
       {"error", 'e', A::kRequired, SetIoPath<&S::stderr_path>},
       {"exclude", 'x', A::kRequired, SetExclude},
       {"exclusive", 0, A::kOptional, SetExclusive},
       {"export", 0, A::kRequired, SetText<&S::export_env>},
       {"export-file", 0, A::kRequired, SetText<&S::export_file>},
       {"extra", 0, A::kRequired, NoEffect},
-      {"extra-node-info", 'B', A::kRequired, NoEffect},
+      {"extra-node-info", 'B', A::kRequired, SetExtraNodeInfo},
       {"get-user-env", 0, A::kOptional, NoEffect},
-      {"gid", 0, A::kRequired, RootOnly},
-      {"gpu-bind", 0, A::kRequired, NoEffect},
-      {"gpu-freq", 0, A::kRequired, NoEffect},
+      {"gid", 0, A::kRequired, SetRunGroup},
+      {"gpu-bind", 0, A::kRequired, PassOn},
+      {"gpu-freq", 0, A::kRequired, PassOn},
       {"gpus", 'G', A::kRequired, SetGpusOf<&S::gpus>},
       {"gpus-per-node", 0, A::kRequired, SetGpusOf<&S::gpus_per_node>},
-      {"gpus-per-socket", 0, A::kRequired, NoEffect},
+      {"gpus-per-socket", 0, A::kRequired, SetGpusPerSocket},
       {"gpus-per-task", 0, A::kRequired, SetGpusOf<&S::gpus_per_task>},
       {"gres", 0, A::kRequired, SetGres},
       {"gres-flags", 0, A::kRequired, NoEffect},
       {"help", 'h', A::kNone, nullptr, true},
       {"hint", 0, A::kRequired, NoEffect},
       {"hold", 'H', A::kNone, SetFlag<&S::hold>},
-      {"ignore-pbs", 0, A::kNone, NoEffect},
+      {"ignore-pbs", 0, A::kNone, SetFlag<&S::ignore_pbs>},
       {"input", 'i', A::kRequired, SetIoPath<&S::stdin_path>},
       {"job-name", 'J', A::kRequired, SetText<&S::name>},
       {"kill-on-invalid-dep", 0, A::kRequired, SetKillOnInvalidDep},
       {"licenses", 'L', A::kRequired, NoEffect},
       {"mail-type", 0, A::kRequired, SetMailType},
       {"mail-user", 0, A::kRequired, NoEffect},
-      {"mcs-label", 0, A::kRequired, NoEffect},
+      {"mcs-label", 0, A::kRequired, SetText<&S::mcs_label>},
       {"mem", 0, A::kRequired, SetMemoryOf<&S::mem>},
-      {"mem-bind", 0, A::kRequired, NoEffect},
+      {"mem-bind", 0, A::kRequired, SetMemBind},
       {"mem-per-cpu", 0, A::kRequired, SetMemoryOf<&S::mem_per_cpu>},
       {"mem-per-gpu", 0, A::kRequired, SetMemoryOf<&S::mem_per_gpu>},
-      {"mincpus", 0, A::kRequired, NoEffect},
-      {"network", 0, A::kRequired, NoEffect},
+      {"mincpus", 0, A::kRequired, SetCountOf<&S::mincpus>},
+      {"network", 0, A::kRequired, WithoutFeature},
       {"nice", 0, A::kOptional, SetNice},
       {"no-kill", 'k', A::kOptional, NoEffect},
       {"no-requeue", 0, A::kNone, SetRequeue},
@@ -367,29 +618,30 @@ const std::vector<OptionDef>& Options() {
       {"nodelist", 'w', A::kRequired, SetNodeListOf<false>},
       {"nodes", 'N', A::kRequired, SetNodes},
       {"ntasks", 'n', A::kRequired, SetCountOf<&S::ntasks>},
-      {"ntasks-per-core", 0, A::kRequired, NoEffect},
-      {"ntasks-per-gpu", 0, A::kRequired, NoEffect},
+      {"ntasks-per-core", 0, A::kRequired, SetTaskLayoutCount},
+      {"ntasks-per-gpu", 0, A::kRequired, SetTaskLayoutCount},
       {"ntasks-per-node", 0, A::kRequired, SetCountOf<&S::ntasks_per_node>},
-      {"ntasks-per-socket", 0, A::kRequired, NoEffect},
+      {"ntasks-per-socket", 0, A::kRequired, SetTaskLayoutCount},
       {"ntasks-per-tres", 0, A::kRequired, NoEffect},
       {"open-mode", 0, A::kRequired, SetOpenMode},
       {"output", 'o', A::kRequired, SetIoPath<&S::stdout_path>},
-      {"overcommit", 'O', A::kNone, NoEffect},
+      {"overcommit", 'O', A::kNone, SetOvercommit},
       {"oversubscribe", 's', A::kNone, SetOversubscribe},
       {"parsable", 0, A::kNone, SetFlag<&S::parsable>},
       {"partition", 'p', A::kRequired, SetPartitions},
+      {"power", 0, A::kRequired, WithoutFeature},
       {"prefer", 0, A::kRequired, NoEffect},
-      {"priority", 0, A::kRequired, NoEffect},
-      {"profile", 0, A::kRequired, NoEffect},
+      {"priority", 0, A::kRequired, SetPriority},
+      {"profile", 0, A::kRequired, PassOn},
       {"propagate", 0, A::kOptional, NoEffect},
       {"qos", 'q', A::kRequired, SetText<&S::qos>},
       {"quiet", 'Q', A::kNone, SetFlag<&S::quiet>, true},
-      {"reboot", 0, A::kNone, NoEffect},
+      {"reboot", 0, A::kNone, WithoutFeature},
       {"requeue", 0, A::kNone, SetRequeue},
       {"reservation", 0, A::kRequired, SetText<&S::reservation>},
       {"segment", 0, A::kRequired, SetSegment},
       {"signal", 0, A::kRequired, SetSignal},
-      {"sockets-per-node", 0, A::kRequired, NoEffect},
+      {"sockets-per-node", 0, A::kRequired, SetLevelOf<&S::sockets_per_node>},
       {"spread-job", 0, A::kNone, NoEffect},
       {"stepmgr", 0, A::kNone, NoEffect},
       {"switches", 0, A::kRequired, SetSwitches},
@@ -397,20 +649,20 @@ const std::vector<OptionDef>& Options() {
        "ntasks-per-node"},
       {"test-only", 0, A::kNone, SetFlag<&S::test_only>},
       {"thread-spec", 0, A::kRequired, NoEffect},
-      {"threads-per-core", 0, A::kRequired, NoEffect},
+      {"threads-per-core", 0, A::kRequired, SetThreadsPerCore},
       {"time", 't', A::kRequired, SetTimeOf<&S::time_limit>},
       {"time-min", 0, A::kRequired, SetTimeOf<&S::time_min>},
-      {"tmp", 0, A::kRequired, NoEffect},
+      {"tmp", 0, A::kRequired, SetTmp},
       {"tres-bind", 0, A::kRequired, NoEffect},
       {"tres-per-task", 0, A::kRequired, NoEffect},
-      {"uid", 0, A::kRequired, RootOnly},
+      {"uid", 0, A::kRequired, SetRunUser},
       {"usage", 0, A::kNone, nullptr, true},
-      {"use-min-nodes", 0, A::kNone, NoEffect},
+      {"use-min-nodes", 0, A::kNone, SmallestNodeCount},
       {"verbose", 'v', A::kNone, SetVerbose, true},
       {"version", 'V', A::kNone, nullptr, true},
       {"wait", 'W', A::kNone, SetFlag<&S::wait>},
-      {"wait-all-nodes", 0, A::kRequired, NoEffect},
-      {"wckey", 0, A::kRequired, NoEffect},
+      {"wait-all-nodes", 0, A::kRequired, SetWaitAllNodes},
+      {"wckey", 0, A::kRequired, WithoutFeature},
       {"wrap", 0, A::kRequired, SetText<&S::wrap>, true},
       // Environment-only: SBATCH_REQ_SWITCH and SBATCH_WAIT4SWITCH.
       {"", 0, A::kRequired, SetSwitchCount},

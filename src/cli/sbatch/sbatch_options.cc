@@ -3,6 +3,7 @@
 // lines, the environment and the command line, each overriding the one before.
 #include "cli/sbatch/sbatch_options.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "cli/sbatch/sbatch_help.h"
@@ -11,6 +12,7 @@
 #include "cli/sbatch/sbatch_resolve.h"
 #include "cli/sbatch/sbatch_script.h"
 #include "cli/sbatch/sbatch_settings.h"
+#include "cli/sbatch/sbatch_wrappers.h"
 
 namespace drover::cli {
 namespace {
@@ -58,6 +60,13 @@ Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadF
   // Second pass: #SBATCH lines (a --wrap script's too, as in Slurm), then SBATCH_* variables,
   // then the command line.
   if (Status ok = ApplyScript(request.script, in, s); !ok) return std::move(ok).take_error();
+  // Slurm looks for --ignore-pbs among #SBATCH lines, in the environment (set at all) and as a
+  // whole word of the command line, before reading #PBS and #BSUB lines.
+  bool ignore_pbs = s.ignore_pbs || environment.contains("SBATCH_IGNORE_PBS") ||
+                    std::find(argv.begin(), argv.end(), "--ignore-pbs") != argv.end();
+  if (!ignore_pbs)
+    if (Status ok = ApplyWrapperDirectives(request.script, in, s); !ok)
+      return std::move(ok).take_error();
   if (Status ok = ApplyEnvironment(in, s); !ok) return std::move(ok).take_error();
   for (auto& [use, index] : command_line.uses) {
     if (use.def->early) continue;
@@ -69,9 +78,9 @@ Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadF
               : s.wrap                     ? "wrap"
               : operand && *operand != "-" ? BaseName(*operand)
                                            : "sbatch";
-  spec.user = user;
-  spec.uid = uid;
-  spec.gid = gid;
+  spec.user = s.run_user.value_or(user);  // --uid (root only): the job runs as that user
+  spec.uid = s.run_uid.value_or(uid);
+  spec.gid = s.run_gid ? *s.run_gid : s.run_uid_group.value_or(gid);
   return request;
 }
 

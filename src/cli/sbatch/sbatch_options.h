@@ -24,6 +24,9 @@ struct SbatchRequest {
   std::string array;   // --array as given; the controller parses it
   std::string script;  // the script's text (a file, stdin, or the one --wrap writes)
   bool parsable = false, test_only = false, wait = false, quiet = false, hold = false;
+  // -M/--clusters (SBATCH_CLUSTERS, SLURM_CLUSTERS) as given: sbatch checks it against the
+  // cluster's name once it has read slurm.conf, and then names the cluster when it reports.
+  std::optional<std::string> clusters;
   // Lines to print on stderr before submitting ("sbatch: warning: ..."), each said once: options
   // Drover accepts but does not act on, and what sbatch itself warns about.
   std::vector<std::string> notices;

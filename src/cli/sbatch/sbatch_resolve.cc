@@ -141,6 +141,11 @@ void CopyScalars(const Settings& s, JobSpec& spec) {
   spec.constraint = s.constraint.value_or("");
   spec.nodelist = s.nodelist.value_or(std::vector<std::string>{});
   spec.exclude = s.exclude.value_or(std::vector<std::string>{});
+  spec.min_cpus_per_node = s.mincpus.value_or(0);
+  spec.min_tmp_disk_mb = s.tmp_mb.value_or(0);
+  spec.min_sockets = s.sockets_per_node.value_or(0);
+  spec.min_cores_per_socket = s.cores_per_socket.value_or(0);
+  spec.min_threads_per_core = s.threads_per_core.value_or(0);
   spec.time_limit_seconds = s.time_limit.value_or(0);
   spec.time_min_seconds = s.time_min.value_or(0);
   spec.begin_time = s.begin.value_or(0);
@@ -157,10 +162,32 @@ void CopyScalars(const Settings& s, JobSpec& spec) {
     spec.signal_batch_only = s.signal->batch_only;
   }
   if (s.requeue) spec.requeue = *s.requeue;
+  spec.overcommit = s.overcommit;
+  spec.contiguous = s.contiguous;
+  if (s.priority && *s.priority == 0)
+    spec.hold = HoldKind::kAdmin;  // Slurm's priority 0 is a held job
+  else if (s.priority)
+    spec.priority = *s.priority;
   spec.stdout_path = s.stdout_path.value_or("");
   spec.stderr_path = s.stderr_path.value_or("");
   spec.stdin_path = s.stdin_path.value_or("");
   spec.comment = s.comment.value_or("");
+}
+
+// --ntasks-per-gpu gives the task count when -n does not; --gpus-per-socket is per node once
+// the sockets per node are known.
+Status ResolveTaskLayout(const Settings& s, JobSpec& spec) {
+  if (s.gpus_per_socket) {
+    if (!s.sockets_per_node)
+      return Fail("--gpus-per-socket option requires --sockets-per-node specification");
+    if (spec.gpus_per_node == 0) spec.gpus_per_node = *s.gpus_per_socket * *s.sockets_per_node;
+  }
+  if (s.ntasks_per_gpu && !s.ntasks) {
+    uint64_t gpus = spec.gpus ? spec.gpus : uint64_t{spec.gpus_per_node} * spec.min_nodes;
+    if (gpus == 0) return Fail("--ntasks-per-gpu needs GPUs (--gpus or --gpus-per-node)");
+    spec.ntasks = static_cast<uint32_t>(std::min<uint64_t>(gpus * *s.ntasks_per_gpu, INT_MAX));
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -175,6 +202,10 @@ Status Finish(Settings& s, const Inputs& in, SbatchRequest& request) {
   if (Status ok = ResolveCpus(s, spec); !ok) return ok;
   if (Status ok = ResolveSharing(s, spec); !ok) return ok;
   if (Status ok = ResolveGpus(s, spec); !ok) return ok;
+  if (Status ok = ResolveTaskLayout(s, spec); !ok) return ok;
+  // No MCS plugin: Slurm's mcs/none refuses any label when the job is submitted.
+  if (s.mcs_label)
+    return MakeError("sbatch: error: Batch job submission failed: Invalid mcs_label specified");
   CopyScalars(s, spec);
   spec.work_dir = s.work_dir.value_or(in.cwd);
   Result<std::vector<std::string>> environment = BuildEnvironment(s, in);
@@ -186,6 +217,7 @@ Status Finish(Settings& s, const Inputs& in, SbatchRequest& request) {
   request.wait = s.wait;
   request.quiet = s.quiet;
   request.hold = s.hold;
+  request.clusters = s.clusters;
   request.notices = std::move(s.notices);
   return OkStatus();
 }

@@ -13,11 +13,6 @@
 namespace drover::cli::sbatch {
 namespace {
 
-struct ScriptWord {
-  std::string text;
-  int line = 0;
-};
-
 // Splits what follows "#SBATCH" as Slurm's get_argument does: quotes group, a backslash escapes,
 // an unquoted '#' ends the line, and an empty word ends it too.
 Status SplitDirective(std::string_view rest, std::string_view line, int line_number,
@@ -65,25 +60,28 @@ Status SplitDirective(std::string_view rest, std::string_view line, int line_num
   }
 }
 
-// The words of the #SBATCH lines before the first command.
-Result<std::vector<ScriptWord>> Directives(std::string_view script) {
+}  // namespace
+
+Result<std::vector<ScriptWord>> DirectiveWords(std::string_view script, std::string_view magic,
+                                               int commands_allowed) {
   std::vector<ScriptWord> words;
-  int line_number = 0;
+  int line_number = 0, commands = 0;
   for (const std::string& line : Split(script, '\n')) {
     ++line_number;
-    if (line.starts_with("#SBATCH")) {
-      if (Status ok = SplitDirective(std::string_view(line).substr(7), line, line_number, words);
-          !ok)
+    if (line.starts_with(magic)) {
+      std::string_view rest = std::string_view(line).substr(magic.size());
+      if (Status ok = SplitDirective(rest, line, line_number, words); !ok)
         return std::move(ok).take_error();
       continue;
     }
-    std::string_view text = Trim(line);
-    if (!text.empty() && text.front() != '#') break;
+    // #SBATCH lines end at the first command; Slurm reads #PBS and #BSUB lines until more than
+    // 100 lines that do not start with '#', blank ones included.
+    bool command = commands_allowed == 0 ? !Trim(line).empty() && Trim(line).front() != '#'
+                                         : !line.starts_with('#');
+    if (command && ++commands > commands_allowed) break;
   }
   return words;
 }
-
-}  // namespace
 
 // Slurm's checks on a batch script, with its messages.
 Status CheckScript(std::string_view script) {
@@ -130,7 +128,7 @@ std::string WrapScript(const std::string& command) {
 }
 
 Status ApplyScript(std::string_view script, const Inputs& in, Settings& s) {
-  Result<std::vector<ScriptWord>> words = Directives(script);
+  Result<std::vector<ScriptWord>> words = DirectiveWords(script, "#SBATCH", 0);
   if (!words) return std::move(words).take_error();
   std::vector<std::string> args;
   for (const ScriptWord& word : *words) args.push_back(word.text);

@@ -6,11 +6,22 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/sbatch/sbatch_settings.h"
 #include "common/result.h"
 
 namespace drover::cli::sbatch {
+
+struct ScriptWord {
+  std::string text;
+  int line = 0;
+};
+// The words of the script's `magic` lines ("#SBATCH", "#PBS", "#BSUB"), split as Slurm's
+// get_argument splits them, up to the first command when `commands_allowed` is 0, else until
+// more than that many lines that do not start with '#'.
+Result<std::vector<ScriptWord>> DirectiveWords(std::string_view script, std::string_view magic,
+                                               int commands_allowed);
 
 // Slurm's checks on a batch script, with its messages.
 Status CheckScript(std::string_view script);

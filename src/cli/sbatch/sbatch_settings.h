@@ -72,6 +72,21 @@ struct Settings {
   std::optional<bool> requeue;
   std::optional<char> open_mode;  // 'a' or 't'
   std::optional<std::string> export_env, export_file, wrap;
+  std::optional<std::string> clusters;  // -M: checked against the cluster's name when submitting
+  // Node minimums: --mincpus, --tmp (MB), -B and its three options.
+  std::optional<uint32_t> mincpus, sockets_per_node, cores_per_socket, threads_per_core;
+  std::optional<uint64_t> tmp_mb;
+  bool ignore_pbs = false;
+  std::optional<uint32_t> priority;  // --priority (operators only); TOP is Slurm's highest
+  std::optional<uint32_t> ntasks_per_gpu, gpus_per_socket;
+  bool overcommit = false, contiguous = false;
+  // --uid and --gid (root only): whom the job runs as; the user's name and primary group too.
+  std::optional<uint32_t> run_uid, run_gid, run_uid_group;
+  std::optional<std::string> run_user;
+  std::optional<std::string> mcs_label;
+  // Variables Slurm's sbatch sets for the job from options (SLURM_DISTRIBUTION, ...): the
+  // job's srun reads them.
+  std::map<std::string, std::string> variables;
   bool hold = false, parsable = false, test_only = false, wait = false, quiet = false;
   bool verbose = false;
   std::vector<std::string> notices;

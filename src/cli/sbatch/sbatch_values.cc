@@ -2,6 +2,8 @@
 #include "cli/sbatch/sbatch_values.h"
 
 #include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -9,6 +11,7 @@
 #include <csignal>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "common/duration.h"
 #include "common/hostlist.h"
@@ -185,6 +188,31 @@ bool ValidMailTypes(std::string_view text) {
                      [&](std::string_view known) { return EqualsIgnoreCase(type, known); }))
       return false;
   return true;
+}
+
+std::optional<UserEntry> LookUpUser(std::string_view name_or_id) {
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  std::string text(name_or_id);
+  if (std::optional<uint64_t> id = ParseUint64(text); id && *id <= UINT32_MAX)
+    getpwuid_r(static_cast<uid_t>(*id), &entry, buffer.data(), buffer.size(), &found);
+  else
+    getpwnam_r(text.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (!found) return std::nullopt;
+  return UserEntry{found->pw_uid, found->pw_gid, found->pw_name};
+}
+
+std::optional<uint32_t> LookUpGroup(std::string_view name_or_id) {
+  std::string text(name_or_id);
+  if (std::optional<uint64_t> id = ParseUint64(text); id && *id <= UINT32_MAX)
+    return static_cast<uint32_t>(*id);  // a number needs no entry, as in Slurm
+  std::vector<char> buffer(16384);
+  group entry{};
+  group* found = nullptr;
+  getgrnam_r(text.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (!found) return std::nullopt;
+  return found->gr_gid;
 }
 
 }  // namespace drover::cli::sbatch

@@ -40,4 +40,12 @@ std::optional<int> ParseSignal(std::string_view text);
 std::optional<SignalRequest> ParseSignalOption(std::string_view text, bool& reservation);
 bool ValidMailTypes(std::string_view text);
 
+// --uid and --gid: a name or a number, from the system's user and group databases.
+struct UserEntry {
+  uint32_t uid = 0, gid = 0;
+  std::string name;
+};
+std::optional<UserEntry> LookUpUser(std::string_view name_or_id);
+std::optional<uint32_t> LookUpGroup(std::string_view name_or_id);
+
 }  // namespace drover::cli::sbatch

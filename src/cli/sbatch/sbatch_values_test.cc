@@ -380,9 +380,16 @@ TEST_F(Sbatch, UidAndGidAreForRootOnly) {
   EXPECT_EQ(Fails({"--uid=0", "job.sh"}), "sbatch: error: --uid only permitted by root user");
   EXPECT_EQ(Fails({"--gid=0", "job.sh"}), "sbatch: error: --gid only permitted by root user");
   uid = 0;
-  EXPECT_EQ(
-      Ok({"--uid=bob", "job.sh"}).notices,
-      std::vector<std::string>{"sbatch: warning: --uid is accepted but has no effect in Drover"});
+  SbatchRequest r = Ok({"--uid=root", "job.sh"});
+  EXPECT_EQ(r.spec.uid, 0u);
+  EXPECT_EQ(r.spec.user, "root");
+  EXPECT_EQ(r.spec.gid, 0u);  // the user's primary group when --gid is not given
+  EXPECT_TRUE(r.notices.empty());
+  EXPECT_EQ(Ok({"--uid=0", "--gid=7", "job.sh"}).spec.gid, 7u);
+  EXPECT_EQ(Fails({"--uid=no-such-user-here", "job.sh"}),
+            "sbatch: error: Invalid --uid specification");
+  EXPECT_EQ(Fails({"--gid=no-such-group-here", "job.sh"}),
+            "sbatch: error: Invalid --gid specification");
 }
 
 }  // namespace

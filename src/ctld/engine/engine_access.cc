@@ -89,6 +89,8 @@ std::string Engine::Admit(const Caller& caller, JobSpec& spec) const {
   }
   if (spec.user.empty()) spec.user = std::to_string(spec.uid);
   if (spec.hold == HoldKind::kAdmin && !IsOperator(caller)) spec.hold = HoldKind::kUser;
+  // As Slurm: only operators and administrators set a job's priority.
+  if (spec.priority != 0 && !IsOperator(caller)) return "Access/permission denied";
   return AdmitPartitions(caller, spec);
 }
 

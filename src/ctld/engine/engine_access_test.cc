@@ -148,6 +148,16 @@ TEST_F(AccessTest, AUserCannotSubmitWithAnAdminHold) {
   EXPECT_EQ(Record(Job(kRoot, held)).spec.hold, HoldKind::kAdmin);
 }
 
+TEST_F(AccessTest, OnlyOperatorsSetAJobsPriority) {
+  JobSpec spec = Spec();
+  spec.priority = 500;
+  Reply user = Submit(kAlice, spec);
+  EXPECT_FALSE(user.ok);
+  EXPECT_EQ(user.error, "Access/permission denied");
+  EXPECT_EQ(Record(Job(kRoot, spec)).spec.priority, 500u);
+  EXPECT_EQ(Record(Job(kSlurm, spec)).spec.priority, 500u);
+}
+
 // --- roles ---
 
 TEST_F(AccessTest, OthersMayNotCancelHoldRequeueOrUpdateAnOwnersJob) {
