@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/cgroup_conf.h"
 #include "common/gres_conf.h"
 #include "common/hostlist.h"
 #include "common/slurm_conf.h"
@@ -87,11 +88,13 @@ std::optional<std::vector<ConfLine>> ReadCompanion(const ClusterConfig& config,
 // Everything after reading: the three files' lines to a checked ClusterConfig.
 void Build(ConfigLoad& load, const std::vector<ConfLine>& slurm,
            const std::optional<std::vector<ConfLine>>& gres,
-           const std::optional<std::vector<ConfLine>>& topology) {
+           const std::optional<std::vector<ConfLine>>& topology,
+           const std::optional<std::vector<ConfLine>>& cgroup) {
   ClusterConfig& config = load.config;
   Diagnostics& diagnostics = load.diagnostics;
   KeyReporter reporter;
   ApplySlurmConf(slurm, config, diagnostics, reporter);
+  if (cgroup) ApplyCgroupConf(*cgroup, config, diagnostics, reporter);
   if (gres) ApplyGresConf(*gres, config, diagnostics, reporter);
   FinishGpus(config, diagnostics);
   std::string topology_name =
@@ -161,13 +164,16 @@ ConfigLoad LoadClusterConfig(const std::string& path) {
   auto gres = ReadCompanion(load.config, "gres.conf", load.config.gres_conf_path, load.diagnostics);
   auto topology =
       ReadCompanion(load.config, "topology.conf", load.config.topology_conf_path, load.diagnostics);
-  Build(load, slurm, gres, topology);
+  auto cgroup =
+      ReadCompanion(load.config, "cgroup.conf", load.config.cgroup_conf_path, load.diagnostics);
+  Build(load, slurm, gres, topology, cgroup);
   return load;
 }
 
 ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
                                  const std::optional<std::string>& gres_conf,
-                                 const std::optional<std::string>& topology_conf) {
+                                 const std::optional<std::string>& topology_conf,
+                                 const std::optional<std::string>& cgroup_conf) {
   ConfigLoad load;
   load.config.conf_path = "slurm.conf";
   Diagnostics& diagnostics = load.diagnostics;
@@ -181,7 +187,12 @@ ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
     load.config.topology_conf_path = "topology.conf";
     topology = ReadConfText(*topology_conf, "topology.conf", diagnostics);
   }
-  Build(load, slurm, gres, topology);
+  std::optional<std::vector<ConfLine>> cgroup;
+  if (cgroup_conf) {
+    load.config.cgroup_conf_path = "cgroup.conf";
+    cgroup = ReadConfText(*cgroup_conf, "cgroup.conf", diagnostics);
+  }
+  Build(load, slurm, gres, topology, cgroup);
   return load;
 }
 

@@ -108,6 +108,20 @@ struct TlsSettings {
 };
 
 // The cluster-wide keys of slurm.conf, with Slurm's defaults.
+// cgroup.conf's keys that decide what a job's cgroup enforces (cgroup.conf(5), Slurm's
+// defaults). They act only with TaskPlugin=task/cgroup.
+struct CgroupConf {
+  bool constrain_cores = false;
+  bool constrain_devices = false;
+  bool constrain_ram_space = false;
+  bool constrain_swap_space = false;
+  double allowed_ram_space = 100;  // percent of the job's allocated memory
+  double allowed_swap_space = 0;   // percent of the allocated memory, on top of the RAM limit
+  double max_ram_percent = 100;    // percent of the node's RealMemory: the RAM limit's ceiling
+  double max_swap_percent = 100;   // percent of the node's RealMemory: the swap limit's ceiling
+  uint64_t min_ram_space_mb = 30;  // the RAM limit's floor
+};
+
 struct ClusterSettings {
   // cluster
   std::string cluster_name;
@@ -124,7 +138,7 @@ struct ClusterSettings {
   AuthType auth = AuthType::kMunge;
   std::string auth_info;                    // AuthInfo as written; auth::SettingsOf reads it
   std::vector<std::string> auth_alt_types;  // AuthAltTypes: accepted (auth/jwt), not served yet
-  bool disable_root_jobs = false;  // DisableRootJobs: no job may run as root
+  bool disable_root_jobs = false;           // DisableRootJobs: no job may run as root
   PrivateData private_data;
   int64_t group_update_time_seconds = 600;  // GroupUpdateTime: how long a user's groups are kept
   // Drover's own keys (docs/configuration.md): where the daemons listen, and TLS.
@@ -144,6 +158,9 @@ struct ClusterSettings {
   std::string proctrack_type = "proctrack/cgroup", task_plugin = "task/none";
   std::string job_acct_gather_type = "jobacct_gather/none";
   std::string job_acct_gather_frequency = "30";
+  std::vector<std::string> job_acct_gather_params;  // JobAcctGatherParams (OverMemoryKill, ...)
+  std::vector<std::string> dependency_params;       // DependencyParameters (kill_invalid_depend)
+  CgroupConf cgroup;                                // cgroup.conf beside slurm.conf
   std::string tmp_fs = "/tmp";
 
   // scheduling and priority
@@ -284,6 +301,7 @@ struct TopologyConfig {
 
 struct ClusterConfig {
   std::string conf_path, gres_conf_path, topology_conf_path;  // empty when not read
+  std::string cgroup_conf_path;                               // empty when not read
   ClusterSettings settings;
   std::vector<NodeConfig> nodes;
   std::vector<PartitionConfig> partitions;
@@ -314,11 +332,12 @@ ConfigLoad LoadClusterConfig(const std::string& path);
 // "node 'n5' is not defined by any NodeName line" or "nodes n[5-9] are not defined by ...".
 std::string UndefinedNodesMessage(const std::vector<std::string>& unknown);
 
-// The same from text in memory (files named slurm.conf, gres.conf, topology.conf; no Include):
-// for tests, fuzzing and the simulator's generated clusters.
+// The same from text in memory (files named slurm.conf, gres.conf, topology.conf, cgroup.conf;
+// no Include): for tests, fuzzing and the simulator's generated clusters.
 ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
                                  const std::optional<std::string>& gres_conf = std::nullopt,
-                                 const std::optional<std::string>& topology_conf = std::nullopt);
+                                 const std::optional<std::string>& topology_conf = std::nullopt,
+                                 const std::optional<std::string>& cgroup_conf = std::nullopt);
 
 // The slurm.conf to use: `explicit_path` when given, else $DROVER_CONF, else $SLURM_CONF, else
 // /etc/slurm/slurm.conf.

@@ -63,8 +63,18 @@ bool ParseItem(std::string_view item, std::vector<DependencyTerm>& terms) {
     return true;
   }
   size_t colon = item.find(':');
-  if (colon == std::string_view::npos) return false;
-  std::optional<DependencyType> type = TypeFromName(item.substr(0, colon));
+  if (colon == std::string_view::npos) {
+    // A bare job ID waits for that job to end, as Slurm reads "-d 123" (afterany).
+    std::optional<uint64_t> id = ParseUint64(item);
+    if (!id || *id == 0) return false;
+    terms.push_back({DependencyType::kAfterAny, *id, 0});
+    return true;
+  }
+  std::string_view name = item.substr(0, colon);
+  // afterburstbuffer also waits for the job's stage-out; Drover has no burst buffers, so it is
+  // afterany, as on a Slurm cluster without a burst buffer plugin.
+  if (EqualsIgnoreCase(name, "afterburstbuffer")) name = "afterany";
+  std::optional<DependencyType> type = TypeFromName(name);
   if (!type || *type == DependencyType::kSingleton) return false;
 
   std::string_view ids = item.substr(colon + 1);

@@ -85,9 +85,7 @@ TEST(DependencyTest, Parse) {
       {"singleton+5", {}, false, Invalid("singleton+5")},
       {"single", {}, false, Invalid("single")},
       {"expand:5", {}, false, Invalid("expand:5")},
-      {"afterburstbuffer:5", {}, false, Invalid("afterburstbuffer:5")},
       {"before:5", {}, false, Invalid("before:5")},
-      {"123", {}, false, Invalid("123")},
       {":123", {}, false, Invalid(":123")},
       {"afterok:1,", {}, false, Invalid("afterok:1,")},
       {",afterok:1", {}, false, Invalid(",afterok:1")},
@@ -113,6 +111,22 @@ struct FormatCase {
   DependencySpec spec;
   std::string_view expected;
 };
+
+// A bare ID is afterany (Slurm's "-d 123"); afterburstbuffer is afterany without burst buffers.
+TEST(DependencyTest, BareIdAndBurstBuffer) {
+  auto bare = ParseDependency("123");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(FormatDependency(*bare), "afterany:123");
+  auto mixed = ParseDependency("123?afterok:7");
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_TRUE(mixed->any);
+  EXPECT_EQ(FormatDependency(*mixed), "afterany:123?afterok:7");
+  auto burst = ParseDependency("afterburstbuffer:9:10");
+  ASSERT_TRUE(burst.ok());
+  EXPECT_EQ(FormatDependency(*burst), "afterany:9:10");
+  EXPECT_FALSE(ParseDependency("0").ok());
+  EXPECT_FALSE(ParseDependency("12x").ok());
+}
 
 TEST(DependencyTest, Format) {
   const FormatCase cases[] = {

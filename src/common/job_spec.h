@@ -16,6 +16,11 @@ inline constexpr uint32_t kNoArrayTask = UINT32_MAX;
 
 enum class HoldKind { kNone, kUser, kAdmin };
 
+// Which of a running job's processes a signal reaches, as Slurm's scancel and --signal decide:
+// its steps only (the default for every signal but SIGKILL), its batch shell alone (scancel -b,
+// --signal=B:), or the batch shell, its children and every step (scancel -f).
+enum class SignalScope { kSteps, kBatch, kFull };
+
 struct JobSpec {
   uint64_t job_id = 0;
   uint64_t array_job_id = 0;  // 0 when not an array task
@@ -31,6 +36,8 @@ struct JobSpec {
   uint32_t ntasks = 1;
   uint32_t ntasks_per_node = 0;  // 0: not given
   uint32_t cpus_per_task = 1;
+  bool cpus_per_task_given = false;  // -c was given (SLURM_CPUS_PER_TASK is set, even to 1)
+  bool ntasks_given = false;         // -n or --ntasks-per-node was given (SLURM_NTASKS is set)
 
   // Memory: at most one of these is non-zero; all zero means the partition's or cluster's
   // default (DefMemPerCPU, DefMemPerGPU, DefMemPerNode) applies.
@@ -81,5 +88,10 @@ struct JobSpec {
   std::string comment;
   uint32_t array_max_running = 0;  // the %N of --array; 0: no limit
 };
+
+// Where a job's own --signal goes: B: the batch shell alone, else its steps (never the shell).
+inline SignalScope UserSignalScope(const JobSpec& spec) {
+  return spec.signal_batch_only ? SignalScope::kBatch : SignalScope::kSteps;
+}
 
 }  // namespace drover

@@ -378,6 +378,8 @@ std::vector<ConfField<S>> BuildFields() {
       {"TaskPlugin", String(&S::task_plugin)},
       {"JobAcctGatherType", String(&S::job_acct_gather_type)},
       {"JobAcctGatherFrequency", String(&S::job_acct_gather_frequency)},
+      {"JobAcctGatherParams", List(&S::job_acct_gather_params)},
+      {"DependencyParameters", List(&S::dependency_params)},
       {"TmpFS", String(&S::tmp_fs)},
       // scheduling and priority
       {"SchedulerType", Choice(&S::scheduler,

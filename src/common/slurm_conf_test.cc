@@ -294,14 +294,14 @@ TEST(SlurmConf, UnknownKeysWarnWithASuggestionAndDocumentedOnesOnce) {
 
 TEST(SlurmConf, KeysReadButNotEnforcedWarnOnceAndEnforcedOnesDoNot) {
   ConfigLoad load = Load(
-      "NodeName=n1\nProctrackType=proctrack/linuxproc\nSchedulerParameters=bf_continue,"
+      "NodeName=n1\nTmpFS=/scratch\nSchedulerParameters=bf_continue,"
       "max_rpc_cnt=8\nPrivateData=jobs,usage,nodes\nDisableRootJobs=YES\nGroupUpdateTime=60\n"
       "PartitionName=p Nodes=n1 Default=YES ExclusiveUser=YES AllowGroups=wheel RootOnly=NO "
       "DisableRootJobs=NO AllowQos=ALL DenyAccounts=x\n"
       "PartitionName=q Nodes=n1 ExclusiveUser=YES\n");
   EXPECT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
   EXPECT_EQ(Messages(load.diagnostics.warnings()),
-            "slurm.conf:4: 'ProctrackType' is read but not enforced by Drover yet\n"
+            "slurm.conf:4: 'TmpFS' is read but not enforced by Drover yet\n"
             "slurm.conf:5: SchedulerParameters option 'max_rpc_cnt' is read but not enforced by "
             "Drover yet\n"
             "slurm.conf:6: PrivateData=nodes is read but not enforced by Drover yet\n"

@@ -24,6 +24,8 @@ inline JobSpec FullSpec() {
   spec.ntasks = 4;
   spec.ntasks_per_node = 2;
   spec.cpus_per_task = 3;
+  spec.cpus_per_task_given = true;
+  spec.ntasks_given = true;
   spec.mem_per_node_mb = 500;
   spec.mem_per_cpu_mb = 100;
   spec.mem_per_gpu_mb = 200;

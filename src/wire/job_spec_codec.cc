@@ -116,6 +116,8 @@ void SpecScalarsToProto(const JobSpec& spec, v1::JobSpec* out) {
   out->set_ntasks(spec.ntasks);
   out->set_ntasks_per_node(spec.ntasks_per_node);
   out->set_cpus_per_task(spec.cpus_per_task);
+  out->set_cpus_per_task_given(spec.cpus_per_task_given);
+  out->set_ntasks_given(spec.ntasks_given);
   out->set_mem_per_node_mb(spec.mem_per_node_mb);
   out->set_mem_per_cpu_mb(spec.mem_per_cpu_mb);
   out->set_mem_per_gpu_mb(spec.mem_per_gpu_mb);
@@ -173,6 +175,8 @@ void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
   out->ntasks = spec.ntasks();
   out->ntasks_per_node = spec.ntasks_per_node();
   out->cpus_per_task = spec.cpus_per_task();
+  out->cpus_per_task_given = spec.cpus_per_task_given();
+  out->ntasks_given = spec.ntasks_given();
   out->mem_per_node_mb = spec.mem_per_node_mb();
   out->mem_per_cpu_mb = spec.mem_per_cpu_mb();
   out->mem_per_gpu_mb = spec.mem_per_gpu_mb();

@@ -17,6 +17,7 @@
 #include "agent/host/job_env.h"
 #include "agent/host/output_path.h"
 #include "agent/stepd/detach.h"
+#include "common/cgroup_conf.h"
 #include "common/text.h"
 #include "wire/job_spec_codec.h"
 
@@ -153,7 +154,9 @@ Result<LaunchContext> Agent::ContextFor(const v1::Job& job, const JobSpec& spec,
   if (!mine)
     return MakeError(fmt::format("job {} has no allocation on node {}", spec.job_id, node_name_));
   for (int gpu : mine->gpus()) context.gpu_indexes.push_back(static_cast<uint32_t>(gpu));
-  context.devices_constrained = !options_.emulated && gpus_.source == GpuSource::kNvml;
+  // Devices are hidden (and CUDA_VISIBLE_DEVICES renumbered from 0) only with ConstrainDevices.
+  context.devices_constrained = !options_.emulated && gpus_.source == GpuSource::kNvml &&
+                                EnforcementOf(cluster_.settings).constrain_devices;
   context.partition = job.partition_name();
   context.cluster_name = cluster_.settings.cluster_name;
   context.restart_count = job.restart_count();
@@ -177,12 +180,27 @@ Result<LaunchContext> Agent::ContextFor(const v1::Job& job, const JobSpec& spec,
   return context;
 }
 
-// On a real node the job's cgroup holds its cores and its GPUs only.
-void Agent::ConfineToAllocation(const v1::NodeAllocation& mine, BatchLaunch& launch) const {
+// Only what the configuration asks for, as Slurm's plugins do: a cgroup when ProctrackType or
+// TaskPlugin=task/cgroup wants one; its RAM (and swap) limit with ConstrainRAMSpace
+// (ConstrainSwapSpace); its CPUs with ConstrainCores; its GPUs with ConstrainDevices; a watch on
+// the job's RSS with JobAcctGatherParams=OverMemoryKill.
+void Agent::Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const {
+  const ClusterSettings& settings = cluster_.settings;
+  Enforcement enforcement = EnforcementOf(settings);
+  if (!enforcement.track_by_cgroup) launch.cgroup_mode = "none";
+  uint64_t real_memory = node_ >= 0 ? cluster_.nodes[static_cast<size_t>(node_)].real_memory_mb : 0;
+  MemoryLimits limits = MemoryLimitsOf(settings, mine.memory_mb(), real_memory);
+  launch.memory_limit_mib = limits.ram_mb;
+  launch.memory_and_swap_limit_mib = limits.ram_and_swap_mb;
+  if (enforcement.over_memory_kill) {
+    launch.over_memory_kill_mib = mine.memory_mb();
+    launch.memory_poll_seconds = static_cast<uint64_t>(enforcement.poll_seconds);
+  }
   if (options_.emulated) return;
   std::vector<int> cores(mine.cores().begin(), mine.cores().end());
   auto cpus = CpusOfCores(host_, cores);
-  if (cpus) launch.cpus = std::move(*cpus);
+  if (cpus && enforcement.constrain_cores) launch.cpus = std::move(*cpus);
+  if (!enforcement.constrain_devices) return;
   for (const Gpu& gpu : gpus_.gpus) {
     if (gpu.minor < 0) continue;
     bool given = std::find(mine.gpus().begin(), mine.gpus().end(), gpu.index) != mine.gpus().end();
@@ -218,8 +236,7 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec,
   launch.cgroup_mode = options_.cgroup_mode;
   launch.cgroup_root = options_.cgroup_root;
   launch.cgroup_parent = CgroupParent();
-  ConfineToAllocation(*mine, launch);
-  launch.memory_limit_mib = mine->memory_mb();
+  Enforce(*mine, launch);
   launch.prolog = cluster_.settings.prolog;
   launch.epilog = cluster_.settings.epilog;
   launch.kill_wait_seconds = static_cast<uint32_t>(cluster_.settings.kill_wait_seconds);
@@ -337,13 +354,28 @@ Status Agent::Pause(uint64_t job_id, bool stop) {
   return OkStatus();
 }
 
-Status Agent::Signal(uint64_t job_id, int signal, bool batch_only) {
-  if (!batch_only) SignalSteps(job_id, signal);
+Status Agent::Signal(uint64_t job_id, int signal, SignalScope scope,
+                     const std::vector<uint32_t>& steps) {
+  if (scope != SignalScope::kBatch) SignalSteps(job_id, signal, false, steps);
   fs::path dir = JobDir(job_id);
-  if (!fs::exists(dir) || ReadStatus(dir)) return OkStatus();  // not here, or already ended
-  if (!batch_only && (signal == SIGSTOP || signal == SIGCONT))
+  if (scope == SignalScope::kSteps || !fs::exists(dir) || ReadStatus(dir)) return OkStatus();
+  // SIGSTOP/SIGCONT to all of the job: its cgroup's freezer where it has one, so that the
+  // supervisor is not the one stopped.
+  if (scope == SignalScope::kFull && (signal == SIGSTOP || signal == SIGCONT))
     return Pause(job_id, signal == SIGSTOP);
-  auto process = ReadProcessFile(dir / (batch_only ? "job.pid" : "supervisor.pid"));
+  auto shell = ReadProcessFile(dir / "job.pid");
+  if (!shell || !ProcessAlive(*shell)) return OkStatus();
+  // -f: the shell's process group, which holds the children a batch script starts (srun's
+  // tasks are in groups of their own, signalled above); -b: the shell alone.
+  pid_t target = scope == SignalScope::kFull ? -shell->pid : shell->pid;
+  if (::kill(target, signal) != 0 && (target > 0 || ::kill(shell->pid, signal) != 0))
+    return MakeError(fmt::format("cannot signal job {}: {}", job_id, std::strerror(errno)));
+  return OkStatus();
+}
+
+// The supervisor's own signals: SIGTERM cancels the job (SIGKILL after KillWait).
+Status Agent::SignalSupervisor(const fs::path& dir, uint64_t job_id, int signal) {
+  auto process = ReadProcessFile(dir / "supervisor.pid");
   if (!process || !ProcessAlive(*process)) return OkStatus();
   if (::kill(process->pid, signal) != 0)
     return MakeError(fmt::format("cannot signal job {}: {}", job_id, std::strerror(errno)));
@@ -355,30 +387,38 @@ bool Agent::Launching(uint64_t job_id) {
   return launching_.count(job_id) != 0;
 }
 
-void Agent::SignalSteps(uint64_t job_id, int signal) {
+void Agent::SignalSteps(uint64_t job_id, int signal, bool outside_cgroup_only,
+                        const std::vector<uint32_t>& steps) {
   MutexLock lock(steps_mutex_);
-  for (auto [it, end] = step_groups_.equal_range(job_id); it != end; ++it)
-    ::kill(-it->second, signal);
+  for (auto [it, end] = step_groups_.equal_range(job_id); it != end; ++it) {
+    const StepGroup& task = it->second;
+    if (outside_cgroup_only && task.in_cgroup) continue;
+    if (!steps.empty() && std::find(steps.begin(), steps.end(), task.step_id) == steps.end())
+      continue;
+    ::kill(-task.group, signal);
+  }
 }
 
-void Agent::AddStepGroup(uint64_t job_id, pid_t group) {
+void Agent::AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup) {
   MutexLock lock(steps_mutex_);
-  step_groups_.emplace(job_id, group);
+  step_groups_.emplace(job_id, StepGroup{step_id, group, in_cgroup});
 }
 
 void Agent::ForgetStepGroup(uint64_t job_id, pid_t group) {
   MutexLock lock(steps_mutex_);
   for (auto [it, last] = step_groups_.equal_range(job_id); it != last; ++it)
-    if (it->second == group) {
+    if (it->second.group == group) {
       step_groups_.erase(it);
       break;
     }
 }
 
 Status Agent::Terminate(uint64_t job_id) {
+  SignalSteps(job_id, SIGTERM, true);
   fs::path dir = JobDir(job_id);
-  if (fs::exists(dir) && !ReadStatus(dir)) (void)Pause(job_id, false);  // a suspended job too
-  return Signal(job_id, SIGTERM, false);
+  if (!fs::exists(dir) || ReadStatus(dir)) return OkStatus();  // not here, or already ended
+  (void)Pause(job_id, false);                                  // a suspended job too
+  return SignalSupervisor(dir, job_id, SIGTERM);
 }
 
 std::vector<uint64_t> Agent::RunningJobs() {

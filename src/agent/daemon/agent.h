@@ -53,8 +53,11 @@ class Agent {
   // repeated launch is answered OK and runs nothing. OK means the supervisor is running, or
   // that the job already ended (its status is waiting to be reported).
   Status Launch(const v1::LaunchRequest& request);
-  // `batch_only`: the batch shell alone (scancel --batch); else every process of the job.
-  Status Signal(uint64_t job_id, int signal, bool batch_only);
+  // `scope`: the job's srun steps only (scancel --signal, --signal without B:), the batch shell
+  // alone (-b, B:), or the batch shell's process group and every step (-f).
+  // `steps`: only these steps' tasks (scope kSteps); empty: every step.
+  Status Signal(uint64_t job_id, int signal, SignalScope scope,
+                const std::vector<uint32_t>& steps = {});
   // SIGCONT+SIGTERM to every process, SIGKILL after KillWait (the supervisor does it).
   Status Terminate(uint64_t job_id);
 
@@ -91,15 +94,19 @@ class Agent {
                               std::vector<std::string>& env);
   Result<LaunchContext> ContextFor(const v1::Job& job, const JobSpec& spec,
                                    const v1::NodeAllocation*& mine);
-  void ConfineToAllocation(const v1::NodeAllocation& mine, BatchLaunch& launch) const;
+  void Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const;
   std::string TopologyAddress() const;
   std::string CgroupParent() const;
   Status Pause(uint64_t job_id, bool stop);
+  Status SignalSupervisor(const std::filesystem::path& dir, uint64_t job_id, int signal);
   void PruneDone() REQUIRES(mutex_);
   bool Launching(uint64_t job_id) EXCLUDES(mutex_);
-  // Every srun task of the job here that has no cgroup to reach it by: its process group.
-  void SignalSteps(uint64_t job_id, int signal) EXCLUDES(steps_mutex_);
-  void AddStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
+  // The process group of every srun task of the job here; with `outside_cgroup_only`, only the
+  // tasks the job's cgroup does not hold (the supervisor reaches the others).
+  void SignalSteps(uint64_t job_id, int signal, bool outside_cgroup_only,
+                   const std::vector<uint32_t>& steps = {}) EXCLUDES(steps_mutex_);
+  void AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup)
+      EXCLUDES(steps_mutex_);
   void ForgetStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
 
   const ClusterConfig& cluster_;
@@ -112,8 +119,13 @@ class Agent {
   std::set<uint64_t> launching_ GUARDED_BY(mutex_);  // jobs whose launch is under way
   int reports_since_prune_ GUARDED_BY(mutex_) = 0;
   Mutex steps_mutex_;
+  struct StepGroup {
+    uint32_t step_id = 0;
+    pid_t group = 0;
+    bool in_cgroup = false;  // the job's cgroup holds it
+  };
   // job -> process group of one of its srun tasks
-  std::multimap<uint64_t, pid_t> step_groups_ GUARDED_BY(steps_mutex_);
+  std::multimap<uint64_t, StepGroup> step_groups_ GUARDED_BY(steps_mutex_);
 };
 
 }  // namespace drover::agent

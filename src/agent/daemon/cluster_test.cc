@@ -34,7 +34,8 @@ class ClusterTest : public ::testing::Test {
     cluster_.reset();
   }
 
-  void Boot(const std::string& extra = "") {
+  // `extra`: more slurm.conf lines; `cgroup_conf`: a cgroup.conf beside it.
+  void Boot(const std::string& extra = "", const std::string& cgroup_conf = "") {
     cluster_ = std::make_unique<testing::LocalCluster>(
         testing::ClusterPaths{DROVERCTLD_PATH, DROVERD_PATH},
         "ClusterName=test\nGresTypes=gpu\nSlurmdTimeout=30\nKillWait=2\nMinJobAge=600\n"
@@ -44,6 +45,7 @@ class ClusterTest : public ::testing::Test {
             "PartitionName=p Nodes=ALL Default=YES MaxTime=1:00:00\n",
         std::vector<std::string>{"n1", "n2"});
     dir_ = cluster_->dir();
+    if (!cgroup_conf.empty()) std::ofstream(dir_ / "cgroup.conf") << cgroup_conf;
     ASSERT_TRUE(cluster_->Boot()) << cluster_->error();
   }
 
@@ -94,6 +96,17 @@ class ClusterTest : public ::testing::Test {
   void WaitForState(uint64_t id, const std::string& state, std::chrono::seconds limit = 60s) {
     WaitFor([&] { return Job(id).state() == state; },
             "job " + std::to_string(id) + " " + state + " (is " + Job(id).state() + ")", limit);
+  }
+
+  // Once the job has ended: its state.
+  std::string EndState(uint64_t id) {
+    WaitFor(
+        [&] {
+          std::string state = Job(id).state();
+          return state != "PENDING" && state != "RUNNING";
+        },
+        "job " + std::to_string(id) + " to end");
+    return Job(id).state();
   }
 
   std::string Output(uint64_t id) {
@@ -266,20 +279,40 @@ TEST_F(ClusterTest, AFailingPrologDrainsTheNodeAndRequeuesTheJob) {
   EXPECT_EQ(Output(id), "") << "the script never ran";
 }
 
-TEST_F(ClusterTest, AJobPastItsMemoryEndsOutOfMemory) {
+// A job past its memory request is limited only where the configuration asks: by its cgroup
+// (TaskPlugin=task/cgroup, ConstrainRAMSpace=yes) or by the accounting poll (OverMemoryKill).
+constexpr const char* kPastItsMemory =
+    "#!/bin/sh\n"
+    "# 300 MB held for two seconds by dd, whose write blocks on the pipe until sleep exits.\n"
+    "dd if=/dev/zero bs=300M count=1 2>/dev/null | sleep 2\n"
+    "echo survived\n";
+
+TEST_F(ClusterTest, WithoutEnforcementAJobPastItsMemorySurvives) {
+  Boot();  // TaskPlugin=task/none (Slurm's default), no cgroup.conf, no OverMemoryKill
+  uint64_t id = Submit(kPastItsMemory, 0, "", 64);
+  EXPECT_EQ(EndState(id), "COMPLETED");
+  EXPECT_EQ(Output(id), "survived\n");
+}
+
+TEST_F(ClusterTest, ConstrainRAMSpaceEndsAJobPastItsMemoryOutOfMemory) {
   CgroupHierarchy cgroups = DetectCgroups();
   if (cgroups.mode == CgroupMode::kNone)
     GTEST_SKIP() << "cgroups are not writable here: " << cgroups.reason;
-  Boot();
-  uint64_t id =
-      Submit("#!/bin/sh\ndd if=/dev/zero of=/dev/null bs=300M count=1\necho survived\n", 0, "", 64);
-  WaitFor(
-      [&] {
-        std::string state = Job(id).state();
-        return state != "PENDING" && state != "RUNNING";
-      },
-      "the job to end");
-  EXPECT_EQ(Job(id).state(), "OUT_OF_MEMORY");
+  Boot("TaskPlugin=task/cgroup,task/affinity\n", "ConstrainRAMSpace=yes\n");
+  uint64_t id = Submit(kPastItsMemory, 0, "", 64);
+  EXPECT_EQ(EndState(id), "OUT_OF_MEMORY");
+}
+
+TEST_F(ClusterTest, OverMemoryKillEndsAJobPastItsMemoryOutOfMemory) {
+  Boot(
+      "JobAcctGatherType=jobacct_gather/linux\nJobAcctGatherParams=OverMemoryKill\n"
+      "JobAcctGatherFrequency=task=1\n");
+  uint64_t id = Submit(
+      "#!/bin/sh\ndd if=/dev/zero bs=300M count=1 2>/dev/null | sleep 30\n"
+      "echo survived\n",
+      0, "", 64);
+  EXPECT_EQ(EndState(id), "OUT_OF_MEMORY");
+  EXPECT_EQ(Output(id), "");
 }
 
 }  // namespace

@@ -64,7 +64,11 @@ class AgentService final : public v1::Agent::Service {
   grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
                       v1::AgentReply*) override {
     if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
-    Status sent = agent_.Signal(request->job_id(), request->signal(), request->batch_only());
+    SignalScope scope = request->full()         ? SignalScope::kFull
+                        : request->batch_only() ? SignalScope::kBatch
+                                                : SignalScope::kSteps;
+    std::vector<uint32_t> steps(request->step_ids().begin(), request->step_ids().end());
+    Status sent = agent_.Signal(request->job_id(), request->signal(), scope, steps);
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
   }
   grpc::Status RunStep(grpc::ServerContext* context,

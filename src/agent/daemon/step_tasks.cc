@@ -151,11 +151,12 @@ Status StepSession::OpenPipes(uint32_t rank, const std::string& out_path,
   return OkStatus();
 }
 
-// While the task waits to run: into the job's cgroup; without one, Signal() and Terminate()
-// reach it through its process group.
+// While the task waits to run: into the job's cgroup. Signal() reaches it through its process
+// group (a signal for the steps must not reach the batch shell, which shares the cgroup), and so
+// does Terminate() where the job has no cgroup.
 Status StepSession::JoinJob(pid_t pid) {
   if (cgroup_) (void)cgroup_->AddProcess(pid);
-  if (!cgroup_) agent_.AddStepGroup(job_id_, pid);
+  agent_.AddStepGroup(job_id_, launch_.step_id(), pid, cgroup_.has_value());
   return OkStatus();
 }
 

@@ -317,26 +317,37 @@ fs::path JobCgroup::path() const {
 }
 
 Status JobCgroup::SetMemoryLimit(uint64_t bytes) {
+  return SetMemoryLimits(bytes, bytes);
+}
+
+Status JobCgroup::SetMemoryLimits(uint64_t ram_bytes, uint64_t ram_and_swap_bytes) {
   if (mode_ == CgroupMode::kNone) return OkStatus();
   const fs::path dir = Dir("memory");
   if (mode_ == CgroupMode::kV2) {
-    if (Status ok = WriteControl(dir / "memory.max", bytes ? std::to_string(bytes) : "max"); !ok)
+    if (Status ok = WriteControl(dir / "memory.max", ram_bytes ? std::to_string(ram_bytes) : "max");
+        !ok)
       return ok;
     if (!fs::exists(dir / "memory.swap.max")) return OkStatus();
-    return WriteControl(dir / "memory.swap.max", bytes ? "0" : "max");
+    // v2 limits swap on its own: what RAM+swap allows beyond the RAM.
+    std::string swap =
+        ram_bytes && ram_and_swap_bytes
+            ? std::to_string(ram_and_swap_bytes - std::min(ram_and_swap_bytes, ram_bytes))
+            : "max";
+    return WriteControl(dir / "memory.swap.max", swap);
   }
-  const std::string value = bytes ? std::to_string(bytes) : "-1";
   const fs::path limit = dir / "memory.limit_in_bytes", memsw = dir / "memory.memsw.limit_in_bytes";
-  if (!fs::exists(memsw)) return WriteControl(limit, value);
+  const std::string value = ram_bytes ? std::to_string(ram_bytes) : "-1";
+  if (!fs::exists(memsw)) return WriteControl(limit, value);  // no swap accounting here
+  const std::string both = ram_and_swap_bytes ? std::to_string(ram_and_swap_bytes) : "-1";
   // The kernel keeps limit <= memsw limit at every step: raise memsw first, lower it last.
   auto current = ReadNumber(memsw);
-  bool raising = !bytes || !current || bytes > *current;
+  bool raising = !ram_and_swap_bytes || !current || ram_and_swap_bytes > *current;
   if (raising) {
-    if (Status ok = WriteControl(memsw, value); !ok) return ok;
+    if (Status ok = WriteControl(memsw, both); !ok) return ok;
     return WriteControl(limit, value);
   }
   if (Status ok = WriteControl(limit, value); !ok) return ok;
-  return WriteControl(memsw, value);
+  return WriteControl(memsw, both);
 }
 
 Status JobCgroup::SetCpus(const std::vector<int>& cpus) {

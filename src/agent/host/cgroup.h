@@ -65,7 +65,9 @@ class JobCgroup {
 
   // Limits. Without cgroups these succeed and do nothing (untracked_reason() says why).
   // 0 bytes removes the limit; swap is never allowed beyond it (memsw / swap.max = 0).
-  Status SetMemoryLimit(uint64_t bytes);
+  Status SetMemoryLimit(uint64_t bytes);  // RAM and RAM+swap both at `bytes` (0: none)
+  // RAM at `ram_bytes`, RAM+swap at `ram_and_swap_bytes`; 0: that one not limited.
+  Status SetMemoryLimits(uint64_t ram_bytes, uint64_t ram_and_swap_bytes);
   Status SetCpus(const std::vector<int>& cpus);  // OS CPU ids (CpusOfCores)
   // Denies the node's GPUs (device minors, 195:N) that are not the job's. Enforced on v1 only:
   // v2 needs an eBPF device program, which Drover does not load yet.

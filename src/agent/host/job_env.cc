@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/dependency.h"
 #include "common/hostlist.h"
 
 namespace drover::agent {
@@ -124,8 +125,8 @@ void AddJobIdentity(const JobSpec& spec, const LaunchContext& ctx, Environment& 
 }
 
 // Slurm exports the task count only when the user gave one (-n, or --ntasks-per-node, from which
-// sbatch derives it); otherwise the layout assumes one task per cpus_per_task CPUs. JobSpec
-// cannot tell "-n1" from nothing, so one task counts as not given.
+// sbatch derives it); otherwise the layout assumes one task per cpus_per_task CPUs. (A spec from
+// before ntasks_given: more than one task counts as given.)
 struct TaskShape {
   bool ntasks_given = false;
   uint32_t ntasks = 1;
@@ -134,7 +135,7 @@ struct TaskShape {
 TaskShape ResolveTasks(const JobSpec& spec, const LaunchContext& ctx, size_t node_count) {
   uint32_t cpus_per_task = std::max<uint32_t>(spec.cpus_per_task, 1);
   TaskShape shape;
-  shape.ntasks_given = spec.ntasks > 1 || spec.ntasks_per_node > 0;
+  shape.ntasks_given = spec.ntasks_given || spec.ntasks > 1 || spec.ntasks_per_node > 0;
   if (shape.ntasks_given) {
     shape.ntasks =
         std::max<uint32_t>(spec.ntasks, spec.ntasks_per_node * static_cast<uint32_t>(node_count));
@@ -166,7 +167,9 @@ void AddNodesAndTasks(const JobSpec& spec, const LaunchContext& ctx, const NodeL
   if (spec.ntasks_per_node > 0) {
     env.Set("SLURM_NTASKS_PER_NODE", std::to_string(spec.ntasks_per_node));
   }
-  if (spec.cpus_per_task > 1) env.Set("SLURM_CPUS_PER_TASK", std::to_string(spec.cpus_per_task));
+  // Whenever -c was given, as Slurm does (sbatch -c 1 too).
+  if (spec.cpus_per_task_given || spec.cpus_per_task > 1)
+    env.Set("SLURM_CPUS_PER_TASK", std::to_string(spec.cpus_per_task));
   uint32_t cpus_per_task = std::max<uint32_t>(spec.cpus_per_task, 1);
   env.Set("SLURM_TASKS_PER_NODE",
           FormatCountList(TasksPerNode(ctx.cpus_per_node, tasks.ntasks, cpus_per_task)));
@@ -214,6 +217,22 @@ void AddGpus(const LaunchContext& ctx, Environment& env) {
   }
 }
 
+// What sbatch exports from its options when they were given (sbatch(1), OUTPUT ENVIRONMENT
+// VARIABLES). --gres=gpu:N is not --gpus-per-node (JobSpec holds both alike), so
+// SLURM_GPUS_PER_NODE is left out.
+void AddRequested(const JobSpec& spec, Environment& env) {
+  if (spec.gpus)
+    env.Set("SLURM_GPUS", spec.gpu_type.empty() ? std::to_string(spec.gpus)
+                                                : fmt::format("{}:{}", spec.gpu_type, spec.gpus));
+  if (spec.gpus_per_task)
+    env.Set("SLURM_GPUS_PER_TASK", spec.gpu_type.empty()
+                                       ? std::to_string(spec.gpus_per_task)
+                                       : fmt::format("{}:{}", spec.gpu_type, spec.gpus_per_task));
+  if (spec.cpus_per_gpu) env.Set("SLURM_CPUS_PER_GPU", std::to_string(spec.cpus_per_gpu));
+  if (!spec.dependency.empty()) env.Set("SLURM_JOB_DEPENDENCY", FormatDependency(spec.dependency));
+  env.SetIfNotEmpty("SLURM_JOB_RESERVATION", spec.reservation);
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> BuildBatchEnvironment(const JobSpec& spec,
@@ -228,6 +247,7 @@ Result<std::vector<std::string>> BuildBatchEnvironment(const JobSpec& spec,
   AddNodesAndTasks(spec, ctx, layout.value(), env);
   AddMemory(spec, ctx, env);
   AddGpus(ctx, env);
+  AddRequested(spec, env);
   return std::move(env).Take();
 }
 

@@ -3,6 +3,8 @@
 // override order, GPU numbering, memory, tasks per node, and every error.
 #include "agent/host/job_env.h"
 
+#include "common/dependency.h"
+
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -440,6 +442,46 @@ TEST(BuildBatchEnvironmentTest, TaskVariables) {
     EXPECT_EQ(value("SLURM_TASKS_PER_NODE"), c.tasks_per_node) << c.label;
     EXPECT_EQ(value("SLURM_JOB_CPUS_PER_NODE"), c.cpus_per_node) << c.label;
   }
+}
+
+// Slurm sets SLURM_CPUS_PER_TASK whenever -c was given and SLURM_NTASKS whenever -n was, at 1
+// too (sbatch -c 1, sbatch -n 1); without them, neither.
+TEST(BuildBatchEnvironmentTest, CpusPerTaskAndNtasksWheneverGiven) {
+  JobSpec spec = ReferenceSpec(7, "given");
+  LaunchContext ctx = ReferenceContext("n1", "n1", {4});
+  Env env = Build(spec, ctx);
+  EXPECT_EQ(env.count("SLURM_CPUS_PER_TASK") + env.count("SLURM_NTASKS"), 0u);
+  spec.cpus_per_task_given = spec.ntasks_given = true;
+  env = Build(spec, ctx);
+  EXPECT_EQ(env["SLURM_CPUS_PER_TASK"], "1");
+  EXPECT_EQ(env["SLURM_NTASKS"], "1");
+  EXPECT_EQ(env["SLURM_NPROCS"], "1");
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "1");
+}
+
+// The options sbatch exports when given: --gpus, --gpus-per-task, --cpus-per-gpu, -d,
+// --reservation.
+TEST(BuildBatchEnvironmentTest, RequestedOptionsWhenGiven) {
+  JobSpec spec = ReferenceSpec(7, "asked");
+  LaunchContext ctx = ReferenceContext("n1", "n1", {4});
+  Env env = Build(spec, ctx);
+  for (const char* name : {"SLURM_GPUS", "SLURM_GPUS_PER_TASK", "SLURM_CPUS_PER_GPU",
+                           "SLURM_JOB_DEPENDENCY", "SLURM_JOB_RESERVATION"})
+    EXPECT_EQ(env.count(name), 0u) << name;
+  spec.gpus = 2;
+  spec.gpu_type = "a100";
+  spec.cpus_per_gpu = 3;
+  spec.reservation = "maint";
+  spec.dependency = *ParseDependency("afterok:5");
+  env = Build(spec, ctx);
+  EXPECT_EQ(env["SLURM_GPUS"], "a100:2");
+  EXPECT_EQ(env["SLURM_CPUS_PER_GPU"], "3");
+  EXPECT_EQ(env["SLURM_JOB_RESERVATION"], "maint");
+  EXPECT_EQ(env["SLURM_JOB_DEPENDENCY"], "afterok:5");
+  spec.gpus = 0;
+  spec.gpus_per_task = 1;
+  spec.gpu_type.clear();
+  EXPECT_EQ(Build(spec, ctx)["SLURM_GPUS_PER_TASK"], "1");
 }
 
 TEST(BuildBatchEnvironmentTest, NodeIndexAndRestartCount) {

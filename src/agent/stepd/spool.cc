@@ -302,6 +302,9 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
       {"cgroup_parent", TextField(&L::cgroup_parent)},
       {"cpus", ListField(&L::cpus)},
       {"memory_limit_mib", IntegerField(&L::memory_limit_mib)},
+      {"memory_and_swap_limit_mib", IntegerField(&L::memory_and_swap_limit_mib)},
+      {"over_memory_kill_mib", IntegerField(&L::over_memory_kill_mib)},
+      {"memory_poll_seconds", IntegerField(&L::memory_poll_seconds)},
       {"gpu_minors", ListField(&L::gpu_minors)},
       {"gpu_minors_denied", ListField(&L::gpu_minors_denied)},
       {"prolog", TextField(&L::prolog)},
@@ -377,6 +380,9 @@ Status WriteLaunch(const fs::path& job_dir, const BatchLaunch& launch) {
   if (!launch.cgroup_parent.empty()) Line(out, "cgroup_parent", launch.cgroup_parent);
   Line(out, "cpus", FormatIndexRanges(launch.cpus));
   Line(out, "memory_limit_mib", std::to_string(launch.memory_limit_mib));
+  Line(out, "memory_and_swap_limit_mib", std::to_string(launch.memory_and_swap_limit_mib));
+  Line(out, "over_memory_kill_mib", std::to_string(launch.over_memory_kill_mib));
+  Line(out, "memory_poll_seconds", std::to_string(launch.memory_poll_seconds));
   Line(out, "gpu_minors", FormatList(launch.gpu_minors));
   Line(out, "gpu_minors_denied", FormatList(launch.gpu_minors_denied));
   if (!launch.prolog.empty()) Line(out, "prolog", launch.prolog);

@@ -46,7 +46,11 @@ namespace drover::agent {
 //   cgroup_parent=NAME              the job's cgroup is <root>/drover/NAME/job_<id> (default:
 //                                   node_name; emulated agents sharing a host add their own)
 //   cpus=0-3,8                      OS CPU ids of the job's cores (CpusOfCores); empty: all
-//   memory_limit_mib=N              0: no limit (default)
+//   memory_limit_mib=N              the cgroup's RAM limit; 0: none (default)
+//   memory_and_swap_limit_mib=N     the cgroup's RAM+swap limit; 0: swap not limited (default)
+//   over_memory_kill_mib=N          OverMemoryKill: the job is killed once its processes' RSS
+//                                   passes N; 0: not watched (default)
+//   memory_poll_seconds=N           how often that RSS is looked at (default 30)
 //   gpu_minors=0,1                  /dev/nvidiaN minors the job may open
 //   gpu_minors_denied=2,3           the node's other GPUs, hidden from the job
 //   prolog=/path  epilog=/path      run as the supervisor's user (root) before / after
@@ -77,6 +81,9 @@ struct BatchLaunch {
   std::string cgroup_parent;  // empty: node_name
   std::vector<int> cpus;
   uint64_t memory_limit_mib = 0;
+  uint64_t memory_and_swap_limit_mib = 0;
+  uint64_t over_memory_kill_mib = 0;
+  uint64_t memory_poll_seconds = 30;
   std::vector<int> gpu_minors, gpu_minors_denied;
   std::string prolog, epilog;  // empty: none
   uint32_t kill_wait_seconds = 30;

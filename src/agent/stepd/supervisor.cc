@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -132,6 +133,7 @@ class Supervisor {
   Status Join(pid_t pid);
   void RunJob(const std::optional<ProcessUser>& user, BatchStatus& status);
   void WaitForShell();
+  void WatchMemory();
   void SignalJob(int signal);
   void KillEverything();
   void RecordUsage(BatchStatus& status);
@@ -150,6 +152,8 @@ class Supervisor {
   std::optional<JobCgroup> cgroup_;
   bool cancelled_ = false;
   std::optional<Clock::time_point> kill_deadline_;
+  std::optional<Clock::time_point> memory_check_at_;  // OverMemoryKill's next look
+  uint64_t over_memory_rss_mib_ = 0;                  // the RSS it was killed at; 0: it was not
   pid_t shell_pid_ = 0, program_pid_ = 0;
   std::optional<int> shell_status_, program_status_;
   // What wait4 reports for every process of the job reaped here: the shell (with what it
@@ -286,7 +290,9 @@ void Supervisor::SetUpCgroup() {
   }
   Log("cgroup {} at {}", CgroupModeName(cgroup_->mode()), cgroup_->path().string());
   if (launch_.memory_limit_mib)
-    if (Status ok = cgroup_->SetMemoryLimit(launch_.memory_limit_mib * kMiB); !ok)
+    if (Status ok = cgroup_->SetMemoryLimits(launch_.memory_limit_mib * kMiB,
+                                             launch_.memory_and_swap_limit_mib * kMiB);
+        !ok)
       Log("memory limit not set: {}", ok.error());
   if (!launch_.cpus.empty())
     if (Status ok = cgroup_->SetCpus(launch_.cpus); !ok) Log("CPUs not confined: {}", ok.error());
@@ -313,6 +319,28 @@ Status Supervisor::Join(pid_t pid) {
   return cgroup_->AddProcess(pid);
 }
 
+// JobAcctGatherParams=OverMemoryKill: the job's processes' resident memory, summed as Slurm's
+// jobacct_gather/linux does, against the job's memory on this node; past it, the job is killed
+// and ends OUT_OF_MEMORY.
+void Supervisor::WatchMemory() {
+  memory_check_at_ = Clock::now() + std::chrono::seconds(launch_.memory_poll_seconds);
+  auto pids = cgroup_->Pids();
+  if (!pids) return Log("cannot list the job's processes: {}", pids.error());
+  uint64_t rss_pages = 0;
+  for (pid_t pid : *pids) {
+    std::ifstream statm(fmt::format("/proc/{}/statm", pid));
+    uint64_t size = 0, resident = 0;
+    if (statm >> size >> resident) rss_pages += resident;
+  }
+  uint64_t rss_mib = rss_pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) / kMiB;
+  if (rss_mib <= launch_.over_memory_kill_mib) return;
+  over_memory_rss_mib_ = rss_mib;
+  memory_check_at_.reset();
+  Log("the job exceeded its memory ({} MiB > {} MiB) and is killed (OverMemoryKill)", rss_mib,
+      launch_.over_memory_kill_mib);
+  if (Status killed = cgroup_->KillAll(kFinalKillBound); !killed) Log("{}", killed.error());
+}
+
 void Supervisor::SignalJob(int signal) {
   auto pids = cgroup_->Pids();
   if (!pids) return Log("cannot list the job's processes: {}", pids.error());
@@ -320,10 +348,18 @@ void Supervisor::SignalJob(int signal) {
 }
 
 void Supervisor::WaitForShell() {
+  if (launch_.over_memory_kill_mib)
+    memory_check_at_ = Clock::now() + std::chrono::seconds(launch_.memory_poll_seconds);
   while (!shell_status_) {
-    int signal = NextSignal(kill_deadline_);
+    std::optional<Clock::time_point> wake = kill_deadline_;
+    if (memory_check_at_ && (!wake || *memory_check_at_ < *wake)) wake = memory_check_at_;
+    int signal = NextSignal(wake);
     if (signal) {
       OnSignal(signal);
+      continue;
+    }
+    if (memory_check_at_ && Clock::now() >= *memory_check_at_) {
+      WatchMemory();
       continue;
     }
     kill_deadline_.reset();
@@ -419,6 +455,11 @@ void Supervisor::RunJob(const std::optional<ProcessUser>& user, BatchStatus& sta
   }
   status.cancelled = cancelled_;
   RecordUsage(status);
+  if (over_memory_rss_mib_) {
+    status.out_of_memory = true;
+    status.reason = fmt::format("the job exceeded its memory limit ({} > {} MiB) and was killed",
+                                over_memory_rss_mib_, launch_.over_memory_kill_mib);
+  }
   if (status.out_of_memory && status.reason.empty())
     status.reason =
         fmt::format("out of memory: the kernel killed a process of the job at its limit of {} MiB",

@@ -50,9 +50,10 @@ Status ResolveCpus(const Settings& s, JobSpec& spec) {
         "exclusive");
   bool task_wins =
       s.cpus_per_task && (!s.cpus_per_gpu || s.cpus_per_task->source > s.cpus_per_gpu->source);
-  if (task_wins)
+  if (task_wins) {
     spec.cpus_per_task = s.cpus_per_task->value;
-  else if (s.cpus_per_gpu)
+    spec.cpus_per_task_given = true;
+  } else if (s.cpus_per_gpu)
     spec.cpus_per_gpu = s.cpus_per_gpu->value;
   return OkStatus();
 }
@@ -130,6 +131,7 @@ Status ResolveShape(Settings& s, JobSpec& spec) {
   spec.min_nodes = nodes.min;
   spec.max_nodes = nodes.max;
   spec.ntasks = ntasks;
+  spec.ntasks_given = ntasks_set;
   spec.ntasks_per_node = per_node;
   return OkStatus();
 }

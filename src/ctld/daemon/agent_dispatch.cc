@@ -99,7 +99,9 @@ void AgentDispatcher::Signal(const SignalJob& signal) {
   v1::SignalRequest request;
   request.set_job_id(signal.job_id);
   request.set_signal(signal.signal);
-  request.set_batch_only(signal.batch_only);
+  request.set_batch_only(signal.scope == SignalScope::kBatch);
+  request.set_full(signal.scope == SignalScope::kFull);
+  for (uint32_t step : signal.step_ids) request.add_step_ids(step);
   EnqueueOnNodes(signal.nodes, signal.job_id, request, &v1::Agent::Stub::Signal, 3);
 }
 

@@ -28,6 +28,11 @@ Result<JobFilter> FilterOf(const v1::JobFilter& filter) {
   out.user = filter.user();
   out.name = filter.name();
   out.partition = filter.partition();
+  out.account = filter.account();
+  out.qos = filter.qos();
+  out.reservation = filter.reservation();
+  out.nodes.assign(filter.nodes().begin(), filter.nodes().end());
+  if (!filter.wckey().empty()) out.wckey = filter.wckey();
   if (!filter.state().empty()) {
     auto state = ParseJobState(filter.state());
     if (!state) return MakeError("Invalid job state specified: " + filter.state());

@@ -125,6 +125,15 @@ ControllerService::Reactor* ControllerService::Tell(Context* context, Event even
   return reactor;
 }
 
+namespace {
+// scancel -f includes what -b asks for (Slurm ignores -b with -f).
+SignalScope CancelScope(const v1::CancelRequest& request) {
+  return request.full()         ? SignalScope::kFull
+         : request.batch_only() ? SignalScope::kBatch
+                                : SignalScope::kSteps;
+}
+}  // namespace
+
 ControllerService::Reactor* ControllerService::Cancel(Context* context,
                                                       const v1::CancelRequest* request,
                                                       v1::ActionReply* reply) {
@@ -133,9 +142,10 @@ ControllerService::Reactor* ControllerService::Cancel(Context* context,
     return Finished(context, refused);
   auto filter = FilterOf(request->filter());
   if (!filter) return Finished(context, Invalid(filter.error()));
-  return Act(context,
-             CancelJobs{0, caller, std::move(*filter), request->signal(), request->batch_only()},
-             reply);
+  CancelJobs cancel{0, caller, std::move(*filter), request->signal(), CancelScope(*request)};
+  for (const v1::StepTarget& step : request->steps())
+    cancel.steps.push_back({step.job_id(), step.task_id(), step.step_id()});
+  return Act(context, std::move(cancel), reply);
 }
 
 ControllerService::Reactor* ControllerService::Hold(Context* context,

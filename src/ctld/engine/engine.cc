@@ -8,7 +8,8 @@ namespace drover::ctld {
 
 bool JobFilter::empty() const {
   return job_ids.empty() && array_tasks.empty() && user.empty() && name.empty() &&
-         partition.empty() && !state && !uid;
+         partition.empty() && !state && !uid && account.empty() && qos.empty() &&
+         reservation.empty() && nodes.empty() && !wckey;
 }
 
 bool Caller::InGroup(uint32_t group) const {
@@ -154,6 +155,14 @@ bool Engine::MayAct(const Caller& caller, const Job& job) const {
   return IsOperator(caller) || caller.uid == job.spec.uid;
 }
 
+bool Engine::OnAnyNode(const Job& job, const std::vector<std::string>& names) const {
+  for (int node : job.NodeIndexes())
+    if (std::find(names.begin(), names.end(), cluster().nodes[static_cast<size_t>(node)].name) !=
+        names.end())
+      return true;
+  return false;
+}
+
 std::vector<uint64_t> Engine::Select(const JobFilter& filter) const {
   std::vector<uint64_t> ids;
   auto matches = [&](const Job& job) {
@@ -165,6 +174,12 @@ std::vector<uint64_t> Engine::Select(const JobFilter& filter) const {
              ? job.spec.partitions.empty() || job.spec.partitions.front() != filter.partition
              : cluster().partitions[job.partition].name != filter.partition))
       return false;
+    if (!filter.account.empty() && job.spec.account != filter.account) return false;
+    if (!filter.qos.empty() && (job.spec.qos.empty() ? "normal" : job.spec.qos) != filter.qos)
+      return false;
+    if (!filter.reservation.empty() && job.spec.reservation != filter.reservation) return false;
+    if (filter.wckey) return false;
+    if (!filter.nodes.empty() && !OnAnyNode(job, filter.nodes)) return false;
     return !filter.state || job.state == *filter.state;
   };
   for (uint64_t id : filter.job_ids) {

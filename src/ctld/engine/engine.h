@@ -177,6 +177,8 @@ class Engine : private sched::JobOutcomes {
   // A change readers must see but the store need not keep (a pending reason).
   Job& MutableTransient(uint64_t id, EngineOutput& out);
   std::vector<uint64_t> Select(const JobFilter& filter) const;
+  bool OnAnyNode(const Job& job, const std::vector<std::string>& names) const;
+  void CancelSteps(const CancelJobs& event, EngineOutput& out);
   bool MayAct(const Caller& caller, const Job& job) const;
   void Finish(Job& job, JobState state);
   void Release(Job& job);  // frees the job's nodes

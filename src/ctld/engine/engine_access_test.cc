@@ -163,7 +163,7 @@ TEST_F(AccessTest, OnlyOperatorsSetAJobsPriority) {
 TEST_F(AccessTest, OthersMayNotCancelHoldRequeueOrUpdateAnOwnersJob) {
   uint64_t id = Pending(kAlice);
   for (Event event : std::vector<Event>{
-           CancelJobs{0, kBob, Only(id), 0, false},
+           CancelJobs{0, kBob, Only(id), 0},
            HoldJobs{0, kBob, Only(id), false},
            HoldJobs{0, kBob, Only(id), true},
            RequeueJobs{0, kBob, Only(id), false},
@@ -236,8 +236,8 @@ TEST_F(AccessTest, AUserUidZeroWithoutTheOperatorRoleIsNoOperator) {
   // The role comes from Callers (uid 0 or SlurmUser), not from the number alone.
   const Caller not_operator{0, 0, false, "root", {0}, {"root"}};
   uint64_t id = Pending(kAlice);
-  EXPECT_FALSE(Ask(CancelJobs{0, not_operator, Only(id), 0, false}).ok);
-  EXPECT_TRUE(Ask(CancelJobs{0, kRoot, Only(id), 0, false}).ok);
+  EXPECT_FALSE(Ask(CancelJobs{0, not_operator, Only(id), 0}).ok);
+  EXPECT_TRUE(Ask(CancelJobs{0, kRoot, Only(id), 0}).ok);
 }
 
 // --- partition access ---

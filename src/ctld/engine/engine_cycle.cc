@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 
+#include "common/text.h"
 #include "ctld/engine/engine.h"
 #include "sched/billing.h"
 
@@ -40,7 +41,7 @@ void Engine::EnforceTimeLimits(EngineOutput& out) {
       Job& job = Mutable(id, out);
       job.user_signal_sent = true;
       out.effects.push_back(
-          SignalJob{id, nodes, current.spec.signal_number, current.spec.signal_batch_only});
+          SignalJob{id, nodes, current.spec.signal_number, UserSignalScope(current.spec)});
     }
     if (over < kUnlimitedSeconds && !current.time_limit_signalled_at &&
         now >= current.end_time + over) {
@@ -164,7 +165,19 @@ void Engine::RunCycle(EngineOutput& out) {
     for (const auto& part : job.allocation.nodes) nodes_[part.node].jobs.insert(start.job_id);
     out.effects.push_back(Launch{start.job_id, jobs_.at(start.job_id)});
   }
+  const auto& dependency_params = cluster().settings.dependency_params;
+  const bool kill_invalid =
+      std::any_of(dependency_params.begin(), dependency_params.end(),
+                  [](const std::string& p) { return EqualsIgnoreCase(p, "kill_invalid_depend"); });
   for (const sched::PendingDecision& pending : last_result_.pending) {
+    // DependencyParameters=kill_invalid_depend: a job whose dependency can never be satisfied
+    // is cancelled, as Slurm does, rather than left pending.
+    if (kill_invalid && pending.reason == sched::PendingReason::kDependencyNeverSatisfied) {
+      Job& job = Mutable(pending.job_id, out);
+      Finish(job, JobState::kCancelled);
+      job.reason = pending.reason;
+      continue;
+    }
     if (jobs_.at(pending.job_id)->reason == pending.reason) continue;
     MutableTransient(pending.job_id, out).reason = pending.reason;
   }

@@ -1,6 +1,7 @@
 // Job events: submit (plain and arrays), cancel and signal, hold and release, requeue, and the
 // end of a job reported by its agent. Each handler changes records through Mutable() so the
 // batch knows what to persist.
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -123,7 +124,44 @@ void Engine::ActOnJobs(uint64_t token, const Caller& caller, const JobFilter& fi
   out.effects.push_back(std::move(reply));
 }
 
+// scancel N.S: the step's tasks get the signal (a cancel: SIGCONT and SIGTERM); the job goes on.
+void Engine::CancelSteps(const CancelJobs& event, EngineOutput& out) {
+  Reply reply{event.token, true, "", {}, {}};
+  for (const StepTarget& target : event.steps) {
+    uint64_t id = target.job_id;
+    if (target.task_id != kNoArrayTask) {
+      auto task = array_tasks_.find({target.job_id, target.task_id});
+      id = task == array_tasks_.end() ? 0 : task->second;
+    }
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) {
+      reply = Error(event.token, "Invalid job id specified");
+      continue;
+    }
+    const Job& job = *it->second;
+    if (!MayAct(event.caller, job)) {
+      reply = Error(event.token, "Access/permission denied");
+      continue;
+    }
+    auto step = std::find_if(job.steps.begin(), job.steps.end(),
+                             [&](const Step& s) { return s.step_id == target.step_id; });
+    bool active = job.state == JobState::kRunning || job.state == JobState::kSuspended;
+    if (!active || step == job.steps.end() || step->end_time != 0) {
+      reply = Error(event.token, "Job/step already completing or completed");
+      continue;
+    }
+    std::vector<int> nodes = step->nodes.empty() ? job.NodeIndexes() : step->nodes;
+    if (event.signal == 0)
+      out.effects.push_back(SignalJob{id, nodes, SIGCONT, SignalScope::kSteps, {target.step_id}});
+    out.effects.push_back(SignalJob{
+        id, nodes, event.signal ? event.signal : SIGTERM, SignalScope::kSteps, {target.step_id}});
+    reply.job_ids.push_back(id);
+  }
+  out.effects.push_back(std::move(reply));
+}
+
 void Engine::On(const CancelJobs& event, EngineOutput& out) {
+  if (!event.steps.empty()) return CancelSteps(event, out);
   ActOnJobs(
       event.token, event.caller, event.filter, out,
       [&](uint64_t id, const Job& current, size_t selected) -> std::optional<std::string> {
@@ -132,11 +170,15 @@ void Engine::On(const CancelJobs& event, EngineOutput& out) {
                      ? "Job/step already completing or completed"
                      : "";
         std::vector<int> nodes = current.NodeIndexes();
-        if (event.signal != 0) {
-          if (current.state == JobState::kRunning || current.state == JobState::kSuspended)
-            out.effects.push_back(SignalJob{id, nodes, event.signal, event.batch_only});
+        bool active = current.state == JobState::kRunning || current.state == JobState::kSuspended;
+        // SIGKILL to a job (not to its batch shell alone) cancels it, as in Slurm.
+        bool kill = event.signal == SIGKILL && event.scope != SignalScope::kBatch;
+        if (event.signal != 0 && !kill) {
+          if (active) out.effects.push_back(SignalJob{id, nodes, event.signal, event.scope});
           return std::nullopt;
         }
+        if (kill && active)
+          out.effects.push_back(SignalJob{id, nodes, SIGKILL, SignalScope::kFull});
         Job& job = Mutable(id, out);
         job.cancelled_by = event.caller.uid;
         if (job.state == JobState::kPending) {

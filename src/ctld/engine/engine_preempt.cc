@@ -27,11 +27,13 @@ void Engine::Preempt(const sched::PreemptDecision& decision, EngineOutput& out) 
   if (grace <= 0) return EndPreempted(job, out);
   if (job.end_time > job.preempt_deadline) job.end_time = job.preempt_deadline;
   std::vector<int> nodes = job.NodeIndexes();
-  out.effects.push_back(SignalJob{job.spec.job_id, nodes, SIGCONT, false});
+  out.effects.push_back(SignalJob{job.spec.job_id, nodes, SIGCONT, SignalScope::kFull});
   int notice = job.spec.signal_number ? job.spec.signal_number : SIGTERM;
   job.user_signal_sent = true;  // its --signal is this notice, not a second one before the end
-  out.effects.push_back(SignalJob{job.spec.job_id, nodes, notice,
-                                  job.spec.signal_number != 0 && job.spec.signal_batch_only});
+  // The job's --signal goes where it says; without one, SIGTERM reaches all of the job.
+  out.effects.push_back(
+      SignalJob{job.spec.job_id, nodes, notice,
+                job.spec.signal_number ? UserSignalScope(job.spec) : SignalScope::kFull});
   if (job.state == JobState::kSuspended) {  // SIGCONT woke it: its clock runs again
     job.suspended_seconds += std::max<int64_t>(now - job.suspend_time, 0);
     job.state = JobState::kRunning;

@@ -134,7 +134,7 @@ TEST_F(PreemptTest, AVictimItsUserCancelsInItsGraceTimeStaysCancelled) {
   uint64_t low = Submit("low");
   Pass(10);
   Submit("high");
-  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0, false};
+  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0};
   cancel.filter.job_ids = {low};
   Apply(cancel);
   Apply(JobEnded{low, "n1", 0, 15, false, false, false, 0});  // the SIGTERM ended it

@@ -48,10 +48,10 @@ void Engine::On(const SuspendJobs& event, EngineOutput& out) {
                 job.suspended_seconds += paused;
                 if (job.end_time < kUnlimitedSeconds) job.end_time += paused;
                 job.state = JobState::kRunning;
-                out.effects.push_back(SignalJob{id, nodes, SIGCONT, false});
+                out.effects.push_back(SignalJob{id, nodes, SIGCONT, SignalScope::kFull});
               } else {
                 job.state = JobState::kSuspended;
-                out.effects.push_back(SignalJob{id, nodes, SIGSTOP, false});
+                out.effects.push_back(SignalJob{id, nodes, SIGSTOP, SignalScope::kFull});
               }
               job.suspend_time = now;
               return std::nullopt;

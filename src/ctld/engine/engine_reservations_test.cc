@@ -112,7 +112,7 @@ TEST_F(OperatorTest, SuspendRefusesJobsThatDoNotRun) {
 TEST_F(OperatorTest, ACancelledSuspendedJobIsTerminated) {
   uint64_t id = Submit();
   Suspend(id, false);
-  CancelJobs cancel{++token_, kUser, {}, 0, false};
+  CancelJobs cancel{++token_, kUser, {}, 0};
   cancel.filter.job_ids = {id};
   ASSERT_TRUE(Apply(cancel)->ok);
   bool terminated = false;

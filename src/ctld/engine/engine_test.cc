@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace drover::ctld {
@@ -21,7 +22,8 @@ constexpr const char* kCluster =
 
 class EngineTest : public ::testing::Test {
  protected:
-  EngineTest() : load_(LoadClusterConfigText(kCluster)), engine_(load_.config, clock_) {
+  explicit EngineTest(const std::string& conf = kCluster)
+      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_) {
     EXPECT_TRUE(load_.ok());
     Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}});
   }
@@ -282,7 +284,7 @@ TEST_F(EngineTest, CancelPendingAndRunning) {
   uint64_t running = Submit(Gpus(2));
   Submit(Gpus(2));
   uint64_t pending = Submit(Gpus(2));
-  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0, false};
+  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0};
   cancel.filter.job_ids = {pending, running};
   Apply(cancel);
   EXPECT_EQ(State(pending), JobState::kCancelled);
@@ -293,12 +295,54 @@ TEST_F(EngineTest, CancelPendingAndRunning) {
   EXPECT_EQ(State(running), JobState::kCancelled);
   EXPECT_EQ(engine_.FindJob(running)->cancelled_by, 1000u);
 
-  CancelJobs other{++token_, Caller{2000, 2000}, {}, 0, false};
+  CancelJobs other{++token_, Caller{2000, 2000}, {}, 0};
   other.filter.job_ids = {2};
   EXPECT_EQ(FindReply(Apply(other), token_)->error, "Access/permission denied");
-  CancelJobs missing{++token_, Caller{1000, 1000}, {}, 0, false};
+  CancelJobs missing{++token_, Caller{1000, 1000}, {}, 0};
   missing.filter.job_ids = {999};
   EXPECT_EQ(FindReply(Apply(missing), token_)->error, "Invalid job id specified");
+}
+
+// scancel --signal reaches the steps only, -b the batch shell, -f all of the job; SIGKILL
+// without -b cancels the job, as Slurm's does.
+TEST_F(EngineTest, SignalScopesAndKill) {
+  uint64_t job = Submit(Gpus(2));
+  for (SignalScope scope : {SignalScope::kSteps, SignalScope::kBatch, SignalScope::kFull}) {
+    CancelJobs signal{++token_, Caller{1000, 1000}, {}, SIGUSR1, scope};
+    signal.filter.job_ids = {job};
+    Apply(signal);
+    ASSERT_EQ(Effects<SignalJob>().size(), 1u);
+    EXPECT_EQ(Effects<SignalJob>()[0].scope, scope);
+    EXPECT_TRUE(Effects<TerminateJob>().empty());
+  }
+  CancelJobs batch_kill{++token_, Caller{1000, 1000}, {}, SIGKILL, SignalScope::kBatch};
+  batch_kill.filter.job_ids = {job};
+  Apply(batch_kill);
+  EXPECT_TRUE(Effects<TerminateJob>().empty());
+  EXPECT_EQ(engine_.FindJob(job)->cancelled_by, 0u);
+  CancelJobs kill{++token_, Caller{1000, 1000}, {}, SIGKILL, SignalScope::kSteps};
+  kill.filter.job_ids = {job};
+  Apply(kill);
+  ASSERT_EQ(Effects<SignalJob>().size(), 1u);
+  EXPECT_EQ(Effects<SignalJob>()[0].scope, SignalScope::kFull);
+  ASSERT_EQ(Effects<TerminateJob>().size(), 1u);
+  Apply(JobEnded{job, "n1", 0, SIGKILL});
+  EXPECT_EQ(State(job), JobState::kCancelled);
+}
+
+TEST_F(EngineTest, TimeLimitSignalGoesWhereTheJobSays) {
+  for (bool batch : {false, true}) {
+    JobSpec spec;
+    spec.time_limit_seconds = 600;
+    spec.signal_number = SIGUSR1;
+    spec.signal_seconds = 120;
+    spec.signal_batch_only = batch;
+    uint64_t job = Submit(spec);
+    Pass(480);
+    ASSERT_EQ(Effects<SignalJob>().size(), 1u);
+    EXPECT_EQ(Effects<SignalJob>()[0].scope, batch ? SignalScope::kBatch : SignalScope::kSteps);
+    Apply(JobEnded{job, "n1", 0, 0});
+  }
 }
 
 TEST_F(EngineTest, HoldAndRelease) {
@@ -384,7 +428,7 @@ TEST_F(EngineTest, ArraysWithConcurrencyLimit) {
   EXPECT_EQ(running, 2);
   Apply(JobEnded{array, "n1", 0, 0});
   EXPECT_EQ(State(array + 2), JobState::kRunning);
-  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0, false};
+  CancelJobs cancel{++token_, Caller{1000, 1000}, {}, 0};
   cancel.filter.job_ids = {array};  // the array's ID names every task
   Apply(cancel);
   EXPECT_EQ(State(array + 5), JobState::kCancelled);
@@ -441,6 +485,34 @@ TEST_F(EngineTest, FinishedJobsLeaveTheLiveQueueAfterMinJobAge) {
   JobSpec after;
   after.dependency = *ParseDependency(fmt::format("afterok:{}", job));
   EXPECT_EQ(State(Submit(after)), JobState::kRunning) << "the outcome outlives the record";
+}
+
+// DependencyParameters=kill_invalid_depend: a dependency that can never be satisfied cancels
+// the job (without it, the job waits with DependencyNeverSatisfied).
+class KillInvalidDependTest : public EngineTest {
+ protected:
+  KillInvalidDependTest()
+      : EngineTest(std::string(kCluster) + "DependencyParameters=kill_invalid_depend\n") {}
+};
+
+TEST_F(EngineTest, AnUnsatisfiableDependencyWaits) {
+  uint64_t job = Submit({});
+  Apply(JobEnded{job, "n1", 1, 0});
+  JobSpec after;
+  after.dependency = *ParseDependency(fmt::format("afterok:{}", job));
+  uint64_t waiting = Submit(after);
+  EXPECT_EQ(State(waiting), JobState::kPending);
+  EXPECT_EQ(Reason(waiting), "DependencyNeverSatisfied");
+}
+
+TEST_F(KillInvalidDependTest, AnUnsatisfiableDependencyCancelsTheJob) {
+  uint64_t job = Submit({});
+  Apply(JobEnded{job, "n1", 1, 0});
+  JobSpec after;
+  after.dependency = *ParseDependency(fmt::format("afterok:{}", job));
+  uint64_t doomed = Submit(after);
+  EXPECT_EQ(State(doomed), JobState::kCancelled);
+  EXPECT_EQ(Reason(doomed), "DependencyNeverSatisfied");
 }
 
 TEST_F(EngineTest, ANodeWithLessThanConfiguredIsDrainedWithSlurmsReason) {

@@ -73,15 +73,26 @@ struct JobFilter {
   std::optional<JobState> state;
   // Only this owner's jobs. Set by the controller (PrivateData), never taken from a request.
   std::optional<uint32_t> uid{};
+  std::string account{}, qos{}, reservation{};  // scancel -A, -q, -R
+  std::vector<std::string> nodes{};             // scancel -w: jobs on any of these nodes
+  std::optional<std::string> wckey{};           // scancel --wckey: no job has one, none match
   bool empty() const;
+};
+
+// scancel N.S: a step of a job or of an array task (task_id kNoArrayTask: not an array's).
+struct StepTarget {
+  uint64_t job_id = 0;
+  uint32_t task_id = kNoArrayTask;
+  uint32_t step_id = 0;
 };
 
 struct CancelJobs {
   uint64_t token = 0;
   Caller caller;
   JobFilter filter;
-  int signal = 0;           // 0: cancel (SIGTERM, SIGKILL after KillWait); else only signal
-  bool batch_only = false;  // scancel -b
+  int signal = 0;  // 0: cancel (SIGTERM, SIGKILL after KillWait); else only signal
+  SignalScope scope = SignalScope::kSteps;  // scancel -b: kBatch, -f: kFull
+  std::vector<StepTarget> steps{};          // these steps only; the filter is not used
 };
 
 struct HoldJobs {
@@ -271,7 +282,8 @@ struct SignalJob {
   uint64_t job_id = 0;
   std::vector<int> nodes;
   int signal = 0;
-  bool batch_only = false;
+  SignalScope scope = SignalScope::kSteps;
+  std::vector<uint32_t> step_ids{};  // only these steps (scope kSteps); empty: every step
 };
 
 // SIGCONT and SIGTERM, then SIGKILL after `grace_seconds`, to every process of the job on these

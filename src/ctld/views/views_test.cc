@@ -141,7 +141,7 @@ TEST_F(ViewsTest, JobsHideFinishedOnesUnlessAskedAndCarryThePlan) {
   Submit(2, "carol");
   uint64_t waiting = Submit(2, "alice");
   uint64_t other = Submit(2, "bob");  // waits, and is cancelled: it ends at once
-  Apply(CancelJobs{++token_, Caller{0, 0, true}, JobFilter{{other}, {}, "", "", "", {}}, 0, false});
+  Apply(CancelJobs{++token_, Caller{0, 0, true}, JobFilter{{other}, {}, "", "", "", {}}, 0});
   JobFilter alice;
   alice.user = "alice";
   JobSelection selection = SelectJobs(*Snap(), kOperator, alice, false, true);
