@@ -158,6 +158,11 @@ srun -T61 true 2> threads.err && grep -qx \
 threads=$(srun -Tx true 2>&1 || true)
 [ "$threads" = 'srun: error: Invalid numeric value "x" for --threads.' ] || fail "-Tx: $threads"
 
+# --resv-ports: no MpiParams=ports, so the step needs more ports than exist, as in Slurm.
+ports=$(srun --resv-ports=2 true 2>&1 || true)
+[[ "$ports" == *"Unable to create step for job "*": Requires more ports than can be reserved" ]] ||
+  fail "--resv-ports: $ports"
+
 # --task-prolog runs before each task, its "export", "unset" and "print" lines read as
 # slurmstepd reads them; --task-epilog after each task, with the task's environment.
 printf '#!/bin/sh\necho "export FROM_PROLOG=rank$SLURM_PROCID"\necho "unset DROP_ME"\necho "print hi $SLURM_PROCID"\n' > tprolog.sh

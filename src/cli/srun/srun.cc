@@ -170,9 +170,9 @@ constexpr InputVariable kSrunInputs[] = {
 
 // Options srun accepts and does not act on: each said once, unless --quiet.
 constexpr std::string_view kSrunNoEffect[] = {
-    "accel-bind",   "bcast",       "bcast-exclude", "compress",    "ctrl-comm-ifhn",
-    "het-group",    "mpi-combine", "msg-timeout",   "resv-ports",  "send-libs",
-    "slurmd-debug", "cpu-bind",    "cpu_bind",      "no-allocate",
+    "accel-bind", "bcast",       "bcast-exclude", "compress",  "ctrl-comm-ifhn",
+    "het-group",  "mpi-combine", "msg-timeout",   "send-libs", "slurmd-debug",
+    "cpu-bind",   "cpu_bind",    "no-allocate",
 };
 
 // srun's most concurrent launch threads (Slurm's MAX_THREADS, -T's upper bound).
@@ -743,6 +743,16 @@ bool Srun::SetStepNodes(v1::CreateStepRequest& create) const {
 
 int Srun::Run() {
   if (std::optional<int> code = FindOrAllocateJob()) return *code;
+  if (parsed().Has("resv-ports")) {
+    // Drover reserves no ports (MpiParams is not acted on): as Slurm's controller without
+    // MpiParams=ports, any count (0 and none: the tasks per node plus one) is more than exist.
+    std::fprintf(stderr,
+                 "srun: error: Unable to create step for job %llu: Requires more ports than can "
+                 "be reserved\n",
+                 static_cast<unsigned long long>(*job_id_));
+    Release(1, 0);
+    return 1;
+  }
   v1::CreateStepRequest create = StepRequest();
   if (!SetStepNodes(create)) return 1;
   std::optional<v1::CreateStepReply> step = CreateStep(create);
