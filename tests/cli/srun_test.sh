@@ -98,10 +98,11 @@ set -e
 [ $(( $(date +%s) - start )) -lt 30 ] || fail "-K did not end the other task"
 
 # salloc: the command runs here with the allocation; srun inside uses its nodes.
-salloc -N2 bash -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST"; srun -l printenv SLURMD_NODENAME; echo "relative=$(srun -r1 -N1 printenv SLURMD_NODENAME)"' > salloc.out 2> salloc.err
+salloc -N2 bash -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST"; srun -l printenv SLURMD_NODENAME; echo "relative=$(srun -r1 -N1 printenv SLURMD_NODENAME)"; echo "nnodes=$(srun -N1 printenv SLURM_NNODES) preserved=$(srun -E -N1 printenv SLURM_NNODES SLURM_STEP_NUM_NODES | tr "\n" " ")"' > salloc.out 2> salloc.err
 grep -q "^job=[0-9]* nodes=node\[1-2\]$" salloc.out || fail "salloc: $(cat salloc.out)"
 grep -qx "1: node2" salloc.out || fail "srun inside salloc: $(cat salloc.out)"
 grep -qx "relative=node2" salloc.out || fail "srun -r1 inside salloc: $(cat salloc.out)"
+grep -qx "nnodes=1 preserved=2 1 " salloc.out || fail "srun -E inside salloc: $(cat salloc.out)"
 grep -q "Granted job allocation" salloc.err || fail "salloc said: $(cat salloc.err)"
 alloc=$(sed -n 's/^job=\([0-9]*\) .*/\1/p' salloc.out)
 [ "$(wait_done "$alloc")" = COMPLETED ] || fail "salloc job $alloc: $(sacct -j "$alloc")"
@@ -148,6 +149,30 @@ srun --mpi=list | grep -qx $'\tpmi2' || fail "--mpi=list: $(srun --mpi=list)"
 x11=$(srun --x11 true 2>&1 || true)
 [ "$x11" = "srun: error: Unable to allocate resources: X11 forwarding not available" ] ||
   fail "--x11: $x11"
+
+# -T: srun's launch threads, checked as Slurm's srun checks them (a bad count is reset).
+srun -T0 true 2> threads.err && grep -qx "srun: error: Thread value invalid, reset to 1" \
+  threads.err || fail "-T0: $(cat threads.err)"
+srun -T61 true 2> threads.err && grep -qx \
+  "srun: error: Thread value exceeds defined limit, reset to 60" threads.err || fail "-T61"
+threads=$(srun -Tx true 2>&1 || true)
+[ "$threads" = 'srun: error: Invalid numeric value "x" for --threads.' ] || fail "-Tx: $threads"
+
+# --resv-ports: no MpiParams=ports, so the step needs more ports than exist, as in Slurm.
+ports=$(srun --resv-ports=2 true 2>&1 || true)
+[[ "$ports" == *"Unable to create step for job "*": Requires more ports than can be reserved" ]] ||
+  fail "--resv-ports: $ports"
+
+# --task-prolog runs before each task, its "export", "unset" and "print" lines read as
+# slurmstepd reads them; --task-epilog after each task, with the task's environment.
+printf '#!/bin/sh\necho "export FROM_PROLOG=rank$SLURM_PROCID"\necho "unset DROP_ME"\necho "print hi $SLURM_PROCID"\n' > tprolog.sh
+printf '#!/bin/sh\necho "$SLURM_PROCID $FROM_PROLOG" > "tepilog-$SLURM_PROCID.out"\n' > tepilog.sh
+chmod +x tprolog.sh tepilog.sh
+out=$(DROP_ME=1 srun -n2 --task-prolog=./tprolog.sh --task-epilog=./tepilog.sh \
+  sh -c 'echo "$FROM_PROLOG ${DROP_ME:-unset}"' | sort | tr '\n' '|')
+[ "$out" = "hi 0|hi 1|rank0 unset|rank1 unset|" ] || fail "--task-prolog: '$out'"
+[ "$(cat tepilog-0.out tepilog-1.out | tr '\n' '|')" = "0 rank0|1 rank1|" ] ||
+  fail "--task-epilog: $(cat tepilog-*.out)"
 
 # Cancelling a job ends its steps' tasks.
 cat > long.sh <<'SCRIPT'

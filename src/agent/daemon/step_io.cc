@@ -122,6 +122,7 @@ void StepSession::Reap(size_t index, v1::StepOutput& ends) {
     cpu_seconds_ += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                     static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
     max_rss_kib_ = std::max<uint64_t>(max_rss_kib_, static_cast<uint64_t>(usage.ru_maxrss));
+    if (!task_epilog_.empty()) RunTaskScript(task_epilog_, task.environment);
   }
   for (int* fd : {&task.out, &task.err})
     if (*fd >= 0) {

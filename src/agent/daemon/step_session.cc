@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/step_launch.h"
 #include "common/text.h"
 #include "wire/job_spec_codec.h"
 
@@ -108,7 +109,21 @@ void StepSession::FindCgroup() {
 // srun's environment with Slurm's step variables over it; SLURM_PROCID, SLURM_LOCALID and
 // SLURM_TASK_PID are each task's own.
 void StepSession::BuildEnvironment() {
-  environment_.assign(launch_.environment().begin(), launch_.environment().end());
+  // srun -E marks its environment (kPreserveEnvMarker, not passed on): SLURM_NNODES,
+  // SLURM_NTASKS and SLURM_NPROCS keep srun's values where it has them.
+  // --task-prolog and --task-epilog arrive the same way.
+  bool preserve = false;
+  for (const std::string& entry : launch_.environment()) {
+    std::string_view name = std::string_view(entry).substr(0, entry.find('='));
+    if (entry == kPreserveEnvMarker)
+      preserve = true;
+    else if (name == kTaskPrologVariable)
+      task_prolog_ = entry.substr(name.size() + 1);
+    else if (name == kTaskEpilogVariable)
+      task_epilog_ = entry.substr(name.size() + 1);
+    else
+      environment_.push_back(entry);
+  }
   std::vector<uint32_t> per_node(launch_.tasks_per_node().begin(), launch_.tasks_per_node().end());
   std::string step = std::to_string(launch_.step_id());
   std::string counts = FormatCountList(per_node);
@@ -121,11 +136,14 @@ void StepSession::BuildEnvironment() {
   set("SLURM_STEPID", step);
   set("SLURM_STEP_NODELIST", launch_.node_list());
   set("SLURM_NODELIST", launch_.node_list());
+  auto set_unless_preserved = [&](std::string_view name, uint32_t value) {
+    if (!preserve || !FindVariable(environment_, name)) set(name, std::to_string(value));
+  };
   set("SLURM_STEP_NUM_NODES", std::to_string(launch_.nnodes()));
-  set("SLURM_NNODES", std::to_string(launch_.nnodes()));
+  set_unless_preserved("SLURM_NNODES", launch_.nnodes());
   set("SLURM_STEP_NUM_TASKS", std::to_string(launch_.ntasks()));
-  set("SLURM_NTASKS", std::to_string(launch_.ntasks()));
-  set("SLURM_NPROCS", std::to_string(launch_.ntasks()));
+  set_unless_preserved("SLURM_NTASKS", launch_.ntasks());
+  set_unless_preserved("SLURM_NPROCS", launch_.ntasks());
   set("SLURM_STEP_TASKS_PER_NODE", counts);
   set("SLURM_TASKS_PER_NODE", counts);
   set("SLURM_NODEID", std::to_string(launch_.node_index()));

@@ -46,6 +46,7 @@ class StepSession {
     int out = -1, err = -1;  // our ends of its stdout/stderr (-1: to a file, or closed)
     bool ended = false;
     int status = 0;
+    std::vector<std::string> environment;  // for its --task-epilog
   };
   // A task's descriptors while it starts: the child's ends go to Spawn, ours stay.
   struct TaskIo {
@@ -74,6 +75,8 @@ class StepSession {
   Status OpenPipes(uint32_t rank, const std::string& out_path, const std::string& err_path,
                    const std::string& in_path, ProcessSpec& spec, TaskIo& io);
   Status JoinJob(pid_t pid);
+  std::string RunTaskScript(const std::string& program, const std::vector<std::string>& env);
+  void RunTaskProlog(uint32_t rank, const ProcessSpec& task, std::vector<std::string>& env);
   void KeepOurEnds(Task& task, TaskIo& io);
   void ReportExecFailure(Task& task, const std::string& program, int error);
   Status Fail(const std::string& message);
@@ -99,7 +102,8 @@ class StepSession {
   UserAccount account_;
   std::optional<ProcessUser> user_;  // set when the agent is root and switches to the job's user
   std::optional<JobCgroup> cgroup_;
-  std::vector<std::string> environment_;  // what every task shares
+  std::vector<std::string> environment_;   // what every task shares
+  std::string task_prolog_, task_epilog_;  // srun --task-prolog/--task-epilog, if given
   std::string work_dir_;
   PatternContext pattern_;
   std::map<std::string, bool> prepared_;  // output files made (and truncated once)

@@ -71,6 +71,10 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
     io.CloseAll();
     return described;
   }
+  if (!task_prolog_.empty()) {
+    RunTaskProlog(rank, spec, spec.environment);
+    spec.program = ResolveProgram(spec.argv[0], spec.environment);  // PATH may have changed
+  }
   auto spawned = Spawn(spec, [this](pid_t pid) { return JoinJob(pid); });
   if (!spawned) {
     io.CloseAll();
@@ -79,6 +83,7 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
   Task task;
   task.rank = rank;
   task.pid = spawned->pid;
+  if (!task_epilog_.empty()) task.environment = spec.environment;
   KeepOurEnds(task, io);
   std::optional<SpawnFailure> failure = ReadSpawnFailure(spawned->report_fd);
   tasks_.push_back(task);
@@ -88,6 +93,59 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
   }
   if (failure) ReportExecFailure(tasks_.back(), spec.argv[0], failure->error);
   return OkStatus();
+}
+
+// --task-prolog or --task-epilog: `program` as the job's user in the task's directory and
+// environment; returns its stdout (its stderr is discarded, as slurmstepd discards it).
+std::string StepSession::RunTaskScript(const std::string& program,
+                                       const std::vector<std::string>& env) {
+  int out[2] = {-1, -1};
+  if (!OpenPipe(out)) return "";
+  ProcessSpec spec;
+  spec.name = program;
+  spec.argv = {program};
+  spec.program = ResolveProgram(program, env);
+  spec.environment = env;
+  spec.user = user_;
+  spec.work_dir = work_dir_;
+  spec.work_dir_optional = true;
+  spec.stdin_source = StdioSource::File("/dev/null", O_RDONLY);
+  spec.stdout_source = StdioSource::Descriptor(out[1]);
+  spec.stderr_source = StdioSource::File("/dev/null", O_WRONLY);
+  auto spawned = Spawn(spec);
+  CloseFd(out[1]);
+  std::string output;
+  if (spawned) {
+    char buffer[4096];
+    for (ssize_t got; (got = ::read(out[0], buffer, sizeof buffer)) != 0;) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) break;
+      output.append(buffer, static_cast<size_t>(got));
+    }
+    (void)ReadSpawnFailure(spawned->report_fd);
+    while (::waitpid(spawned->pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  CloseFd(out[0]);
+  return output;
+}
+
+// The task prolog's exports and unsets change `env`; what it prints goes to the task's stdout
+// (its file, else srun) before anything the task writes.
+void StepSession::RunTaskProlog(uint32_t rank, const ProcessSpec& task,
+                                std::vector<std::string>& env) {
+  std::string printed = ApplyTaskPrologOutput(RunTaskScript(task_prolog_, env), env);
+  if (printed.empty()) return;
+  if (task.stdout_source.kind == StdioSource::kFile) {
+    int fd = ::open(task.stdout_source.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) (void)!::write(fd, printed.data(), printed.size());
+    CloseFd(fd);
+    return;
+  }
+  v1::StepOutput message;
+  message.set_task(rank);
+  message.set_data(printed);
+  write_(message);
 }
 
 // Where the task's stdin, stdout and stderr go: srun's --pty terminal for task 0; else the files

@@ -12,6 +12,7 @@
 
 #include "common/dependency.h"
 #include "common/hostlist.h"
+#include "common/text.h"
 
 namespace drover::agent {
 namespace {
@@ -262,6 +263,27 @@ void SetVariable(std::vector<std::string>& environment, std::string_view name,
     }
   }
   environment.push_back(std::move(entry));
+}
+
+std::string ApplyTaskPrologOutput(std::string_view output, std::vector<std::string>& environment) {
+  std::string printed;
+  for (const std::string& line : Split(output, '\n')) {
+    std::string_view text = line;
+    if (text.starts_with("print ")) {
+      printed += fmt::format("{}\n", text.substr(6));
+    } else if (text.starts_with("export ")) {
+      std::string_view assignment = text.substr(7);
+      size_t equals = assignment.find('=');
+      if (equals == std::string_view::npos) break;
+      SetVariable(environment, assignment.substr(0, equals), assignment.substr(equals + 1));
+    } else if (text.starts_with("unset ")) {
+      std::string name(Trim(text.substr(6)));
+      std::erase_if(environment, [&](const std::string& entry) {
+        return entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=';
+      });
+    }
+  }
+  return printed;
 }
 
 std::optional<std::string> FindVariable(std::span<const std::string> environment,

@@ -64,6 +64,12 @@ Result<std::vector<std::string>> BuildBatchEnvironment(const JobSpec& spec,
 // Sets NAME=value, replacing an entry of the same name in place or appending one.
 void SetVariable(std::vector<std::string>& environment, std::string_view name,
                  std::string_view value);
+// A task prolog's stdout applied as Slurm's slurmstepd applies it (srun(1), --task-prolog):
+// "export NAME=value" sets NAME in `environment`, "unset NAME" removes it, "print TEXT" adds
+// "TEXT\n" to what is returned (for the task's stdout); other lines are ignored. An export
+// without '=' ends the reading, as Slurm's does.
+std::string ApplyTaskPrologOutput(std::string_view output, std::vector<std::string>& environment);
+
 // The value of NAME, if set.
 std::optional<std::string> FindVariable(std::span<const std::string> environment,
                                         std::string_view name);

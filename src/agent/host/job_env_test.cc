@@ -548,5 +548,16 @@ TEST(TasksPerNodeTest, BlockLayout) {
   EXPECT_EQ(TasksPerNode(Counts{}, 3, 1), (Counts{}));
 }
 
+// A task prolog's stdout, as slurmstepd reads it: export, unset and print; other lines ignored;
+// an export without '=' stops the reading.
+TEST(ApplyTaskPrologOutputTest, ExportUnsetPrint) {
+  std::vector<std::string> env{"A=1", "AB=2", "KEEP=3"};
+  std::string printed = ApplyTaskPrologOutput(
+      "export B=x=y\nunset A\nprint hello world\nnoise\nexport A=new\nexport BAD\nexport C=no\n",
+      env);
+  EXPECT_EQ(printed, "hello world\n");
+  EXPECT_EQ(env, (std::vector<std::string>{"AB=2", "KEEP=3", "B=x=y", "A=new"}));
+}
+
 }  // namespace
 }  // namespace drover::agent

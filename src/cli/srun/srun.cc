@@ -30,6 +30,7 @@
 #include "cli/srun/step_streams.h"
 #include "common/getopt.h"
 #include "common/hostlist.h"
+#include "common/step_launch.h"
 #include "common/text.h"
 
 namespace drover::cli {
@@ -169,10 +170,13 @@ constexpr InputVariable kSrunInputs[] = {
 
 // Options srun accepts and does not act on: each said once, unless --quiet.
 constexpr std::string_view kSrunNoEffect[] = {
-    "accel-bind",  "bcast",       "bcast-exclude", "compress",  "ctrl-comm-ifhn", "het-group",
-    "mpi-combine", "msg-timeout", "resv-ports",    "send-libs", "slurmd-debug",   "task-epilog",
-    "task-prolog", "threads",     "cpu-bind",      "cpu_bind",  "preserve-env",   "no-allocate",
+    "accel-bind", "bcast",       "bcast-exclude", "compress",  "ctrl-comm-ifhn",
+    "het-group",  "mpi-combine", "msg-timeout",   "send-libs", "slurmd-debug",
+    "cpu-bind",   "cpu_bind",    "no-allocate",
 };
+
+// srun's most concurrent launch threads (Slurm's MAX_THREADS, -T's upper bound).
+constexpr int kMaxThreads = 60;
 
 // The MPI plugin types Slurm 22.05 knows (--mpi=list prints them).
 constexpr std::string_view kMpiTypes[] = {"cray_shasta", "none", "pmi2", "pmix"};
@@ -262,6 +266,20 @@ std::optional<int> CheckSrunOptions(const ParsedOptions& parsed, bool quiet) {
                    "srun: warning: --mpi=%s: Drover starts no PMI server yet; the tasks "
                    "run as with --mpi=none\n",
                    mpi->c_str());
+  }
+  if (auto threads = parsed.Last("threads")) {
+    // Slurm's parse_int, then its range check: srun goes on with the value reset.
+    auto number = ParseInt64(*threads);
+    if (!number) {
+      std::fprintf(stderr, "srun: error: Invalid numeric value \"%s\" for --threads.\n",
+                   threads->c_str());
+      return 1;
+    }
+    if (*number <= 0)
+      std::fprintf(stderr, "srun: error: Thread value invalid, reset to 1\n");
+    else if (*number > kMaxThreads)
+      std::fprintf(stderr, "srun: error: Thread value exceeds defined limit, reset to %d\n",
+                   kMaxThreads);
   }
   if (parsed.Has("no-allocate") && ::getuid() != 0) {
     std::fprintf(stderr, "srun: error: --no-allocate only permitted by root user\n");
@@ -544,6 +562,11 @@ std::optional<v1::StepLaunch> Srun::BuildLaunch(
   launch.set_node_list(step.node_list());
   for (const auto& [name, value] : ExportedEnvironment(parsed().Last("export").value_or(""), env_))
     launch.add_environment(name + "=" + value);
+  if (parsed().Has("preserve-env")) launch.add_environment(std::string(kPreserveEnvMarker));
+  for (auto [option, variable] : {std::pair{"task-prolog", kTaskPrologVariable},
+                                  std::pair{"task-epilog", kTaskEpilogVariable}})
+    if (auto program = parsed().Last(option))
+      launch.add_environment(fmt::format("{}={}", variable, *program));
   launch.set_work_dir(parsed().Last("chdir").value_or(CurrentDirectory()));
   std::string input = parsed().Last("input").value_or("");
   if (input == "none") input = "/dev/null";
@@ -720,6 +743,16 @@ bool Srun::SetStepNodes(v1::CreateStepRequest& create) const {
 
 int Srun::Run() {
   if (std::optional<int> code = FindOrAllocateJob()) return *code;
+  if (parsed().Has("resv-ports")) {
+    // Drover reserves no ports (MpiParams is not acted on): as Slurm's controller without
+    // MpiParams=ports, any count (0 and none: the tasks per node plus one) is more than exist.
+    std::fprintf(stderr,
+                 "srun: error: Unable to create step for job %llu: Requires more ports than can "
+                 "be reserved\n",
+                 static_cast<unsigned long long>(*job_id_));
+    Release(1, 0);
+    return 1;
+  }
   v1::CreateStepRequest create = StepRequest();
   if (!SetStepNodes(create)) return 1;
   std::optional<v1::CreateStepReply> step = CreateStep(create);
