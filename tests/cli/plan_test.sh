@@ -5,7 +5,8 @@
 #   - a maintenance reservation shows as maint in sinfo and keeps a long job off its node while a
 #     short one backfills there; squeue --start and scontrol show job give the long job's
 #     expected start and nodes;
-#   - a low-tier job given --signal=TERM@180 is preempted by a high-tier one: it gets SIGTERM,
+#   - a low-tier job given --signal=B:TERM@180 (its batch shell traps it) is preempted by a
+#     high-tier one: it gets SIGTERM,
 #     writes a checkpoint in its grace time, is requeued, and resumes from the checkpoint with
 #     SLURM_RESTART_COUNT=1; sacct -D shows the preempted run as PREEMPTED.
 # Usage: plan_test.sh DROVER
@@ -68,7 +69,7 @@ if [ "${SLURM_RESTART_COUNT:-0}" -ge 1 ]; then echo "resumed from $step"; exit 0
 while true; do step=$((step + 1)); sleep 0.1; done
 EOF
 chmod +x train.sh
-low=$(sbatch --parsable -J low -p preempt -N4 --exclusive -t 1:00:00 --signal=TERM@180 \
+low=$(sbatch --parsable -J low -p preempt -N4 --exclusive -t 1:00:00 --signal=B:TERM@180 \
   -o low.out train.sh)
 wait_for "$low" JobState RUNNING
 sleep 1  # a few steps to checkpoint
