@@ -79,7 +79,7 @@ void Scontrol(uint8_t which, const std::vector<std::string>& words) {
       CheckError(cli::scontrol::ParseTopList(words));
       break;
     case 2:
-      CheckError(cli::scontrol::ParseJobUpdate(words));
+      CheckError(cli::scontrol::ParseJobUpdate(words, kNow));
       break;
     case 3:
       CheckError(cli::scontrol::ParseNodeUpdate(words));

@@ -174,6 +174,13 @@ out=$(DROP_ME=1 srun -n2 --task-prolog=./tprolog.sh --task-epilog=./tepilog.sh \
 [ "$(cat tepilog-0.out tepilog-1.out | tr '\n' '|')" = "0 rank0|1 rank1|" ] ||
   fail "--task-epilog: $(cat tepilog-*.out)"
 
+# --nodefile: the allocation's nodes from a file, as sbatch reads it; a missing file is named.
+echo node3 > nodes.txt
+[ "$(srun -N1 --nodefile=nodes.txt printenv SLURMD_NODENAME)" = node3 ] ||
+  fail "srun --nodefile did not run on the file's node"
+srun -N1 --nodefile=missing.txt true 2> nodefile.err && fail "srun --nodefile=missing.txt ran"
+grep -q "Unable to open file missing.txt" nodefile.err || fail "nodefile error: $(cat nodefile.err)"
+
 # Cancelling a job ends its steps' tasks.
 cat > long.sh <<'SCRIPT'
 #!/bin/bash

@@ -205,9 +205,8 @@ Status Finish(Settings& s, const Inputs& in, SbatchRequest& request) {
   if (Status ok = ResolveSharing(s, spec); !ok) return ok;
   if (Status ok = ResolveGpus(s, spec); !ok) return ok;
   if (Status ok = ResolveTaskLayout(s, spec); !ok) return ok;
-  // No MCS plugin: Slurm's mcs/none refuses any label when the job is submitted.
-  if (s.mcs_label)
-    return MakeError("sbatch: error: Batch job submission failed: Invalid mcs_label specified");
+  // No MCS plugin: as Slurm's mcs/none, the label is accepted and the job keeps none
+  // (s.mcs_label is read and kept nowhere).
   CopyScalars(s, spec);
   spec.work_dir = s.work_dir.value_or(in.cwd);
   Result<std::vector<std::string>> environment = BuildEnvironment(s, in);

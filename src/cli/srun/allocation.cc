@@ -1,12 +1,15 @@
 // srun's and salloc's allocation; see allocation.h.
 #include "cli/srun/allocation.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "cli/sbatch/sbatch_option_table.h"
@@ -135,6 +138,12 @@ std::string AsCommand(std::string text, std::string_view command) {
   return text;
 }
 
+// sbatch sets these as variables for the job's steps (SLURM_DISTRIBUTION, SLURM_CPU_FREQ_REQ, ...);
+// Drover's srun does not lay out or bind its tasks by them.
+constexpr std::string_view kStepLayoutOptions[] = {
+    "cpu-freq", "distribution",    "gpu-bind",         "gpu-freq",
+    "mem-bind", "ntasks-per-core", "ntasks-per-socket"};
+
 }  // namespace
 
 std::optional<SbatchRequest> AllocationRequest(std::string_view command,
@@ -153,15 +162,27 @@ std::optional<SbatchRequest> AllocationRequest(std::string_view command,
   // sbatch's SBATCH_* input variables are not srun's or salloc's.
   for (auto it = env.begin(); it != env.end();)
     it = it->first.starts_with("SBATCH_") ? env.erase(it) : std::next(it);
-  auto request = ParseSbatch(
-      argv, [](const std::string&) -> Result<std::string> { return std::string(); }, env,
-      CurrentDirectory(), me.uid, me.gid, me.user);
+  // Files the options name (--nodefile, a -w/-x list given as a path, --bbf) are read as sbatch
+  // reads them; there is no script to read (--wrap).
+  auto read_file = [](const std::string& path) -> Result<std::string> {
+    std::ifstream in(path);
+    if (!in) return MakeError(fmt::format("sbatch: error: Unable to open file {}", path));
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  auto request = ParseSbatch(argv, read_file, env, CurrentDirectory(), me.uid, me.gid, me.user);
   if (!request) {
     std::fprintf(stderr, "%s\n", AsCommand(request.error(), command).c_str());
     return std::nullopt;
   }
   request->spec.interactive = true;
   if (!named) request->spec.name = default_name;
+  // What sbatch hands to the job's steps as variables, srun and salloc do not act on yet.
+  for (std::string_view name : kStepLayoutOptions)
+    if (parsed.Has(name))
+      request->notices.push_back(
+          fmt::format("sbatch: warning: --{} is accepted but has no effect in Drover", name));
   if (!quiet)
     for (const std::string& notice : request->notices)
       std::fprintf(stderr, "%s\n", AsCommand(notice, command).c_str());
