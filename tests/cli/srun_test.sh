@@ -179,7 +179,8 @@ echo node3 > nodes.txt
 [ "$(srun -N1 --nodefile=nodes.txt printenv SLURMD_NODENAME)" = node3 ] ||
   fail "srun --nodefile did not run on the file's node"
 srun -N1 --nodefile=missing.txt true 2> nodefile.err && fail "srun --nodefile=missing.txt ran"
-grep -q "Unable to open file missing.txt" nodefile.err || fail "nodefile error: $(cat nodefile.err)"
+grep -q "Unable to read --nodefile file missing.txt: No such file or directory" nodefile.err ||
+  fail "nodefile error: $(cat nodefile.err)"
 
 # Cancelling a job ends its steps' tasks.
 cat > long.sh <<'SCRIPT'

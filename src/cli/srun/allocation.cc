@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -166,7 +168,7 @@ std::optional<SbatchRequest> AllocationRequest(std::string_view command,
   // reads them; there is no script to read (--wrap).
   auto read_file = [](const std::string& path) -> Result<std::string> {
     std::ifstream in(path);
-    if (!in) return MakeError(fmt::format("sbatch: error: Unable to open file {}", path));
+    if (!in) return MakeError(std::strerror(errno));  // the reason; the option's message names it
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
