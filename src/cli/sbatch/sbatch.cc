@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -29,7 +31,8 @@ Result<std::string> ReadScript(const std::string& path) {
     return text.str();
   }
   std::ifstream in(path);
-  if (!in) return MakeError(fmt::format("sbatch: error: Unable to open file {}", path));
+  // The reason only: the script's and each option's messages name the file themselves.
+  if (!in) return MakeError(std::strerror(errno));
   text << in.rdbuf();
   return text.str();
 }
