@@ -141,7 +141,6 @@ struct SacctOptions {
   // Node names of earlier runs, threads per core (CPUs from cores) and DefMemPerCPU.
   const ClusterConfig* cluster = nullptr;
   const SacctSelection* selection = nullptr;  // -j's steps and -T's window; null: all
-  std::string time_format;     // SLURM_TIME_FORMAT: "", "standard", "relative" or strftime's
   char units = 0;              // --units: 'K', 'M', 'G', 'T', 'P'; 0: the largest exact unit
   bool no_convert = false;     // --noconvert: memory in the unit it was given (M)
   bool use_local_uid = false;  // --use-local-uid: UID from the passwd entry of User

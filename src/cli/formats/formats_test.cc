@@ -914,10 +914,11 @@ TEST(SacctSelect, UnitsAndTimeFormat) {
   options.parsable2 = options.no_header = options.allocations = true;
   std::vector<v1::Job> jobs = {History()[2]};  // 100M
   options.units = 'G';
-  options.time_format = "%d.%m";
+  columns::SetTimeFormat("%d.%m", 0);
   EXPECT_EQ(Sacct(options, jobs), "0.10G|29.11\n");
   options.units = 'K';
   EXPECT_EQ(Sacct(options, jobs), "102400K|29.11\n");
+  columns::SetTimeFormat("standard", 0);
 }
 
 TEST(SacctSelect, FieldHelpAndYaml) {

@@ -237,35 +237,6 @@ Run EarlierRun(const v1::Job& job, const v1::JobRun& earlier, const Context& ctx
   return run;
 }
 
-// A time stamp as SLURM_TIME_FORMAT asks: "standard" (ISO), "relative" or a strftime format.
-std::string TimeText(int64_t time, const Context& ctx) {
-  const std::string& format = ctx.options.time_format;
-  if (format.empty() || format == "standard") return columns::IsoTime(time);
-  time_t clock = static_cast<time_t>(time), now = static_cast<time_t>(ctx.options.now);
-  std::tm local{}, today{};
-  localtime_r(&clock, &local);
-  localtime_r(&now, &today);
-  std::string pattern = format;
-  if (format == "relative") {
-    int days = local.tm_yday - today.tm_yday;
-    if (local.tm_year != today.tm_year)
-      pattern = "%-d %b %Y";
-    else if (days == 0)
-      pattern = "%H:%M:%S";
-    else if (days == 1)
-      pattern = "Tomorr %H:%M";
-    else if (days == -1)
-      pattern = "Ystday %H:%M";
-    else if (days > 1 && days < 7)
-      pattern = "%a %H:%M";
-    else
-      pattern = "%-d %b %H:%M";
-  }
-  char text[256];
-  size_t size = std::strftime(text, sizeof text, pattern.c_str(), &local);
-  return std::string(text, size);
-}
-
 // ReqMem: the largest exact unit, or --noconvert's M, or --units' unit ("0.10G").
 std::string MemoryField(uint64_t mb, const Context& ctx) {
   char unit = ctx.options.units;
@@ -395,7 +366,7 @@ std::string ReqTres(const Row& row, const Context& ctx) {
 }
 
 // A batch step's own value; "" blank, nullopt the job's.
-std::optional<std::string> StepValue(Id id, const Row& row, const Context& ctx) {
+std::optional<std::string> StepValue(Id id, const Row& row) {
   const Run& run = row.run;
   // clang-format off
   switch (id) {
@@ -405,7 +376,7 @@ std::optional<std::string> StepValue(Id id, const Row& row, const Context& ctx) 
     case Id::kAllocTres:
       if (row.step) return TresText(row.step->cpus(), 0, 0, row.step->nodes_size(), false);
       return TresText(run.first_node_cpus, 0, run.first_node_memory_mb, 1, false);
-    case Id::kEligible: case Id::kSubmit: return TimeText(run.start, ctx);
+    case Id::kEligible: case Id::kSubmit: return columns::IsoTime(run.start);
     case Id::kJobName: return row.step ? row.step->name() : "batch";
     case Id::kNodeList:
       if (row.step) return row.step->node_list();
@@ -424,7 +395,7 @@ std::optional<std::string> StepValue(Id id, const Row& row, const Context& ctx) 
 // nullopt prints blank. A batch step has values of its own (StepValue), else the job's.
 std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
   if (row.batch || row.step) {
-    std::optional<std::string> step = StepValue(id, row, ctx);
+    std::optional<std::string> step = StepValue(id, row);
     if (step) return step->empty() ? std::nullopt : step;
   }
   const v1::Job& job = *row.job;
@@ -448,8 +419,8 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kDerivedExitCode: return "0:0";
     case Id::kElapsed: return FormatDurationPadded(Elapsed(row, ctx));
     case Id::kElapsedRaw: return std::to_string(Elapsed(row, ctx));
-    case Id::kEligible: return TimeText(spec.begin_time() ? spec.begin_time() : spec.submit_time(), ctx);
-    case Id::kEnd: return run.end ? TimeText(run.end, ctx) : "Unknown";
+    case Id::kEligible: return columns::IsoTime(spec.begin_time() ? spec.begin_time() : spec.submit_time());
+    case Id::kEnd: return run.end ? columns::IsoTime(run.end) : "Unknown";
     case Id::kExitCode:
       if (!row.batch && !row.step && EndedByController(run.state)) return "0:0";
       return fmt::format("{}:{}", run.exit_code, run.exit_signal);
@@ -470,9 +441,9 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kReqNodes: return std::to_string(RequestedNodes(spec));
     case Id::kReqTres: return ReqTres(row, ctx);
     case Id::kReservation: return or_blank(spec.reservation());
-    case Id::kStart: return run.started() ? TimeText(run.start, ctx) : "None";
+    case Id::kStart: return run.started() ? columns::IsoTime(run.start) : "None";
     case Id::kState: return StateText(row);
-    case Id::kSubmit: return TimeText(spec.submit_time(), ctx);
+    case Id::kSubmit: return columns::IsoTime(spec.submit_time());
     case Id::kSuspended: return FormatDurationPadded(run.suspended);
     case Id::kTimelimit: return TimelimitText(job, false);
     case Id::kTimelimitRaw: return TimelimitText(job, true);

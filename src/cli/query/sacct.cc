@@ -471,7 +471,8 @@ std::optional<Refusal> ParseRequest(const ParsedOptions& parsed, int64_t now, Re
                              columns::IsoTime(request.selection.start),
                              columns::IsoTime(request.selection.end)));
   request.options.fields = FieldList(request);
-  if (const char* format = std::getenv("SLURM_TIME_FORMAT")) request.options.time_format = format;
+  const char* format = std::getenv("SLURM_TIME_FORMAT");
+  columns::SetTimeFormat(format ? format : "", now);  // every time sacct prints, as squeue's
   return std::nullopt;
 }
 
