@@ -124,7 +124,7 @@ struct ClusterSettings {
   AuthType auth = AuthType::kMunge;
   std::string auth_info;                    // AuthInfo as written; auth::SettingsOf reads it
   std::vector<std::string> auth_alt_types;  // AuthAltTypes: accepted (auth/jwt), not served yet
-  bool disable_root_jobs = false;  // DisableRootJobs: no job may run as root
+  bool disable_root_jobs = false;           // DisableRootJobs: no job may run as root
   PrivateData private_data;
   int64_t group_update_time_seconds = 600;  // GroupUpdateTime: how long a user's groups are kept
   // Drover's own keys (docs/configuration.md): where the daemons listen, and TLS.
@@ -195,6 +195,10 @@ struct ClusterSettings {
   std::string accounting_storage_host;
   int accounting_storage_port = 6819;
   std::string job_comp_type = "jobcomp/none";
+  // AccountingStoreFlags: what the job history keeps beyond the record. job_script and job_env
+  // keep a batch job's script and environment after it leaves the live queue (sacct -B,
+  // --env-vars); job_comment is accepted (the comment is always in the record).
+  bool store_job_comment = false, store_job_env = false, store_job_script = false;
 
   bool fair_tree() const;  // priority/multifactor without NO_FAIR_TREE
 };
