@@ -87,7 +87,7 @@ TEST(SlurmConf, AuthKeysKeepSlurmsMeaning) {
 }
 
 TEST(SlurmConf, AccountingStoreFlagsNameWhatTheHistoryKeeps) {
-  ConfigLoad load = LoadComplete("AccountingStoreFlags=Job_Script, job_env\n");
+  ConfigLoad load = LoadComplete("AccountingStoreFlags=Job_Script,job_env\n");
   ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
   EXPECT_TRUE(load.config.settings.store_job_script);
   EXPECT_TRUE(load.config.settings.store_job_env);
