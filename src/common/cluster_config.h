@@ -212,6 +212,10 @@ struct ClusterSettings {
   std::string accounting_storage_host;
   int accounting_storage_port = 6819;
   std::string job_comp_type = "jobcomp/none";
+  // AccountingStoreFlags: what the job history keeps beyond the record. job_script and job_env
+  // keep a batch job's script and environment after it leaves the live queue (sacct -B,
+  // --env-vars); job_comment is accepted (the comment is always in the record).
+  bool store_job_comment = false, store_job_env = false, store_job_script = false;
 
   bool fair_tree() const;  // priority/multifactor without NO_FAIR_TREE
 };

@@ -16,8 +16,9 @@ enum class DependencyType { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kAfterCorr
 
 struct DependencyTerm {
   DependencyType type = DependencyType::kAfterAny;
-  uint64_t job_id = 0;          // 0 for singleton
-  int64_t delay_seconds = 0;    // "+time" (minutes in Slurm's syntax), after/afterany/afterok...
+  uint64_t job_id = 0;        // 0 for singleton
+  int64_t delay_seconds = 0;  // "+time" (minutes in Slurm's syntax), after/afterany/afterok...
+  uint32_t array_task_id = UINT32_MAX;  // afterok:N_T: task T of array job N; UINT32_MAX: whole job
   bool operator==(const DependencyTerm&) const = default;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,27 @@ struct JobSpec {
   std::vector<std::string> script_args;              // sbatch SCRIPT ARGS...: $1, $2, ...
   std::string comment;
   uint32_t array_max_running = 0;  // the %N of --array; 0: no limit
+
+  // Placement and shared resources.
+  std::string prefer;          // --prefer: features tried first, dropped when they cannot be met
+  bool spread_job = false;     // --spread-job: over as many nodes as it may have
+  bool oversubscribe = false;  // -s/--oversubscribe: may share CPUs where the partition allows
+  std::string licenses;        // -L/--licenses: "name[:count]" joined by ',' (all) or '|' (one)
+  std::string batch_features;  // --batch: features the batch host must have
+  std::optional<uint32_t> core_spec, thread_spec;  // --core-spec / --thread-spec
+  std::string gres_flags;  // --gres-flags: "enforce-binding", "disable-binding" or ""
+
+  // Lifecycle.
+  int64_t deadline = 0;  // --deadline; 0: none
+  int kill_on_invalid_dep =
+      0;                  // --kill-on-invalid-dep: 0 DependencyParameters decides, 1 yes, 2 no
+  bool no_kill = false;   // -k/--no-kill: a failed node does not end the job
+  std::string mail_type;  // --mail-type as Slurm normalises it ("BEGIN,END,FAIL"); "": none
+  std::string mail_user;  // --mail-user; "": the submitting user
+
+  // What the agent applies to the job's processes.
+  std::vector<std::string> rlimits;  // --propagate: "NAME=soft:hard" (CORE, NOFILE, ...)
+  std::string get_user_env;          // --get-user-env[=timeout][S|L] as given; "": not asked
 };
 
 // Where a job's own --signal goes: B: the batch shell alone, else its steps (never the shell).

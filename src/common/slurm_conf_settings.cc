@@ -257,6 +257,24 @@ SetResult SetJobRequeue(S& s, std::string_view value) {
   return std::nullopt;
 }
 
+// Slurm's three names, in any case; anything else is a typo Slurm would silently ignore.
+SetResult SetAccountingStoreFlags(S& s, std::string_view value) {
+  s.store_job_comment = s.store_job_env = s.store_job_script = false;
+  for (const std::string& item : Split(value, ',')) {
+    std::string_view flag = Trim(item);
+    if (EqualsIgnoreCase(flag, "job_comment")) {
+      s.store_job_comment = true;
+    } else if (EqualsIgnoreCase(flag, "job_env")) {
+      s.store_job_env = true;
+    } else if (EqualsIgnoreCase(flag, "job_script")) {
+      s.store_job_script = true;
+    } else {
+      return Invalid(flag, "expected job_comment, job_env or job_script");
+    }
+  }
+  return std::nullopt;
+}
+
 // Slurm's only alternative scheme is auth/jwt (for slurmrestd); anything else is a typo.
 SetResult SetAuthAltTypes(S& s, std::string_view value) {
   std::vector<std::string> types;
@@ -453,6 +471,7 @@ std::vector<ConfField<S>> BuildFields() {
       {"AccountingStorageHost", String(&S::accounting_storage_host)},
       {"AccountingStoragePort", Integer(&S::accounting_storage_port, 1, 65535)},
       {"JobCompType", String(&S::job_comp_type)},
+      {"AccountingStoreFlags", SetAccountingStoreFlags},
   };
   return f;
 }

@@ -86,6 +86,20 @@ TEST(SlurmConf, AuthKeysKeepSlurmsMeaning) {
       << Messages(alt.diagnostics.errors());
 }
 
+TEST(SlurmConf, AccountingStoreFlagsNameWhatTheHistoryKeeps) {
+  ConfigLoad load = LoadComplete("AccountingStoreFlags=Job_Script,job_env\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_TRUE(load.config.settings.store_job_script);
+  EXPECT_TRUE(load.config.settings.store_job_env);
+  EXPECT_FALSE(load.config.settings.store_job_comment);
+  EXPECT_FALSE(LoadComplete("").config.settings.store_job_script);
+  ConfigLoad typo = LoadComplete("AccountingStoreFlags=job_scripts\n");
+  EXPECT_NE(Messages(typo.diagnostics.errors())
+                .find("invalid value 'job_scripts' (expected job_comment, job_env or job_script)"),
+            std::string::npos)
+      << Messages(typo.diagnostics.errors());
+}
+
 TEST(SlurmConf, ClusterKeysAreCaseInsensitiveAndTyped) {
   ConfigLoad load = Load(
       "killwait=45\nSLURMDTIMEOUT=120\nPriorityType=priority/multifactor\n"

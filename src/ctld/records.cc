@@ -306,4 +306,25 @@ Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterC
   return out;
 }
 
+std::string JobKey(uint64_t id) {
+  return fmt::format("{:020d}", id);
+}
+
+std::string EncodeEnvironment(const std::vector<std::string>& environment) {
+  std::string stored;
+  for (const std::string& entry : environment) {
+    stored += entry;
+    stored += '\0';
+  }
+  return stored;
+}
+
+std::vector<std::string> DecodeEnvironment(const std::string& stored) {
+  std::vector<std::string> environment;
+  for (size_t begin = 0, end; (end = stored.find('\0', begin)) != std::string::npos;
+       begin = end + 1)
+    environment.push_back(stored.substr(begin, end - begin));
+  return environment;
+}
+
 }  // namespace drover::ctld

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/cluster_config.h"
 #include "common/result.h"
@@ -34,5 +35,11 @@ Result<Reservation> FromProto(const v1::Reservation& reservation, const ClusterC
 // engine loop made for the store when the record has one.
 std::shared_ptr<const std::string> EncodeJob(const Job& job, const ClusterConfig& cluster);
 std::shared_ptr<const std::string> CachedJob(const Job& job, const ClusterConfig& cluster);
+
+// A job's key in the store's tables: its ID, zero-padded so that keys sort as IDs do.
+std::string JobKey(uint64_t id);
+// The "environments" table's value: NAME=value entries, each ended by a NUL.
+std::string EncodeEnvironment(const std::vector<std::string>& environment);
+std::vector<std::string> DecodeEnvironment(const std::string& stored);
 
 }  // namespace drover::ctld

@@ -70,6 +70,22 @@ inline JobSpec FullSpec() {
   spec.overcommit = true;
   spec.priority = 77;
   spec.contiguous = true;
+  spec.prefer = "a100";
+  spec.spread_job = true;
+  spec.oversubscribe = true;
+  spec.licenses = "fluent:2,matlab";
+  spec.batch_features = "login";
+  spec.core_spec = 2;
+  spec.thread_spec = 0;
+  spec.gres_flags = "enforce-binding";
+  spec.deadline = 1'700'090'000;
+  spec.kill_on_invalid_dep = 1;
+  spec.no_kill = true;
+  spec.mail_type = "BEGIN,END";
+  spec.mail_user = "alice@example.org";
+  spec.rlimits = {"NOFILE=1024:4096", "CORE=0:unlimited"};
+  spec.get_user_env = "60L";
+  spec.dependency.terms.push_back({DependencyType::kAfterOk, 7, 0, 3});
   return spec;
 }
 

@@ -82,6 +82,7 @@ void ToProto(const DependencySpec& dependency, v1::Dependency* out) {
     t->set_type(ToProto(term.type));
     t->set_job_id(term.job_id);
     t->set_delay_seconds(term.delay_seconds);
+    if (term.array_task_id != UINT32_MAX) t->set_array_task_id(term.array_task_id);
   }
   out->set_any(dependency.any);
 }
@@ -94,7 +95,8 @@ Result<DependencySpec> FromProto(const v1::Dependency& dependency, uint64_t job_
       return MakeError(
           fmt::format("job {}: unknown dependency type {} in the store", job_id, t.type()));
     }
-    out.terms.push_back({*type, t.job_id(), t.delay_seconds()});
+    out.terms.push_back({*type, t.job_id(), t.delay_seconds(),
+                         t.has_array_task_id() ? t.array_task_id() : UINT32_MAX});
   }
   out.any = dependency.any();
   return out;
@@ -158,6 +160,21 @@ void SpecScalarsToProto(const JobSpec& spec, v1::JobSpec* out) {
   for (const std::string& variable : spec.environment) out->add_environment(variable);
   for (const std::string& argument : spec.script_args) out->add_script_args(argument);
   out->set_comment(spec.comment);
+  out->set_prefer(spec.prefer);
+  out->set_spread_job(spec.spread_job);
+  out->set_oversubscribe(spec.oversubscribe);
+  out->set_licenses(spec.licenses);
+  out->set_batch_features(spec.batch_features);
+  if (spec.core_spec) out->set_core_spec(*spec.core_spec);
+  if (spec.thread_spec) out->set_thread_spec(*spec.thread_spec);
+  out->set_gres_flags(spec.gres_flags);
+  out->set_deadline(spec.deadline);
+  out->set_kill_on_invalid_dep(spec.kill_on_invalid_dep);
+  out->set_no_kill(spec.no_kill);
+  out->set_mail_type(spec.mail_type);
+  out->set_mail_user(spec.mail_user);
+  for (const std::string& limit : spec.rlimits) out->add_rlimits(limit);
+  out->set_get_user_env(spec.get_user_env);
 }
 
 void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
@@ -217,6 +234,21 @@ void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
   out->environment.assign(spec.environment().begin(), spec.environment().end());
   out->script_args.assign(spec.script_args().begin(), spec.script_args().end());
   out->comment = spec.comment();
+  out->prefer = spec.prefer();
+  out->spread_job = spec.spread_job();
+  out->oversubscribe = spec.oversubscribe();
+  out->licenses = spec.licenses();
+  out->batch_features = spec.batch_features();
+  if (spec.has_core_spec()) out->core_spec = spec.core_spec();
+  if (spec.has_thread_spec()) out->thread_spec = spec.thread_spec();
+  out->gres_flags = spec.gres_flags();
+  out->deadline = spec.deadline();
+  out->kill_on_invalid_dep = spec.kill_on_invalid_dep();
+  out->no_kill = spec.no_kill();
+  out->mail_type = spec.mail_type();
+  out->mail_user = spec.mail_user();
+  out->rlimits.assign(spec.rlimits().begin(), spec.rlimits().end());
+  out->get_user_env = spec.get_user_env();
 }
 
 Status CheckShape(const v1::JobSpec& spec) {

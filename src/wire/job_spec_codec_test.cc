@@ -54,6 +54,33 @@ TEST(JobSpecCodec, JobSpecRoundTrip) {
   EXPECT_TRUE(s.overcommit);
   EXPECT_EQ(s.priority, 77u);
   EXPECT_TRUE(s.contiguous);
+  EXPECT_EQ(s.prefer, "a100");
+  EXPECT_TRUE(s.spread_job);
+  EXPECT_TRUE(s.oversubscribe);
+  EXPECT_EQ(s.licenses, "fluent:2,matlab");
+  EXPECT_EQ(s.batch_features, "login");
+  EXPECT_EQ(s.core_spec, std::optional<uint32_t>(2));
+  EXPECT_EQ(s.thread_spec, std::optional<uint32_t>(0));
+  EXPECT_EQ(s.gres_flags, "enforce-binding");
+  EXPECT_EQ(s.deadline, 1'700'090'000);
+  EXPECT_EQ(s.kill_on_invalid_dep, 1);
+  EXPECT_TRUE(s.no_kill);
+  EXPECT_EQ(s.mail_type, "BEGIN,END");
+  EXPECT_EQ(s.mail_user, "alice@example.org");
+  EXPECT_EQ(s.rlimits, FullSpec().rlimits);
+  EXPECT_EQ(s.get_user_env, "60L");
+  EXPECT_EQ(s.dependency.terms.back().array_task_id, 3u);
+  EXPECT_EQ(s.dependency.terms.front().array_task_id, UINT32_MAX);
+}
+
+TEST(JobSpecCodec, UnsetSpecCountsStayUnset) {
+  v1::JobSpec proto;
+  ToProto(JobSpec{}, &proto);
+  EXPECT_FALSE(proto.has_core_spec());
+  Result<JobSpec> back = FromProto(proto);
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->core_spec.has_value());
+  EXPECT_FALSE(back->thread_spec.has_value());
 }
 
 TEST(JobSpecCodec, NoArrayTaskIsAllOnes) {

@@ -4,7 +4,8 @@
 # ranks and IDs of a multi-node step under sbatch, output and stdin streamed back, exit codes,
 # --label, --multi-prog, per-task output files, --kill-on-bad-exit, salloc, steps in sacct, a
 # step's share of its job (GPUs, memory, waiting for room), salloc --no-shell, input variables,
-# and a cancelled job taking its steps' tasks with it.
+# a cancelled job taking its steps' tasks with it, and sacct -B/--env-vars under
+# AccountingStoreFlags.
 set -euo pipefail
 drover="$1"
 source "$(dirname "$0")/cluster.sh"
@@ -200,4 +201,31 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ $alive = 0 ] || fail "a step task outlived its cancelled job"
+# sacct -B / --env-vars: Slurm's "NONE" until AccountingStoreFlags keeps them; then a job's
+# script and environment after it has left the live queue (MinJobAge=1).
+rule=$(printf -- '-%.0s' $(seq 1 80))
+printf '#!/bin/bash\n#SBATCH -o kept.out\necho kept\n' > kept.sh
+id=$(sbatch --parsable kept.sh)
+[ "$(wait_done "$id")" = COMPLETED ] || fail "job $id: $(sacct -j "$id")"
+sacct -B -j "$id" > script.txt
+printf 'Batch Script for %s\n%s\nNONE\n\n' "$id" "$rule" | diff - script.txt || fail "sacct -B without job_script"
+sacct -B > err.txt 2>&1 && fail "sacct -B without -j"
+grep -qxF "sacct: fatal: When requesting job scripts you must also request specific jobs with the '-j' option." err.txt ||
+  fail "sacct -B without -j: $(cat err.txt)"
+sacct -B --env-vars -j "$id" > err.txt 2>&1 && fail "sacct -B --env-vars"
+grep -qxF "sacct: fatal: Options --batch-script and --env-vars are mutually exclusive" err.txt ||
+  fail "sacct -B --env-vars: $(cat err.txt)"
+printf 'AccountingStoreFlags=job_script,job_env\nMinJobAge=1\n' >> "$DROVER_CONF"
+scontrol reconfigure || fail "reconfigure"
+id=$(KEPT_MARK=yes sbatch --parsable kept.sh)
+[ "$(wait_done "$id")" = COMPLETED ] || fail "job $id: $(sacct -j "$id")"
+for _ in $(seq 1 100); do scontrol show job "$id" > /dev/null 2>&1 || break; sleep 0.1; done
+scontrol show job "$id" > /dev/null 2>&1 && fail "job $id stayed in the live queue"
+sacct -B -j "$id" > script.txt
+{ printf 'Batch Script for %s\n%s\n' "$id" "$rule"; cat kept.sh; echo; } | diff - script.txt ||
+  fail "sacct -B of a finished job"
+sacct --env-vars -j "$id" > env.txt
+head -2 env.txt | diff - <(printf 'Environment used for %s (must be batch to display)\n%s\n' "$id" "$rule") ||
+  fail "sacct --env-vars header: $(head -2 env.txt)"
+grep -qx "KEPT_MARK=yes" env.txt || fail "sacct --env-vars: $(cat env.txt)"
 echo PASS

@@ -45,7 +45,7 @@ constexpr const char* kSacctHelp =
     "\t           this is the default.\n"
     "     -B, --batch-script:\n"
     "\t           Print the batch script of the jobs given with -j\n"
-    "\t           ('NONE' when it is no longer kept).\n"
+    "\t           ('NONE' unless AccountingStoreFlags has job_script).\n"
     "     -b, --brief:\n"
     "\t           Equivalent to '--format=jobstep,state,error'.\n"
     "     -c, --completion:\n"
@@ -69,7 +69,7 @@ constexpr const char* kSacctHelp =
     "\t           this period.\n"
     "     --env-vars:\n"
     "\t           Print the environment of the batch jobs given with -j\n"
-    "\t           ('NONE' when it is no longer kept).\n"
+    "\t           ('NONE' unless AccountingStoreFlags has job_env).\n"
     "     --federation:\n"
     "\t           Report jobs from the federation (none: not federated).\n"
     "     -f, --file=file:\n"
@@ -294,6 +294,7 @@ struct Request {
   std::vector<std::string> fields;  // -o lists, then -b's and -l's
   bool brief = false, long_list = false, all_users = false, completion = false;
   bool start_given = false, end_given = false;
+  bool script = false, environment = false;  // -B, --env-vars
   std::optional<std::string> file, clusters;
   int verbose = 0;
 };
@@ -435,10 +436,8 @@ std::optional<Refusal> Shape(const std::string& option, const std::string& value
   // Not kept by the controller: refused rather than printing a wrong answer.
   if (option == "flags")
     return Error("-F/--flags: Drover does not record which scheduler pass started a job");
-  if (option == "batch-script" || option == "env-vars")
-    return Error("--" + option +
-                 ": the controller keeps no batch scripts or environments in "
-                 "its job history");
+  if (option == "batch-script") request.script = true;
+  if (option == "env-vars") request.environment = true;
   if (option == "whole-hetjob" && !value.empty() && !EqualsIgnoreCase(value, "yes") &&
       !EqualsIgnoreCase(value, "y") && !EqualsIgnoreCase(value, "no") &&
       !EqualsIgnoreCase(value, "n"))
@@ -465,6 +464,13 @@ std::optional<Refusal> ParseRequest(const ParsedOptions& parsed, int64_t now, Re
     if (auto refused = Shape(option, value, request)) return refused;
   }
   if (!parsed.operands.empty()) return Error("Unknown arguments: " + Join(parsed.operands, " "));
+  // Slurm's checks, in its order: slurmdbd answers these only for jobs named with -j.
+  if ((request.script || request.environment) && request.selection.jobs.empty())
+    return Fatal(
+        fmt::format("When requesting {} you must also request specific jobs with the '-j' option.",
+                    request.environment ? "job environment" : "job scripts"));
+  if (request.script && request.environment)
+    return Fatal("Options --batch-script and --env-vars are mutually exclusive");
   SacctWindow(request.selection, request.start_given, request.end_given, now);
   if (request.selection.end && request.selection.start > request.selection.end)
     return Error(fmt::format("Start time ({}) requested is after end time ({}).",
@@ -501,6 +507,44 @@ v1::HistoryQuery QueryOf(const Request& request) {
       query.mutable_filter()->set_user(entry->pw_name);
   }
   return query;
+}
+
+// Slurm's slurmdb_get_job_id_str: an array task as ARRAY_TASK.
+std::string ScriptJobId(const v1::Job& job) {
+  const v1::JobSpec& spec = job.spec();
+  if (spec.array_job_id() && spec.array_task_id() != UINT32_MAX)  // UINT32_MAX: not a task
+    return fmt::format("{}_{}", spec.array_job_id(), spec.array_task_id());
+  return std::to_string(spec.job_id());
+}
+
+// -B and --env-vars, as Slurm's sacct prints them: each job's script or environment under a
+// header, "NONE" where none is kept. A job the controller will not show (another user's) is
+// left out, as slurmdbd leaves it out.
+Result<std::string> ScriptsText(v1::Controller::Stub& stub, const std::vector<v1::Job>& jobs,
+                                bool environment) {
+  static const std::string kRule(80, '-');
+  std::string text;
+  for (const v1::Job& job : jobs) {
+    v1::JobScriptRequest request;
+    request.set_job_id(job.spec().job_id());
+    request.set_environment(environment);
+    v1::JobScriptReply reply;
+    grpc::ClientContext context;
+    SetDeadline(context);
+    grpc::Status status = stub.JobScript(&context, request, &reply);
+    if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+        status.error_code() == grpc::StatusCode::NOT_FOUND)
+      continue;
+    if (!status.ok()) return MakeError(Unreachable(status));
+    std::string body = reply.script();
+    if (environment)
+      for (const std::string& entry : reply.environment()) body += entry + "\n";
+    if (!reply.found() || body.empty()) body = "NONE\n";
+    text += fmt::format("{} {}{}\n{}\n{}\n",
+                        environment ? "Environment used for" : "Batch Script for", ScriptJobId(job),
+                        environment ? " (must be batch to display)" : "", kRule, body);
+  }
+  return text;
 }
 
 }  // namespace
@@ -552,6 +596,12 @@ int RunSacct(Arguments args) {
   if (parsed->Has("json") || parsed->Has("yaml")) {
     std::string json = FormatSacctJson(jobs, options);
     std::fputs((parsed->Has("yaml") ? columns::JsonToYaml(json) : json).c_str(), stdout);
+    return 0;
+  }
+  if (request.script || request.environment) {
+    auto text = ScriptsText(*connection->stub, jobs, request.environment);
+    if (!text) return Fail("sacct", text.error());
+    std::fputs(text->c_str(), stdout);
     return 0;
   }
   auto text = FormatSacct(jobs, options);

@@ -13,10 +13,6 @@
 namespace drover::ctld {
 namespace {
 
-std::string JobKey(uint64_t id) {
-  return fmt::format("{:020d}", id);
-}
-
 template <typename T>
 concept HasToken = requires(T event) {
   event.token;
@@ -280,18 +276,13 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
     batch.puts.push_back({"job_history", key, *encode(*job)});
     batch.deletes.push_back({"jobs", key});
   }
-  for (uint64_t id : out.dropped_scripts) {
-    batch.deletes.push_back({"scripts", JobKey(id)});
+  for (uint64_t id : out.dropped_scripts) batch.deletes.push_back({"scripts", JobKey(id)});
+  for (uint64_t id : out.dropped_environments)
     batch.deletes.push_back({"environments", JobKey(id)});
-  }
   for (const EngineOutput::Script& script : out.new_scripts) {
     batch.puts.push_back({"scripts", JobKey(script.job_id), script.script});
-    std::string environment;  // NAME=value entries, each ended by a NUL
-    for (const std::string& entry : script.environment) {
-      environment += entry;
-      environment += '\0';
-    }
-    batch.puts.push_back({"environments", JobKey(script.job_id), std::move(environment)});
+    batch.puts.push_back(
+        {"environments", JobKey(script.job_id), EncodeEnvironment(script.environment)});
   }
   for (int index : out.changed_nodes) {
     v1::NodeStatus node;
@@ -329,10 +320,7 @@ void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& request
       auto script = store_->Get("scripts", JobKey(script_id));
       auto stored = store_->Get("environments", JobKey(script_id));
       std::vector<std::string> environment;
-      if (stored.ok() && *stored)
-        for (size_t begin = 0, end; (end = (*stored)->find('\0', begin)) != std::string::npos;
-             begin = end + 1)
-          environment.push_back((*stored)->substr(begin, end - begin));
+      if (stored.ok() && *stored) environment = DecodeEnvironment(**stored);
       sink_.Launch(*launch, script.ok() && *script ? **script : std::string(),
                    std::move(environment));
     } else if (const auto* signal = std::get_if<SignalJob>(&effect)) {

@@ -48,4 +48,27 @@ Result<JobHistory::Page> JobHistory::Find(const Snapshot& snapshot, const Caller
   return page;
 }
 
+Result<std::optional<JobHistory::Owner>> JobHistory::FindOwner(const Snapshot& snapshot,
+                                                               uint64_t id) {
+  auto owner = [id](uint32_t uid, uint64_t array_job_id) {
+    return std::optional<Owner>(Owner{uid, array_job_id ? array_job_id : id});
+  };
+  if (const JobPtr* live = snapshot.jobs.Find(id))
+    return owner((*live)->spec.uid, (*live)->spec.array_job_id);
+  MutexLock lock(mutex_);
+  if (!store_) return std::optional<Owner>();
+  auto row = store_->Get("job_history", JobKey(id));
+  if (!row) return std::move(row).take_error();
+  v1::Job job;
+  if (!*row || !job.ParseFromString(**row)) return std::optional<Owner>();
+  return owner(job.spec().uid(), job.spec().array_job_id());
+}
+
+Result<std::optional<std::string>> JobHistory::Stored(const std::string& table,
+                                                      uint64_t script_id) {
+  MutexLock lock(mutex_);
+  if (!store_) return std::optional<std::string>();
+  return store_->Get(table, JobKey(script_id));
+}
+
 }  // namespace drover::ctld

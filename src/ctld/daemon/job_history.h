@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/mutex.h"
@@ -34,6 +35,17 @@ class JobHistory {
   // an operator asks. An error when the store cannot be read.
   Result<Page> Find(const Snapshot& snapshot, const Caller& caller, views::HistoryQuery query,
                     const std::string& after = "", size_t limit = kMaxPage) EXCLUDES(mutex_);
+
+  // Whose job `id` is, live or recorded, and the ID its script and environment are stored
+  // under (an array task's are its array's). nullopt when no record of it is kept.
+  struct Owner {
+    uint32_t uid = 0;
+    uint64_t script_id = 0;
+  };
+  Result<std::optional<Owner>> FindOwner(const Snapshot& snapshot, uint64_t id) EXCLUDES(mutex_);
+  // The row of `table` ("scripts" or "environments") kept for `script_id`; nullopt when none.
+  Result<std::optional<std::string>> Stored(const std::string& table, uint64_t script_id)
+      EXCLUDES(mutex_);
 
  private:
   Mutex mutex_;  // the store is not thread-safe; queries are concurrent

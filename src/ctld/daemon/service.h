@@ -19,10 +19,10 @@
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/busy_retries.h"
 #include "ctld/daemon/callers.h"
-#include "ctld/daemon/rate_limit.h"
 #include "ctld/daemon/engine_loop.h"
 #include "ctld/daemon/job_history.h"
 #include "ctld/daemon/query_pool.h"
+#include "ctld/daemon/rate_limit.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::ctld {
@@ -52,6 +52,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* ListNodes(Context*, const v1::NodeQuery*, v1::NodeList*) override;
   Reactor* Ping(Context*, const v1::PingRequest*, v1::PingReply*) override;
   Reactor* History(Context*, const v1::HistoryQuery*, v1::JobList*) override;
+  Reactor* JobScript(Context*, const v1::JobScriptRequest*, v1::JobScriptReply*) override;
   Reactor* Priorities(Context*, const v1::PriorityQuery*, v1::PriorityList*) override;
   Reactor* CreateStep(Context*, const v1::CreateStepRequest*, v1::CreateStepReply*) override;
   Reactor* StepEnded(Context*, const v1::StepEndedRequest*, v1::ActionReply*) override;
@@ -94,11 +95,11 @@ class ControllerService final : public v1::Controller::CallbackService {
   grpc::Status DoListJobs(const Caller&, const v1::JobQuery*, v1::JobList*);
   grpc::Status DoListNodes(v1::NodeList*);
   grpc::Status DoHistory(const Caller&, const v1::HistoryQuery*, v1::JobList*);
+  grpc::Status DoJobScript(const Caller&, const v1::JobScriptRequest*, v1::JobScriptReply*);
   grpc::Status DoPriorities(const Caller&, const v1::PriorityQuery*, v1::PriorityList*);
   grpc::Status DoShares(const Caller&, v1::ShareList*);
   grpc::Status DoListPartitions(v1::PartitionList*);
-  grpc::Status DoListReservations(const Caller&, const v1::ReservationQuery*,
-                                  v1::ReservationList*);
+  grpc::Status DoListReservations(const Caller&, const v1::ReservationQuery*, v1::ReservationList*);
   Reactor* ChangeReservation(Context* context, Event event, v1::ReservationReply* reply);
 
   EngineLoop& loop_;

@@ -75,6 +75,46 @@ grpc::Status ControllerService::DoHistory(const Caller& caller, const v1::Histor
   return grpc::Status::OK;
 }
 
+ControllerService::Reactor* ControllerService::JobScript(Context* context,
+                                                         const v1::JobScriptRequest* request,
+                                                         v1::JobScriptReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
+  return Query(context, caller,
+               [this, caller, request, reply] { return DoJobScript(caller, request, reply); });
+}
+
+// As slurmdbd: the job's owner or an operator, and only what AccountingStoreFlags keeps. The
+// reply is bounded by what a submission may carry (max_script_size, the environment's bounds).
+grpc::Status ControllerService::DoJobScript(const Caller& caller,
+                                            const v1::JobScriptRequest* request,
+                                            v1::JobScriptReply* reply) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  auto owner = history_.FindOwner(*snapshot, request->job_id());
+  if (!owner) return grpc::Status(grpc::StatusCode::INTERNAL, owner.error());
+  if (!*owner)
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        "Invalid job id specified: " + std::to_string(request->job_id()));
+  if ((*owner)->uid != caller.uid && !IsOperator(caller))
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "Access/permission denied: job " +
+                                                                 std::to_string(request->job_id()) +
+                                                                 " belongs to another user");
+  const ClusterSettings& settings = snapshot->cluster->settings;
+  bool environment = request->environment();
+  if (!(environment ? settings.store_job_env : settings.store_job_script)) return grpc::Status::OK;
+  auto stored = history_.Stored(environment ? "environments" : "scripts", (*owner)->script_id);
+  if (!stored) return grpc::Status(grpc::StatusCode::INTERNAL, stored.error());
+  if (!*stored) return grpc::Status::OK;
+  reply->set_found(true);
+  if (!environment) {
+    reply->set_script(std::move(**stored));
+  } else {
+    for (std::string& entry : DecodeEnvironment(**stored)) reply->add_environment(std::move(entry));
+  }
+  return grpc::Status::OK;
+}
+
 ControllerService::Reactor* ControllerService::Priorities(Context* context,
                                                           const v1::PriorityQuery* query,
                                                           v1::PriorityList* reply) {

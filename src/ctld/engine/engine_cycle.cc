@@ -93,7 +93,10 @@ void Engine::PurgeOldJobs(EngineOutput& out) {
       auto it = array_tasks_.lower_bound({script, 0});
       needed = it != array_tasks_.end() && it->first.first == script;
     }
-    if (!needed) out.dropped_scripts.push_back(script);
+    if (needed) continue;
+    // AccountingStoreFlags keeps them in the job history (sacct -B, --env-vars).
+    if (!cluster().settings.store_job_script) out.dropped_scripts.push_back(script);
+    if (!cluster().settings.store_job_env) out.dropped_environments.push_back(script);
   }
 }
 

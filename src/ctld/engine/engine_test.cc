@@ -550,6 +550,32 @@ TEST_F(EngineTest, ScriptsAndEnvironmentsLiveInTheStoreUntilTheLastTaskGoes) {
   Apply(JobEnded{array + 1, "n2", 0, 0});
   Pass(300);
   EXPECT_EQ(last_.dropped_scripts, (std::vector<uint64_t>{array}));
+  EXPECT_EQ(last_.dropped_environments, (std::vector<uint64_t>{array}));
+}
+
+TEST(EngineHistory, AccountingStoreFlagsKeepScriptsAndEnvironmentsOfFinishedJobs) {
+  for (const char* flags : {"job_script", "job_env"}) {
+    ConfigLoad load =
+        LoadClusterConfigText(fmt::format("{}AccountingStoreFlags={}\n", kCluster, flags));
+    ASSERT_TRUE(load.ok());
+    ManualClock clock;
+    Engine engine(load.config, clock);
+    engine.Apply({NodeRegistered{"n1", {}}});
+    JobSpec spec;
+    spec.user = "alice";
+    spec.account = "research";
+    spec.time_limit_seconds = 60;
+    EngineOutput out = engine.Apply({SubmitJob{1, Caller{1000, 1000}, spec, "", "#!/bin/sh\n"}});
+    ASSERT_EQ(out.new_scripts.size(), 1u);
+    uint64_t job = out.new_scripts[0].job_id;
+    engine.Apply({JobEnded{job, "n1", 0, 0}});
+    clock.Advance(300);
+    out = engine.Apply({Heartbeat{"n1", true, ""}, Tick{}});
+    EXPECT_EQ(out.purged_jobs, (std::vector<uint64_t>{job})) << flags;
+    bool script = std::string(flags) == "job_script";
+    EXPECT_EQ(out.dropped_scripts.empty(), script) << flags;
+    EXPECT_EQ(out.dropped_environments.empty(), !script) << flags;
+  }
 }
 
 TEST_F(EngineTest, UpdateJobFieldsWithSlurmsPermissions) {

@@ -314,7 +314,8 @@ struct EngineOutput {
     std::vector<std::string> environment;
   };
   std::vector<Script> new_scripts;
-  std::vector<uint64_t> dropped_scripts;  // no live job needs them any more
+  // No live job needs them any more, and AccountingStoreFlags does not keep them.
+  std::vector<uint64_t> dropped_scripts, dropped_environments;
   bool changed_usage = false;
   bool scheduled = false;     // a scheduling cycle ran
   bool reconfigured = false;  // the configuration was replaced (Engine::shared_cluster)
