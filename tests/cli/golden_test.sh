@@ -186,6 +186,11 @@ grep -qx 'sinfo: error: Bad state string: "bogus"' "$state/err" || fail "sinfo -
   fail "squeue -M prints no CLUSTER line"
 [ "$(sinfo -M all -h -o %P | head -1)" = "CLUSTER: $cluster" ] || fail "sinfo -M prints no CLUSTER line"
 squeue -M elsewhere >/dev/null 2>&1 && fail "squeue -M elsewhere succeeded"
+# -v's settings block resolves the cluster flags as Slurm's squeue does.
+squeue -v --sibling -h -j "$runner" | grep -qx "federation  = true" || fail "squeue -v --sibling: federation not true"
+squeue -v --sibling --local -h -j "$runner" | grep -qx "federation  = false" ||
+  fail "squeue -v --sibling --local: --local does not override --federation"
+squeue -v -M "$cluster" -h -j "$runner" | grep -qx "local       = true" || fail "squeue -v -M: local not true"
 [ "$(squeue -h -j "$runner" -O jobid:10,state:.9)" = "$(printf '%-10s%9s' "$runner" RUNNING)" ] ||
   fail "squeue -O: '$(squeue -h -j "$runner" -O jobid:10,state:.9)'"
 squeue -h -s -o "%i %j" | grep -qx "$runner.batch batch" || fail "squeue -s lists no $runner.batch"

@@ -323,6 +323,19 @@ TEST(Squeue, TresPerNodeGroupAndMemoryLetters) {
   EXPECT_EQ(FormatSqueue({job}, options, kStart), "N/A|wheel|0|2048M\n");
 }
 
+TEST(Squeue, NodeMinimumsContiguityAndShapeLetters) {
+  v1::Job job = Queue()[0];
+  SqueueOptions options = QueueOptions();
+  options.format = "%d|%O|%z";
+  options.no_header = true;
+  EXPECT_EQ(FormatSqueue({job}, options, kStart), "0|0|*:*:*\n");
+  job.mutable_spec()->set_min_tmp_disk_mb(2048);
+  job.mutable_spec()->set_contiguous(true);
+  job.mutable_spec()->set_min_sockets(2);
+  job.mutable_spec()->set_min_threads_per_core(1);
+  EXPECT_EQ(FormatSqueue({job}, options, kStart), "2G|1|2:*:1\n");
+}
+
 TEST(Squeue, StepsListRunningStepsThenTheBatchStep) {
   v1::Job job = Queue()[0];
   v1::Step* step = job.add_steps();

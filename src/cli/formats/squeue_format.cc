@@ -257,6 +257,13 @@ std::string TresPerNode(const v1::JobSpec& spec) {
   return items.empty() ? "N/A" : Join(items, ",");
 }
 
+// %z: -B's sockets:cores:threads per node, "*" for each part not asked for.
+std::string SocketsCoresThreads(const v1::JobSpec& spec) {
+  auto part = [](uint32_t n) { return n ? std::to_string(n) : std::string("*"); };
+  return part(spec.min_sockets()) + ":" + part(spec.min_cores_per_socket()) + ":" +
+         part(spec.min_threads_per_core());
+}
+
 std::string GroupText(const v1::JobSpec& spec, const QueueContext& ctx) {
   return ctx.options.group_name ? ctx.options.group_name(spec.gid()) : std::to_string(spec.gid());
 }
@@ -276,7 +283,7 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     case 'B': return {FirstNode(job)};
     case 'c': return {std::to_string(std::max<uint32_t>(spec.cpus_per_task(), 1))};
     case 'C': return {std::to_string(CpuCount(job))};
-    case 'd': return {"0"};
+    case 'd': return {Megabytes(spec.min_tmp_disk_mb(), ctx.options.noconvert)};
     case 'D': return {std::to_string(NodeCount(job))};
     case 'e': return {EndTimeText(row, ctx)};
     case 'E': return {DependencyText(spec.dependency())};
@@ -297,7 +304,7 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     case 'M': return {Seconds(TimeUsed(job, ctx.now)), false};
     case 'n': return {ListText(spec.nodelist())};
     case 'N': return {job.node_list(), false};
-    case 'O': return {"0"};
+    case 'O': return {spec.contiguous() ? "1" : "0"};
     case 'p': return {fmt::format("{:16.14f}", PrintedPriority(job, ctx) / 4294967295.0)};
     case 'P': return {row.partition.empty() ? PartitionText(job, ctx) : row.partition};
     case 'q': return {spec.qos().empty() ? "normal" : spec.qos()};
@@ -317,7 +324,7 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
       const v1::PlannedStart* plan = IsPending(job) ? Planned(job, ctx) : nullptr;
       return {plan && !plan->node_list().empty() ? plan->node_list() : "(null)", false};
     }
-    case 'z': return {"*:*:*"};
+    case 'z': return {SocketsCoresThreads(spec)};
     case 'Z': return {spec.work_dir()};
     case 'X': return {"N/A"};  // no core specialization
     default:

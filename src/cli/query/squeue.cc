@@ -139,6 +139,10 @@ struct SqueueRequest {
   int iterate = 0;
   int verbose = 0;
   std::optional<std::string> clusters;  // -M or SLURM_CLUSTERS
+  // --federation, --local, --sibling: one cluster lists the same jobs whichever is given; -v
+  // prints them as Slurm resolves them (--sibling implies --federation, --local and -M override
+  // it).
+  bool federation = false, local = false, sibling = false;
   std::string states_text, users_text, jobs_text, sort_text;
 };
 
@@ -224,6 +228,9 @@ std::optional<int> ReadOption(const std::string& option, const std::string& valu
   if (option == "yaml") request.yaml = true;
   if (option == "verbose") ++request.verbose;
   if (option == "clusters") request.clusters = value;
+  if (option == "federation") request.federation = true;
+  if (option == "local") request.local = true;
+  if (option == "sibling") request.sibling = true;
   if (option == "partition") {
     request.partitions = Items(value);
     request.all = true;  // as Slurm: naming partitions shows hidden ones
@@ -330,14 +337,16 @@ void PrintSettings(const SqueueOptions& options, const SqueueRequest& request) {
   std::string out = "-----------------------------\n";
   out += fmt::format("all         = {}\n", flag(request.all));
   out += fmt::format("array       = {}\n", flag(options.array_unfold));
-  out += fmt::format("federation  = false\n");
+  const bool local = request.local || request.clusters.has_value();
+  const bool federation = (request.federation || request.sibling) && !local;
+  out += fmt::format("federation  = {}\n", flag(federation));
   out += fmt::format("format      = {}\n", text(options.format));
   out += fmt::format("iterate     = {}\n", request.iterate);
   out += fmt::format("job_flag    = {}\n", request.jobs_text.empty() ? 0 : 1);
   out += fmt::format("jobs        = {}\n", text(request.jobs_text));
   out += fmt::format("licenses    = {}\n",
                      text(Join({request.licenses.begin(), request.licenses.end()}, ",")));
-  out += fmt::format("local       = {}\n", flag(request.clusters.has_value()));
+  out += fmt::format("local       = {}\n", flag(local));
   out += fmt::format("names       = {}\n",
                      text(Join({request.names.begin(), request.names.end()}, ",")));
   out += fmt::format("nodes       = {}\n", request.nodelist);
@@ -345,7 +354,7 @@ void PrintSettings(const SqueueOptions& options, const SqueueRequest& request) {
                      text(Join({request.partitions.begin(), request.partitions.end()}, ",")));
   out += fmt::format("priority    = {}\n", flag(options.per_partition));
   out += fmt::format("reservation = {}\n", text(request.reservation));
-  out += fmt::format("sibling      = false\n");
+  out += fmt::format("sibling      = {}\n", flag(request.sibling));
   out += fmt::format("sort        = {}\n", text(request.sort_text));
   out += fmt::format("start_flag  = {}\n", options.start ? 1 : 0);
   out += fmt::format("states      = {}\n", text(request.states_text));
