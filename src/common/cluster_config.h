@@ -12,6 +12,7 @@
 #include "common/diagnostics.h"
 #include "common/duration.h"
 #include "common/gres.h"
+#include "common/licenses.h"
 
 namespace drover {
 
@@ -190,6 +191,7 @@ struct ClusterSettings {
   int64_t kill_wait_seconds = 30;
   int64_t inactive_limit_seconds = 0;
   EnforcePartLimits enforce_part_limits = EnforcePartLimits::kNo;
+  std::vector<LicenseCount> licenses;  // Licenses=: cluster-wide counts jobs take with -L
 
   // nodes, health, faults
   std::string health_check_program;

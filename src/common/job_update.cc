@@ -9,6 +9,7 @@
 #include "common/duration.h"
 #include "common/gres.h"
 #include "common/hostlist.h"
+#include "common/licenses.h"
 #include "common/memory_size.h"
 #include "common/slurm_time.h"
 #include "common/text.h"
@@ -158,13 +159,16 @@ Status SetOverSubscribe(std::string_view value, JobSpec& spec) {
   bool share = false;
   if (Status ok = SetBool("OverSubscribe", value, share); !ok) return ok;
   spec.exclusive = !share;
+  spec.oversubscribe = share;
   return OkStatus();
 }
 
-// No Licenses= in slurm.conf: Slurm refuses every license request so.
-Status SetLicenses(std::string_view value) {
-  if (value.empty()) return OkStatus();
-  return MakeError("Invalid license specification");
+// The form here; the controller checks the names and counts against slurm.conf's Licenses=
+// (a request the cluster cannot grant is refused there with the same words).
+Status SetLicenses(std::string_view value, JobSpec& spec) {
+  if (!ParseLicenses(value)) return MakeError("Invalid license specification");
+  spec.licenses = std::string(value);
+  return OkStatus();
 }
 
 // Each parser gets the key as Slurm spells it (for its message), the value and the clock.
@@ -189,7 +193,7 @@ constexpr Key kKeys[] = {
     {"TresPerNode", JobField::kGres, true,
      [](auto, auto v, auto, JobSpec& s) { return SetGres(v, s); }},
     {"Licenses", JobField::kLicenses, true,
-     [](auto, auto v, auto, JobSpec&) { return SetLicenses(v); }},
+     [](auto, auto v, auto, JobSpec& s) { return SetLicenses(v, s); }},
     {"MinMemoryCPU", JobField::kMemPerCpu, true,
      [](auto k, auto v, auto, JobSpec& s) { return SetMemory(k, v, s, true); }},
     {"MinMemoryNode", JobField::kMemPerNode, true,
@@ -290,6 +294,7 @@ void Copy(JobField field, const JobSpec& from, JobSpec& to) {
       break;
     case JobField::kOverSubscribe:
       to.exclusive = from.exclusive;
+      to.oversubscribe = from.oversubscribe;
       break;
     case JobField::kRequeue:
       to.requeue = from.requeue;
@@ -320,6 +325,7 @@ void Copy(JobField field, const JobSpec& from, JobSpec& to) {
       to.work_dir = from.work_dir;
       break;
     case JobField::kLicenses:
+      to.licenses = from.licenses;
       break;
   }
 }

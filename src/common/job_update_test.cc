@@ -73,7 +73,7 @@ TEST(JobUpdate, RefusesBadValuesInSlurmsWords) {
        {Case{"CpusPerTask", "0", "Invalid CpusPerTask value: 0"},
         Case{"NumNodes", "x", "Invalid NumNodes value: x"},
         Case{"Gres", "gpu:h100:x", "Invalid generic resource (gres) specification"},
-        Case{"Licenses", "matlab", "Invalid license specification"},
+        Case{"Licenses", "matlab:x", "Invalid license specification"},
         Case{"StartTime", "someday", "Invalid StartTime value: someday"},
         Case{"Contiguous", "1", "Update of this parameter is not supported: Contiguous"}}) {
     JobUpdate update;

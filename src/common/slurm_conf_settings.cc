@@ -69,6 +69,14 @@ SetResult SetPath(std::string TlsSettings::*member, std::string_view value, S& s
   return std::nullopt;
 }
 
+// Licenses=foo:4,bar: local licenses, counted by the scheduler.
+SetResult SetLicenses(S& s, std::string_view value) {
+  Result<std::vector<LicenseCount>> licenses = ParseLicenses(value);
+  if (!licenses) return Invalid(value, licenses.error());
+  s.licenses = std::move(*licenses);
+  return std::nullopt;
+}
+
 SetResult SetSelectParameters(S& s, std::string_view value) {
   ResourceSelection selection;
   selection.memory = false;
@@ -405,6 +413,7 @@ std::vector<ConfField<S>> BuildFields() {
                                 {"sched/builtin", SchedulerType::kBuiltin}},
                                "expected sched/backfill or sched/builtin")},
       {"SchedulerParameters", SetSchedulerParameters},
+      {"Licenses", SetLicenses},
       {"SlurmctldParameters", SetSlurmctldParameters},
       {"PriorityType", Choice(&S::priority,
                               {{"priority/basic", PriorityType::kBasic},

@@ -163,6 +163,7 @@ Status PlacementFromProto(const v1::Job& job, const ClusterConfig& cluster, Job*
     if (Status s = CheckNode(node.node(), cluster, id); !s) return s;
     out->allocation.nodes.push_back(FromProto(node));
   }
+  if (!job.batch_host().empty()) out->batch_node = cluster.FindNode(job.batch_host());
   return OkStatus();
 }
 
@@ -200,6 +201,9 @@ void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out) {
   }
   out->set_partition_name(PartitionName(job.partition, cluster));
   out->set_node_list(NodeList(job.allocation, cluster));
+  if (job.batch_node >= 0 && static_cast<size_t>(job.batch_node) < cluster.nodes.size() &&
+      !job.allocation.nodes.empty())
+    out->set_batch_host(cluster.nodes[job.batch_node].name);
 }
 
 std::shared_ptr<const std::string> EncodeJob(const Job& job, const ClusterConfig& cluster) {

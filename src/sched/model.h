@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/cluster_config.h"
@@ -46,6 +47,10 @@ struct RunningJob {
   // Preempted and in its grace time (end_time is when it is killed): never chosen again.
   bool preempted{false};
   int64_t priority{0};  // its priority when it started, for choosing between victims
+  // Its -L request as submitted ("fluent:2,ansys"); points into the caller's record, as
+  // shared_allocation does.
+  std::string_view licenses{};
+  bool oversubscribe{false};  // -s: its cores may be shared where its partition allows (YES)
 };
 
 // An advance reservation (scontrol create reservation) as the scheduler honours it: during

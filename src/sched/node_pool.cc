@@ -59,6 +59,12 @@ NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& s
     }
   count_by_free_gpus_.assign(max_gpus + 1, 0);
   core_bits_.assign(core_words, 0);
+  if (std::any_of(cluster.partitions.begin(), cluster.partitions.end(), [](const auto& p) {
+        using Mode = OverSubscribe::Mode;
+        return (p.over_subscribe.mode == Mode::kYes || p.over_subscribe.mode == Mode::kForce) &&
+               p.over_subscribe.max_share > 1;
+      }))
+    core_uses_.assign(core_words * 64, 0);
   gpu_socket_.assign(gpu_offset_.back(), -1);
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     const NodeConfig& config = cluster.nodes[i];
@@ -108,15 +114,22 @@ int NodePool::CountWithFreeGpus(int gpus) const {
   return count;
 }
 
-void NodePool::Take(const Allocation& allocation) {
-  for (const NodeAllocation& part : allocation.nodes) Commit(part, allocation.exclusive);
+void NodePool::Take(const Allocation& allocation, bool shared) {
+  for (const NodeAllocation& part : allocation.nodes) Commit(part, allocation.exclusive, shared);
 }
 
-void NodePool::Commit(const NodeAllocation& part, bool exclusive) {
+void NodePool::Commit(const NodeAllocation& part, bool exclusive, bool shared) {
   Unindex(part.node);
   Node& node = nodes_[part.node];
   const NodeConfig& config = cluster_.nodes[part.node];
   uint64_t* cores = CoreBits(part.node);
+  if (!core_uses_.empty()) {
+    uint8_t* uses = core_uses_.data() + size_t{node.core_offset} * 64;
+    if (exclusive) std::fill(uses, uses + config.cores(), kHeldAlone);
+    for (int core : part.cores)
+      if (core >= 0 && core < config.cores())
+        uses[core] = shared && uses[core] < kHeldAlone - 1 ? uses[core] + 1 : kHeldAlone;
+  }
   if (exclusive) {  // the whole node: nothing to pick apart
     std::fill(cores, cores + (config.cores() + 63) / 64, 0);
     node.free_core_count = 0;
@@ -162,6 +175,17 @@ int NodePool::CoresNeeded(int node, const NodeRequest& request) const {
   return std::max(1, (request.cpus + threads - 1) / threads);
 }
 
+int NodePool::ShareableCores(int node, int share) const {
+  const uint8_t* uses = core_uses_.data() + size_t{nodes_[node].core_offset} * 64;
+  return static_cast<int>(std::count_if(uses, uses + cluster_.nodes[node].cores(),
+                                        [share](uint8_t used) { return used < share; }));
+}
+
+int NodePool::AvailableCores(int node, const NodeRequest& request) const {
+  if (request.share <= 1 || core_uses_.empty()) return nodes_[node].free_core_count;
+  return ShareableCores(node, request.share);
+}
+
 bool NodePool::MightFit(int node, const NodeRequest& request) const {
   const Node& free = nodes_[node];
   const NodeConfig& config = cluster_.nodes[node];
@@ -169,7 +193,8 @@ bool NodePool::MightFit(int node, const NodeRequest& request) const {
   if (request.exclusive && free.jobs > 0) return false;
   if (request.max_cpus_per_node && static_cast<uint64_t>(request.cpus) > request.max_cpus_per_node)
     return false;
-  if (request.cpus > config.cpus || free.free_core_count < CoresNeeded(node, request)) return false;
+  if (request.cpus > config.cpus || AvailableCores(node, request) < CoresNeeded(node, request))
+    return false;
   uint64_t memory = request.whole_memory ? config.real_memory_mb : request.memory_mb;
   if (free.free_memory_mb < memory) return false;
   if (request.whole_memory && free.free_memory_mb < config.real_memory_mb) return false;
@@ -189,11 +214,38 @@ std::optional<NodeAllocation> NodePool::Fit(int node, const NodeRequest& request
     for (const GpuDevice& gpu : config.gpus) allocation.gpus.push_back(gpu.index);
     return allocation;
   }
-  allocation.cores = ChooseCores(node, CoresNeeded(node, request), gpu_positions);
+  allocation.cores = ChooseCores(node, CoresNeeded(node, request), gpu_positions,
+                                 request.enforce_binding, request.share);
+  // enforce-binding: too few cores local to any GPUs free together
+  if (allocation.cores.empty() &&
+      !(request.enforce_binding && ChooseBound(node, request, gpu_positions, allocation.cores)))
+    return std::nullopt;
   allocation.memory_mb = request.whole_memory ? config.real_memory_mb : request.memory_mb;
   for (int position : gpu_positions) allocation.gpus.push_back(config.gpus[position].index);
   std::sort(allocation.gpus.begin(), allocation.gpus.end());
   return allocation;
+}
+
+// --gres-flags=enforce-binding when the best-linked GPUs lack free local cores: GPUs that share
+// their local cores (gres.conf Cores=, usually a socket's), group by group, until one group's
+// GPUs and cores suffice.
+bool NodePool::ChooseBound(int node, const NodeRequest& request, std::vector<int>& gpu_positions,
+                           std::vector<int>& cores) const {
+  const NodeConfig& config = cluster_.nodes[node];
+  std::map<std::vector<int>, std::vector<int>> groups;  // local cores -> free GPU positions
+  for (size_t p = 0; p < config.gpus.size() && p < 64; ++p)
+    if (((nodes_[node].free_gpus >> p) & 1) &&
+        (request.gpu_type.empty() || config.gpus[p].type == request.gpu_type))
+      groups[config.gpus[p].cores].push_back(static_cast<int>(p));
+  for (const auto& [local, positions] : groups) {
+    if (static_cast<int>(positions.size()) < request.gpus) continue;
+    std::vector<int> chosen(positions.begin(), positions.begin() + request.gpus);
+    cores = ChooseCores(node, CoresNeeded(node, request), chosen, true, request.share);
+    if (cores.empty()) continue;
+    gpu_positions = std::move(chosen);
+    return true;
+  }
+  return false;
 }
 
 // The free GPUs of the requested type, grown greedily from each seed by NVLink count, then
@@ -239,22 +291,74 @@ std::vector<int> NodePool::ChooseGpus(int node, const NodeRequest& request) cons
   return best;
 }
 
+namespace {
+
+// Whether every chosen GPU says which cores are local to it (gres.conf Cores=): only then can
+// --gres-flags=enforce-binding bind anything.
+bool BindingKnown(const NodeConfig& config, const std::vector<int>& gpu_positions) {
+  return !gpu_positions.empty() &&
+         std::all_of(gpu_positions.begin(), gpu_positions.end(),
+                     [&](int position) { return !config.gpus[position].cores.empty(); });
+}
+
+// Each GPU's local cores in turn, one at a time, so that every GPU gets some while any are free.
+template <typename Take>
+void TakeLocalInTurn(const NodeConfig& config, const std::vector<int>& gpu_positions, Take take) {
+  std::vector<size_t> next(gpu_positions.size(), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t g = 0; g < gpu_positions.size(); ++g) {
+      const std::vector<int>& local = config.gpus[gpu_positions[g]].cores;
+      while (next[g] < local.size() && !take(local[next[g]])) ++next[g];
+      progress = progress || next[g] < local.size();
+      if (next[g] < local.size()) ++next[g];
+    }
+  }
+}
+
+}  // namespace
+
 // Cores local to the chosen GPUs first; then the socket with the fewest free cores that still
 // holds the rest (keeping whole sockets free), else sockets in order.
-std::vector<int> NodePool::ChooseCores(int node, int count,
-                                       const std::vector<int>& gpu_positions) const {
+std::vector<int> NodePool::ChooseCores(int node, int count, const std::vector<int>& gpu_positions,
+                                       bool enforce_binding, int share) const {
   const NodeConfig& config = cluster_.nodes[node];
   const uint64_t* bits = CoreBits(node);
   std::vector<uint64_t> free(bits, bits + (config.cores() + 63) / 64);
   std::vector<int> chosen;
   auto take = [&](int core) {
-    if (static_cast<int>(chosen.size()) >= count || !TestBit(free.data(), core)) return;
+    if (static_cast<int>(chosen.size()) >= count || core >= config.cores() ||
+        !TestBit(free.data(), core))
+      return false;
     ClearBit(free.data(), core);
     chosen.push_back(core);
+    return true;
   };
+  if (enforce_binding && BindingKnown(config, gpu_positions)) {
+    TakeLocalInTurn(config, gpu_positions, take);
+    if (share > 1 && !core_uses_.empty()) {
+      // Idle local cores first, then shared local ones.
+      const uint8_t* uses = core_uses_.data() + size_t{nodes_[node].core_offset} * 64;
+      TakeLocalInTurn(config, gpu_positions, [&](int core) {
+        if (static_cast<int>(chosen.size()) >= count || core >= config.cores() || uses[core] == 0 ||
+            uses[core] >= share || std::find(chosen.begin(), chosen.end(), core) != chosen.end())
+          return false;
+        chosen.push_back(core);
+        return true;
+      });
+    }
+    bool each = std::all_of(gpu_positions.begin(), gpu_positions.end(), [&](int position) {
+      const std::vector<int>& local = config.gpus[position].cores;
+      return std::any_of(chosen.begin(), chosen.end(), [&](int core) {
+        return std::find(local.begin(), local.end(), core) != local.end();
+      });
+    });
+    if (static_cast<int>(chosen.size()) < count || !each) return {};
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+  }
   for (int position : gpu_positions)
-    for (int core : config.gpus[position].cores)
-      if (core < config.cores()) take(core);
+    for (int core : config.gpus[position].cores) take(core);
   int per_socket = std::max(config.cores_per_socket, 1);
   int sockets = config.cores() / per_socket;
   while (static_cast<int>(chosen.size()) < count) {
@@ -276,8 +380,24 @@ std::vector<int> NodePool::ChooseCores(int node, int count,
     if (best_socket < 0) break;
     for (int c = best_socket * per_socket; c < (best_socket + 1) * per_socket; ++c) take(c);
   }
+  if (static_cast<int>(chosen.size()) < count && share > 1 && !core_uses_.empty())
+    TakeShared(node, count, chosen, share);
+  if (static_cast<int>(chosen.size()) < count) return {};
   std::sort(chosen.begin(), chosen.end());
   return chosen;
+}
+
+// Busy cores that sharing jobs hold, fewest jobs first (then lowest index), until `count`.
+void NodePool::TakeShared(int node, int count, std::vector<int>& chosen, int share) const {
+  const uint8_t* uses = core_uses_.data() + size_t{nodes_[node].core_offset} * 64;
+  std::vector<std::pair<uint8_t, int>> shared;
+  for (int core = 0; core < cluster_.nodes[node].cores(); ++core)
+    if (uses[core] > 0 && uses[core] < share) shared.emplace_back(uses[core], core);
+  std::sort(shared.begin(), shared.end());
+  for (const auto& [used, core] : shared) {
+    if (static_cast<int>(chosen.size()) >= count) break;
+    chosen.push_back(core);
+  }
 }
 
 }  // namespace drover::sched

@@ -26,6 +26,12 @@ struct NodeRequest {
   std::string gpu_type;            // empty: any
   bool exclusive = false;          // the whole node
   uint64_t max_cpus_per_node = 0;  // partition MaxCPUsPerNode; 0: none
+  // --gres-flags=enforce-binding: cores only from those gres.conf Cores= ties to the chosen
+  // GPUs, and some for each of them.
+  bool enforce_binding = false;
+  // OverSubscribe=FORCE:N, or YES:N with --oversubscribe: each core may hold up to N such jobs
+  // (idle cores first). 1: the job's cores are its own.
+  int share = 1;
 };
 
 class NodePool {
@@ -33,9 +39,10 @@ class NodePool {
   // Starts with every node free; states other than kUp take no work.
   NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& states);
 
-  // Marks an allocation as used: a running job's, or one this pass just made.
-  void Take(const Allocation& allocation);
-  void Commit(const NodeAllocation& allocation, bool exclusive);
+  // Marks an allocation as used: a running job's, or one this pass just made. `shared`: its
+  // cores may hold other sharing jobs (OverSubscribe); else no other job may use them.
+  void Take(const Allocation& allocation, bool shared = false);
+  void Commit(const NodeAllocation& allocation, bool exclusive, bool shared = false);
 
   // Whether `request` fits on `node` now (cheap: counts only, no core or GPU choice).
   bool MightFit(int node, const NodeRequest& request) const;
@@ -88,7 +95,17 @@ class NodePool {
   std::vector<int> ChooseGpus(int node, const NodeRequest& request) const;
   // Cores local to the chosen GPUs come first, so --gpus-per-task and --cpus-per-gpu jobs (and
   // every other GPU job) get cores on their GPUs' socket whenever it has them free.
-  std::vector<int> ChooseCores(int node, int count, const std::vector<int>& gpu_positions) const;
+  // With `enforce_binding` only those local cores, taken in turn from each GPU's; with
+  // `share` > 1 busy cores that sharing jobs hold, the least used first, once the idle ones are
+  // taken. Empty when they do not suffice.
+  std::vector<int> ChooseCores(int node, int count, const std::vector<int>& gpu_positions,
+                               bool enforce_binding = false, int share = 1) const;
+  void TakeShared(int node, int count, std::vector<int>& chosen, int share) const;
+  // Cores a job sharing up to `share` ways could use: idle ones and those sharing jobs hold.
+  int ShareableCores(int node, int share) const;
+  int AvailableCores(int node, const NodeRequest& request) const;
+  bool ChooseBound(int node, const NodeRequest& request, std::vector<int>& gpu_positions,
+                   std::vector<int>& cores) const;
   int CoresNeeded(int node, const NodeRequest& request) const;
   template <typename Visit>
   static void ForEachMember(const Bucket& bucket, Visit visit);
@@ -96,7 +113,11 @@ class NodePool {
   const ClusterConfig& cluster_;
   std::vector<Node> nodes_;
   std::vector<uint64_t> core_bits_;  // every node's free cores, one after another
-  std::vector<int> gpu_socket_;      // per node (from gpu_offset_), per GPU position: socket or -1
+  // Only when a partition lets jobs share cores: per core (at core_offset * 64 + core), how many
+  // sharing jobs hold it; kHeldAlone when a job that does not share does.
+  static constexpr uint8_t kHeldAlone = 255;
+  std::vector<uint8_t> core_uses_;
+  std::vector<int> gpu_socket_;  // per node (from gpu_offset_), per GPU position: socket or -1
   std::vector<uint32_t> gpu_offset_;
   std::vector<Bucket> buckets_;          // sorted by (weight, free GPUs)
   std::vector<int> count_by_free_gpus_;  // usable nodes with exactly g free GPUs

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/licenses.h"
 #include "sched/constraint.h"
 #include "sched/limits.h"
 #include "sched/node_pool.h"
@@ -57,12 +58,26 @@ class Pass {
   PendingReason Decide(const Candidate& candidate, SchedulerResult& result);
   int Association(const std::string& account, const std::string& user) const;
   PendingReason Eligibility(const JobSpec& job) const;
+  PendingReason JobFeatures(const JobSpec& job);
   PendingReason TryPartition(const JobSpec& job, int partition, int association,
                              const Constraint& constraint, const InReservation* reservation,
                              SchedulerResult& result, std::vector<Attempt>& blocked);
+  std::optional<Allocation> PlaceNow(const JobSpec& job, int partition, ResolvedRequest& r,
+                                     const Constraint& constraint, const InReservation* reservation,
+                                     int64_t end) const;
+  std::optional<Allocation> PlaceSpread(const JobSpec& job, int partition, ResolvedRequest& r,
+                                        const Constraint& constraint,
+                                        const InReservation* reservation, int64_t end) const;
   std::optional<Allocation> Place(const JobSpec& job, int partition, const ResolvedRequest& r,
                                   const Constraint& constraint, const InReservation* reservation,
                                   int64_t end) const;
+  bool BatchMatches(int node) const;
+  void WithBatchNode(const std::vector<int>& required, const std::vector<int>& candidates,
+                     std::vector<int>& chosen) const;
+  int BatchNode(const Allocation& allocation) const;
+  // Licenses (slurm.conf Licenses=): whether the job's -L request is free now, and taking it.
+  bool LicensesFree(const std::vector<LicenseCount>& wanted) const;
+  void TakeLicenses(const std::vector<LicenseCount>& wanted);
   std::optional<Allocation> PlaceOnNodes(const std::vector<int>& nodes,
                                          const ResolvedRequest& r) const;
   bool Allowed(const JobSpec& job, int partition, const Constraint& constraint, int node) const;
@@ -103,6 +118,9 @@ class Pass {
   std::map<std::pair<std::string_view, std::string_view>, int> associations_;  // (account, user)
   std::unordered_map<std::string_view, int> reservations_;  // name -> index in input
   std::vector<int> first_partition_;  // per input.pending index; -1 when unknown
+  std::map<std::string, int64_t, std::less<>> licenses_free_;  // by name: Total - Used
+  // The job being decided: its --prefer and --batch features (none: not given), set by Decide.
+  std::optional<Constraint> prefer_, batch_;
   // EverFits by request shape: most waiting jobs ask what others asked before them.
   mutable std::unordered_map<std::string, bool> ever_fits_;
 };

@@ -74,10 +74,10 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
   const AdvanceReservation* window = reservation ? reservation->reservation : nullptr;
   bool counted = std::any_of(constraint.terms.begin(), constraint.terms.end(),
                              [](const Constraint::Term& t) { return t.count > 0; });
-  std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", p, need.cpus, need.memory_mb, need.whole_memory,
-                  need.gpus, need.gpu_type, need.exclusive, need.max_cpus_per_node,
-                  reservation ? reservation->tag : 0, job.constraint);
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", p, need.cpus, need.memory_mb,
+                                need.whole_memory, need.gpus, need.gpu_type, need.exclusive,
+                                need.max_cpus_per_node, reservation ? reservation->tag : 0,
+                                job.constraint, need.share);
   key += NodeMinimums(job);
   // Jobs that name nodes plan over a shape of their own.
   if (!job.nodelist.empty() || !job.exclude.empty() || counted)

@@ -35,8 +35,9 @@ enum class PendingReason {
   kInvalidQos,
   kReservation,         // waiting for its advance reservation's window
   kReservationDeleted,  // the reservation it asks for is gone
+  kLicenses,            // not enough of its -L licenses are free
 };
-inline constexpr PendingReason kLastPendingReason = PendingReason::kReservationDeleted;
+inline constexpr PendingReason kLastPendingReason = PendingReason::kLicenses;
 
 // "Priority", "Resources", "QOSMaxGRESPerUser", ... exactly as Slurm spells them.
 std::string_view PendingReasonName(PendingReason reason);

@@ -226,7 +226,8 @@ Amount Planner::NeedOn(int node, const NodeRequest& need) const {
   if (need.exclusive) return Capacity(config);
   int threads = std::max(config.threads_per_core, 1);
   Amount amount;
-  amount.cores = std::max(1, (need.cpus + threads - 1) / threads);
+  // A job that may share cores (OverSubscribe) is not planned by them: it can start on busy ones.
+  amount.cores = need.share > 1 ? 0 : std::max(1, (need.cpus + threads - 1) / threads);
   amount.memory_mb =
       static_cast<int64_t>(need.whole_memory ? config.real_memory_mb : need.memory_mb);
   amount.gpus = need.gpus;

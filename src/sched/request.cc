@@ -12,8 +12,18 @@ uint32_t CeilDiv(uint64_t a, uint64_t b) {
   return static_cast<uint32_t>((a + b - 1) / b);
 }
 
-int NodeCount(const JobSpec& job, int max_node_cpus) {
+// --spread-job: one node per task at most, as many as the job and the partition allow.
+uint32_t SpreadNodeCount(const JobSpec& job, const PartitionConfig& partition) {
+  uint64_t nodes = std::min<uint64_t>(job.ntasks, partition.nodes.size());
+  nodes = std::min<uint64_t>(nodes, partition.max_nodes);
+  if (job.max_nodes) nodes = std::min<uint64_t>(nodes, std::max(job.max_nodes, job.min_nodes));
+  return static_cast<uint32_t>(std::max<uint64_t>(nodes, job.min_nodes));
+}
+
+int NodeCount(const JobSpec& job, const PartitionConfig& partition, int max_node_cpus,
+              bool spread) {
   uint32_t nodes = std::max<uint32_t>(job.min_nodes, 1);
+  if (spread) nodes = std::max(nodes, SpreadNodeCount(job, partition));
   if (job.ntasks_per_node == 0 && max_node_cpus > 0 && !job.overcommit) {
     uint64_t cpus = uint64_t{job.ntasks} * std::max<uint32_t>(job.cpus_per_task, 1);
     nodes = std::max(nodes, CeilDiv(cpus, static_cast<uint64_t>(max_node_cpus)));
@@ -44,8 +54,19 @@ uint64_t MemoryPerNode(const ClusterConfig& cluster, const JobSpec& job,
 
 ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
                                const PartitionConfig& partition, int max_node_cpus) {
+  return ResolveOnNodes(cluster, job, partition,
+                        NodeCount(job, partition, max_node_cpus, job.spread_job));
+}
+
+ResolvedRequest ResolveLeast(const ClusterConfig& cluster, const JobSpec& job,
+                             const PartitionConfig& partition, int max_node_cpus) {
+  return ResolveOnNodes(cluster, job, partition, NodeCount(job, partition, max_node_cpus, false));
+}
+
+ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,
+                               const PartitionConfig& partition, int nodes) {
   ResolvedRequest r;
-  r.nodes = std::max(NodeCount(job, max_node_cpus), 1);
+  r.nodes = std::max(nodes, 1);
   uint32_t tasks = job.ntasks_per_node ? job.ntasks_per_node : CeilDiv(job.ntasks, r.nodes);
   tasks = std::max<uint32_t>(tasks, 1);
   uint32_t gpus = job.gpus_per_node   ? job.gpus_per_node
@@ -65,6 +86,8 @@ ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
   node.gpu_type = job.gpu_type;
   node.exclusive =
       job.exclusive || partition.over_subscribe.mode == OverSubscribe::Mode::kExclusive;
+  node.enforce_binding = job.gres_flags == "enforce-binding";
+  node.share = node.exclusive ? 1 : CoreShare(partition, job.oversubscribe, job.exclusive);
   node.max_cpus_per_node =
       partition.max_cpus_per_node == kUnlimitedCount ? 0 : partition.max_cpus_per_node;
   if (cluster.settings.selection.memory)
@@ -76,6 +99,13 @@ ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
                              ? job.time_limit_seconds
                              : partition.default_time_seconds.value_or(partition.max_time_seconds);
   return r;
+}
+
+int CoreShare(const PartitionConfig& partition, bool oversubscribe, bool exclusive) {
+  const OverSubscribe& over = partition.over_subscribe;
+  bool shares = over.mode == OverSubscribe::Mode::kForce ||
+                (over.mode == OverSubscribe::Mode::kYes && oversubscribe);
+  return shares && !exclusive ? std::max(over.max_share, 1) : 1;
 }
 
 std::string NodeMinimums(const JobSpec& job) {

@@ -20,9 +20,22 @@ struct ResolvedRequest {
 };
 
 // `max_node_cpus` is the most CPUs of any node in the partition: a task count that no one
-// node can hold spreads over more nodes, up to the job's max_nodes.
+// node can hold spreads over more nodes, up to the job's max_nodes. --spread-job asks for as
+// many nodes as it has tasks, within its -N maximum and the partition's nodes and MaxNodes.
 ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
                                const PartitionConfig& partition, int max_node_cpus);
+
+// The same on exactly `nodes` nodes (a --spread-job job that starts on fewer than it asked).
+ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,
+                               const PartitionConfig& partition, int nodes);
+// On the fewest nodes the job may have: what --spread-job falls back to, and what decides
+// whether it could ever run.
+ResolvedRequest ResolveLeast(const ClusterConfig& cluster, const JobSpec& job,
+                             const PartitionConfig& partition, int max_node_cpus);
+
+// How many jobs may share each of a job's cores in `partition` (OverSubscribe=FORCE:N, or YES:N
+// with --oversubscribe); 1 for an --exclusive job and everywhere else.
+int CoreShare(const PartitionConfig& partition, bool oversubscribe, bool exclusive);
 
 // Whether the node meets the job's node minimums (--mincpus, --tmp, -B): Slurm never selects
 // a node below them, however idle.

@@ -50,6 +50,26 @@ std::optional<std::vector<int>> ContiguousRun(std::vector<int> candidates, int c
   return std::nullopt;
 }
 
+std::optional<std::vector<int>> FirstNodes(const std::vector<int>& candidates, int count) {
+  if (static_cast<int>(candidates.size()) < count) return std::nullopt;
+  return std::vector<int>(candidates.begin(), candidates.begin() + count);
+}
+
+// The most CPUs the request could have on the node: with --gres-flags=enforce-binding and GPUs
+// whose local cores gres.conf names, only those cores.
+int BindableCpus(const NodeConfig& config, const NodeRequest& request) {
+  if (!request.enforce_binding || request.gpus == 0) return config.cpus;
+  std::vector<char> local(static_cast<size_t>(config.cores()), 0);
+  for (const GpuDevice& gpu : config.gpus) {
+    if (!request.gpu_type.empty() && gpu.type != request.gpu_type) continue;
+    if (gpu.cores.empty()) return config.cpus;  // no binding known: any core
+    for (int core : gpu.cores)
+      if (core >= 0 && core < config.cores()) local[static_cast<size_t>(core)] = 1;
+  }
+  return static_cast<int>(std::count(local.begin(), local.end(), 1)) *
+         std::max(config.threads_per_core, 1);
+}
+
 // How many nodes of partition `p` could hold the per-node request if they were idle.
 int NodesEverFitting(const ClusterConfig& cluster, const JobSpec& job, int p,
                      const ResolvedRequest& r, const Constraint& constraint) {
@@ -60,7 +80,7 @@ int NodesEverFitting(const ClusterConfig& cluster, const JobSpec& job, int p,
     for (const GpuDevice& gpu : config.gpus)
       gpus += r.per_node.gpu_type.empty() || gpu.type == r.per_node.gpu_type;
     fitting += constraint.NodeMatches(config.features) && NodeShapeFits(job, config) &&
-               r.per_node.cpus <= config.cpus && gpus >= r.per_node.gpus &&
+               r.per_node.cpus <= BindableCpus(config, r.per_node) && gpus >= r.per_node.gpus &&
                r.per_node.memory_mb <= config.real_memory_mb;
   }
   return fitting;
@@ -90,6 +110,22 @@ Pass::Pass(const SchedulerInput& input)
                             static_cast<int>(a));
   for (size_t r = 0; r < input.reservations.size(); ++r)
     reservations_.emplace(input.reservations[r].name, static_cast<int>(r));
+  for (const LicenseCount& license : cluster_.settings.licenses)
+    licenses_free_[license.name] = license.count;
+}
+
+bool Pass::LicensesFree(const std::vector<LicenseCount>& wanted) const {
+  return std::all_of(wanted.begin(), wanted.end(), [&](const LicenseCount& license) {
+    auto it = licenses_free_.find(license.name);
+    return it != licenses_free_.end() && it->second >= license.count;
+  });
+}
+
+// A running job may hold a license the configuration no longer has: it counts against nothing.
+void Pass::TakeLicenses(const std::vector<LicenseCount>& wanted) {
+  for (const LicenseCount& license : wanted)
+    if (auto it = licenses_free_.find(license.name); it != licenses_free_.end())
+      it->second -= license.count;
 }
 
 int Pass::Association(const std::string& account, const std::string& user) const {
@@ -99,10 +135,15 @@ int Pass::Association(const std::string& account, const std::string& user) const
 
 void Pass::TakeRunning() {
   for (const RunningJob& job : in_.running) {
-    pool_.Take(job.held());
+    bool shared =
+        job.partition >= 0 && static_cast<size_t>(job.partition) < cluster_.partitions.size() &&
+        CoreShare(cluster_.partitions[job.partition], job.oversubscribe, job.held().exclusive) > 1;
+    pool_.Take(job.held(), shared);
     limits_.Add(job.user, limits_.FindQos(job.qos), Association(job.account, job.user),
                 job.array_job_id, UsageOf(cluster_, job.held()));
     if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
+    if (job.licenses.empty()) continue;
+    if (Result<std::vector<LicenseCount>> held = ParseLicenses(job.licenses)) TakeLicenses(*held);
   }
 }
 
@@ -212,6 +253,11 @@ PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) 
   if (PendingReason reason = ReservationOf(job, reservation); reason != PendingReason::kNone)
     return reason;
   const InReservation* in = reservation ? &*reservation : nullptr;
+  // Slurm tests licenses before resources: a job short of them waits with Licenses.
+  Result<std::vector<LicenseCount>> licenses = ParseLicenses(job.licenses);
+  if (!licenses) return PendingReason::kBadConstraints;
+  if (!LicensesFree(*licenses)) return PendingReason::kLicenses;
+  if (PendingReason reason = JobFeatures(job); reason != PendingReason::kNone) return reason;
   // Most jobs name one partition: no list is built for them.
   int single[1] = {first_partition_[candidate.index]};
   std::vector<int> several;
@@ -227,6 +273,7 @@ PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) 
         TryPartition(job, partition, candidate.association, *constraint, in, result, blocked);
     if (reason == PendingReason::kNone) {
       if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
+      TakeLicenses(*licenses);
       result.started.back().priority = candidate.priority;
       return reason;
     }
@@ -236,6 +283,19 @@ PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) 
   if (!blocked.empty() && (policy_.backfill() || preemptor_))
     PlanAhead(job, *constraint, in, blocked, result);
   return resources ? PendingReason::kResources : first;
+}
+
+// --prefer and --batch, parsed once for the job being decided (checked at submission).
+PendingReason Pass::JobFeatures(const JobSpec& job) {
+  prefer_.reset();
+  batch_.reset();
+  for (auto [text, parsed] : {std::pair{&job.prefer, &prefer_}, {&job.batch_features, &batch_}}) {
+    if (text->empty()) continue;
+    Result<Constraint> constraint = ParseConstraint(*text);
+    if (!constraint) return PendingReason::kBadConstraints;
+    *parsed = std::move(*constraint);
+  }
+  return PendingReason::kNone;
 }
 
 PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
@@ -265,9 +325,12 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   }
   std::optional<Allocation> allocation;
   if (!window || window->flex || end <= window->end_time)
-    allocation = Place(job, p, r, constraint, reservation, end);
+    allocation = PlaceNow(job, p, r, constraint, reservation, end);
   if (!allocation) {
-    if (!EverFits(job, p, r, constraint)) return PendingReason::kBadConstraints;
+    // A --spread-job job can run on as few nodes as it may have.
+    ResolvedRequest least =
+        job.spread_job ? ResolveLeast(cluster_, job, partition, max_cpus_[p]) : r;
+    if (!EverFits(job, p, least, constraint)) return PendingReason::kBadConstraints;
     for (const std::string& name : job.nodelist)
       if (int node = cluster_.FindNode(name); node >= 0 && !pool_.usable(node))
         return PendingReason::kReqNodeNotAvail;
@@ -278,15 +341,78 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   }
   std::vector<int> nodes;
   for (const NodeAllocation& part : allocation->nodes) nodes.push_back(part.node);
-  pool_.Take(*allocation);
+  pool_.Take(*allocation, r.per_node.share > 1);
   planner_.Take(nodes, r.per_node, in_.now, end);
   limits_.Add(job.user, qos, association, job.array_job_id, UsageOf(cluster_, *allocation));
   int64_t limit_end = r.time_limit_seconds >= kUnlimitedSeconds - in_.now
                           ? kUnlimitedSeconds
                           : in_.now + r.time_limit_seconds;
+  int batch_node = BatchNode(*allocation);
   result.started.push_back(
-      {job.job_id, p, std::move(*allocation), r.time_limit_seconds, limit_end});
+      {job.job_id, p, std::move(*allocation), r.time_limit_seconds, limit_end, 0, batch_node});
   return PendingReason::kNone;
+}
+
+// --prefer's features first, in place of --constraint's (as Slurm 22.05), then --constraint's.
+std::optional<Allocation> Pass::PlaceNow(const JobSpec& job, int p, ResolvedRequest& r,
+                                         const Constraint& constraint,
+                                         const InReservation* reservation, int64_t end) const {
+  if (prefer_)
+    if (auto allocation = PlaceSpread(job, p, r, *prefer_, reservation, end)) return allocation;
+  return PlaceSpread(job, p, r, constraint, reservation, end);
+}
+
+// A --spread-job job takes as many nodes as it may; when that many are not free, as many as
+// hold a share of it now, else its minimum (`r` becomes the request it starts with).
+std::optional<Allocation> Pass::PlaceSpread(const JobSpec& job, int p, ResolvedRequest& r,
+                                            const Constraint& constraint,
+                                            const InReservation* reservation, int64_t end) const {
+  if (auto allocation = Place(job, p, r, constraint, reservation, end)) return allocation;
+  if (!job.spread_job) return std::nullopt;
+  const PartitionConfig& partition = cluster_.partitions[p];
+  int minimum = ResolveLeast(cluster_, job, partition, max_cpus_[p]).nodes;
+  if (r.nodes <= minimum) return std::nullopt;
+  int holding = 0;
+  for (int node : partition.nodes)
+    holding += pool_.MightFit(node, r.per_node) && Allowed(job, p, constraint, node);
+  for (int count : {std::min(holding, r.nodes - 1), minimum}) {
+    if (count < minimum) continue;
+    ResolvedRequest fewer = ResolveOnNodes(cluster_, job, partition, count);
+    if (auto allocation = Place(job, p, fewer, constraint, reservation, end)) {
+      r = fewer;
+      return allocation;
+    }
+  }
+  return std::nullopt;
+}
+
+bool Pass::BatchMatches(int node) const {
+  return !batch_ || batch_->NodeMatches(cluster_.nodes[node].features);
+}
+
+// --batch: when no chosen node has the batch features, the last one not named by the job
+// gives way to the best candidate that has them. Without one the script runs on the first node
+// (sbatch(1)).
+void Pass::WithBatchNode(const std::vector<int>& required, const std::vector<int>& candidates,
+                         std::vector<int>& chosen) const {
+  if (!batch_ ||
+      std::any_of(chosen.begin(), chosen.end(), [&](int node) { return BatchMatches(node); }))
+    return;
+  auto listed = [](const std::vector<int>& nodes, int node) {
+    return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+  };
+  auto with = std::find_if(candidates.begin(), candidates.end(),
+                           [&](int node) { return BatchMatches(node) && !listed(chosen, node); });
+  auto yielding = std::find_if(chosen.rbegin(), chosen.rend(),
+                               [&](int node) { return !listed(required, node); });
+  if (with != candidates.end() && yielding != chosen.rend()) *yielding = *with;
+}
+
+int Pass::BatchNode(const Allocation& allocation) const {
+  if (!batch_) return -1;
+  for (const NodeAllocation& part : allocation.nodes)
+    if (BatchMatches(part.node)) return part.node;
+  return -1;
 }
 
 bool Pass::Allowed(const JobSpec& job, int partition, const Constraint& constraint,
@@ -334,7 +460,11 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
   bool counted = std::any_of(constraint.terms.begin(), constraint.terms.end(),
                              [](const Constraint::Term& t) { return t.count > 0; });
   if (r.nodes == 1 && job.nodelist.empty() && !counted) {
-    auto fit = pool_.FindSingleNode(r.per_node, allowed);
+    std::optional<NodeAllocation> fit;
+    if (batch_)
+      fit = pool_.FindSingleNode(r.per_node,
+                                 [&](int node) { return BatchMatches(node) && allowed(node); });
+    if (!fit) fit = pool_.FindSingleNode(r.per_node, allowed);
     if (!fit) return std::nullopt;
     Allocation allocation;
     allocation.exclusive = r.per_node.exclusive;
@@ -379,14 +509,17 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
       if (static_cast<int>(candidates.size()) < more) return std::nullopt;
       chosen.insert(chosen.end(), candidates.begin(), candidates.begin() + more);
     } else {
-      auto placed = job.contiguous
-                        ? ContiguousRun(candidates, r.nodes)
+      // --spread-job "disables the topology/tree plugin" (sbatch(1)): the best nodes, any leaf.
+      auto placed = job.contiguous ? ContiguousRun(candidates, r.nodes)
+                    : job.spread_job
+                        ? FirstNodes(candidates, r.nodes)
                         : ChooseNodes(cluster_, candidates,
                                       {r.nodes, MaxLeaves(job), static_cast<int>(job.segment)});
       if (!placed) return std::nullopt;
       chosen = std::move(*placed);
     }
   }
+  WithBatchNode(required, candidates, chosen);
   std::sort(chosen.begin(), chosen.end());
   if (counted) {
     std::vector<const std::vector<std::string>*> features;
@@ -417,7 +550,8 @@ Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
   const PartitionConfig& partition = cluster.partitions[p];
   int max_cpus = 0;
   for (int node : partition.nodes) max_cpus = std::max(max_cpus, cluster.nodes[node].cpus);
-  ResolvedRequest r = ResolveRequest(cluster, job, partition, max_cpus);
+  // A --spread-job job can run on as few nodes as it may have.
+  ResolvedRequest r = ResolveLeast(cluster, job, partition, max_cpus);
   if (static_cast<size_t>(r.nodes) > partition.nodes.size())
     return MakeError(
         fmt::format("Node count specification invalid (partition {} has {} nodes, "
@@ -438,11 +572,35 @@ Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
                   constraint.empty() ? "" : " and features " + job.constraint, r.nodes));
 }
 
+// Slurm's words for a request naming a license the cluster lacks, or more than it has.
+Status CheckLicenses(const ClusterConfig& cluster, const std::string& text) {
+  Result<std::vector<LicenseCount>> wanted = ParseLicenses(text);
+  if (!wanted) return MakeError(fmt::format("Invalid license specification ({})", wanted.error()));
+  for (const LicenseCount& license : *wanted) {
+    const auto& configured = cluster.settings.licenses;
+    auto it = std::find_if(configured.begin(), configured.end(),
+                           [&](const LicenseCount& l) { return l.name == license.name; });
+    if (it == configured.end())
+      return MakeError(fmt::format(
+          "Invalid license specification (no license {}; scontrol show licenses lists them)",
+          license.name));
+    if (license.count > it->count)
+      return MakeError(
+          fmt::format("Invalid license specification ({} has {} in all, the job "
+                      "asks for {})",
+                      license.name, it->count, license.count));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job) {
   auto constraint = ParseConstraint(job.constraint);
   if (!constraint) return MakeError(constraint.error());
+  for (const std::string* features : {&job.prefer, &job.batch_features})
+    if (auto parsed = ParseConstraint(*features); !parsed) return MakeError(parsed.error());
+  if (Status licenses = CheckLicenses(cluster, job.licenses); !licenses) return licenses;
   for (const std::string& name : job.partitions)
     if (cluster.FindPartition(name) < 0)
       return MakeError(fmt::format("invalid partition name specified ({})", name));

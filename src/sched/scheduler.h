@@ -22,6 +22,7 @@ struct StartDecision {
   int64_t time_limit_seconds = 0;
   int64_t end_time = 0;  // now + time limit (kUnlimitedSeconds when unlimited)
   int64_t priority{0};   // its priority when it started (later passes weigh victims by it)
+  int batch_node{-1};    // --batch: the node with its features that runs the script; -1: the first
 };
 
 struct PendingDecision {

@@ -2,12 +2,34 @@
 # sbatch's options end to end on a local emulated cluster (drover up, the demo configuration:
 # ClusterName=demo, nodes of 2 sockets x 8 cores and no TmpDisk): -M names the cluster and
 # refuses another, node minimums no node meets are refused at submission, #PBS lines, the
-# variables sbatch hands to the job, and --priority (an operator's, or refused).
+# variables sbatch hands to the job, --priority (an operator's, or refused), and the placement
+# options against two more lines of configuration (Licenses=fluent:2; node[3-4] also have the
+# feature fast): -L waits with reason Licenses and runs once they are back, --prefer and its
+# fallback, --batch's host.
 set -euo pipefail
 drover="$1"
 source "$(dirname "$0")/cluster.sh"
-start_cluster sbatch_options
+conf="$(mktemp -d /tmp/drover_sbatch_options_conf_XXXXXX)"
+cp "$(dirname "$0")"/../../examples/demo/*.conf "$conf/"
+sed -i 's/^NodeName=node\[1-4\] \(.*\) Features=a100 \(.*\)$/NodeName=node[1-2] \1 Features=a100 \2\nNodeName=node[3-4] \1 Features=a100,fast \2/' \
+  "$conf/slurm.conf"
+echo "Licenses=fluent:2" >>"$conf/slurm.conf"
+grep -q "^NodeName=node\[3-4\].*Features=a100,fast" "$conf/slurm.conf" ||
+  { echo "FAIL: the demo's NodeName line changed"; exit 1; }
+start_cluster sbatch_options --conf "$conf/slurm.conf"
+rm -rf "$conf"
 cd "$state/work"
+
+wait_for() {  # wait_for JOBID FORMAT VALUE: until squeue -o FORMAT prints VALUE (10 s at most)
+  for _ in $(seq 1 100); do
+    [ "$(squeue -h -j "$1" -o "$2")" = "$3" ] && return 0
+    sleep 0.1
+  done
+  fail "job $1: squeue -o $2 is '$(squeue -h -j "$1" -o "$2")', not '$3'"
+}
+field() {  # field JOBID KEY: one value of scontrol show job -o
+  scontrol -o show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}
 
 # -M: the cluster's own name or all, which Slurm then names; any other is refused.
 out=$(sbatch -M demo --hold --wrap true)
@@ -55,4 +77,43 @@ else
   [ "$err" = "sbatch: error: Batch job submission failed: Access/permission denied" ] ||
     fail "--priority: '$err'"
 fi
+# Licenses: two fluent in all. A job holding both makes the next wait with reason Licenses until
+# they are back; names the cluster lacks, or more than it has, are refused at submission.
+holder=$(sbatch --parsable -L fluent:2 --wrap "sleep 300")
+wait_for "$holder" %T RUNNING
+waiting=$(sbatch --parsable -L fluent --wrap "sleep 300")
+wait_for "$waiting" %r Licenses
+[ "$(squeue -h -j "$holder" -o %W)" = fluent:2 ] || fail "%W: $(squeue -h -j "$holder" -o %W)"
+[ "$(field "$holder" Licenses)" = fluent:2 ] || fail "show job Licenses=$(field "$holder" Licenses)"
+[ "$(scontrol -o show licenses fluent)" = "LicenseName=fluent Total=2 Used=2 Free=0 Reserved=0 Remote=no" ] ||
+  fail "show licenses: $(scontrol -o show licenses fluent)"
+[ "$(squeue -h -L fluent -o %i | sort -n | tr '\n' ' ')" = "$holder $waiting " ] ||
+  fail "squeue -L fluent: $(squeue -h -L fluent -o %i)"
+scancel "$holder"
+wait_for "$waiting" %T RUNNING
+scancel "$waiting"
+for request in matlab fluent:3; do
+  if err=$(sbatch -L "$request" --wrap true 2>&1); then fail "-L $request was accepted"; fi
+  [[ "$err" == "sbatch: error: Batch job submission failed: Invalid license specification"* ]] ||
+    fail "-L $request: '$err'"
+done
+
+# --prefer: the fast nodes while they can hold the job; three nodes cannot all be fast, so the
+# preference is dropped and the job runs anyway.
+preferred=$(sbatch --parsable --prefer=fast --wrap "sleep 300")
+wait_for "$preferred" %T RUNNING
+[[ "$(squeue -h -j "$preferred" -o %N)" =~ ^node[34]$ ]] ||
+  fail "--prefer=fast ran on $(squeue -h -j "$preferred" -o %N)"
+[ "$(field "$preferred" Prefer)" = fast ] || fail "show job Prefer=$(field "$preferred" Prefer)"
+wide=$(sbatch --parsable --prefer=fast -N3 --wrap "sleep 300")
+wait_for "$wide" %T RUNNING
+# --batch: the script runs on an allocated node with the feature, not on the first node.
+batch=$(sbatch --parsable --batch=fast -N2 -w node1 -o batch.out \
+  --wrap 'echo "$SLURMD_NODENAME"; sleep 300')
+wait_for "$batch" %T RUNNING
+for _ in $(seq 1 100); do [ -s batch.out ] && break; sleep 0.1; done
+host=$(field "$batch" BatchHost)
+[[ "$host" =~ ^node[34]$ ]] || fail "--batch=fast BatchHost=$host ($(squeue -h -j "$batch" -o %N))"
+[ "$(cat batch.out)" = "$host" ] || fail "--batch=fast ran on '$(cat batch.out)', BatchHost=$host"
+scancel "$preferred" "$wide" "$batch"
 echo "sbatch options: ok"

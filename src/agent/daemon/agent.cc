@@ -312,11 +312,13 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
   std::vector<std::string> env;
   auto launch = Prepare(job, *spec, env);
   if (!launch) return WriteLaunchFailure(dir, launch.error());
-  // The batch script runs on the job's first node. The other nodes, and every node of an
-  // interactive allocation (salloc, srun outside a job), run no script: a process holds the
-  // job's cgroup while srun's steps come and go, as Slurm's extern step does.
-  const bool holder =
-      spec->interactive || job.allocation_size() == 0 || job.allocation(0).node() != node_;
+  // The batch script runs on the job's batch host (--batch), else its first node. The other
+  // nodes, and every node of an interactive allocation (salloc, srun outside a job), run no
+  // script: a process holds the job's cgroup while srun's steps come and go, as Slurm's extern
+  // step does.
+  const bool holder = spec->interactive || job.allocation_size() == 0 ||
+                      (job.batch_host().empty() ? job.allocation(0).node() != node_
+                                                : job.batch_host() != node_name_);
   if (holder) launch->stdout_path = launch->stderr_path = launch->stdin_path = "/dev/null";
   const std::string& script = holder ? std::string(kHolderScript) : request.script();
   if (Status s = WriteScript(dir, script, launch->uid, launch->gid); !s)

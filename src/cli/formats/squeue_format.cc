@@ -9,6 +9,7 @@
 
 #include "cli/formats/formats.h"
 #include "common/hostlist.h"
+#include "common/licenses.h"
 #include "common/text.h"
 
 namespace drover::cli {
@@ -292,7 +293,7 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     case 'b': return {TresPerNode(spec)};
     case 'g': return {GroupText(spec, ctx)};
     case 'G': return {std::to_string(spec.gid())};
-    case 'h': return {spec.exclusive() ? "NO" : "OK"};
+    case 'h': return {spec.exclusive() ? "NO" : spec.oversubscribe() ? "YES" : "OK"};
     case 'H': case 'I': case 'J': return {"*"};
     case 'i': return {JobIdText(row)};
     case 'j': return {spec.name()};
@@ -327,9 +328,10 @@ Cell Value(char letter, const QueueRow& row, const QueueContext& ctx) {
     case 'z': return {SocketsCoresThreads(spec)};
     case 'Z': return {spec.work_dir()};
     case 'X': return {"N/A"};  // no core specialization
+    case 'W': return {OrNull(NormalisedLicenses(spec.licenses()))};
     default:
-      // o: the script's path is not recorded; s: no select plugin data; w, W: no wckeys or
-      // licenses. Slurm prints "(null)" for each on such a cluster.
+      // o: the script's path is not recorded; s: no select plugin data; w: no wckeys. Slurm
+      // prints "(null)" for each on such a cluster.
       return {"(null)"};
   }
   // clang-format on

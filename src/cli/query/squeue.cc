@@ -20,6 +20,7 @@
 #include "cli/scontrol/scontrol_format.h"
 #include "common/getopt.h"
 #include "common/hostlist.h"
+#include "common/licenses.h"
 #include "common/text.h"
 
 namespace drover::cli {
@@ -411,6 +412,13 @@ bool OnNodes(const v1::Job& job, const std::set<std::string>& nodes) {
 
 // Keeps the jobs the filters ask for. Filtered in place: a queue of 20,000 jobs is not copied
 // or moved twice.
+// squeue -L: jobs that ask for any of the named licenses.
+bool RequestsLicense(const v1::JobSpec& spec, const std::set<std::string>& names) {
+  Result<std::vector<LicenseCount>> licenses = ParseLicenses(spec.licenses());
+  return licenses && std::any_of(licenses->begin(), licenses->end(),
+                                 [&](const LicenseCount& l) { return names.count(l.name) > 0; });
+}
+
 void Filter(std::vector<v1::Job>& jobs, const v1::JobFilter& requested,
             const SqueueRequest& request, const std::vector<v1::Partition>& partitions) {
   bool by_id = requested.job_ids_size() || requested.array_tasks_size();
@@ -423,7 +431,7 @@ void Filter(std::vector<v1::Job>& jobs, const v1::JobFilter& requested,
     if (!request.accounts.empty() && !request.accounts.count(ToLower(spec.account()))) return true;
     std::string qos = spec.qos().empty() ? "normal" : ToLower(spec.qos());
     if (!request.qos.empty() && !request.qos.count(qos)) return true;
-    if (!request.licenses.empty()) return true;  // no job holds licenses: none are configured
+    if (!request.licenses.empty() && !RequestsLicense(spec, request.licenses)) return true;
     if (!request.reservation.empty() && spec.reservation() != request.reservation) return true;
     if (request.nodes && !OnNodes(job, *request.nodes)) return true;
     if (request.partitions.empty()) return false;

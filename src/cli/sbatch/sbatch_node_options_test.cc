@@ -29,6 +29,25 @@ TEST_F(Sbatch, NodeMinimumsReachTheJob) {
   EXPECT_EQ(Fails({"--tmp=lots", "job.sh"}), "sbatch: error: Invalid --tmp specification");
 }
 
+TEST_F(Sbatch, PlacementOptionsReachTheJob) {
+  SbatchRequest r = Ok({"--prefer=fast&ib", "--spread-job", "-L", "fluent:2,ansys", "--batch=big",
+                        "--gres-flags=Enforce-Binding", "job.sh"});
+  EXPECT_EQ(r.spec.prefer, "fast&ib");
+  EXPECT_TRUE(r.spec.spread_job);
+  EXPECT_EQ(r.spec.licenses, "fluent:2,ansys");  // the controller checks them against Licenses=
+  EXPECT_EQ(r.spec.batch_features, "big");
+  EXPECT_EQ(r.spec.gres_flags, "enforce-binding");
+  EXPECT_TRUE(r.notices.empty());
+  EXPECT_EQ(Ok({"--gres-flags=disable-binding", "job.sh"}).spec.gres_flags, "disable-binding");
+  EXPECT_EQ(Fails({"--gres-flags=bind-harder", "job.sh"}),
+            "sbatch: error: Invalid --gres-flags specification");
+  environment["SBATCH_SPREAD_JOB"] = "1";
+  environment["SBATCH_GRES_FLAGS"] = "enforce-binding";
+  r = Ok({"job.sh"});
+  EXPECT_TRUE(r.spec.spread_job);
+  EXPECT_EQ(r.spec.gres_flags, "enforce-binding");
+}
+
 TEST_F(Sbatch, ClustersAreKeptForTheCheckAgainstSlurmConf) {
   EXPECT_EQ(Ok({"-M", "linux", "job.sh"}).clusters, "linux");
   EXPECT_EQ(Ok({"--cluster=all", "job.sh"}).clusters, "all");

@@ -516,7 +516,16 @@ Status SetExclude(const Use& use, Settings& s) {
 
 Status SetOversubscribe(const Use& use, Settings& s) {
   s.oversubscribe = use.source;
-  return NoEffect(use, s);
+  return OkStatus();
+}
+
+// Slurm 22.05's two flags; the scheduler honours enforce-binding (sched/node_pool.cc).
+Status SetGresFlags(const Use& use, Settings& s) {
+  std::string flags = ToLower(Trim(use.text()));
+  if (flags != "enforce-binding" && flags != "disable-binding")
+    return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  s.gres_flags = flags;
+  return OkStatus();
 }
 
 Status SetKillOnInvalidDep(const Use& use, Settings& s) {
@@ -553,7 +562,7 @@ const std::vector<OptionDef>& Options() {
       {"account", 'A', A::kRequired, SetText<&S::account>},
       {"acctg-freq", 0, A::kRequired, SetAcctgFreq},
       {"array", 'a', A::kRequired, SetText<&S::array>},
-      {"batch", 0, A::kRequired, NoEffect},
+      {"batch", 0, A::kRequired, SetText<&S::batch_features>},
       {"bb", 0, A::kRequired, WithoutFeature},
       {"bbf", 0, A::kRequired, SetBurstBufferFile},
       {"begin", 'b', A::kRequired, SetBegin},
@@ -592,7 +601,7 @@ const std::vector<OptionDef>& Options() {
       {"gpus-per-socket", 0, A::kRequired, SetGpusPerSocket},
       {"gpus-per-task", 0, A::kRequired, SetGpusOf<&S::gpus_per_task>},
       {"gres", 0, A::kRequired, SetGres},
-      {"gres-flags", 0, A::kRequired, NoEffect},
+      {"gres-flags", 0, A::kRequired, SetGresFlags},
       {"help", 'h', A::kNone, nullptr, true},
       {"hint", 0, A::kRequired, NoEffect},
       {"hold", 'H', A::kNone, SetFlag<&S::hold>},
@@ -600,7 +609,7 @@ const std::vector<OptionDef>& Options() {
       {"input", 'i', A::kRequired, SetIoPath<&S::stdin_path>},
       {"job-name", 'J', A::kRequired, SetText<&S::name>},
       {"kill-on-invalid-dep", 0, A::kRequired, SetKillOnInvalidDep},
-      {"licenses", 'L', A::kRequired, NoEffect},
+      {"licenses", 'L', A::kRequired, SetText<&S::licenses>},
       {"mail-type", 0, A::kRequired, SetMailType},
       {"mail-user", 0, A::kRequired, NoEffect},
       {"mcs-label", 0, A::kRequired, SetText<&S::mcs_label>},
@@ -629,7 +638,7 @@ const std::vector<OptionDef>& Options() {
       {"parsable", 0, A::kNone, SetFlag<&S::parsable>},
       {"partition", 'p', A::kRequired, SetPartitions},
       {"power", 0, A::kRequired, WithoutFeature},
-      {"prefer", 0, A::kRequired, NoEffect},
+      {"prefer", 0, A::kRequired, SetText<&S::prefer>},
       {"priority", 0, A::kRequired, SetPriority},
       {"profile", 0, A::kRequired, PassOn},
       {"propagate", 0, A::kOptional, NoEffect},
@@ -641,7 +650,7 @@ const std::vector<OptionDef>& Options() {
       {"segment", 0, A::kRequired, SetSegment},
       {"signal", 0, A::kRequired, SetSignal},
       {"sockets-per-node", 0, A::kRequired, SetLevelOf<&S::sockets_per_node>},
-      {"spread-job", 0, A::kNone, NoEffect},
+      {"spread-job", 0, A::kNone, SetFlag<&S::spread_job>},
       {"stepmgr", 0, A::kNone, NoEffect},
       {"switches", 0, A::kRequired, SetSwitches},
       {"tasks-per-node", 0, A::kRequired, SetCountOf<&S::ntasks_per_node>, false,

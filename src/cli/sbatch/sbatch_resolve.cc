@@ -66,6 +66,7 @@ Status ResolveSharing(const Settings& s, JobSpec& spec) {
   if (spec.exclusive && s.oversubscribe == s.exclusive->source)
     return MakeError(
         "sbatch: fatal: --exclusive and --oversubscribe options are mutually exclusive");
+  spec.oversubscribe = s.oversubscribe && !spec.exclusive;
   return OkStatus();
 }
 
@@ -174,6 +175,11 @@ void CopyScalars(const Settings& s, JobSpec& spec) {
   spec.stderr_path = s.stderr_path.value_or("");
   spec.stdin_path = s.stdin_path.value_or("");
   spec.comment = s.comment.value_or("");
+  spec.prefer = s.prefer.value_or("");
+  spec.batch_features = s.batch_features.value_or("");
+  spec.licenses = s.licenses.value_or("");
+  spec.gres_flags = s.gres_flags.value_or("");
+  spec.spread_job = s.spread_job;
 }
 
 // --ntasks-per-gpu gives the task count when -n does not; --gpus-per-socket is per node once

@@ -84,6 +84,9 @@ struct Settings {
   std::optional<uint32_t> run_uid, run_gid, run_uid_group;
   std::optional<std::string> run_user;
   std::optional<std::string> mcs_label;
+  // Placement: --prefer, --batch, -L (checked by the controller against Licenses=), --gres-flags.
+  std::optional<std::string> prefer, batch_features, licenses, gres_flags;
+  bool spread_job = false;
   // Variables Slurm's sbatch sets for the job from options (SLURM_DISTRIBUTION, ...): the
   // job's srun reads them.
   std::map<std::string, std::string> variables;

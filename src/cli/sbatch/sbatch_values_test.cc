@@ -148,10 +148,17 @@ TEST_F(Sbatch, ConstraintAndExclusive) {
             "sbatch: error: Invalid --exclusive specification");
   EXPECT_EQ(Fails({"--exclusive", "-s", "job.sh"}),
             "sbatch: fatal: --exclusive and --oversubscribe options are mutually exclusive");
+  EXPECT_TRUE(Ok({"-s", "job.sh"}).spec.oversubscribe);
+  EXPECT_TRUE(Ok({"-s", "job.sh"}).notices.empty());  // the partition's OverSubscribe decides
+  EXPECT_FALSE(Ok({"job.sh"}).spec.oversubscribe);
   Script("#SBATCH --exclusive");
-  EXPECT_FALSE(Ok({"--oversubscribe", "job.sh"}).spec.exclusive);
+  r = Ok({"--oversubscribe", "job.sh"});
+  EXPECT_FALSE(r.spec.exclusive);
+  EXPECT_TRUE(r.spec.oversubscribe);
   Script("#SBATCH --oversubscribe");
-  EXPECT_TRUE(Ok({"--exclusive", "job.sh"}).spec.exclusive);
+  r = Ok({"--exclusive", "job.sh"});
+  EXPECT_TRUE(r.spec.exclusive);
+  EXPECT_FALSE(r.spec.oversubscribe);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 #include "cli/scontrol/scontrol_format.h"
 #include "common/duration.h"
+#include "common/licenses.h"
 #include "common/slurm_conf.h"
 #include "common/text.h"
 
@@ -103,6 +104,7 @@ std::vector<std::pair<std::string, std::string>> Keys(const ClusterConfig& clust
       {"JobCompType", s.job_comp_type},
       {"JobRequeue", s.job_requeue ? "1" : "0"},
       {"KillWait", Seconds(s.kill_wait_seconds)},
+      {"Licenses", OrNull(FormatLicenses(s.licenses))},
       {"MaxArraySize", std::to_string(s.max_array_size)},
       {"MaxJobCount", std::to_string(s.max_job_count)},
       {"MaxMemPerNode",

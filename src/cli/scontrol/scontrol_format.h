@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ Record StepRecord(const v1::Job& job, const v1::Step& step);
 // `scontrol show config`: "Configuration data as of TIME" and "Key = Value" lines for the keys
 // Drover reads, in Slurm's order.
 std::string ConfigText(const ClusterConfig& cluster, int64_t now, std::string_view conf_path);
+// `show licenses [NAME]`: each license of slurm.conf's Licenses= (by name) with what running
+// jobs hold; a NAME the cluster lacks prints nothing, as Slurm.
+std::string LicensesText(const ClusterConfig& cluster, std::span<const v1::Job> jobs,
+                         const std::optional<std::string>& name, bool one_liner);
 
 // --json: {"jobs": [...]}, {"nodes": [...]}, ... with Slurm's REST field names where they exist.
 std::string JobsJson(std::span<const v1::Job> jobs, const ShowContext& ctx);

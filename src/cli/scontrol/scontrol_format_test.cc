@@ -165,6 +165,39 @@ TEST_F(ScontrolFormat, DetailsAddDerivedExitCodeAndPerNodeResources) {
   EXPECT_EQ(Render({&record, 1}, false), expected);
 }
 
+TEST_F(ScontrolFormat, PlacementOptionsOfTheJob) {
+  v1::Job job = Running26517();
+  job.mutable_spec()->set_prefer("fast");
+  job.mutable_spec()->set_licenses("ansys,fluent:2");
+  job.mutable_spec()->set_oversubscribe(true);
+  job.set_batch_host("n2");
+  Record record = JobRecord(job, ctx_);
+  std::string expected = WithoutAllocNode(Golden("scontrol_job_running.txt"));
+  Replace(expected, "BatchHost=n1", "BatchHost=n2");
+  Replace(expected, "DelayBoot=00:00:00\n", "DelayBoot=00:00:00\n   Prefer=fast\n");
+  Replace(expected, "OverSubscribe=OK Contiguous=0 Licenses=(null)",
+          "OverSubscribe=YES Contiguous=0 Licenses=ansys:1,fluent:2");
+  EXPECT_EQ(Render({&record, 1}, false), expected);
+}
+
+TEST_F(ScontrolFormat, LicensesWithWhatRunningJobsHold) {
+  ConfigLoad load = LoadClusterConfigText(std::string(kSlurmConf) + "Licenses=fluent:4,ansys\n",
+                                          std::string(kGresConf));
+  ASSERT_TRUE(load.ok()) << load.ErrorText();
+  std::vector<v1::Job> jobs = {Running26517(), Running26517(), Job(3, "waiting", k151051)};
+  jobs[0].mutable_spec()->set_licenses("fluent:2");
+  jobs[1].mutable_spec()->set_licenses("fluent,ansys");
+  jobs[2].mutable_spec()->set_licenses("fluent:4");  // pending: holds nothing
+  EXPECT_EQ(LicensesText(load.config, jobs, std::nullopt, false),
+            "LicenseName=ansys\n    Total=1 Used=1 Free=0 Reserved=0 Remote=no\n"
+            "LicenseName=fluent\n    Total=4 Used=3 Free=1 Reserved=0 Remote=no\n");
+  EXPECT_EQ(LicensesText(load.config, jobs, "fluent", true),
+            "LicenseName=fluent Total=4 Used=3 Free=1 Reserved=0 Remote=no\n");
+  EXPECT_EQ(LicensesText(load.config, jobs, "matlab", false), "");
+  EXPECT_EQ(LicensesText(cluster_, jobs, std::nullopt, false),
+            "No licenses configured in Slurm.\n");
+}
+
 TEST_F(ScontrolFormat, PendingJobWithNodeRangeAndBeginTime) {
   v1::Job job = Job(26520, "later", k151054);
   job.mutable_spec()->set_begin_time(k151054 + 3600);

@@ -8,6 +8,7 @@
 #include "cli/scontrol/scontrol_format.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
+#include "common/licenses.h"
 #include "common/text.h"
 
 namespace drover::cli::scontrol {
@@ -420,7 +421,10 @@ void AddNodeLines(const v1::Job& job, const ShowContext& ctx, const v1::PlannedS
                        : std::string()));
   if (job.allocation_size() && !spec.interactive()) {
     auto names = ExpandHostlist(job.node_list());
-    if (names && !names->empty()) lines.push_back("BatchHost=" + names->front());
+    if (!job.batch_host().empty())
+      lines.push_back("BatchHost=" + job.batch_host());
+    else if (names && !names->empty())
+      lines.push_back("BatchHost=" + names->front());
   }
   Allocated allocated = AllocationOf(job, ctx);
   uint32_t cpus = job.allocation_size() ? allocated.cpus : RequestedCpus(spec);
@@ -447,9 +451,13 @@ void AddRequestLines(const v1::Job& job, Record& record) {
   const v1::JobSpec& spec = job.spec();
   auto& lines = record.lines;
   lines.push_back(fmt::format("Features={} DelayBoot=00:00:00", OrNull(spec.constraint())));
+  if (!spec.prefer().empty()) lines.push_back("Prefer=" + spec.prefer());
   if (!spec.reservation().empty()) lines.push_back("Reservation=" + spec.reservation());
-  lines.push_back(fmt::format("OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)",
-                              spec.exclusive() || job.exclusive() ? "NO" : "OK"));
+  lines.push_back(fmt::format("OverSubscribe={} Contiguous=0 Licenses={} Network=(null)",
+                              spec.exclusive() || job.exclusive() ? "NO"
+                              : spec.oversubscribe()              ? "YES"
+                                                                  : "OK",
+                              OrNull(NormalisedLicenses(spec.licenses()))));
   lines.push_back("Command=(null)");
   lines.push_back("WorkDir=" + OrNull(spec.work_dir()));
   if (!spec.comment().empty()) lines.push_back("Comment=" + spec.comment());

@@ -167,6 +167,8 @@ std::string JobsJson(std::span<const v1::Job> jobs, const ShowContext& ctx) {
         .Add("tres_alloc_str", job.allocation_size() ? text["TRES"] : "")
         .Add("tres_per_node", text["TresPerNode"])
         .Add("features", spec.constraint())
+        .Add("prefer", spec.prefer())
+        .Add("licenses", text["Licenses"] == "(null)" ? "" : text["Licenses"])
         .Add("reservation", spec.reservation())
         .Add("comment", spec.comment())
         .Add("current_working_directory", spec.work_dir())

@@ -54,7 +54,7 @@ TEST(ScontrolRequest, JobUpdateRefusals) {
                 "Update of this parameter is not supported: Bogus=a100"},
            Case{{"JobId=12", "NumNodes=0"}, "Invalid NumNodes value: 0"},
            Case{{"JobId=12", "NumNodes=3-2"}, "Invalid NumNodes value: 2"},
-           Case{{"JobId=12", "Licenses=matlab:1"}, "Invalid license specification"},
+           Case{{"JobId=12", "Licenses=matlab:0"}, "Invalid license specification"},
            Case{{"JobId=12", "Dependency=after"}, "Job dependency problem"},
            Case{{"JobId=12", "Requeue=maybe"}, "Invalid Requeue value: maybe"},
            Case{{"JobId=12", "MinMemoryNode=lots"}, "Invalid MinMemoryNode value: lots"},

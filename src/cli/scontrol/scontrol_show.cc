@@ -107,6 +107,15 @@ bool Selected(const v1::Job& job, const v1::JobFilter& filter) {
   return false;
 }
 
+int ShowLicenses(const Flags& flags, const std::optional<std::string>& name) {
+  Session session;
+  if (Status opened = Open(flags, session); !opened)
+    return Error("scontrol: error: " + opened.error());
+  auto jobs = LoadJobs(session, false);
+  if (!jobs) return Error("slurm_load_license error: " + jobs.error());
+  return Print(LicensesText(session.connection.cluster, *jobs, name, flags.one_liner));
+}
+
 int ShowJobs(const Flags& flags, std::span<const std::string> names) {
   v1::JobFilter filter;
   for (const std::string& name : names)
@@ -442,8 +451,7 @@ int ShowEntity(Entity entity, const Flags& flags, const std::optional<std::strin
     case Entity::kJobs:
       return ShowJobs(flags, Names(id));
     case Entity::kLicenses:
-      if (id) return Error(fmt::format("No license named {} found", *id));
-      return Print("No licenses configured in Slurm.\n");
+      return ShowLicenses(flags, id);
     case Entity::kNodes:
       return ShowNodes(flags, Names(id));
     case Entity::kPartitions:

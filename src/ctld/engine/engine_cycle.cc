@@ -165,6 +165,7 @@ void Engine::RunCycle(EngineOutput& out) {
     job.time_limit_seconds = start.time_limit_seconds;
     job.end_time = start.end_time;
     job.start_priority = start.priority;
+    job.batch_node = start.batch_node;
     for (const auto& part : job.allocation.nodes) nodes_[part.node].jobs.insert(start.job_id);
     out.effects.push_back(Launch{start.job_id, jobs_.at(start.job_id)});
   }

@@ -317,11 +317,12 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
     node.reason_time = clock_.Now();
     out.changed_nodes.push_back(reporter);
   }
-  // A batch job ends with its script, on its first node; the other nodes only hold the
-  // allocation for srun's steps, and their holder's end (once the job is over) says nothing.
+  // A batch job ends with its script, on its batch node (the first unless --batch chose); the other
+  // nodes only hold the allocation for srun's steps, and their holder's end (once the job is over)
+  // says nothing.
   const Job& reported = *it->second;
   if (!reported.spec.interactive && !event.prolog_failed && !reported.allocation.nodes.empty() &&
-      reporter != reported.allocation.nodes.front().node)
+      reporter != reported.BatchNode())
     return;
   Job& job = Mutable(event.job_id, out);
   if (event.prolog_failed) {

@@ -18,6 +18,8 @@ sched::RunningJob RunningOf(const Job& job) {
   running.array_job_id = job.spec.array_job_id;
   running.preempted = job.preempted_at != 0;
   running.priority = job.start_priority;
+  running.licenses = job.spec.licenses;
+  running.oversubscribe = job.spec.oversubscribe;
   return running;
 }
 

@@ -84,6 +84,11 @@ struct Job {
   // whether it is cancelled rather than requeued.
   int64_t preempted_at = 0, preempt_deadline = 0;
   int64_t start_priority = 0;  // its priority when it started (not stored: 0 after a restart)
+  int batch_node = -1;         // --batch: the node that runs the script; -1: the first
+  // The node whose agent runs the batch script and reports its end.
+  int BatchNode() const {
+    return batch_node >= 0 || allocation.nodes.empty() ? batch_node : allocation.nodes.front().node;
+  }
   bool preempt_cancel = false;
   int64_t suspend_time = 0;       // when last suspended (or resumed)
   int64_t suspended_seconds = 0;  // time spent suspended (not counted against the limit)
