@@ -4,12 +4,18 @@
 # ranks and IDs of a multi-node step under sbatch, output and stdin streamed back, exit codes,
 # --label, --multi-prog, per-task output files, --kill-on-bad-exit, salloc, steps in sacct, a
 # step's share of its job (GPUs, memory, waiting for room), salloc --no-shell, input variables,
-# a cancelled job taking its steps' tasks with it, and sacct -B/--env-vars under
-# AccountingStoreFlags.
+# a cancelled job taking its steps' tasks with it, sacct -B/--env-vars under
+# AccountingStoreFlags, and task layout and binding (-m, --cpu-bind, --mem-bind, --gpu-bind) under
+# TaskPlugin=task/affinity.
 set -euo pipefail
 drover="$1"
 source "$(dirname "$0")/cluster.sh"
-start_cluster srun
+# The demo cluster with task/affinity: tasks are bound to CPUs.
+conf="$(mktemp -d /tmp/drover_srun_conf_XXXXXX)"
+cp "$(dirname "$0")"/../../examples/demo/*.conf "$conf"
+echo "TaskPlugin=task/affinity" >> "$conf/slurm.conf"
+start_cluster srun --conf "$conf/slurm.conf"
+rm -rf "$conf"
 cd "$state/work"
 
 wait_done() {  # JOBID: until it has left the running states
@@ -68,6 +74,54 @@ import json, sys
 d = json.load(sys.stdin)
 assert len(d["nodes"]) == 4 and d["partitions"], d.keys()' || fail "sinfo --json"
 fi
+
+# Layout and binding. -m cyclic deals the ranks over the nodes in turn; -m arbitrary puts task t
+# on SLURM_HOSTFILE's line t; on a whole node --cpu-bind=map_cpu binds each task to its CPU (an
+# emulated node's CPU c is this host's (c mod N)-th); --mem-bind=local on the task's NUMA node;
+# --gpu-bind=single:1 gives each task one of the step's GPUs.
+cat > layout.sh <<'SCRIPT'
+#!/bin/bash
+#SBATCH -N2 --exclusive --gpus-per-node=2 -o layout.out
+srun -n4 -m cyclic bash -c 'echo "rank=$SLURM_PROCID host=$SLURMD_NODENAME gtids=$SLURM_GTIDS dist=$SLURM_DISTRIBUTION tpn=$SLURM_TASKS_PER_NODE"'
+printf 'node2\nnode1,node2\n' > hosts.txt
+SLURM_HOSTFILE=hosts.txt srun -n3 -m arbitrary bash -c 'echo "arbitrary rank=$SLURM_PROCID host=$SLURMD_NODENAME"'
+srun -N1 -n2 --cpu-bind=verbose,map_cpu:1,0 bash -c 'echo "bind $SLURM_PROCID $(grep Cpus_allowed_list /proc/self/status | cut -f2) $SLURM_CPU_BIND"'
+srun -N1 -n1 --mem-bind=v,local true
+srun -N1 -n2 --hint=compute_bound --cpu-bind=verbose true
+srun -N1 -n2 --gpu-bind=single:1 bash -c 'echo "gpu $SLURM_PROCID $CUDA_VISIBLE_DEVICES"'
+SCRIPT
+id=$(sbatch --parsable layout.sh)
+[ "$(wait_done "$id")" = COMPLETED ] || fail "job $id: $(sacct -j "$id"; cat layout.out)"
+grep '^rank=' layout.out | sort > layout.sorted
+cat > layout.expected <<'TEXT'
+rank=0 host=node1 gtids=0,2 dist=cyclic tpn=2(x2)
+rank=1 host=node2 gtids=1,3 dist=cyclic tpn=2(x2)
+rank=2 host=node1 gtids=0,2 dist=cyclic tpn=2(x2)
+rank=3 host=node2 gtids=1,3 dist=cyclic tpn=2(x2)
+TEXT
+diff layout.expected layout.sorted || fail "-m cyclic: $(cat layout.out)"
+[ "$(grep '^arbitrary' layout.out | sort | tr '\n' '|')" = "arbitrary rank=0 host=node2|arbitrary rank=1 host=node1|arbitrary rank=2 host=node2|" ] ||
+  fail "-m arbitrary: $(cat layout.out)"
+# The CPUs this host lets the agents use, in order: map_cpu:1,0 is the 2nd (mod N) and the 1st.
+mapfile -t host_cpus < <(python3 -c '
+import os
+print("\n".join(str(c) for c in sorted(os.sched_getaffinity(0))))')
+want0=${host_cpus[$((1 % ${#host_cpus[@]}))]}
+want1=${host_cpus[0]}
+grep -qx "bind 0 $want0 verbose,map_cpu:1,0" layout.out || fail "map_cpu task 0: $(cat layout.out)"
+grep -qx "bind 1 $want1 verbose,map_cpu:1,0" layout.out || fail "map_cpu task 1: $(cat layout.out)"
+grep -Eq "^cpu-bind=MAP  - node1, task  0  0 \[[0-9]+\]: mask 0x[0-9a-f]+ set$" layout.out ||
+  fail "cpu-bind verbose: $(cat layout.out)"
+grep -Eq "^cpu-bind-cores=MASK - node1, task  1  1 \[[0-9]+\]: mask 0x[0-9a-f]+ set$" layout.out ||
+  fail "--hint=compute_bound: $(cat layout.out)"
+grep -Eq "^mem-bind=LOC - node1, task  0  0 \[[0-9]+\]: mask 0x[0-9a-f]+ set$" layout.out ||
+  fail "mem-bind verbose: $(cat layout.out)"
+gpus=$(grep '^gpu ' layout.out | sort | cut -d' ' -f3 | tr '\n' ' ')
+[[ "$gpus" =~ ^[0-9]+\ [0-9]+\ $ ]] && [ "$(echo "$gpus" | tr ' ' '\n' | sort -u | grep -c .)" = 2 ] ||
+  fail "--gpu-bind=single:1: $(cat layout.out)"
+# salloc -m hands the distribution to the steps srun starts in the allocation.
+[ "$(salloc -Q -N2 -m cyclic srun -n4 -l printenv SLURMD_NODENAME | sort | tr '\n' '|')" = "0: node1|1: node2|2: node1|3: node2|" ] ||
+  fail "salloc -m cyclic"
 
 # Outside an allocation: srun allocates, runs, and exits with the step's code.
 out=$(srun -N2 -l hostname | sort | cut -d: -f1 | tr '\n' ' ')

@@ -33,6 +33,7 @@ Status StepSession::Run() {
   ResolveUser();
   FindCgroup();
   BuildEnvironment();
+  if (Status bound = ResolveBinding(); !bound) return bound;
   ChooseWorkDir();
   if (Status started = StartTasks(); !started) return started;
   input_ = std::thread([this] { PumpInput(); });
@@ -149,7 +150,7 @@ void StepSession::BuildEnvironment() {
   set("SLURM_NODEID", std::to_string(launch_.node_index()));
   set("SLURMD_NODENAME", agent_.node_name_);
   set("SLURM_GTIDS", gtids);
-  set("SLURM_DISTRIBUTION", "block");
+  SetDistribution();
   if (launch_.cpus_per_task() > 0)
     set("SLURM_CPUS_PER_TASK", std::to_string(launch_.cpus_per_task()));
   if (std::string topology = agent_.TopologyAddress(); !topology.empty()) {
@@ -160,6 +161,20 @@ void StepSession::BuildEnvironment() {
     set("SLURM_TOPOLOGY_ADDR_PATTERN", Join(pattern, "."));
   }
   SetGpuVariables();
+}
+
+// SLURM_DISTRIBUTION as srun asked (plane=N as "plane" and SLURM_DIST_PLANESIZE); without -m,
+// Slurm's default: cyclic when the step has no more tasks than nodes, else block.
+void StepSession::SetDistribution() {
+  std::string distribution = launch_.distribution();
+  if (distribution.empty())
+    distribution = launch_.ntasks() <= launch_.nnodes() ? "cyclic" : "block";
+  if (ToLower(distribution).starts_with("plane=")) {
+    SetVariable(environment_, "SLURM_DIST_PLANESIZE",
+                distribution.substr(6, distribution.find_first_of(":,") - 6));
+    distribution = "plane";
+  }
+  SetVariable(environment_, "SLURM_DISTRIBUTION", distribution);
 }
 
 // The step's GPUs on this node (the job's, unless it asked for its own); numbered as the job's
@@ -200,6 +215,8 @@ void StepSession::SetGpuVariables() {
     for (uint32_t& gpu : visible)
       gpu = static_cast<uint32_t>(std::lower_bound(job_gpus.begin(), job_gpus.end(), gpu) -
                                   job_gpus.begin());
+  step_gpus_ = gpus;
+  visible_gpus_ = visible;
   std::string list = fmt::format("{}", fmt::join(visible, ","));
   SetVariable(environment_, "SLURM_STEP_GPUS", fmt::format("{}", fmt::join(gpus, ",")));
   SetVariable(environment_, "SLURM_GPUS_ON_NODE", std::to_string(gpus.size()));

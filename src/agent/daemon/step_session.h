@@ -24,6 +24,7 @@
 #include "agent/host/spawn.h"
 #include "common/job_spec.h"
 #include "common/mutex.h"
+#include "common/task_binding.h"
 #include "proto/drover.pb.h"
 
 namespace drover::agent {
@@ -63,8 +64,24 @@ class StepSession {
   void FindCgroup();
   void BuildEnvironment();
   void SetGpuVariables();
+  void SetDistribution();
   void ChooseWorkDir();
   Status PrepareOutputFile(const std::string& pattern, uint32_t rank, std::string& resolved);
+
+  // Binding (step_binding.cc): what each task is bound to, set between its fork and exec.
+  struct TaskBinding {
+    std::optional<std::vector<int>> cpus;  // host CPUs; none: unbound
+    std::optional<ProcessSpec::MemoryPolicy> memory;
+    std::vector<uint32_t> memory_nodes;
+    std::optional<std::vector<uint32_t>> gpus;  // --gpu-bind's share of the step's GPUs
+  };
+  Status ResolveBinding();
+  void SetBindingVariables();
+  Result<TaskBinding> BindingOf(uint32_t local) const;
+  void SetTaskGpus(const TaskBinding& binding, std::vector<std::string>& env) const;
+  void ApplyBinding(pid_t pid, uint32_t rank, uint32_t local, const TaskBinding& binding,
+                    const ProcessSpec& task);
+  void SayToTask(uint32_t rank, const ProcessSpec& task, const std::string& text);
 
   // Starting (step_tasks.cc).
   Status StartTasks();
@@ -107,6 +124,18 @@ class StepSession {
   std::string work_dir_;
   PatternContext pattern_;
   std::map<std::string, bool> prepared_;  // output files made (and truncated once)
+  // The binding's inputs (ResolveBinding): the options, the node's shape, the step's abstract
+  // CPUs here, the agent's own CPUs, the step's GPUs (node indexes) and how the tasks number them.
+  CpuBind cpu_bind_;
+  MemBind mem_bind_;
+  GpuBind gpu_bind_;
+  bool gpu_bind_given_ = false, affinity_ = false;
+  NodeShape node_shape_;
+  std::vector<uint32_t> step_cpus_;
+  std::vector<int> host_cpus_;
+  uint32_t numa_nodes_ = 1;
+  std::string socket_distribution_;
+  std::vector<uint32_t> step_gpus_, visible_gpus_;
 
   std::vector<Task> tasks_;
   double cpu_seconds_ = 0;

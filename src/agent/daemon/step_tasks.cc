@@ -57,6 +57,10 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
   if (spec.argv.empty())
     return MakeError(fmt::format("task {}: no command for it in the --multi-prog file", rank));
   spec.environment = environment_;
+  Result<TaskBinding> binding = BindingOf(local);
+  if (!binding) return MakeError(fmt::format("task {}: {}", rank, binding.error()));
+  SetTaskGpus(*binding, spec.environment);
+  spec.memory_policy = binding->memory;
   SetVariable(spec.environment, "SLURM_PROCID", std::to_string(rank));
   SetVariable(spec.environment, "SLURM_LOCALID", std::to_string(local));
   spec.task_pid_variable = true;
@@ -75,7 +79,10 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
     RunTaskProlog(rank, spec, spec.environment);
     spec.program = ResolveProgram(spec.argv[0], spec.environment);  // PATH may have changed
   }
-  auto spawned = Spawn(spec, [this](pid_t pid) { return JoinJob(pid); });
+  auto spawned = Spawn(spec, [&](pid_t pid) {
+    ApplyBinding(pid, rank, local, *binding, spec);
+    return JoinJob(pid);
+  });
   if (!spawned) {
     io.CloseAll();
     return MakeError(spawned.error());

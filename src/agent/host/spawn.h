@@ -84,6 +84,12 @@ struct ProcessSpec {
   std::optional<mode_t> umask;  // none: the caller's
   std::vector<ResourceLimit> limits;
   std::vector<int> default_signals = EverySignal();  // reset to SIG_DFL; the mask is emptied
+  // srun --mem-bind: set_mempolicy(2) before exec; `nodes` is the NUMA node mask (nodes 0-63).
+  struct MemoryPolicy {
+    int mode = 0;  // MPOL_BIND or MPOL_PREFERRED
+    unsigned long nodes = 0;
+  };
+  std::optional<MemoryPolicy> memory_policy;
   // Non-empty ("droverstepd: error: "): failures, and the fallback to /tmp, are also printed on
   // the child's stderr with this prefix, so a job's own error file tells its user.
   std::string stderr_prefix;

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -274,6 +275,10 @@ void Run(Plan& plan, Pipes pipes) {
     if (::setrlimit(limit.resource, &value) != 0)
       Fail(plan, pipes.report, SpawnPhase::kLimits, errno, "setrlimit");
   }
+  if (spec.memory_policy &&
+      ::syscall(SYS_set_mempolicy, spec.memory_policy->mode, &spec.memory_policy->nodes,
+                sizeof(unsigned long) * 8 + 1) != 0)
+    Fail(plan, pipes.report, SpawnPhase::kLimits, errno, "set_mempolicy");
   SpawnPhase phase = SpawnPhase::kGroups;
   if (spec.user && !SwitchUser(*spec.user, phase)) Fail(plan, pipes.report, phase, errno);
   PlaceStdio(plan, pipes.report);

@@ -119,11 +119,13 @@ bool IsAllocationOption(std::string_view name) {
          std::end(kAllocationOptionNames);
 }
 
-// The allocation options again, as sbatch's parser reads them.
-std::vector<std::string> AllocationArguments(const ParsedOptions& parsed) {
+// The allocation options again, as sbatch's parser reads them (not those the command acts on
+// itself).
+std::vector<std::string> AllocationArguments(const ParsedOptions& parsed,
+                                             std::span<const std::string_view> own) {
   std::vector<std::string> argv;
   for (const auto& [name, value] : parsed.options)
-    if (IsAllocationOption(name)) {
+    if (IsAllocationOption(name) && std::find(own.begin(), own.end(), name) == own.end()) {
       const sbatch::OptionDef& def = sbatch::Option(name);
       argv.push_back(def.arg == OptionSpec::kNone ||
                              (def.arg == OptionSpec::kOptional && value.empty())
@@ -140,18 +142,13 @@ std::string AsCommand(std::string text, std::string_view command) {
   return text;
 }
 
-// sbatch sets these as variables for the job's steps (SLURM_DISTRIBUTION, SLURM_CPU_FREQ_REQ, ...);
-// Drover's srun does not lay out or bind its tasks by them.
-constexpr std::string_view kStepLayoutOptions[] = {
-    "cpu-freq", "distribution",    "gpu-bind",         "gpu-freq",
-    "mem-bind", "ntasks-per-core", "ntasks-per-socket"};
-
 }  // namespace
 
 std::optional<SbatchRequest> AllocationRequest(std::string_view command,
                                                const ParsedOptions& parsed,
-                                               const std::string& default_name, bool quiet) {
-  std::vector<std::string> argv = AllocationArguments(parsed);
+                                               const std::string& default_name, bool quiet,
+                                               std::span<const std::string_view> own) {
+  std::vector<std::string> argv = AllocationArguments(parsed, own);
   bool named = parsed.Has("job-name");
   argv.push_back("--wrap=:");
   argv.push_back("--output=/dev/null");
@@ -180,11 +177,6 @@ std::optional<SbatchRequest> AllocationRequest(std::string_view command,
   }
   request->spec.interactive = true;
   if (!named) request->spec.name = default_name;
-  // What sbatch hands to the job's steps as variables, srun and salloc do not act on yet.
-  for (std::string_view name : kStepLayoutOptions)
-    if (parsed.Has(name))
-      request->notices.push_back(
-          fmt::format("sbatch: warning: --{} is accepted but has no effect in Drover", name));
   if (!quiet)
     for (const std::string& notice : request->notices)
       std::fprintf(stderr, "%s\n", AsCommand(notice, command).c_str());

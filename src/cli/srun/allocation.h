@@ -33,10 +33,12 @@ struct Allocation {
 
 // The allocation's options read by sbatch's parser (its checks, its notices, its JobSpec): the
 // interactive job srun or salloc asks for, or inside an allocation what srun's step asks for.
-// Prints the error (nullopt) or the notices, as `command` ("srun", "salloc").
+// Prints the error (nullopt) or the notices, as `command` ("srun", "salloc"). `own`: options
+// the command acts on itself, left out of sbatch's reading (srun's --hint).
 std::optional<SbatchRequest> AllocationRequest(std::string_view command,
                                                const ParsedOptions& parsed,
-                                               const std::string& default_name, bool quiet);
+                                               const std::string& default_name, bool quiet,
+                                               std::span<const std::string_view> own = {});
 
 // Submits the interactive job and waits until it runs (Ctrl-C cancels it; so does `immediate`
 // seconds passing, -I/--immediate). Prints Slurm's words as `command`. Returns the job, or an

@@ -251,6 +251,37 @@ void RingBell(const ParsedOptions& parsed, std::chrono::steady_clock::duration w
   }
 }
 
+// The options salloc hands to the steps srun starts in the allocation, as the variables srun
+// reads (salloc(1), OUTPUT ENVIRONMENT VARIABLES): sbatch's handler checked each and set its
+// variable in the job's environment (SBATCH_MEM_BIND* there, SLURM_MEM_BIND* for salloc).
+constexpr std::pair<std::string_view, std::string_view> kStepVariables[] = {
+    {"distribution", "SLURM_DISTRIBUTION"},
+    {"distribution", "SLURM_DIST_PLANESIZE"},
+    {"cpu-freq", "SLURM_CPU_FREQ_REQ"},
+    {"gpu-bind", "SLURM_GPU_BIND"},
+    {"gpu-freq", "SLURM_GPU_FREQ"},
+    {"mem-bind", "SBATCH_MEM_BIND"},
+    {"mem-bind", "SBATCH_MEM_BIND_TYPE"},
+    {"mem-bind", "SBATCH_MEM_BIND_LIST"},
+    {"mem-bind", "SBATCH_MEM_BIND_VERBOSE"},
+    {"ntasks-per-core", "SLURM_NTASKS_PER_CORE"},
+    {"ntasks-per-socket", "SLURM_NTASKS_PER_SOCKET"},
+};
+
+void SetStepVariables(const ParsedOptions& parsed, const JobSpec& spec,
+                      std::map<std::string, std::string>& env) {
+  for (auto [option, variable] : kStepVariables) {
+    if (!parsed.Has(option)) continue;
+    for (const std::string& entry : spec.environment)
+      if (entry.starts_with(variable) && entry.size() > variable.size() &&
+          entry[variable.size()] == '=') {
+        std::string name(variable);
+        if (name.starts_with("SBATCH_")) name.replace(0, 6, "SLURM");
+        env[name] = entry.substr(variable.size() + 1);
+      }
+  }
+}
+
 }  // namespace
 
 std::vector<OptionSpec> SallocOptionTable() {
@@ -280,6 +311,7 @@ int RunSalloc(Arguments args) {
   std::map<std::string, std::string> env = Environment();
   SetJobVariables(allocation.job, connection->cluster.settings.cluster_name,
                   request.parsed.Has("ntasks"), env);
+  SetStepVariables(request.parsed, job->spec, env);
   pid_t child = SpawnCommand(request.command, env);
   // salloc itself lives on to release the job.
   g_forward = 0;

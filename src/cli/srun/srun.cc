@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "cli/srun/allocation.h"
 #include "cli/srun/interrupts.h"
 #include "cli/srun/srun_options.h"
+#include "cli/srun/step_binding.h"
 #include "cli/srun/step_streams.h"
 #include "common/getopt.h"
 #include "common/hostlist.h"
@@ -170,10 +172,12 @@ constexpr InputVariable kSrunInputs[] = {
 
 // Options srun accepts and does not act on: each said once, unless --quiet.
 constexpr std::string_view kSrunNoEffect[] = {
-    "accel-bind", "bcast",       "bcast-exclude", "compress",  "ctrl-comm-ifhn",
-    "het-group",  "mpi-combine", "msg-timeout",   "send-libs", "slurmd-debug",
-    "cpu-bind",   "cpu_bind",    "no-allocate",
+    "bcast",       "bcast-exclude", "compress",  "ctrl-comm-ifhn", "het-group",
+    "mpi-combine", "msg-timeout",   "send-libs", "slurmd-debug",   "no-allocate",
 };
+
+// Allocation options srun reads itself (step_binding.h) rather than through sbatch's parser.
+constexpr std::string_view kSrunOwnOptions[] = {"distribution", "hint"};
 
 // srun's most concurrent launch threads (Slurm's MAX_THREADS, -T's upper bound).
 constexpr int kMaxThreads = 60;
@@ -293,8 +297,7 @@ std::optional<int> CheckSrunOptions(const ParsedOptions& parsed, bool quiet) {
   }
   if (!quiet)
     for (std::string_view name : kSrunNoEffect)
-      if (parsed.Has(name) &&
-          !(name.starts_with("cpu") && parsed.Last(name).value_or("").starts_with("q")))
+      if (parsed.Has(name))
         std::fprintf(stderr, "srun: warning: --%.*s is accepted but has no effect in Drover\n",
                      static_cast<int>(name.size()), name.data());
   return std::nullopt;
@@ -315,6 +318,7 @@ std::variant<SrunRequest, int> ParseSrun(Arguments args) {
   if (parsed->Has("help")) return SrunUsage(true);
   if (parsed->Has("usage")) return SrunUsage(false);
   if (parsed->Has("version")) return PrintSlurmVersion();
+  if (std::optional<int> code = BindingHelp(*parsed)) return *code;
   SrunRequest request;
   request.quiet = parsed->Has("quiet");
   if (std::optional<int> code = CheckSrunOptions(*parsed, request.quiet)) return *code;
@@ -381,6 +385,7 @@ class Srun {
   SrunRequest request_;
   Connection connection_;
   std::optional<SbatchRequest> job_request_;  // the allocation's options, as sbatch reads them
+  StepBinding binding_;                       // the step's layout and binding options
   std::map<std::string, std::string> env_ = Environment();
   std::optional<uint64_t> job_id_;
   bool own_allocation_ = false;
@@ -413,8 +418,24 @@ std::optional<int> Srun::FindOrAllocateJob() {
     program_name_ = program_name_.substr(slash + 1);
   own_allocation_ = !job_id_;
   // Read (checked, notices said) inside an allocation too: the step's share comes from it.
-  job_request_ = AllocationRequest("srun", parsed(), program_name_, request_.quiet);
+  job_request_ =
+      AllocationRequest("srun", parsed(), program_name_, request_.quiet, kSrunOwnOptions);
   if (!job_request_) return 1;
+  auto read_file = [](const std::string& path) -> Result<std::string> {
+    std::ifstream in(path);
+    if (!in) return MakeError(std::strerror(errno));
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  auto binding = ReadStepBinding(parsed(), env_, read_file);
+  if (!binding) {
+    std::fprintf(stderr, "srun: error: %s\n", binding.error().c_str());
+    return 1;
+  }
+  binding_ = std::move(*binding);
+  if (parsed().Has("verbose"))
+    for (const std::string& notice : binding_.notices) std::fprintf(stderr, "%s\n", notice.c_str());
   if (!own_allocation_) return std::nullopt;
   auto allocated = Allocate("srun", *job_request_, connection_, request_.quiet, request_.immediate);
   if (auto* code = std::get_if<int>(&allocated)) return *code;
@@ -444,6 +465,10 @@ v1::CreateStepRequest Srun::StepRequest() const {
   create.set_ntasks_per_node(from_env("ntasks-per-node", "SLURM_NTASKS_PER_NODE"));
   create.set_cpus_per_task(from_env("cpus-per-task", "SLURM_CPUS_PER_TASK"));
   SetStepShare(create);
+  create.set_distribution(binding_.distribution);
+  create.set_ntasks_per_core(binding_.ntasks_per_core);
+  create.set_ntasks_per_socket(binding_.ntasks_per_socket);
+  for (const std::string& node : binding_.arbitrary_nodes) create.add_arbitrary_nodes(node);
   return create;
 }
 
@@ -584,6 +609,13 @@ std::optional<v1::StepLaunch> Srun::BuildLaunch(
   launch.set_open_append(parsed().Last("open-mode").value_or("") == "append");
   launch.set_cpus_per_task(create.cpus_per_task());
   for (const v1::StepNode& node : step.nodes()) launch.add_tasks_per_node(node.tasks_size());
+  launch.set_distribution(binding_.distribution);
+  launch.set_cpu_bind(binding_.cpu_bind);
+  launch.set_mem_bind(binding_.mem_bind);
+  launch.set_gpu_bind(binding_.gpu_bind);
+  launch.set_accel_bind(binding_.accel_bind);
+  launch.set_cpu_freq(binding_.cpu_freq);
+  launch.set_gpu_freq(binding_.gpu_freq);
   return launch;
 }
 

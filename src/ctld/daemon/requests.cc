@@ -140,6 +140,28 @@ Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller&
   return event;
 }
 
+namespace {
+
+// srun -m, --ntasks-per-core, --ntasks-per-socket and SLURM_HOSTFILE's nodes.
+Result<CreateStep> WithLayout(const v1::CreateStepRequest& request, CreateStep event) {
+  if (!request.distribution().empty()) {
+    auto distribution = ParseDistribution(request.distribution());
+    if (!distribution) return std::move(distribution).take_error();
+    event.distribution = *distribution;
+  }
+  if (request.ntasks_per_core() > 100'000 || request.ntasks_per_socket() > 100'000 ||
+      request.arbitrary_nodes_size() > 1'000'000)
+    return MakeError("CreateStep: a count out of range");
+  event.ntasks_per_core = request.ntasks_per_core();
+  event.ntasks_per_socket = request.ntasks_per_socket();
+  event.arbitrary_nodes.assign(request.arbitrary_nodes().begin(), request.arbitrary_nodes().end());
+  if (event.distribution.nodes == NodeDistribution::kArbitrary && event.arbitrary_nodes.empty())
+    return MakeError("-m arbitrary: SLURM_HOSTFILE names no nodes");
+  return event;
+}
+
+}  // namespace
+
 Result<CreateStep> CreateStepOf(const v1::CreateStepRequest& request, const Caller& caller) {
   if (request.job_id() == 0) return MakeError("CreateStep: no job ID given");
   if (request.ntasks() > 1'000'000 || request.nodes() > 100'000 ||
@@ -165,7 +187,7 @@ Result<CreateStep> CreateStepOf(const v1::CreateStepRequest& request, const Call
   event.gpus_given = request.gpus_given();
   event.exact = request.exact();
   event.overlap = request.overlap();
-  return event;
+  return WithLayout(request, std::move(event));
 }
 
 ReservationFields ReservationFieldsOf(const v1::ReservationRequest& request) {

@@ -1,7 +1,7 @@
 // Steps (srun inside a running job) and interactive allocations (salloc, srun outside one).
 // A step is recorded in its job's record when srun creates it and again when srun reports its
 // end, so sacct shows N.0, N.1, ... beside N.batch; the engine lays its tasks out over the
-// job's nodes as Slurm's block distribution does and tells srun where they go.
+// job's nodes as srun's -m asks (common/task_layout.h) and tells srun where they go.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,26 +17,6 @@ namespace {
 
 Reply Refuse(uint64_t token, std::string message) {
   return Reply{token, false, std::move(message), {}, {}};
-}
-
-// Slurm's block layout: task counts dealt round-robin over the nodes while they have CPUs
-// (cpus / cpus_per_task) left, then round-robin regardless; ranks numbered node by node.
-std::vector<uint32_t> LayOut(const std::vector<uint32_t>& cpus, uint32_t ntasks,
-                             uint32_t cpus_per_task) {
-  std::vector<uint32_t> tasks(cpus.size(), 0);
-  uint32_t placed = 0;
-  for (uint32_t round = 0; placed < ntasks; ++round) {
-    bool room = false;
-    for (size_t i = 0; i < cpus.size() && placed < ntasks; ++i)
-      if ((round + 1) * cpus_per_task <= cpus[i]) {
-        ++tasks[i];
-        ++placed;
-        room = true;
-      }
-    if (!room) break;
-  }
-  for (size_t i = 0; placed < ntasks; i = (i + 1) % cpus.size(), ++placed) ++tasks[i];
-  return tasks;
 }
 
 // Why a step cannot start in the job now, in Slurm's words; "" when it can.
@@ -98,10 +78,11 @@ Result<StepShape> ShapeOf(const CreateStep& event, const JobSpec& spec, size_t u
   return shape;
 }
 
-// Tasks on each node: --ntasks-per-node dealt round-robin, else Slurm's block layout.
-Result<std::vector<uint32_t>> TasksPerNode(const StepShape& shape,
-                                           const std::vector<uint32_t>& cpus) {
-  if (shape.per_node == 0) return LayOut(cpus, shape.ntasks, shape.cpus_per_task);
+// Tasks on each node: --ntasks-per-node dealt round-robin, else as the distribution fills them.
+Result<std::vector<uint32_t>> TasksPerNode(const CreateStep& event, const StepShape& shape,
+                                           const std::vector<uint32_t>& room,
+                                           const std::vector<uint32_t>& limit) {
+  if (shape.per_node == 0) return CountTasks(event.distribution, room, limit, shape.ntasks);
   std::vector<uint32_t> tasks(shape.nodes, 0);
   uint32_t left = shape.ntasks;
   for (uint32_t round = 0; round < shape.per_node && left > 0; ++round)
@@ -110,6 +91,81 @@ Result<std::vector<uint32_t>> TasksPerNode(const StepShape& shape,
     return MakeError(fmt::format("{} tasks do not fit {} nodes at {} tasks per node", shape.ntasks,
                                  shape.nodes, shape.per_node));
   return tasks;
+}
+
+// The most tasks the job's share of node `part` may run: --ntasks-per-core per core and
+// --ntasks-per-socket per socket the job holds there.
+uint32_t TaskLimit(const CreateStep& event, const sched::NodeAllocation& part,
+                   const NodeConfig& node) {
+  uint64_t limit = kNoTaskLimit;
+  if (event.ntasks_per_core != 0)
+    limit = std::min<uint64_t>(limit, uint64_t{event.ntasks_per_core} * part.cores.size());
+  if (event.ntasks_per_socket != 0) {
+    std::vector<int> sockets;
+    for (int core : part.cores) sockets.push_back(core / std::max(node.cores_per_socket, 1));
+    std::sort(sockets.begin(), sockets.end());
+    sockets.erase(std::unique(sockets.begin(), sockets.end()), sockets.end());
+    limit = std::min<uint64_t>(limit, uint64_t{event.ntasks_per_socket} * sockets.size());
+  }
+  return static_cast<uint32_t>(limit);
+}
+
+// Where the step's tasks go: the allocation's places of its nodes and the ranks on each.
+struct StepLayout {
+  std::vector<size_t> places;
+  std::vector<std::vector<uint32_t>> ranks;
+};
+
+// -m arbitrary: the nodes SLURM_HOSTFILE names (the first ntasks lines), in the allocation's
+// order, each with the tasks whose lines name it.
+Result<StepLayout> ArbitraryLayout(const CreateStep& event, const Job& job,
+                                   const ClusterConfig& cluster, const std::vector<size_t>& usable,
+                                   uint32_t ntasks) {
+  std::vector<std::string> hosts = event.arbitrary_nodes;
+  if (ntasks != 0 && ntasks > hosts.size())
+    return MakeError(fmt::format(
+        "Requested node configuration is not available: {} tasks asked for, SLURM_HOSTFILE names "
+        "{}",
+        ntasks, hosts.size()));
+  if (ntasks != 0) hosts.resize(ntasks);
+  StepLayout layout;
+  std::vector<std::string> names;
+  for (size_t place : usable) {
+    const std::string& name = cluster.nodes[job.allocation.nodes[place].node].name;
+    if (std::find(hosts.begin(), hosts.end(), name) == hosts.end()) continue;
+    layout.places.push_back(place);
+    names.push_back(name);
+  }
+  auto ranks = ArbitraryRanks(names, hosts);
+  if (!ranks) return std::move(ranks).take_error();
+  layout.ranks = std::move(*ranks);
+  return layout;
+}
+
+// Tasks over the step's nodes as its distribution lays them; nodes left without a task (plane
+// with few tasks) are not the step's.
+Result<StepLayout> LayOutStep(const CreateStep& event, const Job& job, const ClusterConfig& cluster,
+                              const std::vector<size_t>& usable, const StepShape& shape) {
+  if (event.distribution.nodes == NodeDistribution::kArbitrary)
+    return ArbitraryLayout(event, job, cluster, usable, event.ntasks);
+  std::vector<uint32_t> room, limit;
+  for (uint32_t i = 0; i < shape.nodes; ++i) {
+    const sched::NodeAllocation& part = job.allocation.nodes[usable[i]];
+    const NodeConfig& node = cluster.nodes[part.node];
+    uint32_t threads = std::max<uint32_t>(node.threads_per_core, 1);
+    room.push_back(static_cast<uint32_t>(part.cores.size()) * threads / shape.cpus_per_task);
+    limit.push_back(TaskLimit(event, part, node));
+  }
+  Result<std::vector<uint32_t>> counts = TasksPerNode(event, shape, room, limit);
+  if (!counts) return std::move(counts).take_error();
+  std::vector<std::vector<uint32_t>> ranks = AssignRanks(event.distribution, *counts);
+  StepLayout layout;
+  for (uint32_t i = 0; i < shape.nodes; ++i)
+    if (!ranks[i].empty()) {
+      layout.places.push_back(usable[i]);
+      layout.ranks.push_back(std::move(ranks[i]));
+    }
+  return layout;
 }
 
 // What the running steps that do not overlap hold on the job's node `node`.
@@ -233,19 +289,19 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
   Result<StepShape> shape = ShapeOf(event, current.spec, usable->size());
   if (!shape) return out.effects.push_back(Refuse(event.token, shape.error()));
 
-  std::vector<uint32_t> cpus;
+  Result<StepLayout> layout = LayOutStep(event, current, cluster(), *usable, *shape);
+  if (!layout) return out.effects.push_back(Refuse(event.token, layout.error()));
+  std::vector<uint32_t> tasks, cpus;
   std::vector<int> nodes;
-  for (uint32_t i = 0; i < shape->nodes; ++i) {
-    const sched::NodeAllocation& part = current.allocation.nodes[(*usable)[i]];
+  for (size_t i = 0; i < layout->places.size(); ++i) {
+    const sched::NodeAllocation& part = current.allocation.nodes[layout->places[i]];
     uint32_t threads = std::max<uint32_t>(cluster().nodes[part.node].threads_per_core, 1);
     cpus.push_back(static_cast<uint32_t>(part.cores.size()) * threads);
     nodes.push_back(part.node);
+    tasks.push_back(static_cast<uint32_t>(layout->ranks[i].size()));
   }
-  Result<std::vector<uint32_t>> tasks = TasksPerNode(*shape, cpus);
-  if (!tasks) return out.effects.push_back(Refuse(event.token, tasks.error()));
-  std::vector<size_t> places(usable->begin(), usable->begin() + shape->nodes);
   Result<std::vector<sched::NodeAllocation>> share =
-      StepShare(event, current, cluster(), places, *tasks, shape->cpus_per_task);
+      StepShare(event, current, cluster(), layout->places, tasks, shape->cpus_per_task);
   if (!share) return out.effects.push_back(Refuse(event.token, share.error()));
 
   Job& job = Mutable(event.job_id, out);
@@ -253,10 +309,11 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
   step.step_id = job.next_step_id++;
   step.name = event.name.empty() ? current.spec.name : event.name;
   step.start_time = clock_.Now();
-  step.ntasks = shape->ntasks;
+  step.ntasks = 0;
+  for (uint32_t count : tasks) step.ntasks += count;
   step.nodes = nodes;
-  for (uint32_t i = 0; i < shape->nodes; ++i)
-    step.cpus += std::min(cpus[i], (*tasks)[i] * shape->cpus_per_task);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    step.cpus += std::min(cpus[i], tasks[i] * shape->cpus_per_task);
   step.usage = std::move(*share);
   step.overlap = event.overlap;
   step.gpus_given = event.gpus_given;
@@ -264,7 +321,7 @@ void Engine::On(const CreateStep& event, EngineOutput& out) {
   Reply reply{event.token, true, "", {event.job_id}, {}};
   reply.step_id = step.step_id;
   reply.step_nodes = std::move(nodes);
-  reply.step_tasks = std::move(*tasks);
+  reply.step_ranks = std::move(layout->ranks);
   reply.job = jobs_.at(event.job_id);
   out.effects.push_back(std::move(reply));
 }

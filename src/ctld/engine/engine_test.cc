@@ -140,14 +140,14 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   ASSERT_TRUE(inherited.ok) << inherited.error;
   EXPECT_EQ(inherited.step_id, 0u);
   EXPECT_EQ(inherited.step_nodes, (std::vector<int>{0, 1}));
-  EXPECT_EQ(inherited.step_tasks, (std::vector<uint32_t>{2, 2}));
+  EXPECT_EQ(inherited.step_ranks, (std::vector<std::vector<uint32_t>>{{0, 1}, {2, 3}}));
   // The steps below overlap the first, which holds every CPU of the job (StepShares).
   CreateStep three;
   three.ntasks = 3;
   three.overlap = true;
   Reply uneven = step(three);
   EXPECT_EQ(uneven.step_id, 1u);
-  EXPECT_EQ(uneven.step_tasks, (std::vector<uint32_t>{2, 1}));
+  EXPECT_EQ(uneven.step_ranks, (std::vector<std::vector<uint32_t>>{{0, 1}, {2}}));
   CreateStep one;
   one.ntasks = 1;
   one.overlap = true;
@@ -178,6 +178,51 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   EXPECT_EQ(engine_.FindJob(id)->steps[2].state, JobState::kCompleted);
   EXPECT_NE(engine_.FindJob(id)->steps[2].end_time, 0);
   EXPECT_FALSE(step({}).ok);  // no steps in a finished job
+}
+
+// -m cyclic deals the ranks over the nodes in turn; -m arbitrary puts task t where
+// SLURM_HOSTFILE's line t says; --ntasks-per-core caps each node at its cores.
+TEST_F(EngineTest, StepsAreLaidOutByTheirDistribution) {
+  JobSpec spec;
+  spec.min_nodes = spec.max_nodes = 2;
+  spec.ntasks_per_node = 2;
+  spec.ntasks = 4;
+  uint64_t id = Submit(spec);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  auto step = [&](CreateStep event) {
+    event.token = ++token_;
+    event.caller = Caller{1000, 1000};
+    event.job_id = id;
+    event.overlap = true;
+    Apply(event);
+    const Reply* reply = FindReply(last_, token_);
+    return reply ? *reply : Reply{};
+  };
+  using Ranks = std::vector<std::vector<uint32_t>>;
+  CreateStep cyclic;
+  cyclic.ntasks = 4;
+  cyclic.distribution.nodes = NodeDistribution::kCyclic;
+  EXPECT_EQ(step(cyclic).step_ranks, (Ranks{{0, 2}, {1, 3}}));
+  CreateStep plane;
+  plane.ntasks = 3;
+  plane.distribution.nodes = NodeDistribution::kPlane;
+  plane.distribution.plane_size = 4;
+  Reply one_node = step(plane);  // a plane of 4 holds all 3: the second node is not the step's
+  EXPECT_EQ(one_node.step_ranks, (Ranks{{0, 1, 2}}));
+  EXPECT_EQ(one_node.step_nodes.size(), 1u);
+  CreateStep arbitrary;
+  arbitrary.distribution.nodes = NodeDistribution::kArbitrary;
+  arbitrary.arbitrary_nodes = {"n2", "n2", "n1"};
+  EXPECT_EQ(step(arbitrary).step_ranks, (Ranks{{2}, {0, 1}}));
+  arbitrary.arbitrary_nodes = {"n2", "n9"};
+  EXPECT_FALSE(step(arbitrary).ok);
+  CreateStep per_core;
+  per_core.ntasks = 5;
+  per_core.ntasks_per_core = 1;
+  EXPECT_NE(step(per_core).error.find("Requested node configuration is not available"),
+            std::string::npos);
+  per_core.ntasks = 4;
+  EXPECT_EQ(step(per_core).step_ranks, (Ranks{{0, 1}, {2, 3}}));
 }
 
 // A step's share of its job, as Slurm 22.05's steps: every CPU of the job on its nodes unless

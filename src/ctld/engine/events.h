@@ -12,6 +12,7 @@
 #include "common/cluster_config.h"
 #include "common/job_spec.h"
 #include "common/job_update.h"
+#include "common/task_layout.h"
 #include "ctld/engine/job.h"
 #include "ctld/engine/reservation.h"
 #include "sched/model.h"
@@ -192,6 +193,11 @@ struct CreateStep {
   uint64_t mem_per_node_mb = 0, mem_per_cpu_mb = 0;
   uint32_t gpus = 0, gpus_per_node = 0, gpus_per_task = 0;
   bool gpus_given = false, exact = false, overlap = false;
+  // The layout (srun -m, --ntasks-per-core, --ntasks-per-socket; 0: no limit); with -m
+  // arbitrary, the node of each task (SLURM_HOSTFILE).
+  Distribution distribution{};
+  uint32_t ntasks_per_core = 0, ntasks_per_socket = 0;
+  std::vector<std::string> arbitrary_nodes{};
 };
 
 struct StepEnded {
@@ -264,10 +270,11 @@ struct Reply {
   std::string error;              // Slurm's words, e.g. "Invalid job id specified"
   std::vector<uint64_t> job_ids;  // submitted IDs, or the jobs acted on
   std::string name;               // a created or updated reservation's name
-  // CreateStep: the step's ID, its nodes and the tasks on each; the job as it runs.
+  // CreateStep: the step's ID, its nodes and the global ranks of the tasks on each; the job as
+  // it runs.
   uint32_t step_id = 0;
   std::vector<int> step_nodes{};
-  std::vector<uint32_t> step_tasks{};
+  std::vector<std::vector<uint32_t>> step_ranks{};
   JobPtr job{};
   std::string message{};  // said to the user on success (what a reconfigure left for a restart)
   bool busy = false;      // refused before it was queued: the engine's queue was full

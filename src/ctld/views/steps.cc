@@ -12,7 +12,7 @@ wire::StepLayout StepLayoutOf(const Reply& result, const ClusterConfig& cluster,
   wire::StepLayout layout;
   layout.step_id = result.step_id;
   std::vector<std::string> names;
-  uint32_t next_task = 0;
+  uint32_t ntasks = 0;
   for (size_t i = 0; i < result.step_nodes.size(); ++i) {
     int node = result.step_nodes[i];
     wire::StepNodeInfo out;
@@ -20,11 +20,12 @@ wire::StepLayout StepLayoutOf(const Reply& result, const ClusterConfig& cluster,
     out.address = address_of(node);
     for (size_t k = 0; k < result.job->allocation.nodes.size(); ++k)
       if (result.job->allocation.nodes[k].node == node) out.node_index = static_cast<uint32_t>(k);
-    for (uint32_t t = 0; t < result.step_tasks[i]; ++t) out.tasks.push_back(next_task++);
+    out.tasks = result.step_ranks[i];
+    ntasks += static_cast<uint32_t>(out.tasks.size());
     names.push_back(cluster.nodes[node].name);
     layout.nodes.push_back(std::move(out));
   }
-  layout.ntasks = next_task;
+  layout.ntasks = ntasks;
   layout.node_list = CompressHostlist(names);
   return layout;
 }

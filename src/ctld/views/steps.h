@@ -12,7 +12,7 @@
 namespace drover::ctld::views {
 
 // `result` is CreateStep's successful reply (with its job); `address_of` says where a node's
-// agent listens. Task ranks are numbered node by node, in the step's order.
+// agent listens. Each node carries the global ranks the engine laid out on it.
 wire::StepLayout StepLayoutOf(const Reply& result, const ClusterConfig& cluster,
                               const std::function<std::string(int node)>& address_of);
 

@@ -220,13 +220,13 @@ TEST_F(ViewsTest, HistorySelectsByWindowIdUserAndState) {
   EXPECT_EQ(LiveJobIds(*Snap()).count(live), 1u);
 }
 
-TEST_F(ViewsTest, StepsNumberTasksNodeByNode) {
+TEST_F(ViewsTest, StepsCarryEachNodesRanks) {
   auto job = std::make_shared<Job>();
   job->allocation.nodes = {{2, {0}, 100, {}}, {0, {0}, 100, {}}};
   Reply result;
   result.step_id = 3;
   result.step_nodes = {0, 2};
-  result.step_tasks = {2, 1};
+  result.step_ranks = {{0, 2}, {1}};
   result.job = job;
   wire::StepLayout layout =
       StepLayoutOf(result, load_.config, [](int node) { return "h" + std::to_string(node); });
@@ -237,9 +237,9 @@ TEST_F(ViewsTest, StepsNumberTasksNodeByNode) {
   EXPECT_EQ(layout.nodes[0].name, "n1");
   EXPECT_EQ(layout.nodes[0].address, "h0");
   EXPECT_EQ(layout.nodes[0].node_index, 1u);  // second in the allocation
-  EXPECT_EQ(layout.nodes[0].tasks, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(layout.nodes[0].tasks, (std::vector<uint32_t>{0, 2}));
   EXPECT_EQ(layout.nodes[1].node_index, 0u);
-  EXPECT_EQ(layout.nodes[1].tasks, std::vector<uint32_t>{2});
+  EXPECT_EQ(layout.nodes[1].tasks, std::vector<uint32_t>{1});
 }
 
 TEST_F(ViewsTest, WillRunCountsEachCoresThreads) {
