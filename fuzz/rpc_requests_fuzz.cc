@@ -101,7 +101,7 @@ void Decode(uint8_t kind, const uint8_t* data, size_t size) {
       return Filtered<v1::RequeueRequest>(data, size);
     case 5:
       return With<v1::UpdateNodeRequest>(data, size, [](const v1::UpdateNodeRequest& m) {
-        CheckError(ctld::NodeActionOf(m.state()));
+        CheckError(ctld::UpdateNodeOf(m, ctld::Caller{}));
       });
     case 6:
       return With<v1::UpdateJobRequest>(data, size, UpdateJob);

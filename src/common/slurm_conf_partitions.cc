@@ -4,6 +4,7 @@
 
 #include "common/documented_keys.h"
 #include "common/hostlist.h"
+#include "common/partition_update.h"
 #include "common/slurm_conf.h"
 #include "common/tres.h"
 
@@ -246,6 +247,74 @@ void AddPartitionLine(const ConfLine& line, std::vector<ConfPair>& defaults,
                                                 "jobs without --time get MaxTime",
                                                 name));
   config.partitions.push_back(std::move(partition));
+}
+
+bool IsPartitionKey(std::string_view key) {
+  return EqualsIgnoreCase(key, "PartitionName") || EqualsIgnoreCase(key, "Nodes") ||
+         FindField(Fields(), key) != nullptr;
+}
+
+namespace {
+
+// One "Key=Value" of scontrol onto `partition`; the error as scontrol reports it.
+Status ApplySetting(const ClusterConfig& config, std::string_view word,
+                    PartitionConfig& partition) {
+  size_t eq = word.find('=');
+  if (eq == std::string_view::npos)
+    return MakeError(fmt::format("Update of this parameter is not supported: {}", word));
+  std::string_view key = word.substr(0, eq), value = word.substr(eq + 1);
+  if (EqualsIgnoreCase(key, "PartitionName")) return OkStatus();
+  if (EqualsIgnoreCase(key, "Nodes")) {
+    ConfLine line{{"scontrol", 0}, {}};
+    Diagnostics diagnostics;
+    PartitionConfig resolved;
+    resolved.name = partition.name;
+    ResolveNodes(line, value, {}, config, resolved, diagnostics);
+    if (diagnostics.has_errors())
+      return MakeError(
+          fmt::format("Invalid node name specified ({})", diagnostics.errors().front().message));
+    partition.nodes = std::move(resolved.nodes);
+    partition.nodes_expression = std::string(value);
+    return OkStatus();
+  }
+  const ConfField<P>* field = FindField(Fields(), key);
+  if (!field) return MakeError(fmt::format("Update of this parameter is not supported: {}", word));
+  if (SetResult error = field->set(partition, value))
+    return MakeError(fmt::format("Invalid input: {} ({})", word, *error));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ApplyPartitionSettings(ClusterConfig& config, std::string_view name,
+                              std::span<const std::string> settings, bool create) {
+  int index = config.FindPartition(name);
+  if (name.empty() || EqualsIgnoreCase(name, "DEFAULT") || (create ? index >= 0 : index < 0))
+    return MakeError("Invalid partition name specified");
+  PartitionConfig partition = create ? PartitionConfig{} : config.partitions[index];
+  partition.name = std::string(name);
+  bool was_default = partition.is_default;
+  for (const std::string& word : settings)
+    if (Status applied = ApplySetting(config, word, partition); !applied) return applied;
+  if (partition.min_nodes != 0 && partition.max_nodes != kUnlimitedCount &&
+      partition.min_nodes > partition.max_nodes)
+    return MakeError(fmt::format("Invalid input: MinNodes={} is above MaxNodes={}",
+                                 partition.min_nodes, partition.max_nodes));
+  // One default partition, as in Slurm: the new one takes it.
+  if (partition.is_default && !was_default)
+    for (PartitionConfig& other : config.partitions) other.is_default = false;
+  if (create)
+    config.partitions.push_back(std::move(partition));
+  else
+    config.partitions[index] = std::move(partition);
+  return OkStatus();
+}
+
+Status DeletePartition(ClusterConfig& config, std::string_view name) {
+  int index = config.FindPartition(name);
+  if (index < 0) return MakeError("Invalid partition name specified");
+  config.partitions.erase(config.partitions.begin() + index);
+  return OkStatus();
 }
 
 }  // namespace drover

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/hostlist.h"
+#include "common/text.h"
 #include "ctld/views/jobs.h"
 #include "ctld/views/nodes.h"
 #include "ctld/views/reservations.h"
@@ -263,8 +264,30 @@ Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster) {
   return out;
 }
 
+namespace {
+
+// scontrol's feature lists as stored: "=" and the list, so that an empty list ("=", features
+// removed) differs from none set ("").
+std::string StoredFeatures(const std::optional<std::vector<std::string>>& features) {
+  return features ? "=" + Join(*features, ",") : "";
+}
+
+std::optional<std::vector<std::string>> FeaturesStored(const std::string& text) {
+  if (!text.starts_with('=')) return std::nullopt;
+  std::vector<std::string> features;
+  for (const std::string& item : Split(text.substr(1), ','))
+    if (!item.empty()) features.push_back(item);
+  return features;
+}
+
+}  // namespace
+
 void ToProto(const NodeStatus& node, const std::string& name, v1::NodeStatus* out) {
   wire::ToProto(views::NodeInfoOf(node, name, false), out);
+  // What scontrol set over slurm.conf, not what is in force.
+  out->set_weight(node.weight.value_or(0));
+  out->set_features(StoredFeatures(node.features));
+  out->set_active_features(StoredFeatures(node.active_features));
 }
 
 NodeStatus FromProto(const v1::NodeStatus& node) {
@@ -279,6 +302,12 @@ NodeStatus FromProto(const v1::NodeStatus& node) {
   out.reason_uid = node.reason_uid();
   out.last_heard = node.last_heard();
   out.jobs.insert(node.jobs().begin(), node.jobs().end());
+  out.fail = node.state().starts_with("FAIL");
+  if (node.weight()) out.weight = node.weight();
+  out.features = FeaturesStored(node.features());
+  out.active_features = FeaturesStored(node.active_features());
+  out.comment = node.comment();
+  out.extra = node.extra();
   return out;
 }
 

@@ -17,6 +17,11 @@ void ToProto(const NodeInfo& node, v1::NodeStatus* out) {
   out->set_last_heard(node.last_heard);
   out->mutable_jobs()->Add(node.jobs.begin(), node.jobs.end());
   out->set_reservation(node.reservation);
+  out->set_weight(node.weight);
+  out->set_features(node.features);
+  out->set_active_features(node.active_features);
+  out->set_comment(node.comment);
+  out->set_extra(node.extra);
 }
 
 void ToProto(const NodeListing& listing, v1::NodeList* out) {

@@ -49,6 +49,10 @@ struct NodeInfo {
   int64_t last_heard = 0;
   std::vector<uint64_t> jobs;  // running jobs with a share of the node, by ID
   std::string reservation;     // "RESERVED" or "MAINT" while an advance reservation holds it
+  // In force (slurm.conf's, or what scontrol update node set); weight 0: not said.
+  uint32_t weight = 0;
+  std::string features, active_features;  // comma lists
+  std::string comment, extra;
 };
 
 struct NodeListing {

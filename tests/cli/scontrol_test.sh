@@ -2,7 +2,8 @@
 # scontrol against a real cluster (`drover up` on the demo configuration, on loopback, in a
 # temporary state directory; `drover down` stops every process it started): show job, node,
 # partition, reservation and config (masked golden files), -o, --json, hold/release, update,
-# requeue (from outside and from inside the job itself), suspend/resume, node drain/resume,
+# requeue (from outside and from inside the job itself), suspend/resume, write batch_script,
+# notify, node updates (states, weight, features), partition create/update/delete,
 # reservations, top, reconfigure, ping and the errors Slurm prints.
 # Usage: scontrol_test.sh DROVER GOLDEN_DIR [--regenerate]
 set -euo pipefail
@@ -80,6 +81,26 @@ scontrol suspend "$running" || fail "suspend"
 wait_for "$running" JobState SUSPENDED
 scontrol resume "$running" || fail "resume"
 wait_for "$running" JobState RUNNING
+
+# ---- write batch_script, notify (the running batch job's stderr) ----
+scontrol write batch_script "$running" - | grep -qx "sleep 300" || fail "write batch_script -: $(scontrol write batch_script "$running" -)"
+[ "$(scontrol write batch_script "$running")" = "batch script for job $running written to slurm-$running.sh" ] ||
+  fail "write batch_script did not say where"
+[ "$(cat "slurm-$running.sh")" = "$(scontrol write batch_script "$running" -)" ] || fail "slurm-$running.sh differs"
+scontrol write batch_script "$running" mine.sh > /dev/null && grep -qx "sleep 300" mine.sh || fail "write batch_script FILE"
+scontrol write batch_script 999999 gone.sh 2> "$state/err.txt" && fail "the script of an unknown job"
+grep -qx "job script retrieval failed: Invalid job id specified" "$state/err.txt" || fail "write unknown: $(cat "$state/err.txt")"
+[ ! -e gone.sh ] || fail "a failed write left its file"
+scontrol write batch_script 2> "$state/err.txt" && fail "write batch_script without a job"
+grep -qx "too few arguments for keyword:batch_script" "$state/err.txt" || fail "write: $(cat "$state/err.txt")"
+scontrol notify "$running" checkpoint soon || fail "notify"
+for _ in $(seq 1 100); do
+  grep -qx "slurmstepd: error: checkpoint soon" sleeper.out && break
+  sleep 0.2
+done
+grep -qx "slurmstepd: error: checkpoint soon" sleeper.out || fail "notify: sleeper.out has $(cat sleeper.out)"
+scontrol notify 999999 hello 2> "$state/err.txt" && fail "notify of an unknown job"
+grep -qx "job notify failure: Invalid job id specified" "$state/err.txt" || fail "notify unknown: $(cat "$state/err.txt")"
 
 # ---- hold, release, update on a pending job ----
 later=$(sbatch --parsable -J later --begin=now+1hour --wrap true)
@@ -179,6 +200,27 @@ wait_for "$self" JobState COMPLETED
 grep -qx "run 1 job $self" self.out || fail "self-requeue: the output file says $(cat self.out)"
 [ "$(cat runs.log)" = "$(printf 'run 0 job %s\nrun 1 job %s' "$self" "$self")" ] || fail "runs: $(cat runs.log)"
 
+# ---- node updates: states, weight, features, comment ----
+scontrol update NodeName=node4 Weight=7 Features=a100,bigmem Comment="new dimms" || fail "update node keys"
+scontrol show node node4 > "$state/node4.txt"
+grep -q " Weight=7 " "$state/node4.txt" || fail "Weight: $(cat "$state/node4.txt")"
+grep -qx "   AvailableFeatures=a100,bigmem" "$state/node4.txt" || fail "features: $(cat "$state/node4.txt")"
+grep -qx "   Comment=new dimms" "$state/node4.txt" || fail "comment: $(cat "$state/node4.txt")"
+[ "$(sinfo -h -n node4 -o '%f %w')" = "a100,bigmem 7" ] || fail "sinfo: $(sinfo -h -n node4 -o '%f %w')"
+big=$(sbatch --parsable -C bigmem -o big.out --wrap "hostname")
+wait_for "$big" JobState COMPLETED
+[ "$(field "$big" NodeList)" = node4 ] || fail "-C bigmem ran on $(field "$big" NodeList)"
+scontrol update NodeName=node4 ActiveFeatures=nvme 2> "$state/err.txt" && fail "active features outside the available ones"
+grep -qx "slurm_update error: Active features not subset of available features" "$state/err.txt" ||
+  fail "ActiveFeatures: $(cat "$state/err.txt")"
+scontrol update NodeName=node4 State=FAIL Reason="bad dimm" || fail "State=FAIL"
+scontrol show node node4 | grep -q "^   State=IDLE+DRAIN+FAIL " || fail "FAIL: $(scontrol show node node4)"
+[ "$(sinfo -h -n node4 -o %t)" = fail ] || fail "sinfo FAIL: $(sinfo -h -n node4 -o %t)"
+scontrol update NodeName=node4 State=POWER_UP 2> "$state/err.txt" && fail "POWER_UP accepted"
+grep -q "Drover has no power saving" "$state/err.txt" || fail "POWER_UP: $(cat "$state/err.txt")"
+scontrol update NodeName=node4 State=RESUME || fail "resume node4"
+scontrol show node node4 | grep -q "^   State=IDLE " || fail "node4 after resume: $(scontrol show node node4)"
+
 # ---- node drain and resume ----
 scontrol update NodeName=node3 State=DRAIN Reason="scontrol test" || fail "drain"
 scontrol show node node3 | check_golden scontrol_demo_node_drained.txt
@@ -219,6 +261,30 @@ scontrol top 999999 2> "$state/err.txt" && fail "top of an unknown job succeeded
 grep -qx "slurm_top_job error: Invalid job id specified" "$state/err.txt" || fail "top unknown: $(cat "$state/err.txt")"
 scancel "$first" "$second" "$third"
 
+# ---- partitions: scontrol create, update and delete (reconfigure drops the changes) ----
+scontrol update PartitionName=preempt MaxTime=45 PriorityTier=3 || fail "update partition"
+scontrol show partition preempt | grep -q "^   MaxNodes=UNLIMITED MaxTime=00:45:00 " ||
+  fail "updated partition: $(scontrol show partition preempt)"
+scontrol update PartitionName=preempt State=DRAIN || fail "drain partition"
+sbatch -p preempt --wrap true 2> "$state/err.txt" && fail "a drained partition took a job"
+grep -q "Required partition not available (inactive or drain)" "$state/err.txt" || fail "drained: $(cat "$state/err.txt")"
+scontrol update PartitionName=preempt State=UP || fail "partition up"
+scontrol update PartitionName=preempt Bogus=1 2> "$state/err.txt" && fail "an unknown partition key"
+grep -qx "Update of this parameter is not supported: Bogus=1" "$state/err.txt" || fail "Bogus: $(cat "$state/err.txt")"
+scontrol update PartitionName=nope MaxTime=5 2> "$state/err.txt" && fail "update of an unknown partition"
+grep -qx "slurm_update error: Invalid partition name specified" "$state/err.txt" || fail "nope: $(cat "$state/err.txt")"
+scontrol create PartitionName=spare Nodes=node4 MaxTime=5 || fail "create partition"
+scontrol show partition spare | grep -q "^   Nodes=node4$" || fail "created: $(scontrol show partition spare)"
+scontrol create PartitionName=spare Nodes=node3 2> "$state/err.txt" && fail "created twice"
+grep -qx "Error creating the partition: Invalid partition name specified" "$state/err.txt" || fail "twice: $(cat "$state/err.txt")"
+scontrol delete PartitionName=spare || fail "delete partition"
+scontrol show partition spare > /dev/null 2>&1 && fail "a deleted partition is shown"
+scontrol delete PartitionName=spare 2> "$state/err.txt" && fail "deleted twice"
+grep -qx "delete_partition spare: Invalid partition name specified" "$state/err.txt" || fail "delete: $(cat "$state/err.txt")"
+scontrol reconfigure || fail "reconfigure after partition updates"
+scontrol show partition preempt | grep -q "^   MaxNodes=UNLIMITED MaxTime=UNLIMITED " ||
+  fail "reconfigure kept scontrol's change: $(scontrol show partition preempt)"
+
 # ---- reconfigure: a new partition is there at once; a broken slurm.conf changes nothing ----
 cp "$DROVER_CONF" "$state/slurm.conf.orig"
 echo "PartitionName=debug Nodes=node[1-2] MaxTime=10 State=UP" >> "$DROVER_CONF"
@@ -237,6 +303,14 @@ scontrol reconfigure 2> "$state/err.txt" || fail "reconfigure with a new name: $
 grep -q "ClusterName changed: restart droverctld" "$state/err.txt" || fail "name change: $(cat "$state/err.txt")"
 scontrol show partition debug > /dev/null || fail "the debug partition was lost"
 cp "$state/slurm.conf.orig" "$DROVER_CONF"
+
+# ---- a partition scontrol created runs jobs, and one with jobs is in use ----
+scontrol create PartitionName=extra Nodes=node[3-4] MaxTime=20 || fail "create extra"
+extra=$(sbatch --parsable -p extra -t 5 -o extra.out --wrap "echo extra") || fail "sbatch -p extra"
+wait_for "$extra" JobState COMPLETED
+[ "$(field "$extra" Partition)" = extra ] || fail "the job ran in $(field "$extra" Partition)"
+scontrol delete PartitionName=extra 2> "$state/err.txt" && fail "a partition with jobs was deleted"
+grep -qx "delete_partition extra: Partition is in use" "$state/err.txt" || fail "in use: $(cat "$state/err.txt")"
 
 # ---- what Drover does not do says so ----
 scontrol --version | grep -q "^slurm 22.05.8 (drover " || fail "--version: $(scontrol --version)"

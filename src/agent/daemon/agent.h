@@ -60,6 +60,9 @@ class Agent {
                 const std::vector<uint32_t>& steps = {});
   // SIGCONT+SIGTERM to every process, SIGKILL after KillWait (the supervisor does it).
   Status Terminate(uint64_t job_id);
+  // scontrol notify: "slurmstepd: error: MESSAGE" in the batch job's stderr, as slurmstepd logs
+  // it there; an error when no batch shell of the job runs here.
+  Status Notify(uint64_t job_id, const std::string& message);
 
   // Runs an srun step's tasks that are on this node (a StepSession): output goes out through
   // `write`, srun's stdin and signals come in through `read`; returns once the tasks have

@@ -97,6 +97,13 @@ class AgentService final : public v1::Agent::Service {
     Status sent = agent_.Terminate(request->job_id());
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
   }
+  grpc::Status Notify(grpc::ServerContext* context, const v1::JobNotifyRequest* request,
+                      v1::AgentReply*) override {
+    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
+    Status sent = agent_.Notify(request->job_id(), request->message());
+    return sent ? grpc::Status::OK
+                : grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, sent.error());
+  }
 
  private:
   static grpc::Status Denied(const std::string& why) {

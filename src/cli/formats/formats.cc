@@ -262,4 +262,21 @@ uint32_t AllocatedCpus(const v1::NodeAllocation& node, const ClusterConfig* clus
   return static_cast<uint32_t>(node.cores_size()) * threads;
 }
 
+void ApplyNodeSettings(const google::protobuf::RepeatedPtrField<v1::NodeStatus>& nodes,
+                       ClusterConfig& cluster) {
+  for (const v1::NodeStatus& node : nodes) {
+    int index = cluster.FindNode(node.name());
+    if (index < 0 || node.weight() == 0) continue;
+    NodeConfig& config = cluster.nodes[index];
+    config.weight = node.weight();
+    config.features.clear();
+    for (const std::string& feature : Split(node.active_features(), ','))
+      if (!feature.empty()) config.features.push_back(feature);
+  }
+}
+
+std::string AvailableFeatures(const v1::NodeStatus& node, const NodeConfig& config) {
+  return node.weight() ? node.features() : Join(config.features, ",");
+}
+
 }  // namespace drover::cli::columns

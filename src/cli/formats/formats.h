@@ -219,5 +219,13 @@ uint32_t RequestedCpus(const v1::JobSpec& spec);
 // CPUs of an allocation: cores times the node's threads per core (1 without a cluster).
 uint32_t AllocatedCpus(const v1::NodeAllocation& node, const ClusterConfig* cluster);
 
+// The weight and active features in force (the controller's: what scontrol update node set
+// over slurm.conf) onto `cluster`'s nodes; a controller that does not say them (weight 0)
+// leaves slurm.conf's.
+void ApplyNodeSettings(const google::protobuf::RepeatedPtrField<v1::NodeStatus>& nodes,
+                       ClusterConfig& cluster);
+// AvailableFeatures: the controller's, else slurm.conf's.
+std::string AvailableFeatures(const v1::NodeStatus& node, const NodeConfig& config);
+
 }  // namespace columns
 }  // namespace drover::cli

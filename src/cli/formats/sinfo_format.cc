@@ -20,7 +20,7 @@ namespace {
 using columns::Pad;
 
 constexpr int kMinFieldSize = 9;  // sinfo's MIN_NODE_FIELD_SIZE and MIN_PART_FIELD_SIZE
-constexpr uint32_t kDrainFlag = 0x200, kNoRespondFlag = 0x800;
+constexpr uint32_t kDrainFlag = 0x200, kNoRespondFlag = 0x800, kFailFlag = 0x2000;
 
 struct NodeFacts {
   std::string name;
@@ -53,6 +53,8 @@ uint32_t StateCode(std::string_view state) {
   if (state.starts_with("MIXED")) return 5 | flags;
   if (state.starts_with("DRAINED")) return 2 | kDrainFlag | flags;
   if (state.starts_with("DRAINING")) return 5 | kDrainFlag | flags;
+  if (state.starts_with("FAILING")) return 5 | kDrainFlag | kFailFlag | flags;
+  if (state.starts_with("FAIL")) return 2 | kDrainFlag | kFailFlag | flags;
   if (state.starts_with("RESERVED")) return 6 | flags;
   if (state.starts_with("MAINT")) return 7 | flags;
   return flags;  // UNKNOWN
@@ -62,7 +64,8 @@ std::string CompactState(std::string_view state) {
   static constexpr std::pair<std::string_view, std::string_view> kCompact[] = {
       {"IDLE", "idle"},     {"MIXED", "mix"},   {"ALLOCATED", "alloc"}, {"DRAINED", "drain"},
       {"DRAINING", "drng"}, {"DOWN", "down"},   {"UNKNOWN", "unk"},     {"COMPLETING", "comp"},
-      {"FAIL", "fail"},     {"FUTURE", "futr"}, {"RESERVED", "resv"},   {"MAINT", "maint"}};
+      {"FAIL", "fail"},     {"FUTURE", "futr"}, {"RESERVED", "resv"},   {"MAINT", "maint"},
+      {"FAILING", "failg"}};
   bool star = state.ends_with("*");
   std::string_view base = star ? state.substr(0, state.size() - 1) : state;
   for (const auto& [name, code] : kCompact)
@@ -193,6 +196,13 @@ std::string FirstConfig(const Group& group, std::string (*get)(const NodeConfig&
   return text.empty() ? "(null)" : text;
 }
 
+std::string AvailFeatures(const Group& group) {
+  if (group.nodes.empty() || !group.nodes.front()->config) return "N/A";
+  const NodeFacts& first = *group.nodes.front();
+  std::string text = columns::AvailableFeatures(*first.status, *first.config);
+  return text.empty() ? "(null)" : text;
+}
+
 // clang-format off
 constexpr std::pair<char, std::string_view> kHeaders[] = {
     {'a', "AVAIL"}, {'A', "NODES(A/I)"}, {'b', "ACTIVE_FEATURES"}, {'B', "MAX_CPUS_PER_NODE"},
@@ -301,7 +311,8 @@ std::string Value(char letter, const Group& group, const SinfoContext& ctx) {
   switch (letter) {
     case 'a': return AvailText(part.state());
     case 'A': return fmt::format("{}/{}", c.nodes_alloc, c.nodes_idle);
-    case 'b': case 'f': return FirstConfig(group, Features);
+    case 'b': return FirstConfig(group, Features);
+    case 'f': return AvailFeatures(group);
     case 'B': return "UNLIMITED";
     case 'c': case 'd': case 'm': case 'w': case 'X': case 'Y': case 'Z':
       return GroupMinMax(group, letter, ctx.options.noconvert);
@@ -336,7 +347,8 @@ std::string Value(char letter, const Group& group, const SinfoContext& ctx) {
              GroupMinMax(group, 'Y', ctx.options.noconvert) + ":" +
              GroupMinMax(group, 'Z', ctx.options.noconvert);
     case '1': return std::to_string(first ? first->alloc_mem : 0);
-    case '2': case '3': return "(null)";  // no node comments or extra strings are kept
+    case '2': return first && !first->status->comment().empty() ? first->status->comment() : "(null)";
+    case '3': return first && !first->status->extra().empty() ? first->status->extra() : "(null)";
     case '4': return first ? GresUsed(*first) : "N/A";
     case '5':
       if (!first || !first->config) return "N/A";

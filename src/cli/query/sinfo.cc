@@ -215,6 +215,7 @@ int ReportOnce(Connection& connection, SinfoOptions options, const SinfoRequest&
   v1::NodeList nodes;
   grpc::Status status = connection.stub->ListNodes(&context, v1::NodeQuery(), &nodes);
   if (!status.ok()) return Fail("sinfo", Unreachable(status));
+  columns::ApplyNodeSettings(nodes.nodes(), connection.cluster);
   options.now = nodes.time() ? nodes.time() : std::time(nullptr);
   if (request.reservations) {
     std::fputs(FormatSinfoReservations(Reservations(*connection.stub), options).c_str(), stdout);

@@ -5,8 +5,10 @@
 
 #include <pwd.h>
 #include <unistd.h>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include "common/duration.h"
 #include "common/getopt.h"
 #include "common/text.h"
+#include "wire/metadata.h"
 
 namespace drover::cli {
 namespace scontrol {
@@ -43,9 +46,13 @@ constexpr std::string_view kUsage =
     "  show hostnames|hostlist|hostlistsorted LIST\n"
     "  ping  version  completing  errnumstr N  wait_job JOB  cluster NAME\n"
     "  update JobId=ID|JobName=NAME KEY=VALUE...\n"
-    "  update NodeName=LIST State=DRAIN|RESUME|DOWN|UNDRAIN [Reason=TEXT]\n"
+    "  update NodeName=LIST [State=DRAIN|RESUME|DOWN|UNDRAIN|FAIL|NoResp] [Reason=TEXT]\n"
+    "         [Weight=N] [Features=|AvailableFeatures=|ActiveFeatures=LIST] [Comment=] [Extra=]\n"
+    "  create|update PartitionName=NAME KEY=VALUE... (slurm.conf's partition keys)\n"
+    "  delete PartitionName=NAME        write batch_script JOBID [FILE|-]\n"
     "  hold|uhold|release JOBID...      requeue|requeuehold JOBID...\n"
     "  suspend|resume JOBID...          top JOBID...      reconfigure\n"
+    "  notify JOBID MESSAGE (the batch job's stderr)\n"
     "  create|update reservation ReservationName=NAME StartTime= Duration=|EndTime=\n"
     "         Nodes=|NodeCnt=|TRES= Users=|Accounts= [Flags=] [PartitionName=]\n"
     "  delete ReservationName=NAME | delete reservation NAME\n"
@@ -169,6 +176,97 @@ int UpdateNode(std::span<const std::string> words) {
   return 0;
 }
 
+// create|update PartitionName=P ...: Slurm's "slurm_update error" / "Error creating the
+// partition" before the controller's reason.
+int ChangePartition(std::span<const std::string> words, bool create) {
+  auto request = ParsePartitionUpdate(words, create);
+  if (!request) return Error(request.error() + "\nRequest aborted");
+  v1::ActionReply reply;
+  Status done = Invoke(*request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
+    return stub.UpdatePartition(context, in, out);
+  });
+  if (!done)
+    return Error(fmt::format(
+        "{}: {}", create ? "Error creating the partition" : "slurm_update error", done.error()));
+  return 0;
+}
+
+int DeletePartition(const std::string& name) {
+  v1::DeletePartitionRequest request;
+  request.set_name(name);
+  v1::ActionReply reply;
+  Status done = Invoke(request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
+    return stub.DeletePartition(context, in, out);
+  });
+  if (!done) return Error(fmt::format("delete_partition {}: {}", name, done.error()));
+  return 0;
+}
+
+// write batch_script JOBID [FILE|-]: the script as the controller keeps it for the live job;
+// the file is slurm-JOBID.sh unless named, "-" is stdout. A failed retrieval leaves no file.
+int WriteBatchScript(std::span<const std::string> words) {
+  auto id = ParseUint64(words[0]);
+  if (!id || *id == 0) return Error("job script retrieval failed: Invalid job id specified");
+  std::string path = words.size() > 1 ? words[1] : fmt::format("slurm-{}.sh", *id);
+  auto connection = Connect();
+  if (!connection) return Error("scontrol: error: " + connection.error());
+  v1::JobScriptRequest request;
+  request.set_job_id(*id);
+  v1::JobScriptReply reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  context.AddMetadata(wire::kLiveScriptKey, "1");
+  grpc::Status status = connection->stub->JobScript(&context, request, &reply);
+  if (!status.ok() || !reply.found()) {
+    std::string why =
+        status.error_code() == grpc::StatusCode::NOT_FOUND           ? "Invalid job id specified"
+        : status.error_code() == grpc::StatusCode::PERMISSION_DENIED ? "Invalid user id"
+        : !status.ok()                                               ? Unreachable(status)
+                                                                     : "Job script not specified";
+    return Error("job script retrieval failed: " + why);
+  }
+  if (path == "-") return std::fputs(reply.script().c_str(), stdout) < 0 ? 1 : 0;
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) return Error(fmt::format("failed to open file `{}`: {}", path, std::strerror(errno)));
+  bool written = std::fputs(reply.script().c_str(), out) >= 0;
+  if (std::fclose(out) != 0 || !written) {
+    std::remove(path.c_str());
+    return Error(fmt::format("failed to write file `{}`: {}", path, std::strerror(errno)));
+  }
+  std::printf("batch script for job %lu written to %s\n", static_cast<unsigned long>(*id),
+              path.c_str());
+  return 0;
+}
+
+// notify JOBID MESSAGE...: the words joined by spaces, as Slurm's scontrol_job_notify.
+int Notify(std::span<const std::string> words, std::string_view tag) {
+  if (words.size() < 2) return Error(fmt::format("too few arguments for keyword:{}", tag));
+  auto id = ParseUint64(words[0]);
+  if (!id || *id == 0 || *id > UINT32_MAX)
+    return Error(
+        fmt::format("Invalid job_id {}\njob notify failure: Invalid job id specified", words[0]));
+  v1::NotifyRequest request;
+  request.set_job_id(*id);
+  request.set_message(Join({words.begin() + 1, words.end()}, " "));
+  v1::ActionReply reply;
+  Status done = Invoke(request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
+    return stub.Notify(context, in, out);
+  });
+  if (!done) return Error("job notify failure: " + done.error());
+  return 0;
+}
+
+// write batch_script JOB [FILE] | write config: Slurm's argument checks.
+int Write(std::span<const std::string> words) {
+  if (words.empty()) return Error("too few arguments for keyword:write");
+  if (MatchesKeyword(words[0], "batch_script", 5)) {
+    if (words.size() < 2) return Error(fmt::format("too few arguments for keyword:{}", words[0]));
+    if (words.size() > 3) return Error(fmt::format("too many arguments for keyword:{}", words[0]));
+    return WriteBatchScript(words.subspan(1));
+  }
+  return Error(fmt::format("invalid write argument: {}", words[0]));
+}
+
 int ChangeReservation(std::span<const std::string> words, bool create, const Flags& flags) {
   auto request = ParseReservation(words, std::time(nullptr));
   std::string_view doing = create ? "creating" : "updating";
@@ -234,10 +332,7 @@ int Update(std::span<const std::string> words, const Flags& flags) {
     case Target::kReservation:
       return ChangeReservation(words, false, flags);
     case Target::kPartition:
-      return Error(
-          "scontrol: error: Drover does not update partitions at run time yet: edit slurm.conf "
-          "and run `scontrol reconfigure`\nslurm_update error: Requested operation not "
-          "supported on this system");
+      return ChangePartition(words, false);
     case Target::kNone:
       break;
   }
@@ -250,11 +345,12 @@ int Create(std::span<const std::string> words, const Flags& flags) {
   if (words.empty()) return Error("too few arguments for create keyword");
   for (const std::string& word : words) {
     std::string_view key = std::string_view(word).substr(0, word.find('='));
-    if (MatchesKeyword(key, "nodename", 3) || MatchesKeyword(key, "partitionname", 3))
-      return Error(fmt::format(
-          "scontrol: error: Drover does not create {} at run time yet: add it to slurm.conf and "
-          "run `scontrol reconfigure`",
-          MatchesKeyword(key, "nodename", 3) ? "nodes" : "partitions"));
+    if (MatchesKeyword(key, "nodename", 3))
+      return Error(
+          "scontrol: error: Drover does not create nodes at run time: add them to slurm.conf and "
+          "restart droverctld and the agents");
+    if (MatchesKeyword(key, "partitionname", 3) || EqualsIgnoreCase(key, "partition"))
+      return ChangePartition(words, true);
     if (MatchesKeyword(key, "reservationname", 3) || EqualsIgnoreCase(key, "reservation"))
       return ChangeReservation(words, true, flags);
   }
@@ -271,11 +367,12 @@ int Delete(std::span<const std::string> words) {
   std::string_view key = std::string_view(words[0]).substr(0, words[0].find('='));
   std::string value = words.size() == 2 ? words[1] : SplitKeyValue(words[0]).second;
   if (MatchesKeyword(key, "reservationname", 3)) return DeleteReservation(value);
-  if (MatchesKeyword(key, "nodename", 3) || MatchesKeyword(key, "partitionname", 3))
-    return Error(fmt::format(
-        "scontrol: error: Drover does not delete {} at run time yet: remove it from slurm.conf "
-        "and run `scontrol reconfigure`",
-        MatchesKeyword(key, "nodename", 3) ? "nodes" : "partitions"));
+  if (MatchesKeyword(key, "partitionname", 3) || EqualsIgnoreCase(key, "partition"))
+    return DeletePartition(value);
+  if (MatchesKeyword(key, "nodename", 3))
+    return Error(
+        "scontrol: error: Drover does not delete nodes at run time: remove them from slurm.conf "
+        "and restart droverctld and the agents");
   return Error(fmt::format("Invalid deletion entity: {}", words[0]));
 }
 
@@ -399,6 +496,7 @@ const Command kCommands[] = {
        f.details = false;
        return SetFlag(w, tag, f.all, false);
      }},
+    {{"notify", 1}, [](auto w, auto&, auto tag) { return Notify(w, tag); }},
     {{"oneliner", 1}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.one_liner, true); }},
     {{"ping", 3}, [](auto w, auto& f, auto tag) { return w.empty() ? RunPing(f) : TooMany(tag); }},
     {{"quiet", 4}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.quiet, true); }},
@@ -415,6 +513,7 @@ const Command kCommands[] = {
     {{"top", 3}, [](auto w, auto&, auto) { return Top(w); }},
     {{"token", 3},
      [](auto, auto&, auto) { return NotYet("token", "JWT tokens come with the REST API"); }},
+    {{"write", 2}, [](auto w, auto&, auto) { return Write(w); }},
     {{"wait_job", 2},
      [](auto w, auto&, auto tag) { return w.size() > 1 ? TooMany(tag) : WaitJob(w); }},
     {{"show", 3}, [](auto w, auto& f, auto) { return RunShow(f, w); }},

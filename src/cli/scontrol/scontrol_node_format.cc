@@ -57,6 +57,7 @@ std::string NodeState(const v1::NodeStatus& node, const NodeUse& use, uint32_t c
     base = "IDLE";
   if (!node.reservation().empty()) base += "+" + node.reservation();
   if (node.drain()) base += "+DRAIN";
+  if (node.state().starts_with("FAIL")) base += "+FAIL";
   if (node.not_responding()) base += "+NOT_RESPONDING";
   return base;
 }
@@ -101,9 +102,9 @@ Record NodeRecord(const v1::NodeStatus& node, int index, std::span<const v1::Job
       fmt::format("NodeName={} CoresPerSocket={} ", node.name(), config.cores_per_socket));
   lines.push_back(fmt::format("CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A", use.cpus,
                               config.cpus, config.cpus));
-  std::string features = ListOr(config.features, "(null)");
-  lines.push_back("AvailableFeatures=" + features);
-  lines.push_back("ActiveFeatures=" + features);
+  std::string available = columns::AvailableFeatures(node, config);
+  lines.push_back("AvailableFeatures=" + (available.empty() ? "(null)" : available));
+  lines.push_back("ActiveFeatures=" + ListOr(config.features, "(null)"));
   lines.push_back("Gres=" +
                   (config.gres.empty() ? std::string("(null)") : FormatGres(config.gres)));
   std::string address = fmt::format("NodeAddr={} NodeHostName={} ",
@@ -135,6 +136,8 @@ Record NodeRecord(const v1::NodeStatus& node, int index, std::span<const v1::Job
     lines.push_back(fmt::format(
         "Reason={} [{}@{}]", node.reason(), columns::UserName(ctx.user_name, node.reason_uid()),
         node.reason_time() ? columns::IsoTime(node.reason_time()) : "Unknown"));
+  if (!node.comment().empty()) lines.push_back("Comment=" + node.comment());
+  if (!node.extra().empty()) lines.push_back("Extra=" + node.extra());
   return record;
 }
 

@@ -9,6 +9,7 @@
 
 #include "common/duration.h"
 #include "common/job_update.h"
+#include "common/partition_update.h"
 #include "common/slurm_time.h"
 #include "common/text.h"
 
@@ -207,6 +208,36 @@ Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words, 
   return request;
 }
 
+namespace {
+
+// State= values as Slurm spells them (any case), and what Drover sends for each.
+constexpr std::pair<std::string_view, std::string_view> kNodeStates[] = {
+    {"drain", "drain"}, {"resume", "resume"}, {"down", "down"},  {"undrain", "undrain"},
+    {"fail", "fail"},   {"noresp", "noresp"}, {"idle", "resume"}};
+
+// States of scontrol.1 that belong to features Drover does not have: what to do instead.
+constexpr std::pair<std::string_view, std::string_view> kNoSuchNodeStates[] = {
+    {"cancel_reboot", "no reboot is pending: Drover does not reboot nodes"},
+    {"future", "nodes are added by slurm.conf and a restart"},
+    {"power_down", "Drover has no power saving (SuspendProgram)"},
+    {"power_down_asap", "Drover has no power saving (SuspendProgram)"},
+    {"power_down_force", "Drover has no power saving (SuspendProgram)"},
+    {"power_up", "Drover has no power saving (ResumeProgram)"}};
+
+Result<std::string> NodeStateOf(const std::string& word, const std::string& value) {
+  std::string state = ToLower(value);
+  for (const auto& [name, sent] : kNodeStates)
+    if (state == name) return std::string(sent);
+  for (const auto& [name, why] : kNoSuchNodeStates)
+    if (state == name) return MakeError(fmt::format("Invalid input: {} ({})", word, why));
+  return MakeError(fmt::format(
+      "Invalid input: {}\nRequest aborted\nValid states are: NoResp DRAIN FAIL RESUME UNDRAIN "
+      "DOWN IDLE",
+      word));
+}
+
+}  // namespace
+
 Result<v1::UpdateNodeRequest> ParseNodeUpdate(std::span<const std::string> words) {
   auto target = TargetOf(words, "node", "nodename");
   if (!target) return std::move(target).take_error();
@@ -215,18 +246,54 @@ Result<v1::UpdateNodeRequest> ParseNodeUpdate(std::span<const std::string> words
   for (size_t i = target->second; i < words.size(); ++i) {
     auto [key, value] = SplitKeyValue(words[i]);
     if (key == "state") {
-      std::string state = ToLower(value);
-      if (state != "drain" && state != "resume" && state != "down" && state != "undrain")
-        return MakeError(fmt::format(
-            "Invalid input: {} (Drover takes State=DRAIN, RESUME, DOWN or UNDRAIN)", words[i]));
-      request.set_state(state);
+      auto state = NodeStateOf(words[i], value);
+      if (!state) return std::move(state).take_error();
+      request.set_state(*state);
     } else if (key == "reason") {
       request.set_reason(value);
+    } else if (key == "weight") {
+      auto weight = ParseUint64(value);
+      if (!weight || *weight == 0 || *weight >= UINT32_MAX)
+        return MakeError(fmt::format("Invalid weight: {}", value));
+      request.set_weight(static_cast<uint32_t>(*weight));
+    } else if (key == "features" || key == "availablefeatures") {
+      request.set_features(value);
+    } else if (key == "activefeatures") {
+      request.set_active_features(value);
+    } else if (key == "comment") {
+      request.set_comment(value);
+    } else if (key == "extra") {
+      request.set_extra(value);
     } else {
       return Unsupported(words[i]);
     }
   }
-  if (request.state().empty()) return MakeError("No changes specified (give State=...)");
+  if (request.state().empty() && request.reason().empty() && !request.has_weight() &&
+      !request.has_features() && !request.has_active_features() && !request.has_comment() &&
+      !request.has_extra())
+    return MakeError("No changes specified");
+  return request;
+}
+
+Result<v1::UpdatePartitionRequest> ParsePartitionUpdate(std::span<const std::string> words,
+                                                        bool create) {
+  v1::UpdatePartitionRequest request;
+  request.set_create(create);
+  size_t i = 0;
+  if (i < words.size() && EqualsIgnoreCase(words[i], "partition")) ++i;
+  for (; i < words.size(); ++i) {
+    auto [key, value] = SplitKeyValue(words[i]);
+    if (words[i].find('=') == std::string::npos) return Unsupported(words[i]);
+    if (key == "partitionname" || key == "partition") {
+      request.set_name(value);
+      continue;
+    }
+    std::string_view name = std::string_view(words[i]).substr(0, words[i].find('='));
+    if (!IsPartitionKey(name)) return Unsupported(words[i]);
+    request.add_settings(words[i]);
+  }
+  if (request.name().empty()) return MakeError("PartitionName must be given.");
+  if (!create && request.settings_size() == 0) return MakeError("No changes specified");
   return request;
 }
 

@@ -30,8 +30,16 @@ Result<v1::TopRequest> ParseTopList(std::span<const std::string> words);
 // checked here first). Anything else is an error that names it. `now` resolves relative times.
 Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words, int64_t now);
 
-// `update` arguments naming nodes: "NodeName=n[1-2] State=DRAIN Reason=maintenance".
+// `update` arguments naming nodes: "NodeName=n[1-2] State=DRAIN Reason=maintenance", with
+// Weight, Features/AvailableFeatures, ActiveFeatures, Comment and Extra. States: DRAIN, RESUME
+// (IDLE), DOWN, UNDRAIN, FAIL, NoResp; those of features Drover lacks (POWER_*, FUTURE,
+// CANCEL_REBOOT) are refused saying so.
 Result<v1::UpdateNodeRequest> ParseNodeUpdate(std::span<const std::string> words);
+
+// `create|update PartitionName=P Key=Value...`: the keys of slurm.conf's partition line
+// (common/partition_update.h), sent as "Key=Value" settings; others are refused by name.
+Result<v1::UpdatePartitionRequest> ParsePartitionUpdate(std::span<const std::string> words,
+                                                        bool create);
 
 // `create|update reservation` arguments: ReservationName, StartTime, EndTime, Duration, Nodes,
 // NodeCnt, TRES, Users, Accounts, Flags, PartitionName.

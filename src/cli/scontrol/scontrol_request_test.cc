@@ -100,9 +100,49 @@ TEST(ScontrolRequest, NodeUpdate) {
   EXPECT_EQ(request->state(), "drain");
   EXPECT_EQ(request->reason(), "bad fan");
   EXPECT_TRUE(ParseNodeUpdate(Words{"node", "n1", "state=resume"}));
-  EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1", "State=FUTURE"}));
-  EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1", "Weight=3"}));
+  EXPECT_EQ(ParseNodeUpdate(Words{"NodeName=n1", "State=NoResp"})->state(), "noresp");
+  EXPECT_EQ(ParseNodeUpdate(Words{"NodeName=n1", "State=fail", "Reason=x"})->state(), "fail");
+  auto future = ParseNodeUpdate(Words{"NodeName=n1", "State=FUTURE"});
+  ASSERT_FALSE(future);
+  EXPECT_NE(future.error().find("Invalid input: State=FUTURE"), std::string::npos);
+  EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1", "State=POWER_UP"}));
+  EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1", "State=sideways"}));
   EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1"}));
+  EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1", "Weight=0"}));
+  EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1", "Gres=gpu:2"}));
+}
+
+TEST(ScontrolRequest, NodeUpdateKeys) {
+  auto request = ParseNodeUpdate(Words{"NodeName=n1", "Weight=30", "AvailableFeatures=a,b",
+                                       "ActiveFeatures=a", "Comment=new fan", "Extra="});
+  ASSERT_TRUE(request) << request.error();
+  EXPECT_TRUE(request->state().empty());
+  EXPECT_EQ(request->weight(), 30u);
+  EXPECT_EQ(request->features(), "a,b");
+  EXPECT_EQ(request->active_features(), "a");
+  EXPECT_EQ(request->comment(), "new fan");
+  EXPECT_TRUE(request->has_extra());
+  EXPECT_EQ(ParseNodeUpdate(Words{"NodeName=n1", "Features=x"})->features(), "x");
+}
+
+TEST(ScontrolRequest, PartitionUpdate) {
+  auto request =
+      ParsePartitionUpdate(Words{"PartitionName=debug", "Nodes=n[1-2]", "MaxTime=30"}, true);
+  ASSERT_TRUE(request) << request.error();
+  EXPECT_TRUE(request->create());
+  EXPECT_EQ(request->name(), "debug");
+  EXPECT_EQ(request->settings_size(), 2);
+  EXPECT_EQ(request->settings(1), "MaxTime=30");
+  // Keys as slurm.conf's partition line takes them, in any case.
+  EXPECT_TRUE(
+      ParsePartitionUpdate(Words{"partitionname=p", "state=DRAIN", "priorityTIER=3"}, false));
+  auto bogus = ParsePartitionUpdate(Words{"PartitionName=p", "Bogus=1"}, false);
+  ASSERT_FALSE(bogus);
+  EXPECT_EQ(bogus.error(), "Update of this parameter is not supported: Bogus=1");
+  EXPECT_EQ(ParsePartitionUpdate(Words{"MaxTime=5"}, false).error(),
+            "PartitionName must be given.");
+  EXPECT_EQ(ParsePartitionUpdate(Words{"PartitionName=p"}, false).error(), "No changes specified");
+  EXPECT_TRUE(ParsePartitionUpdate(Words{"PartitionName=p"}, true));
 }
 
 TEST(ScontrolRequest, Reservation) {

@@ -149,6 +149,7 @@ int ShowNodes(const Flags& flags, std::span<const std::string> names) {
   SetDeadline(context);
   grpc::Status status = session.connection.stub->ListNodes(&context, v1::NodeQuery(), &nodes);
   if (!status.ok()) return Error("slurm_load_node error: " + Unreachable(status));
+  columns::ApplyNodeSettings(nodes.nodes(), session.connection.cluster);
   auto jobs = LoadJobs(session, false);
   if (!jobs) return Error("slurm_load_jobs error: " + jobs.error());
   std::vector<std::string> wanted;

@@ -112,6 +112,13 @@ void AgentDispatcher::Terminate(const TerminateJob& terminate) {
   EnqueueOnNodes(terminate.nodes, terminate.job_id, request, &v1::Agent::Stub::Terminate, 30);
 }
 
+void AgentDispatcher::Notify(int node, uint64_t job_id, const std::string& message) {
+  v1::JobNotifyRequest request;
+  request.set_job_id(job_id);
+  request.set_message(message);
+  EnqueueOnNodes({node}, job_id, request, &v1::Agent::Stub::Notify, 3);
+}
+
 void AgentDispatcher::SetAddress(int node, std::string address) {
   if (node < 0) return;
   MutexLock lock(mutex_);

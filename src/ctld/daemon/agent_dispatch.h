@@ -35,6 +35,8 @@ class AgentDispatcher : public EffectSink {
   void Signal(const SignalJob& signal) override;
   void Terminate(const TerminateJob& terminate) override;
   void Reconfigured(std::shared_ptr<const ClusterConfig> cluster) override;
+  // scontrol notify: the message to the job's batch shell on `node` (its stderr).
+  void Notify(int node, uint64_t job_id, const std::string& message);
   // The address (host:port) an agent registered with; replaces slurm.conf's NodeAddr/Port.
   void SetAddress(int node, std::string address);
   // Where the node's agent is: its registered address, else slurm.conf's NodeAddr:Port.

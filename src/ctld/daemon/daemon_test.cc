@@ -349,6 +349,60 @@ TEST_F(DaemonTest, ReservationsAndPartitionsThroughTheApi) {
   EXPECT_EQ(p.nodes_other(), 2u);  // no agent has registered
 }
 
+// scontrol's partition and node changes are committed and applied again over slurm.conf after
+// a kill -9, as Slurm keeps them in its state files.
+TEST_F(DaemonTest, PartitionAndNodeChangesSurviveARestart) {
+  Controller ctld(dir_);
+  ctld.Start();
+  auto change = [&](const std::string& name, std::vector<std::string> settings, bool create) {
+    v1::UpdatePartitionRequest request;
+    request.set_name(name);
+    for (const std::string& setting : settings) request.add_settings(setting);
+    request.set_create(create);
+    grpc::ClientContext context;
+    As(context, dir_, 0);
+    v1::ActionReply reply;
+    return ctld.stub().UpdatePartition(&context, request, &reply);
+  };
+  grpc::Status status = change("p", {"MaxTime=30"}, false);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  status = change("debug", {"Nodes=n2", "Default=YES"}, true);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  {
+    v1::UpdateNodeRequest request;
+    request.set_nodes("n1");
+    request.set_weight(7);
+    request.set_features("big");
+    request.set_comment("new fan");
+    grpc::ClientContext context;
+    As(context, dir_, 0);
+    v1::ActionReply reply;
+    status = ctld.stub().UpdateNode(&context, request, &reply);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  ctld.Kill(SIGKILL);
+  ctld.Start();
+  grpc::ClientContext context;
+  v1::PartitionList partitions;
+  ASSERT_TRUE(ctld.stub().ListPartitions(&context, v1::PartitionQuery(), &partitions).ok());
+  ASSERT_EQ(partitions.partitions_size(), 2);
+  EXPECT_EQ(partitions.partitions(0).name(), "p");
+  EXPECT_EQ(partitions.partitions(0).max_time_seconds(), 1800);
+  EXPECT_FALSE(partitions.partitions(0).is_default());
+  EXPECT_EQ(partitions.partitions(1).name(), "debug");
+  EXPECT_TRUE(partitions.partitions(1).is_default());
+  EXPECT_EQ(partitions.partitions(1).node_list(), "n2");
+  grpc::ClientContext nodes_context;
+  v1::NodeList nodes;
+  ASSERT_TRUE(ctld.stub().ListNodes(&nodes_context, v1::NodeQuery(), &nodes).ok());
+  ASSERT_EQ(nodes.nodes_size(), 2);
+  EXPECT_EQ(nodes.nodes(0).weight(), 7u);
+  EXPECT_EQ(nodes.nodes(0).features(), "big");
+  EXPECT_EQ(nodes.nodes(0).active_features(), "big");
+  EXPECT_EQ(nodes.nodes(0).comment(), "new fan");
+  EXPECT_EQ(nodes.nodes(1).weight(), 1u);
+}
+
 // A TLS file that cannot be read is fatal at start, with the key and the path, before the
 // controller listens or touches its state.
 TEST_F(DaemonTest, UnreadableTlsFileStopsTheControllerAtStart) {

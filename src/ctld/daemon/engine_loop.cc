@@ -34,7 +34,25 @@ EngineLoop::~EngineLoop() {
   Stop();
 }
 
+// scontrol's partition changes, applied over slurm.conf before the jobs that may use them.
+Status EngineLoop::RestorePartitions() {
+  auto rows = store_->Load("partitions");
+  if (!rows) return std::move(rows).take_error();
+  std::map<std::string, PartitionOverride> overrides;
+  for (const auto& [name, value] : *rows) {
+    v1::PartitionOverride record;
+    if (!record.ParseFromString(value))
+      return MakeError(fmt::format("partition record {} in the store cannot be read", name));
+    overrides[name] = PartitionOverride{
+        {record.settings().begin(), record.settings().end()}, record.created(), record.deleted()};
+  }
+  for (const std::string& problem : engine_.RestorePartitions(std::move(overrides)))
+    std::fprintf(stderr, "droverctld: warning: %s\n", problem.c_str());
+  return OkStatus();
+}
+
 Status EngineLoop::Restore() {
+  if (Status partitions = RestorePartitions(); !partitions) return partitions;
   const ClusterConfig& cluster = engine_.cluster();
   auto rows = store_->Load("jobs");
   if (!rows) return std::move(rows).take_error();
@@ -295,6 +313,19 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
       ToProto(*reservation, cluster, &encoded);
       batch.puts.push_back({"reservations", name, encoded.SerializeAsString()});
     }
+  for (const std::string& name : out.changed_partitions) {
+    const PartitionOverride* change = engine_.FindPartitionOverride(name);
+    if (!change) {
+      batch.deletes.push_back({"partitions", name});
+      continue;
+    }
+    v1::PartitionOverride kept;
+    kept.set_name(name);
+    for (const std::string& setting : change->settings) kept.add_settings(setting);
+    kept.set_created(change->created);
+    kept.set_deleted(change->deleted);
+    batch.puts.push_back({"partitions", name, kept.SerializeAsString()});
+  }
   for (const std::string& name : out.deleted_reservations)
     if (!engine_.FindReservation(name)) batch.deletes.push_back({"reservations", name});
   if (!out.changed_jobs.empty())

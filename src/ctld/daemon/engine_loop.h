@@ -87,6 +87,7 @@ class EngineLoop {
     std::shared_ptr<const Snapshot> snapshot;
   };
 
+  Status RestorePartitions();
   void Enqueue(Event event, std::function<void(const Reply&)> done) REQUIRES(mutex_);
   void Run();
   void RunCommits();

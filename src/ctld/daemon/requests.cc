@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 #include <optional>
@@ -106,14 +107,35 @@ grpc::Status Busy(const std::string& message) {
   return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, message);
 }
 
-Result<UpdateNode::Action> NodeActionOf(const std::string& state) {
+Result<UpdateNode> UpdateNodeOf(const v1::UpdateNodeRequest& request, const Caller& caller) {
   using Action = UpdateNode::Action;
-  std::string lower = ToLower(state);
-  if (lower == "drain") return Action::kDrain;
-  if (lower == "resume") return Action::kResume;
-  if (lower == "down") return Action::kDown;
-  if (lower == "undrain") return Action::kUndrain;
-  return MakeError("Invalid node state specified: " + state);
+  static const std::pair<std::string_view, Action> kStates[] = {
+      {"", Action::kNone},        {"drain", Action::kDrain},     {"resume", Action::kResume},
+      {"down", Action::kDown},    {"undrain", Action::kUndrain}, {"fail", Action::kFail},
+      {"noresp", Action::kNoResp}};
+  std::string lower = ToLower(request.state());
+  auto state = std::find_if(std::begin(kStates), std::end(kStates),
+                            [&](const auto& entry) { return entry.first == lower; });
+  if (state == std::end(kStates))
+    return MakeError("Invalid node state specified: " + request.state());
+  UpdateNode event{0, caller, request.nodes(), state->second, request.reason()};
+  if (request.has_weight()) {
+    if (request.weight() == 0 || request.weight() == UINT32_MAX)
+      return MakeError("Invalid weight: " + std::to_string(request.weight()));
+    event.weight = request.weight();
+  }
+  if (request.has_features()) event.features = request.features();
+  if (request.has_active_features()) event.active_features = request.active_features();
+  if (request.has_gres())
+    return MakeError(
+        "Update of this parameter is not supported: Gres (change gres.conf and "
+        "slurm.conf, then restart)");
+  if (request.has_comment()) event.comment = request.comment();
+  if (request.has_extra()) event.extra = request.extra();
+  if (event.action == Action::kNone && !event.weight && !event.features && !event.active_features &&
+      !event.comment && !event.extra && event.reason.empty())
+    return MakeError("No changes specified");
+  return event;
 }
 
 Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller& caller) {

@@ -176,10 +176,59 @@ ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  auto action = NodeActionOf(request->state());
-  if (!action) return Finished(context, Invalid(action.error()));
+  auto event = UpdateNodeOf(*request, caller);
+  if (!event) return Finished(context, Invalid(event.error()));
+  return Act(context, std::move(*event), reply);
+}
+
+// scontrol notify, as slurmctld's job_notify: the job's owner or SlurmUser/root, a running
+// batch job (its first node runs the script); the agent writes the message to its stderr.
+ControllerService::Reactor* ControllerService::Notify(Context* context,
+                                                      const v1::NotifyRequest* request,
+                                                      v1::ActionReply*) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  const JobPtr* found = snapshot->jobs.Find(request->job_id());
+  if (!found) return Finished(context, Invalid("Invalid job id specified"));
+  const Job& job = **found;
+  bool daemon = caller.uid == 0 || caller.user == snapshot->cluster->settings.slurm_user;
+  if (job.spec.uid != caller.uid && !daemon)
+    return Finished(context, grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "Invalid user id"));
+  if (job.state != JobState::kRunning || job.allocation.nodes.empty())
+    return Finished(context, Invalid("Job/step already completing or completed"));
+  if (job.spec.interactive)
+    return Finished(context, Invalid("Drover cannot reach an salloc or srun with a message yet: "
+                                     "only batch jobs are notified"));
+  if (request->message().size() > 4096)
+    return Finished(context, Invalid("the message is longer than 4096 bytes"));
+  if (agents_)
+    agents_->Notify(job.allocation.nodes.front().node, job.spec.job_id, request->message());
+  return Finished(context, grpc::Status::OK);
+}
+
+ControllerService::Reactor* ControllerService::UpdatePartition(
+    Context* context, const v1::UpdatePartitionRequest* request, v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
+  using Kind = ChangePartition::Kind;
+  std::vector<std::string> settings(request->settings().begin(), request->settings().end());
+  return Act(
+      context,
+      ChangePartition{0, caller, request->name(), request->create() ? Kind::kCreate : Kind::kUpdate,
+                      std::move(settings)},
+      reply);
+}
+
+ControllerService::Reactor* ControllerService::DeletePartition(
+    Context* context, const v1::DeletePartitionRequest* request, v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
   return Act(context,
-             drover::ctld::UpdateNode{0, caller, request->nodes(), *action, request->reason()},
+             ChangePartition{0, caller, request->name(), ChangePartition::Kind::kDelete, {}},
              reply);
 }
 

@@ -72,6 +72,9 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* ListReservations(Context*, const v1::ReservationQuery*, v1::ReservationList*) override;
   Reactor* Top(Context*, const v1::TopRequest*, v1::ActionReply*) override;
   Reactor* Reconfigure(Context*, const v1::ReconfigureRequest*, v1::ActionReply*) override;
+  Reactor* UpdatePartition(Context*, const v1::UpdatePartitionRequest*, v1::ActionReply*) override;
+  Reactor* DeletePartition(Context*, const v1::DeletePartitionRequest*, v1::ActionReply*) override;
+  Reactor* Notify(Context*, const v1::NotifyRequest*, v1::ActionReply*) override;
 
  private:
   enum class Access {
@@ -95,7 +98,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   grpc::Status DoListJobs(const Caller&, const v1::JobQuery*, v1::JobList*);
   grpc::Status DoListNodes(v1::NodeList*);
   grpc::Status DoHistory(const Caller&, const v1::HistoryQuery*, v1::JobList*);
-  grpc::Status DoJobScript(const Caller&, const v1::JobScriptRequest*, v1::JobScriptReply*);
+  grpc::Status DoJobScript(const Caller&, const v1::JobScriptRequest*, v1::JobScriptReply*,
+                           bool live);
   grpc::Status DoPriorities(const Caller&, const v1::PriorityQuery*, v1::PriorityList*);
   grpc::Status DoShares(const Caller&, v1::ShareList*);
   grpc::Status DoListPartitions(v1::PartitionList*);

@@ -11,6 +11,7 @@
 #include "ctld/views/priorities.h"
 #include "ctld/views/reservations.h"
 #include "wire/job_listing_codec.h"
+#include "wire/metadata.h"
 #include "wire/node_codec.h"
 #include "wire/partition_codec.h"
 #include "wire/priority_codec.h"
@@ -81,16 +82,24 @@ ControllerService::Reactor* ControllerService::JobScript(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, caller,
-               [this, caller, request, reply] { return DoJobScript(caller, request, reply); });
+  const auto& metadata = context->client_metadata();
+  bool live = metadata.find(wire::kLiveScriptKey) != metadata.end();
+  return Query(context, caller, [this, caller, request, reply, live] {
+    return DoJobScript(caller, request, reply, live);
+  });
 }
 
 // As slurmdbd: the job's owner or an operator, and only what AccountingStoreFlags keeps. The
 // reply is bounded by what a submission may carry (max_script_size, the environment's bounds).
+// `live` (scontrol write batch_script): as slurmctld, a job still in the queue, whose script
+// is kept whatever AccountingStoreFlags says.
 grpc::Status ControllerService::DoJobScript(const Caller& caller,
                                             const v1::JobScriptRequest* request,
-                                            v1::JobScriptReply* reply) {
+                                            v1::JobScriptReply* reply, bool live) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  if (live && !snapshot->jobs.Find(request->job_id()))
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        "Invalid job id specified: " + std::to_string(request->job_id()));
   auto owner = history_.FindOwner(*snapshot, request->job_id());
   if (!owner) return grpc::Status(grpc::StatusCode::INTERNAL, owner.error());
   if (!*owner)
@@ -102,7 +111,8 @@ grpc::Status ControllerService::DoJobScript(const Caller& caller,
                                                                  " belongs to another user");
   const ClusterSettings& settings = snapshot->cluster->settings;
   bool environment = request->environment();
-  if (!(environment ? settings.store_job_env : settings.store_job_script)) return grpc::Status::OK;
+  if (!live && !(environment ? settings.store_job_env : settings.store_job_script))
+    return grpc::Status::OK;
   auto stored = history_.Stored(environment ? "environments" : "scripts", (*owner)->script_id);
   if (!stored) return grpc::Status(grpc::StatusCode::INTERNAL, stored.error());
   if (!*stored) return grpc::Status::OK;

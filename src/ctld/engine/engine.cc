@@ -32,6 +32,8 @@ std::string NodeStateName(const NodeStatus& node, bool fully_allocated) {
     state = "DOWN";
   } else if (!node.registered) {
     state = "UNKNOWN";
+  } else if (node.drain && node.fail) {
+    state = node.jobs.empty() ? "FAIL" : "FAILING";
   } else if (node.drain) {
     state = node.jobs.empty() ? "DRAINED" : "DRAINING";
   } else if (node.jobs.empty()) {
@@ -50,6 +52,7 @@ Engine::Engine(const ClusterConfig& cluster, const Clock& clock, EngineOptions o
 Engine::Engine(std::shared_ptr<const ClusterConfig> shared, const Clock& clock,
                EngineOptions options)
     : config_(std::move(shared)),
+      base_(config_),
       clock_(clock),
       options_(options),
       nodes_(config_->nodes.size()),
@@ -128,6 +131,11 @@ void Engine::RestoreNode(int node, const NodeStatus& status) {
   nodes_[node].jobs = std::move(jobs);
   nodes_[node].registered = false;  // until its agent registers again
   nodes_[node].last_heard = clock_.Now();
+  if (status.weight || status.features || status.active_features) {
+    auto next = std::make_shared<ClusterConfig>(*config_);
+    ApplyNodeOverrides(status, next->nodes[node]);
+    config_ = std::move(next);
+  }
 }
 
 void Engine::RestoreUsage(const std::string& account, const std::string& user, double usage) {

@@ -52,11 +52,29 @@ struct NodeStatus {
   uint32_t reason_uid = 0;
   int64_t last_heard = 0;
   std::set<uint64_t> jobs;  // running jobs with a share of this node
+  bool fail = false;        // State=FAIL: drained, shown FAILING/FAIL
+  // scontrol update node's Weight and Features over slurm.conf's (until a reconfigure), and
+  // its Comment and Extra.
+  std::optional<uint32_t> weight{};
+  std::optional<std::vector<std::string>> features{};         // AvailableFeatures
+  std::optional<std::vector<std::string>> active_features{};  // what jobs' constraints see
+  std::string comment{}, extra{};
+};
+
+// What scontrol changed in a partition: its settings in the order given, applied over
+// slurm.conf's partition (or a new one), or its deletion.
+struct PartitionOverride {
+  std::vector<std::string> settings;  // "Key=Value"
+  bool created = false;               // not in slurm.conf
+  bool deleted = false;
 };
 
 // "IDLE", "MIXED", "ALLOCATED", "DRAINING", "DRAINED", "DOWN", "UNKNOWN" — with "*" appended
 // while not responding, as sinfo does.
 std::string NodeStateName(const NodeStatus& node, bool fully_allocated);
+
+// scontrol's Weight and Features of `status` over the node's slurm.conf values.
+void ApplyNodeOverrides(const NodeStatus& status, NodeConfig& node);
 
 // What readers see: an immutable copy published after each batch.
 struct Snapshot {
@@ -112,6 +130,11 @@ class Engine : private sched::JobOutcomes {
   void RestoreNode(int node, const NodeStatus& status);
   void RestoreUsage(const std::string& account, const std::string& user, double usage);
   void RestoreReservation(Reservation reservation);
+  // Before the jobs: scontrol's partition changes; those that no longer apply to slurm.conf
+  // are dropped, and what went wrong with each is returned.
+  std::vector<std::string> RestorePartitions(std::map<std::string, PartitionOverride> overrides);
+  // nullptr when scontrol has not changed the partition.
+  const PartitionOverride* FindPartitionOverride(const std::string& name) const;
   const Reservation* FindReservation(const std::string& name) const;
 
   const ClusterConfig& cluster() const { return *config_; }
@@ -137,6 +160,12 @@ class Engine : private sched::JobOutcomes {
   void On(const UpdateJob& event, EngineOutput& out);
   std::string UpdateOne(const UpdateJob& event, Job& job);
   void On(const UpdateNode& event, EngineOutput& out);
+  std::string UpdateNodeRefusal(const UpdateNode& event) const;
+  void SetNodeState(const UpdateNode& event, int index, EngineOutput& out);
+  void DownNode(int index, EngineOutput& out);               // its jobs requeued or ended NODE_FAIL
+  void On(const ChangePartition& event, EngineOutput& out);  // engine_partitions.cc
+  // Takes `next` as the configuration in force: jobs follow their partitions to it.
+  void Adopt(std::shared_ptr<const ClusterConfig> next, EngineOutput* out);
   void On(const SuspendJobs& event, EngineOutput& out);
   void On(const CreateReservation& event, EngineOutput& out);
   void On(const UpdateReservation& event, EngineOutput& out);
@@ -213,7 +242,9 @@ class Engine : private sched::JobOutcomes {
   sched::JobOutcome Find(uint64_t job_id) const override;
   sched::JobOutcome FindArrayTask(uint64_t array_job_id, uint32_t task_id) const override;
 
-  std::shared_ptr<const ClusterConfig> config_;
+  std::shared_ptr<const ClusterConfig> config_;  // in force: base_ with scontrol's changes
+  std::shared_ptr<const ClusterConfig> base_;    // slurm.conf's, as last read
+  std::map<std::string, PartitionOverride> partition_overrides_;
   const Clock& clock_;
   EngineOptions options_;
   int64_t min_cycle_interval_seconds_ = 0;  // options_'s, or the configuration's

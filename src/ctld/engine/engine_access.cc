@@ -108,6 +108,10 @@ std::string Engine::AdmitPartitions(const Caller& caller, JobSpec& spec) const {
     int p = config.FindPartition(name);
     std::string refusal =
         p < 0 ? "" : PartitionAccessRefusal(config.partitions[p], config.settings, caller, spec);
+    // State=DRAIN and INACTIVE take no new jobs (DOWN takes them; they wait).
+    if (p >= 0 && (config.partitions[p].state == PartitionState::kDrain ||
+                   config.partitions[p].state == PartitionState::kInactive))
+      refusal = "Required partition not available (inactive or drain)";
     if (refusal.empty()) {
       usable.push_back(name);
     } else if (first_refusal.empty()) {

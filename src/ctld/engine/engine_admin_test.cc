@@ -228,5 +228,154 @@ TEST_F(ReconfigureTest, RestartOnlyKeysKeepTheirValueAndAreNamed) {
   EXPECT_EQ(engine_.cluster().settings.min_job_age_seconds, 60);
 }
 
+// --- scontrol create|update|delete partition ---
+
+using PartitionTest = ReconfigureTest;
+
+TEST_F(PartitionTest, CreateUpdateAndDeleteTakeEffectLive) {
+  using Kind = ChangePartition::Kind;
+  Reply reply = Ask(ChangePartition{0, kRoot, "debug", Kind::kCreate, {"Nodes=n1", "MaxTime=10"}});
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_TRUE(last_.reconfigured);
+  ASSERT_EQ(last_.changed_partitions, std::vector<std::string>{"debug"});
+  int debug = engine_.cluster().FindPartition("debug");
+  ASSERT_GE(debug, 0);
+  EXPECT_EQ(engine_.cluster().partitions[debug].max_time_seconds, 600);
+  EXPECT_EQ(engine_.cluster().partitions[debug].nodes, std::vector<int>{0});
+  uint64_t id = Submit("alice", 1, {"debug"});
+  EXPECT_EQ(engine_.FindJob(id)->state, JobState::kRunning);
+  // State=DRAIN refuses new jobs; DOWN keeps them pending; UP lets them run.
+  ASSERT_TRUE(Ask(ChangePartition{0, kRoot, "p", Kind::kUpdate, {"State=DRAIN"}}).ok);
+  JobSpec spec;
+  spec.user = "alice";
+  spec.partitions = {"p"};
+  EXPECT_FALSE(Ask(SubmitJob{0, kAlice, spec, "", ""}).ok);
+  ASSERT_TRUE(Ask(ChangePartition{0, kRoot, "p", Kind::kUpdate, {"State=DOWN"}}).ok);
+  uint64_t waiting = Submit("alice", 1, {"p"});
+  clock_.Advance(5);
+  Apply(Tick{});
+  EXPECT_EQ(engine_.FindJob(waiting)->state, JobState::kPending);
+  ASSERT_TRUE(Ask(ChangePartition{0, kRoot, "p", Kind::kUpdate, {"State=UP"}}).ok);
+  clock_.Advance(5);
+  Apply(Tick{});
+  EXPECT_EQ(engine_.FindJob(waiting)->state, JobState::kRunning);
+  // A partition with jobs is in use; one without goes.
+  EXPECT_EQ(Ask(ChangePartition{0, kRoot, "debug", Kind::kDelete, {}}).error,
+            "Partition is in use");
+  ASSERT_TRUE(Ask(ChangePartition{0, kRoot, "idle", Kind::kCreate, {"Nodes=n2"}}).ok);
+  ASSERT_TRUE(Ask(ChangePartition{0, kRoot, "idle", Kind::kDelete, {}}).ok);
+  EXPECT_LT(engine_.cluster().FindPartition("idle"), 0);
+  EXPECT_EQ(engine_.FindPartitionOverride("idle"), nullptr);  // nothing left to keep
+}
+
+TEST_F(PartitionTest, RefusalsAreSlurmsAndChangeNothing) {
+  using Kind = ChangePartition::Kind;
+  EXPECT_EQ(Ask(ChangePartition{0, kAlice, "p", Kind::kUpdate, {"MaxTime=5"}}).error,
+            "Access/permission denied");
+  EXPECT_EQ(Ask(ChangePartition{0, kRoot, "nope", Kind::kUpdate, {"MaxTime=5"}}).error,
+            "Invalid partition name specified");
+  EXPECT_EQ(Ask(ChangePartition{0, kRoot, "p", Kind::kCreate, {}}).error,
+            "Invalid partition name specified");
+  EXPECT_EQ(Ask(ChangePartition{0, kRoot, "nope", Kind::kDelete, {}}).error,
+            "Invalid partition name specified");
+  Reply reply = Ask(ChangePartition{0, kRoot, "p", Kind::kUpdate, {"MaxTime=5", "State=SIDEWAYS"}});
+  EXPECT_NE(reply.error.find("Invalid input: State=SIDEWAYS"), std::string::npos) << reply.error;
+  EXPECT_EQ(Ask(ChangePartition{0, kRoot, "p", Kind::kUpdate, {"Bogus=1"}}).error,
+            "Update of this parameter is not supported: Bogus=1");
+  EXPECT_EQ(engine_.cluster().partitions[0].max_time_seconds, 7200);  // nothing changed
+  EXPECT_EQ(engine_.FindPartitionOverride("p"), nullptr);
+}
+
+TEST_F(PartitionTest, ChangesAreKeptForARestartAndDroppedByReconfigure) {
+  using Kind = ChangePartition::Kind;
+  ASSERT_TRUE(Ask(ChangePartition{0, kRoot, "p", Kind::kUpdate, {"MaxTime=30"}}).ok);
+  ASSERT_TRUE(
+      Ask(ChangePartition{0, kRoot, "debug", Kind::kCreate, {"Nodes=n2", "Default=YES"}}).ok);
+  // Default moved: p's change says so, so the changes apply in any order after a restart.
+  const PartitionOverride* p = engine_.FindPartitionOverride("p");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->settings, (std::vector<std::string>{"MaxTime=30", "Default=NO"}));
+  const PartitionOverride* debug = engine_.FindPartitionOverride("debug");
+  ASSERT_NE(debug, nullptr);
+  EXPECT_TRUE(debug->created);
+  // A restarted controller applies the kept changes over slurm.conf's partitions.
+  ManualClock clock;
+  Engine restarted(load_.config, clock);
+  std::vector<std::string> problems = restarted.RestorePartitions(
+      {{"p", *p}, {"debug", *debug}, {"gone", PartitionOverride{{"Nodes=n9"}, false, false}}});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("partition gone"), std::string::npos) << problems[0];
+  ASSERT_EQ(restarted.cluster().partitions.size(), 2u);
+  EXPECT_EQ(restarted.cluster().partitions[0].max_time_seconds, 1800);
+  EXPECT_EQ(restarted.cluster().DefaultPartition(), restarted.cluster().FindPartition("debug"));
+  // scontrol reconfigure reads slurm.conf alone, as Slurm's does.
+  ASSERT_TRUE(Reconfigure(Conf()).ok);
+  EXPECT_EQ(engine_.cluster().partitions.size(), 1u);
+  EXPECT_EQ(engine_.cluster().partitions[0].max_time_seconds, 7200);
+  EXPECT_EQ(engine_.FindPartitionOverride("p"), nullptr);
+  EXPECT_EQ(last_.changed_partitions.size(), 2u);  // both deleted from the store
+}
+
+// --- scontrol update node ---
+
+TEST_F(AdminTest, NodeWeightAndFeaturesReachTheSchedulerUntilReconfigure) {
+  UpdateNode update{0, kRoot, "n1", UpdateNode::Action::kNone, ""};
+  update.weight = 50;
+  update.features = "big,fast";
+  update.comment = "new disks";
+  Reply reply = Ask(update);
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_EQ(engine_.cluster().nodes[0].weight, 50u);
+  EXPECT_EQ(engine_.cluster().nodes[0].features, (std::vector<std::string>{"big", "fast"}));
+  EXPECT_EQ(engine_.node(0).comment, "new disks");
+  // A job that asks for the feature runs on n1 only.
+  JobSpec spec;
+  spec.user = "alice";
+  spec.constraint = "fast";
+  spec.ntasks = 1;
+  reply = Ask(SubmitJob{0, kAlice, spec, "", "#!/bin/sh\n"});
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_EQ(engine_.FindJob(reply.job_ids[0])->NodeIndexes(), std::vector<int>{0});
+  // ActiveFeatures must be among the available ones.
+  UpdateNode active{0, kRoot, "n1", UpdateNode::Action::kNone, ""};
+  active.active_features = "slow";
+  EXPECT_EQ(Ask(active).error, "Active features not subset of available features");
+  active.active_features = "big";
+  ASSERT_TRUE(Ask(active).ok);
+  EXPECT_EQ(engine_.cluster().nodes[0].features, std::vector<std::string>{"big"});
+  EXPECT_EQ(*engine_.node(0).features, (std::vector<std::string>{"big", "fast"}));
+  ConfigLoad conf = LoadClusterConfigText(Conf());
+  ASSERT_TRUE(Ask(Reconfigure{0, kRoot, std::make_shared<const ClusterConfig>(conf.config)}).ok);
+  EXPECT_EQ(engine_.cluster().nodes[0].weight, 1u);
+  EXPECT_TRUE(engine_.cluster().nodes[0].features.empty());
+}
+
+TEST_F(AdminTest, NodeStatesFailNoRespAndDownEndingJobs) {
+  using Action = UpdateNode::Action;
+  uint64_t id = Submit("alice", 8);
+  ASSERT_EQ(engine_.FindJob(id)->state, JobState::kRunning);
+  int node = engine_.FindJob(id)->NodeIndexes()[0];
+  std::string name = engine_.cluster().nodes[node].name;
+  ASSERT_TRUE(Ask(UpdateNode{0, kRoot, name, Action::kFail, "bad dimm"}).ok);
+  EXPECT_EQ(NodeStateName(engine_.node(node), true), "FAILING");
+  EXPECT_EQ(engine_.node(node).reason, "bad dimm");
+  ASSERT_TRUE(Ask(UpdateNode{0, kRoot, name, Action::kNoResp, ""}).ok);
+  EXPECT_EQ(NodeStateName(engine_.node(node), true), "FAILING*");
+  EXPECT_EQ(Ask(UpdateNode{0, kRoot, name, Action::kDown, ""}).error,
+            "You must specify a reason when DOWNING or DRAINING a node");
+  Reply down = Ask(UpdateNode{0, kRoot, name, Action::kDown, "replace"});
+  ASSERT_TRUE(down.ok) << down.error;
+  // Its job stops there: requeued (or ended NODE_FAIL), its processes terminated.
+  bool terminated = false;
+  for (const Effect& effect : last_.effects)
+    if (const auto* stop = std::get_if<TerminateJob>(&effect))
+      terminated |= stop->job_id == id && stop->nodes == std::vector<int>{node};
+  EXPECT_TRUE(terminated);
+  EXPECT_TRUE(engine_.node(node).jobs.empty());
+  ASSERT_TRUE(Ask(UpdateNode{0, kRoot, name, Action::kResume, ""}).ok);
+  EXPECT_FALSE(engine_.node(node).fail);
+  EXPECT_FALSE(engine_.node(node).down);
+}
+
 }  // namespace
 }  // namespace drover::ctld

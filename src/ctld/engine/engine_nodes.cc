@@ -3,49 +3,137 @@
 // silent node DOWN and ends or requeues its jobs.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/hostlist.h"
+#include "common/text.h"
 #include "ctld/engine/engine.h"
 
 namespace drover::ctld {
 
-void Engine::On(const UpdateNode& event, EngineOutput& out) {
-  auto names = ExpandHostlist(event.nodes);
-  if (!names) return out.effects.push_back(Reply{event.token, false, names.error(), {}, {}});
-  if (!IsOperator(event.caller))
-    return out.effects.push_back(Reply{event.token, false, "Access/permission denied", {}, {}});
-  bool needs_reason =
-      event.action == UpdateNode::Action::kDrain || event.action == UpdateNode::Action::kDown;
+namespace {
+
+bool Subset(const std::vector<std::string>& part, const std::vector<std::string>& whole) {
+  for (const std::string& item : part)
+    if (std::find(whole.begin(), whole.end(), item) == whole.end()) return false;
+  return true;
+}
+
+std::vector<std::string> FeatureList(const std::string& text) {
+  std::vector<std::string> features;
+  for (const std::string& item : Split(text, ','))
+    if (!item.empty()) features.push_back(item);
+  return features;
+}
+
+}  // namespace
+
+std::string Engine::UpdateNodeRefusal(const UpdateNode& event) const {
+  using Action = UpdateNode::Action;
+  if (!IsOperator(event.caller)) return "Access/permission denied";
+  bool needs_reason = event.action == Action::kDrain || event.action == Action::kDown ||
+                      event.action == Action::kFail;
   if (needs_reason && event.reason.empty())
-    return out.effects.push_back(Reply{
-        event.token, false, "You must specify a reason when DOWNING or DRAINING a node", {}, {}});
+    return "You must specify a reason when DOWNING or DRAINING a node";
+  return "";
+}
+
+void Engine::DownNode(int index, EngineOutput& out) {
+  std::set<uint64_t> jobs = nodes_[index].jobs;
+  for (uint64_t id : jobs) {
+    Job& job = Mutable(id, out);
+    if (job.spec.requeue) {
+      Requeue(job, JobState::kNodeFail, out);
+    } else {
+      // Its processes stop everywhere (the node's agent too, if it still answers).
+      out.effects.push_back(
+          TerminateJob{id, job.NodeIndexes(), cluster().settings.kill_wait_seconds});
+      Finish(job, JobState::kNodeFail);
+    }
+  }
+}
+
+void Engine::SetNodeState(const UpdateNode& event, int index, EngineOutput& out) {
+  using Action = UpdateNode::Action;
+  NodeStatus& node = nodes_[index];
+  switch (event.action) {
+    case Action::kNone:
+      break;
+    case Action::kDrain:
+      node.drain = true;
+      break;
+    case Action::kFail:
+      node.drain = node.fail = true;
+      break;
+    case Action::kDown:
+      if (!node.down) DownNode(index, out);  // Slurm stops the node's jobs
+      node.down = true;
+      break;
+    case Action::kNoResp:
+      node.not_responding = true;  // until the agent is heard from again
+      break;
+    case Action::kResume:
+    case Action::kUndrain:
+      node.drain = node.drained_by_health = node.fail = false;
+      if (event.action == Action::kResume) node.down = false;
+      break;
+  }
+  bool with_reason = event.action == Action::kDrain || event.action == Action::kDown ||
+                     event.action == Action::kFail;
+  if (with_reason || event.action == Action::kResume || event.action == Action::kUndrain) {
+    node.reason = with_reason ? event.reason : "";
+    node.reason_time = with_reason ? clock_.Now() : 0;
+    node.reason_uid = event.caller.uid;
+  } else if (!event.reason.empty() && (node.down || node.drain)) {
+    node.reason = event.reason;  // Reason= alone: a new reason for a node that has one
+    node.reason_time = clock_.Now();
+    node.reason_uid = event.caller.uid;
+  }
+}
+
+void Engine::On(const UpdateNode& event, EngineOutput& out) {
+  auto refuse = [&](std::string why) {
+    out.effects.push_back(Reply{event.token, false, std::move(why), {}, {}});
+  };
+  auto names = ExpandHostlist(event.nodes);
+  if (!names) return refuse(names.error());
+  if (std::string refusal = UpdateNodeRefusal(event); !refusal.empty()) return refuse(refusal);
   std::vector<int> targets;
   for (const std::string& name : *names) {
     int index = cluster().FindNode(name);
-    if (index < 0)
-      return out.effects.push_back(
-          Reply{event.token, false, fmt::format("Invalid node name specified ({})", name), {}, {}});
+    if (index < 0) return refuse(fmt::format("Invalid node name specified ({})", name));
     targets.push_back(index);
   }
+  // Features= sets the available and the active features (no node_features plugin changes
+  // them apart); ActiveFeatures= must be among the available ones.
+  std::optional<std::vector<std::string>> available, active;
+  if (event.features) available = active = FeatureList(*event.features);
+  if (event.active_features) active = FeatureList(*event.active_features);
+  bool reshaped = event.weight || available || active;
+  for (int index : targets) {
+    const NodeStatus& node = nodes_[index];
+    const std::vector<std::string>& has = available       ? *available
+                                          : node.features ? *node.features
+                                                          : base_->nodes[index].features;
+    if (active && !Subset(*active, has))
+      return refuse("Active features not subset of available features");
+  }
+  auto next = reshaped ? std::make_shared<ClusterConfig>(cluster()) : nullptr;
   for (int index : targets) {
     NodeStatus& node = nodes_[index];
-    switch (event.action) {
-      case UpdateNode::Action::kDrain:
-        node.drain = true;
-        break;
-      case UpdateNode::Action::kDown:
-        node.down = true;
-        break;
-      case UpdateNode::Action::kResume:
-      case UpdateNode::Action::kUndrain:
-        node.drain = node.drained_by_health = false;
-        if (event.action == UpdateNode::Action::kResume) node.down = false;
-        break;
+    SetNodeState(event, index, out);
+    if (event.weight) node.weight = *event.weight;
+    if (available) node.features = *available;
+    if (active) {
+      if (!node.features) node.features = base_->nodes[index].features;
+      node.active_features = *active;
     }
-    node.reason = needs_reason ? event.reason : "";
-    node.reason_time = needs_reason ? clock_.Now() : 0;
-    node.reason_uid = event.caller.uid;
+    if (event.comment) node.comment = *event.comment;
+    if (event.extra) node.extra = *event.extra;
+    if (next) ApplyNodeOverrides(node, next->nodes[index]);
     out.changed_nodes.push_back(index);
   }
+  if (next) Adopt(std::move(next), &out);
   schedule_requested_ = true;
   out.effects.push_back(Reply{event.token, true, "", {}, {}});
 }
@@ -132,15 +220,7 @@ void Engine::CheckNodeLiveness(EngineOutput& out) {
     node.reason_time = clock_.Now();
     node.reason_uid = 0;
     out.changed_nodes.push_back(static_cast<int>(i));
-    std::set<uint64_t> jobs = node.jobs;
-    for (uint64_t id : jobs) {
-      Job& job = Mutable(id, out);
-      if (job.spec.requeue) {
-        Requeue(job, JobState::kNodeFail, out);
-      } else {
-        Finish(job, JobState::kNodeFail);
-      }
-    }
+    DownNode(static_cast<int>(i), out);
     schedule_requested_ = true;
   }
 }

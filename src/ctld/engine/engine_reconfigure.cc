@@ -97,23 +97,22 @@ void Engine::On(const Reconfigure& event, EngineOutput& out) {
     return out.effects.push_back(Reply{event.token, false, "Access/permission denied", {}, {}});
   if (std::string refusal = ReconfigureRefusal(*event.cluster); !refusal.empty())
     return out.effects.push_back(Reply{event.token, false, std::move(refusal), {}, {}});
+  // slurm.conf is read again from scratch: scontrol's partition changes and node weights and
+  // features are dropped, as Slurm's reconfigure drops them (no ReconfigFlags=KeepPartInfo).
+  for (const auto& [name, change] : partition_overrides_) out.changed_partitions.push_back(name);
+  partition_overrides_.clear();
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeStatus& node = nodes_[i];
+    if (!node.weight && !node.features && !node.active_features) continue;
+    node.weight.reset();
+    node.features.reset();
+    node.active_features.reset();
+    out.changed_nodes.push_back(static_cast<int>(i));
+  }
+  base_ = event.cluster;
   auto next = std::make_shared<ClusterConfig>(*event.cluster);
   std::vector<std::string> kept = KeepRestartOnly(cluster().settings, next->settings);
-  // Running and finished jobs name their partition by index: follow it to the new one.
-  std::vector<int> moved(cluster().partitions.size());
-  for (size_t p = 0; p < moved.size(); ++p)
-    moved[p] = next->FindPartition(cluster().partitions[p].name);
-  std::vector<uint64_t> renumber;
-  for (const auto& [id, job] : jobs_)
-    if (job->partition >= 0 && moved[job->partition] != job->partition) renumber.push_back(id);
-  for (uint64_t id : renumber) {
-    Job& job = Mutable(id, out);
-    job.partition = moved[job.partition];
-  }
-  config_ = std::move(next);
-  min_cycle_interval_seconds_ = MinCycleInterval(options_, *config_);
-  out.reconfigured = true;
-  schedule_requested_ = true;
+  Adopt(std::move(next), &out);
   Reply reply{event.token, true, "", {}, {}};
   if (!kept.empty()) {
     std::string keys;

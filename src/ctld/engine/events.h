@@ -122,12 +122,35 @@ struct UpdateJob {
   JobUpdate update;  // the other keys (common/job_update.h)
 };
 
+// scontrol update NodeName=...: a state (kNone: none given) and the keys given (unset: kept).
 struct UpdateNode {
   uint64_t token = 0;
   Caller caller;
   std::string nodes;  // hostlist
-  enum class Action { kDrain, kResume, kDown, kUndrain } action = Action::kDrain;
+  // kFail: drained, FAIL/FAILING; kNoResp: flagged not responding until the agent is heard.
+  enum class Action {
+    kNone,
+    kDrain,
+    kResume,
+    kDown,
+    kUndrain,
+    kFail,
+    kNoResp
+  } action = Action::kDrain;
   std::string reason;
+  std::optional<uint32_t> weight{};
+  std::optional<std::string> features{}, active_features{};
+  std::optional<std::string> comment{}, extra{};
+};
+
+// scontrol create|update PartitionName=P Key=Value..., delete PartitionName=P (operators):
+// slurm.conf's partition keys, kept over slurm.conf's partitions until a reconfigure.
+struct ChangePartition {
+  uint64_t token = 0;
+  Caller caller;
+  std::string name;
+  enum class Kind { kUpdate, kCreate, kDelete } kind = Kind::kUpdate;
+  std::vector<std::string> settings;  // "Key=Value"
 };
 
 // scontrol suspend/resume (operators): SIGSTOP/SIGCONT to the job; suspended time does not count
@@ -259,9 +282,9 @@ struct JobEnded {
 struct Tick {};
 
 using Event = std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode,
-                           SuspendJobs, CreateReservation, UpdateReservation, DeleteReservation,
-                           TopJobs, Reconfigure, CreateStep, StepEnded, ReleaseJob, WillRunJob,
-                           NodeRegistered, Heartbeat, JobEnded, Tick>;
+                           ChangePartition, SuspendJobs, CreateReservation, UpdateReservation,
+                           DeleteReservation, TopJobs, Reconfigure, CreateStep, StepEnded,
+                           ReleaseJob, WillRunJob, NodeRegistered, Heartbeat, JobEnded, Tick>;
 
 // --- effects ---
 struct Reply {
@@ -314,6 +337,7 @@ struct EngineOutput {
   std::vector<int> changed_nodes;
   std::vector<std::string> changed_reservations;  // records to persist
   std::vector<std::string> deleted_reservations;
+  std::vector<std::string> changed_partitions;  // scontrol's changes: persist (or delete)
   // A submission's batch script and environment, stored under its (array) job ID.
   struct Script {
     uint64_t job_id = 0;

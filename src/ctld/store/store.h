@@ -60,7 +60,8 @@ class Store {
 
 // Tables the controller uses; others are refused with an error naming them.
 inline constexpr std::string_view kStoreTables[] = {
-    "jobs", "job_history", "scripts", "environments", "nodes", "usage", "reservations", "meta"};
+    "jobs",  "job_history",  "scripts", "environments", "nodes",
+    "usage", "reservations", "meta",    "partitions"};  // partitions: scontrol's changes
 
 // OK when `table` is one of kStoreTables, else an error naming it and the known tables.
 inline Status CheckStoreTable(std::string_view table) {

@@ -1,6 +1,7 @@
 // See nodes.h.
 #include "ctld/views/nodes.h"
 
+#include "common/text.h"
 #include "ctld/views/node_usage.h"
 
 namespace drover::ctld::views {
@@ -19,6 +20,8 @@ wire::NodeInfo NodeInfoOf(const NodeStatus& node, const std::string& name, bool 
   info.reason_uid = node.reason_uid;
   info.last_heard = node.last_heard;
   info.jobs.assign(node.jobs.begin(), node.jobs.end());
+  info.comment = node.comment;
+  info.extra = node.extra;
   return info;
 }
 
@@ -43,6 +46,11 @@ wire::NodeListing ListNodes(const Snapshot& snapshot) {
     wire::NodeInfo info =
         NodeInfoOf(snapshot.nodes[i], cluster.nodes[i].name, FullyAllocated(cluster, usage, i));
     info.reservation = reserved[i];
+    const NodeConfig& config = cluster.nodes[i];
+    info.weight = config.weight;
+    info.active_features = Join(config.features, ",");
+    info.features =
+        snapshot.nodes[i].features ? Join(*snapshot.nodes[i].features, ",") : info.active_features;
     if (!reserved[i].empty() && info.state.starts_with("IDLE"))
       info.state = reserved[i] + info.state.substr(4);
     listing.nodes.push_back(std::move(info));
