@@ -100,6 +100,38 @@ TEST(SlurmConf, AccountingStoreFlagsNameWhatTheHistoryKeeps) {
       << Messages(typo.diagnostics.errors());
 }
 
+TEST(SlurmConf, PropagateResourceLimitsTakesLimitNamesAndOnlyOneOfTheTwoKeys) {
+  ConfigLoad load = LoadComplete("PropagateResourceLimits=NOFILE,core\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(load.config.settings.propagate_resource_limits, "NOFILE,core");
+  EXPECT_FALSE(LoadComplete("").config.settings.propagate_resource_limits);
+  ConfigLoad except = LoadComplete("PropagateResourceLimitsExcept=MEMLOCK\n");
+  ASSERT_TRUE(except.ok()) << Messages(except.diagnostics.errors());
+  EXPECT_EQ(except.config.settings.propagate_resource_limits_except, "MEMLOCK");
+  ConfigLoad typo = LoadComplete("PropagateResourceLimits=NOFILES\n");
+  EXPECT_NE(Messages(typo.diagnostics.errors()).find("'NOFILES' is not a resource limit"),
+            std::string::npos)
+      << Messages(typo.diagnostics.errors());
+  ConfigLoad both =
+      LoadComplete("PropagateResourceLimitsExcept=MEMLOCK\nPropagateResourceLimits=NOFILE\n");
+  EXPECT_NE(Messages(both.diagnostics.errors()).find("give one of the two"), std::string::npos)
+      << Messages(both.diagnostics.errors());
+}
+
+TEST(SlurmConf, BcastKeysAreSrunBcastsDefaults) {
+  ConfigLoad load = LoadComplete(
+      "BcastParameters=DestDir=/scratch,Compression=LZ4,send_libs\nBcastExclude=none\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(load.config.settings.bcast_dest_dir, "/scratch");
+  EXPECT_EQ(load.config.settings.bcast_compression, "lz4");
+  EXPECT_TRUE(load.config.settings.bcast_send_libs);
+  EXPECT_EQ(load.config.settings.bcast_exclude, "none");
+  EXPECT_EQ(LoadComplete("").config.settings.bcast_exclude, "/lib,/usr/lib,/lib64,/usr/lib64");
+  for (const char* bad : {"BcastParameters=DestDir=tmp\n", "BcastParameters=Compression=zstd\n",
+                          "BcastExclude=lib\n"})
+    EXPECT_FALSE(LoadComplete(bad).ok()) << bad;
+}
+
 TEST(SlurmConf, ClusterKeysAreCaseInsensitiveAndTyped) {
   ConfigLoad load = Load(
       "killwait=45\nSLURMDTIMEOUT=120\nPriorityType=priority/multifactor\n"

@@ -84,6 +84,8 @@ struct Settings {
   std::optional<uint32_t> run_uid, run_gid, run_uid_group;
   std::optional<std::string> run_user;
   std::optional<std::string> mcs_label;
+  std::optional<std::string> propagate;     // --propagate's list as given ("": ALL)
+  std::optional<std::string> get_user_env;  // --get-user-env, checked: "[timeout][S|L]"
   // Variables Slurm's sbatch sets for the job from options (SLURM_DISTRIBUTION, ...): the
   // job's srun reads them.
   std::map<std::string, std::string> variables;
