@@ -162,15 +162,6 @@ struct ClusterSettings {
   std::vector<std::string> dependency_params;       // DependencyParameters (kill_invalid_depend)
   CgroupConf cgroup;                                // cgroup.conf beside slurm.conf
   std::string tmp_fs = "/tmp";
-  // PropagateResourceLimits (none given: ALL) and PropagateResourceLimitsExcept: the limits
-  // sbatch and srun carry to the job when --propagate is not given (common/resource_limits.h).
-  std::optional<std::string> propagate_resource_limits;
-  std::string propagate_resource_limits_except;
-  // BcastParameters (DestDir=, Compression=, send_libs) and BcastExclude: srun --bcast's
-  // defaults (docs/cli.md).
-  std::string bcast_dest_dir, bcast_compression;
-  bool bcast_send_libs = false;
-  std::string bcast_exclude = "/lib,/usr/lib,/lib64,/usr/lib64";
 
   // scheduling and priority
   SchedulerType scheduler = SchedulerType::kBackfill;

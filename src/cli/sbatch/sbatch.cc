@@ -19,6 +19,7 @@
 #include "cli/sbatch/sbatch_options.h"
 #include "cli/srun/allocation.h"
 #include "common/job_state.h"
+#include "common/launch_settings.h"
 #include "common/resource_limits.h"
 #include "common/text.h"
 #include "wire/job_spec_codec.h"
@@ -117,7 +118,7 @@ int RunSbatch(Arguments args) {
     }
     cluster_suffix = local;
   }
-  const ClusterSettings& settings = connection->cluster.settings;
+  const LaunchSettings settings = ReadLaunchSettings(ResolveConfPath(""));
   auto limits = ChooseLimits(request->propagate, settings.propagate_resource_limits,
                              settings.propagate_resource_limits_except);
   if (!limits) {

@@ -110,7 +110,7 @@ v1::StepLaunch::BcastFile FileOf(const std::string& path, std::string data, bool
 }  // namespace
 
 Result<std::optional<BcastRequest>> BcastRequestOf(const ParsedOptions& parsed,
-                                                   const ClusterSettings& settings,
+                                                   const LaunchSettings& settings,
                                                    const std::string& command,
                                                    const std::string& work_dir,
                                                    const std::map<std::string, std::string>& env) {
@@ -183,7 +183,7 @@ Result<std::vector<v1::StepLaunch::BcastFile>> ReadBcastFiles(
   return files;
 }
 
-bool CompressLaunch(const ParsedOptions& parsed, const ClusterSettings& settings) {
+bool CompressLaunch(const ParsedOptions& parsed, const LaunchSettings& settings) {
   if (!parsed.Has("compress")) return false;
   std::string type = parsed.Last("compress").value_or("");
   if (type.empty()) type = settings.bcast_compression.empty() ? "lz4" : settings.bcast_compression;

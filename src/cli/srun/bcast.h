@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/cluster_config.h"
 #include "common/getopt.h"
+#include "common/launch_settings.h"
 #include "common/result.h"
 #include "common/step_launch.h"
 #include "proto/drover.pb.h"
@@ -28,7 +28,7 @@ struct BcastRequest {
 // What --bcast, --send-libs and --bcast-exclude ask for (slurm.conf's BcastParameters and
 // BcastExclude when not given); nullopt without --bcast. `work_dir` is the step's (--chdir).
 Result<std::optional<BcastRequest>> BcastRequestOf(const ParsedOptions& parsed,
-                                                   const ClusterSettings& settings,
+                                                   const LaunchSettings& settings,
                                                    const std::string& command,
                                                    const std::string& work_dir,
                                                    const std::map<std::string, std::string>& env);
@@ -40,6 +40,6 @@ Result<std::vector<v1::StepLaunch::BcastFile>> ReadBcastFiles(
 
 // --compress[=lz4|none] (BcastParameters Compression= when bare): whether the launch is sent
 // compressed. An unknown type is Slurm's warning, and no compression.
-bool CompressLaunch(const ParsedOptions& parsed, const ClusterSettings& settings);
+bool CompressLaunch(const ParsedOptions& parsed, const LaunchSettings& settings);
 
 }  // namespace drover::cli

@@ -31,6 +31,7 @@
 #include "cli/srun/step_streams.h"
 #include "common/getopt.h"
 #include "common/hostlist.h"
+#include "common/launch_settings.h"
 #include "common/resource_limits.h"
 #include "common/step_launch.h"
 #include "common/text.h"
@@ -431,6 +432,8 @@ class Srun {
 
   SrunRequest request_;
   Connection connection_;
+  // slurm.conf's keys for the launch alone (--propagate's and --bcast's defaults).
+  LaunchSettings launch_settings_ = ReadLaunchSettings(ResolveConfPath(""));
   std::optional<SbatchRequest> job_request_;  // the allocation's options, as sbatch reads them
   std::map<std::string, std::string> env_ = Environment();
   std::optional<uint64_t> job_id_;
@@ -649,9 +652,8 @@ bool Srun::AddTaskSettings(v1::StepLaunch& launch) {
   if (auto level = parsed().Last("slurmd-debug"))
     if (Result<int> number = SlurmdDebugLevel(*level))  // checked with the options
       launch.set_debug_level(*number);
-  const ClusterSettings& settings = connection_.cluster.settings;
-  auto limits = ChooseLimits(job_request_->propagate, settings.propagate_resource_limits,
-                             settings.propagate_resource_limits_except);
+  auto limits = ChooseLimits(job_request_->propagate, launch_settings_.propagate_resource_limits,
+                             launch_settings_.propagate_resource_limits_except);
   if (limits)  // the option was checked, and slurm.conf when it was read
     for (const std::string& entry : CaptureLimits(*limits)) launch.add_rlimits(entry);
   return true;
@@ -660,8 +662,8 @@ bool Srun::AddTaskSettings(v1::StepLaunch& launch) {
 // --bcast: the program (and --send-libs' libraries) the nodes copy and run; false after saying
 // why it cannot be sent.
 bool Srun::AttachBcast(v1::StepLaunch& launch) {
-  auto request = BcastRequestOf(parsed(), connection_.cluster.settings, request_.command.front(),
-                                launch.work_dir(), env_);
+  auto request =
+      BcastRequestOf(parsed(), launch_settings_, request_.command.front(), launch.work_dir(), env_);
   if (request && !*request) return true;
   auto files =
       request ? ReadBcastFiles(**request, env_)
@@ -856,7 +858,7 @@ int Srun::Run() {
   }
 
   StepStreams streams(request_.label, request_.kill_on_bad_exit, step_name);
-  streams.set_compress(CompressLaunch(parsed(), connection_.cluster.settings));
+  streams.set_compress(CompressLaunch(parsed(), launch_settings_));
   if (!streams.Start(*step, *launch, connection_, MessageSeconds())) {
     EndUnstarted(*step);
     return 1;
