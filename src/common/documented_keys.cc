@@ -35,8 +35,6 @@ static constexpr std::string_view kSlurmConfKeys[] = {
     "BackupAddr",        // Legacy; superseded by SlurmctldHost.
     "BackupController",  // Legacy; superseded by SlurmctldHost.
     "BatchStartTimeout",
-    "BcastExclude",
-    "BcastParameters",
     "BurstBufferParameters",
     "BurstBufferType",
     "CertgenParameters",
@@ -179,8 +177,6 @@ static constexpr std::string_view kSlurmConfKeys[] = {
     "PrologSlurmctld",
     "PrologTimeout",
     "PropagatePrioProcess",
-    "PropagateResourceLimits",
-    "PropagateResourceLimitsExcept",
     "RebootProgram",
     "ReconfigFlags",
     "RequeueExit",

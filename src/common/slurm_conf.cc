@@ -10,6 +10,7 @@
 
 #include "common/documented_keys.h"
 #include "common/hostlist.h"
+#include "common/launch_settings.h"
 
 namespace drover {
 namespace {
@@ -46,9 +47,16 @@ void ReportUnenforcedParts(const ConfLine& line, const std::string& key,
 
 void ApplyClusterPair(const ConfLine& line, const ConfPair& pair, ClusterConfig& config,
                       Diagnostics& diagnostics, KeyReporter& reporter,
-                      std::map<std::string, int>& first_seen) {
+                      std::map<std::string, int>& first_seen, LaunchSettings& launch) {
   const auto& fields = ClusterSettingsFields();
   const ConfField<ClusterSettings>* field = FindField(fields, pair.key);
+  if (const auto* launch_field = FindField(LaunchSettingsFields(), pair.key);
+      !field && launch_field) {
+    // Only the launching commands act on it (launch_settings.h): checked here as they read it.
+    if (SetResult error = launch_field->set(launch, pair.value))
+      diagnostics.Error(line.where, fmt::format("{}: {}", launch_field->name, *error));
+    return;
+  }
   if (!field) {
     static const std::vector<std::string_view> implemented = FieldNames(fields);
     reporter.Report(diagnostics, line.where, pair.key, "slurm.conf", implemented,
@@ -139,6 +147,7 @@ void ApplySlurmConf(const std::vector<ConfLine>& lines, ClusterConfig& config,
   std::vector<ConfPair> node_defaults, partition_defaults;
   std::vector<const ConfLine*> partition_lines, node_set_lines;
   std::map<std::string, int> first_seen;
+  LaunchSettings launch;  // checked only: the commands read these keys themselves
   for (const ConfLine& line : lines) {
     if (IsLineKind(line, "NodeName")) {
       AddNodeLine(line, node_defaults, config, diagnostics, reporter);
@@ -152,10 +161,10 @@ void ApplySlurmConf(const std::vector<ConfLine>& lines, ClusterConfig& config,
     } else if (line.pairs.size() > 1 &&
                !FindField(ClusterSettingsFields(), line.pairs.front().key)) {
       // A misspelt line kind ("PartitoinName=p Nodes=..."): one warning, not one per key.
-      ApplyClusterPair(line, line.pairs.front(), config, diagnostics, reporter, first_seen);
+      ApplyClusterPair(line, line.pairs.front(), config, diagnostics, reporter, first_seen, launch);
     } else {
       for (const ConfPair& pair : line.pairs)
-        ApplyClusterPair(line, pair, config, diagnostics, reporter, first_seen);
+        ApplyClusterPair(line, pair, config, diagnostics, reporter, first_seen, launch);
     }
   }
   FinishNodes(config, diagnostics);

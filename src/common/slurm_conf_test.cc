@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/cluster_config.h"
+#include "common/launch_settings.h"
 
 namespace drover {
 namespace {
@@ -98,6 +99,51 @@ TEST(SlurmConf, AccountingStoreFlagsNameWhatTheHistoryKeeps) {
                 .find("invalid value 'job_scripts' (expected job_comment, job_env or job_script)"),
             std::string::npos)
       << Messages(typo.diagnostics.errors());
+}
+
+// The launching commands' keys (launch_settings.h): read by sbatch and srun, checked here.
+LaunchSettings Launch(const std::string& text) {
+  Diagnostics diagnostics;
+  return LaunchSettingsOf(ReadConfText(text, "slurm.conf", diagnostics));
+}
+
+TEST(SlurmConf, PropagateResourceLimitsTakesLimitNamesAndOnlyOneOfTheTwoKeys) {
+  ConfigLoad load = LoadComplete("PropagateResourceLimits=NOFILE,core\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(Launch("PropagateResourceLimits=NOFILE,core\n").propagate_resource_limits,
+            "NOFILE,core");
+  EXPECT_FALSE(Launch("").propagate_resource_limits);
+  ConfigLoad except = LoadComplete("PropagateResourceLimitsExcept=MEMLOCK\n");
+  ASSERT_TRUE(except.ok()) << Messages(except.diagnostics.errors());
+  EXPECT_EQ(Launch("PropagateResourceLimitsExcept=MEMLOCK\n").propagate_resource_limits_except,
+            "MEMLOCK");
+  ConfigLoad typo = LoadComplete("PropagateResourceLimits=NOFILES\n");
+  EXPECT_NE(Messages(typo.diagnostics.errors()).find("'NOFILES' is not a resource limit"),
+            std::string::npos)
+      << Messages(typo.diagnostics.errors());
+  EXPECT_FALSE(Launch("PropagateResourceLimits=NOFILES\n").propagate_resource_limits);
+  ConfigLoad both =
+      LoadComplete("PropagateResourceLimitsExcept=MEMLOCK\nPropagateResourceLimits=NOFILE\n");
+  EXPECT_NE(Messages(both.diagnostics.errors()).find("give one of the two"), std::string::npos)
+      << Messages(both.diagnostics.errors());
+}
+
+TEST(SlurmConf, BcastKeysAreSrunBcastsDefaults) {
+  const std::string text =
+      "BcastParameters=DestDir=/scratch,Compression=LZ4,send_libs\nBcastExclude=none\n";
+  ConfigLoad load = LoadComplete(text);
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(Messages(load.diagnostics.warnings()).find("Bcast"), std::string::npos)
+      << Messages(load.diagnostics.warnings());
+  LaunchSettings launch = Launch(text);
+  EXPECT_EQ(launch.bcast_dest_dir, "/scratch");
+  EXPECT_EQ(launch.bcast_compression, "lz4");
+  EXPECT_TRUE(launch.bcast_send_libs);
+  EXPECT_EQ(launch.bcast_exclude, "none");
+  EXPECT_EQ(Launch("").bcast_exclude, "/lib,/usr/lib,/lib64,/usr/lib64");
+  for (const char* bad : {"BcastParameters=DestDir=tmp\n", "BcastParameters=Compression=zstd\n",
+                          "BcastExclude=lib\n"})
+    EXPECT_FALSE(LoadComplete(bad).ok()) << bad;
 }
 
 TEST(SlurmConf, ClusterKeysAreCaseInsensitiveAndTyped) {

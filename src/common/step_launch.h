@@ -1,6 +1,7 @@
 // What srun tells a step's agents beside StepLaunch's fields.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace drover {
@@ -14,5 +15,9 @@ inline constexpr std::string_view kPreserveEnvMarker = "DROVER_PRESERVE_ENV=1";
 // slurmstepd reads it) and after each task, with the task's environment.
 inline constexpr std::string_view kTaskPrologVariable = "DROVER_TASK_PROLOG";
 inline constexpr std::string_view kTaskEpilogVariable = "DROVER_TASK_EPILOG";
+
+// srun --bcast: the most a step's launch carries in files (StepLaunch.bcast); the agents accept
+// launches this much larger than gRPC's default.
+inline constexpr uint64_t kMostBcastBytes = uint64_t{64} << 20;
 
 }  // namespace drover

@@ -4,7 +4,8 @@
 # ranks and IDs of a multi-node step under sbatch, output and stdin streamed back, exit codes,
 # --label, --multi-prog, per-task output files, --kill-on-bad-exit, salloc, steps in sacct, a
 # step's share of its job (GPUs, memory, waiting for room), salloc --no-shell, input variables,
-# a cancelled job taking its steps' tasks with it, sacct -B/--env-vars under
+# a cancelled job taking its steps' tasks with it, resource limits (--propagate), --slurmd-debug,
+# srun --test-only and --het-group, --bcast, sbatch --get-user-env, sacct -B/--env-vars under
 # AccountingStoreFlags, and task layout and binding (-m, --cpu-bind, --mem-bind, --gpu-bind) under
 # TaskPlugin=task/affinity.
 set -euo pipefail
@@ -255,6 +256,75 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ $alive = 0 ] || fail "a step task outlived its cancelled job"
+# --propagate: the submitting shell's soft limit reaches the batch shell and srun's tasks; by
+# default (PropagateResourceLimits=ALL) too, and a NONE leaves the agent's own.
+cat > limits.sh <<'SCRIPT'
+#!/bin/bash
+#SBATCH -o limits.out
+echo "batch $(ulimit -S -n)"
+srun -n1 bash -c 'echo "step $(ulimit -S -n)"'
+(ulimit -S -n 200; srun -n1 --propagate=NONE bash -c 'echo "none $(ulimit -S -n)"')
+SCRIPT
+agent_files=$(ulimit -S -n)
+id=$( (ulimit -S -n 256; sbatch --parsable --propagate=NOFILE limits.sh) )
+[ "$(wait_done "$id")" = COMPLETED ] || fail "job $id: $(sacct -j "$id")"
+printf 'batch 256\nstep 256\nnone %s\n' "$agent_files" | diff - limits.out || fail "--propagate"
+[ "$( (ulimit -S -n 300; sbatch --propagate=NOFILE --wrap 'ulimit -n' -o wrap.out --wait) >/dev/null;
+      cat wrap.out)" = 300 ] || fail "sbatch --propagate=NOFILE --wrap: $(cat wrap.out)"
+[ "$( (ulimit -S -n 310; srun -n1 bash -c 'ulimit -S -n') )" = 310 ] || fail "srun's default propagation"
+sbatch --propagate=NOFILES --wrap true > err.txt 2>&1 && fail "--propagate=NOFILES"
+grep -qxF "sbatch: error: --propagate=NOFILES is not valid." err.txt || fail "--propagate: $(cat err.txt)"
+# --slurmd-debug=verbose: the step's agent reports each task's end on its stderr.
+srun -Q -n1 --slurmd-debug=verbose --msg-timeout=5 true 2> debug.txt || fail "srun --slurmd-debug"
+grep -qE '^droverstepd: task 0 \([0-9]+\) exited with exit code 0\.$' debug.txt ||
+  fail "--slurmd-debug=verbose: $(cat debug.txt)"
+srun -Q -n1 true 2> debug.txt && [ ! -s debug.txt ] || fail "srun without --slurmd-debug: $(cat debug.txt)"
+srun -n1 --msg-timeout=0 true 2> err.txt && fail "--msg-timeout=0"
+grep -qxF 'srun: error: Invalid numeric value "0" for --msg-timeout.' err.txt || fail "--msg-timeout=0: $(cat err.txt)"
+# srun --test-only: when the job would start, nothing queued or run.
+before=$(squeue -h | wc -l)
+srun --test-only -N2 touch ran.txt 2> test_only.txt || fail "srun --test-only: $(cat test_only.txt)"
+grep -qE '^srun: Job [0-9]+ to start at [0-9T:-]+ using [0-9]+ processors on nodes [^ ]+ in partition [^ ]+$' test_only.txt ||
+  fail "srun --test-only said: $(cat test_only.txt)"
+[ ! -e ran.txt ] && [ "$(squeue -h | wc -l)" = "$before" ] || fail "srun --test-only ran or queued"
+# --het-group: a job has one component, 0.
+[ "$(srun -n1 --het-group=0 echo ok)" = ok ] || fail "--het-group=0"
+srun -n1 --het-group=1 true 2> err.txt && fail "--het-group=1"
+grep -qxF "srun: error: Requested het-group offset exceeds highest hetjob index (1 > 0)" err.txt ||
+  fail "--het-group=1: $(cat err.txt)"
+# sbatch --get-user-env: the job runs with the user's login environment under its own. A bash
+# login shell exports SHLVL=1, which a job submitted without SHLVL then raises to 2.
+printf '#!/bin/bash\necho "${SLURM_GET_USER_ENV:-unset} $SHLVL"\n' > gue.sh
+id=$(env -u SHLVL sbatch --parsable --get-user-env=20 -o gue.out gue.sh)
+[ "$(wait_done "$id")" = COMPLETED ] || fail "job $id: $(sacct -j "$id")"
+case "$(getent passwd "$(id -un)" | cut -d: -f7)" in
+  */bash) [ "$(cat gue.out)" = "1 2" ] || fail "--get-user-env: $(cat gue.out)" ;;
+  *) [ "$(cut -d' ' -f1 gue.out)" = 1 ] || fail "--get-user-env: $(cat gue.out)" ;;
+esac
+id=$(env -u SHLVL sbatch --parsable -o gue.out gue.sh)
+[ "$(wait_done "$id")" = COMPLETED ] && [ "$(cat gue.out)" = "unset 1" ] || fail "without --get-user-env: $(cat gue.out)"
+
+# --bcast: each node writes the program as slurm_bcast_JOB.STEP_NODE in the directory asked for,
+# as the user, and its tasks run that copy; --send-libs adds the libraries BcastExclude does not
+# leave out, first on LD_LIBRARY_PATH; --compress sends the launch compressed.
+mkdir -p bc
+srun -N2 --bcast="$PWD/bc/" --compress bash -c 'readlink /proc/$$/exe' > bcast.txt || fail "srun --bcast"
+[ "$(grep -cE "^$PWD/bc/slurm_bcast_[0-9]+\.0_node[12]\$" bcast.txt)" = 2 ] || fail "--bcast ran: $(cat bcast.txt)"
+for copy in $(cat bcast.txt); do
+  cmp -s "$copy" "$(command -v bash)" && [ -x "$copy" ] && [ -O "$copy" ] || fail "--bcast copy $copy"
+done
+srun -n1 --bcast="$PWD/bc/" --send-libs --bcast-exclude=NONE bash -c \
+  'echo "${LD_LIBRARY_PATH%%:*}"; ls "${LD_LIBRARY_PATH%%:*}"' > libs.txt || fail "--send-libs"
+head -1 libs.txt | grep -qE "^$PWD/bc/slurm_bcast_[0-9]+\.0_node[0-9]+_libs\$" && grep -qx libc.so.6 libs.txt ||
+  fail "--send-libs: $(cat libs.txt)"
+srun -n1 --compress=zstd true 2> err.txt || fail "--compress=zstd"
+grep -qxF "srun: error: Compression type 'zstd' unknown, disabling compression support." err.txt ||
+  fail "--compress=zstd: $(cat err.txt)"
+head -c $((65 << 20)) /dev/zero > big && chmod +x big
+srun -n1 --bcast="$PWD/bc/" ./big 2> err.txt && fail "--bcast of 65 MiB"
+grep -qF "come to more than 64 MiB, the most a step's launch carries" err.txt || fail "--bcast big: $(cat err.txt)"
+rm -f big
+
 # sacct -B / --env-vars: Slurm's "NONE" until AccountingStoreFlags keeps them; then a job's
 # script and environment after it has left the live queue (MinJobAge=1).
 rule=$(printf -- '-%.0s' $(seq 1 80))

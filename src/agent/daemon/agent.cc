@@ -18,8 +18,10 @@
 #include "agent/host/job_env.h"
 #include "agent/host/output_path.h"
 #include "agent/stepd/detach.h"
+#include "agent/stepd/user_environment.h"
 #include "common/cgroup_conf.h"
 #include "common/fd_io.h"
+#include "common/resource_limits.h"
 #include "common/text.h"
 #include "wire/job_spec_codec.h"
 
@@ -232,6 +234,12 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec,
   launch.stderr_path = paths->stderr_path;
   launch.stdin_path = paths->stdin_path;
   launch.arguments = spec.script_args;  // the script's $1, $2, ...
+  for (const std::string& entry : spec.rlimits)
+    if (auto limit = ParsePropagatedLimit(entry); !limit) return std::move(limit).take_error();
+  launch.rlimits = spec.rlimits;
+  if (auto request = ParseUserEnvironmentRequest(spec.get_user_env); !request)
+    return std::move(request).take_error();
+  launch.get_user_env = spec.get_user_env;
   // --open-mode=append: sbatch passes it on as SLURM_OPEN_MODE ("a" or "t"), as Slurm's does.
   for (const std::string& entry : spec.environment)
     if (entry == "SLURM_OPEN_MODE=a") launch.open_mode = OpenMode::kAppend;

@@ -23,6 +23,7 @@
 #include "auth/tls.h"
 #include "common/cluster_config.h"
 #include "common/mutex.h"
+#include "common/step_launch.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace {
@@ -218,6 +219,8 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, *server_credentials, &port);
+  // srun --bcast sends its files with the launch: room for them beside the rest.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(kMostBcastBytes + (uint64_t{8} << 20)));
   auto daemon_auth = auth::StartDaemonAuth("droverd", cluster);
   if (!daemon_auth) return 1;
   // auth/slurm: the broker for this host's users (one per host: another agent's may serve).

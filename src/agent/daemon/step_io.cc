@@ -1,6 +1,7 @@
 // A step session while its tasks run: srun's input (stdin for task 0, signals for every task) on
 // one thread, the tasks' output and ends on the session's own. See step_session.h.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -109,6 +110,22 @@ void StepSession::Drain(Task& task, int& fd, bool is_stderr, bool until_empty) {
   }
 }
 
+// srun --slurmd-debug=verbose (or more): the task's end in slurmstepd's words, on the task's
+// stderr as Slurm copies its step daemon's log there.
+void StepSession::SayTaskEnd(const Task& task) {
+  std::string line = WIFSIGNALED(task.status)
+                         ? fmt::format("droverstepd: task {} ({}) exited. Killed by signal {}{}.\n",
+                                       task.rank, task.pid, WTERMSIG(task.status),
+                                       WCOREDUMP(task.status) ? " (core dumped)" : "")
+                         : fmt::format("droverstepd: task {} ({}) exited with exit code {}.\n",
+                                       task.rank, task.pid, WEXITSTATUS(task.status));
+  v1::StepOutput message;
+  message.set_task(task.rank);
+  message.set_stderr(true);
+  message.set_data(line);
+  write_(message);
+}
+
 // Task `index`'s end, if it has ended: what it wrote before is sent first.
 void StepSession::Reap(size_t index, v1::StepOutput& ends) {
   Task& task = tasks_[index];
@@ -130,6 +147,7 @@ void StepSession::Reap(size_t index, v1::StepOutput& ends) {
       Drain(task, *fd, fd == &task.err, true);
       CloseFd(*fd);
     }
+  if (launch_.debug_level() >= kStepdVerbose) SayTaskEnd(task);
   v1::StepOutput::TaskEnd* end = ends.add_ended();
   end->set_task(task.rank);
   if (WIFSIGNALED(task.status)) {

@@ -35,6 +35,7 @@ Status StepSession::Run() {
   BuildEnvironment();
   if (Status bound = ResolveBinding(); !bound) return bound;
   ChooseWorkDir();
+  if (Status written = WriteBcastFiles(); !written) return written;
   if (Status started = StartTasks(); !started) return started;
   input_ = std::thread([this] { PumpInput(); });
   PumpOutput();
@@ -58,6 +59,11 @@ Status StepSession::ResolveJob() {
   if (geteuid() != 0 && spec_.uid != geteuid())
     return MakeError(fmt::format("droverd on {} runs as uid {} and cannot start uid {}'s tasks",
                                  node, geteuid(), spec_.uid));
+  for (const std::string& entry : launch_.rlimits()) {
+    auto limit = ParsePropagatedLimit(entry);
+    if (!limit) return MakeError(fmt::format("job {}: {}", job_id_, limit.error()));
+    limits_.push_back(std::move(*limit));
+  }
   if (launch_.tasks().empty()) return MakeError("no tasks to start on " + node);
   if (launch_.argv().empty() && launch_.task_commands().empty())
     return MakeError("no command to run: give srun a program");

@@ -25,6 +25,7 @@
 #include "common/job_spec.h"
 #include "common/mutex.h"
 #include "common/task_binding.h"
+#include "common/resource_limits.h"
 #include "proto/drover.pb.h"
 
 namespace drover::agent {
@@ -84,6 +85,7 @@ class StepSession {
   void SayToTask(uint32_t rank, const ProcessSpec& task, const std::string& text);
 
   // Starting (step_tasks.cc).
+  Status WriteBcastFiles();  // step_bcast.cc
   Status StartTasks();
   Status StartTask(uint32_t rank, uint32_t local);
   std::vector<std::string> CommandOf(uint32_t rank) const;
@@ -105,6 +107,8 @@ class StepSession {
   void PollOutput();
   void Drain(Task& task, int& fd, bool is_stderr, bool until_empty);
   void Reap(size_t index, v1::StepOutput& ends);
+  void SayTaskEnd(const Task& task);
+  static constexpr int kStepdVerbose = 4;  // Slurm's log level numbers (srun --slurmd-debug)
   void FinishInput() EXCLUDES(input_mutex_);
 
   Agent& agent_;
@@ -121,6 +125,8 @@ class StepSession {
   std::optional<JobCgroup> cgroup_;
   std::vector<std::string> environment_;   // what every task shares
   std::string task_prolog_, task_epilog_;  // srun --task-prolog/--task-epilog, if given
+  std::vector<PropagatedLimit> limits_;    // srun --propagate, PropagateResourceLimits
+  std::string bcast_program_;              // srun --bcast: the copy the tasks run
   std::string work_dir_;
   PatternContext pattern_;
   std::map<std::string, bool> prepared_;  // output files made (and truncated once)

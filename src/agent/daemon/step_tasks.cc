@@ -46,6 +46,7 @@ Status StepSession::StartTasks() {
 // srun's command, or this task's line of the --multi-prog file.
 std::vector<std::string> StepSession::CommandOf(uint32_t rank) const {
   std::vector<std::string> argv(launch_.argv().begin(), launch_.argv().end());
+  if (!bcast_program_.empty() && !argv.empty()) argv[0] = bcast_program_;  // --bcast's copy
   for (const auto& command : launch_.task_commands())
     if (command.task() == rank) argv.assign(command.argv().begin(), command.argv().end());
   return argv;
@@ -69,6 +70,7 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
   spec.name = fmt::format("task {}", rank);
   spec.work_dir = work_dir_;
   spec.work_dir_optional = true;
+  spec.propagated_limits = limits_;
   spec.default_signals = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2};
   TaskIo io;
   if (Status described = DescribeIo(rank, spec, io); !described) {

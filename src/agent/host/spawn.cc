@@ -143,7 +143,11 @@ std::string ResolveProgram(const std::string& program,
   return "";
 }
 
-int CreateFileAsUser(const std::optional<ProcessUser>& user, const std::string& path, int flags) {
+namespace {
+
+// Runs `action` (system calls only: it runs in a child of a multi-threaded process) as `user` in
+// a forked child; its result (0 or an errno) comes back through a pipe.
+int AsUser(const std::optional<ProcessUser>& user, const std::function<int()>& action) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return errno;
   Pipe report{fds[0], fds[1]};
@@ -151,13 +155,7 @@ int CreateFileAsUser(const std::optional<ProcessUser>& user, const std::string& 
   if (pid == 0) {
     ::close(report.read);
     SpawnPhase phase;
-    int error = 0;
-    if (user && !spawn_child::SwitchUser(*user, phase)) {
-      error = errno;
-    } else {
-      int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
-      error = fd < 0 ? errno : 0;
-    }
+    int error = user && !spawn_child::SwitchUser(*user, phase) ? errno : action();
     (void)!::write(report.write, &error, sizeof error);
     ::_exit(127);
   }
@@ -167,6 +165,36 @@ int CreateFileAsUser(const std::optional<ProcessUser>& user, const std::string& 
   report.Close();
   if (pid > 0) ::waitpid(pid, nullptr, 0);
   return error;
+}
+
+}  // namespace
+
+int CreateFileAsUser(const std::optional<ProcessUser>& user, const std::string& path, int flags) {
+  return AsUser(user, [&] {
+    int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+    return fd < 0 ? errno : 0;
+  });
+}
+
+int WriteFileAsUser(const std::optional<ProcessUser>& user, const std::string& path,
+                    std::string_view data, mode_t mode) {
+  return AsUser(user, [&] {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return errno;
+    for (std::string_view left = data; !left.empty();) {
+      ssize_t wrote = ::write(fd, left.data(), left.size());
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) return wrote < 0 ? errno : EIO;
+      left.remove_prefix(static_cast<size_t>(wrote));
+    }
+    int error = ::fchmod(fd, mode) == 0 ? 0 : errno;
+    return ::close(fd) == 0 ? error : errno;
+  });
+}
+
+int MakeDirectoryAsUser(const std::optional<ProcessUser>& user, const std::string& path) {
+  return AsUser(user,
+                [&] { return ::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST ? 0 : errno; });
 }
 
 }  // namespace drover::agent

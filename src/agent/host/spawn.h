@@ -11,8 +11,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/resource_limits.h"
 #include "common/result.h"
 
 namespace drover::agent {
@@ -83,6 +85,13 @@ struct ProcessSpec {
   int terminal = -1;            // kTerminal: the pseudo-terminal's slave side
   std::optional<mode_t> umask;  // none: the caller's
   std::vector<ResourceLimit> limits;
+  // Limits carried from the submitting shell (--propagate, PropagateResourceLimits), set as
+  // Slurm's slurmstepd sets them: as the user (after the switch), the soft limit, and the hard
+  // one raised to it when below. One that cannot be set does not stop the start; one the user
+  // asked for is said on stderr (Slurm's "Can't propagate RLIMIT_NOFILE of 8192 from submit
+  // host: Operation not permitted", after `propagate_prefix`).
+  std::vector<PropagatedLimit> propagated_limits;
+  std::string propagate_prefix = "droverstepd: error: ";
   std::vector<int> default_signals = EverySignal();  // reset to SIG_DFL; the mask is emptied
   // srun --mem-bind: set_mempolicy(2) before exec; `nodes` is the NUMA node mask (nodes 0-63).
   struct MemoryPolicy {
@@ -141,5 +150,12 @@ std::string ResolveProgram(const std::string& program, const std::vector<std::st
 // Creates or opens `path` with `flags` (and mode 0644) as `user` (none: the caller) in a forked
 // child, so the file is the user's and only where the user may write; 0 or the errno.
 int CreateFileAsUser(const std::optional<ProcessUser>& user, const std::string& path, int flags);
+
+// Writes `data` to `path` (created or truncated, then given `mode`) as `user`, in a forked child
+// as CreateFileAsUser does: srun --bcast's copies belong to the job's user. 0 or the errno.
+int WriteFileAsUser(const std::optional<ProcessUser>& user, const std::string& path,
+                    std::string_view data, mode_t mode);
+// Makes directory `path` (mode 0700) as `user`; one that exists is fine. 0 or the errno.
+int MakeDirectoryAsUser(const std::optional<ProcessUser>& user, const std::string& path);
 
 }  // namespace drover::agent

@@ -233,6 +233,42 @@ void WritePid(char* slot) {
   slot[digits.view().size()] = '\0';
 }
 
+// The propagated limits that could not be set, kept until stderr is open.
+struct LimitFailures {
+  static constexpr int kMost = 16;
+  const PropagatedLimit* limit[kMost] = {};
+  int error[kMost] = {};
+  int count = 0;
+};
+
+void ApplyPropagatedLimits(const ProcessSpec& spec, LimitFailures& failures) {
+  for (const PropagatedLimit& limit : spec.propagated_limits) {
+    rlimit value{};
+    if (::getrlimit(limit.resource, &value) != 0 || value.rlim_cur == limit.soft) continue;
+    value.rlim_cur = limit.soft;
+    if (value.rlim_max < value.rlim_cur) value.rlim_max = value.rlim_cur;
+    if (::setrlimit(limit.resource, &value) == 0 || !limit.user_requested) continue;
+    if (failures.count == LimitFailures::kMost) continue;
+    failures.limit[failures.count] = &limit;
+    failures.error[failures.count++] = errno;
+  }
+}
+
+void ReportLimitFailures(const ProcessSpec& spec, const LimitFailures& failures) {
+  for (int i = 0; i < failures.count; ++i) {
+    const PropagatedLimit& limit = *failures.limit[i];
+    Text line;
+    line << spec.propagate_prefix << "Can't propagate RLIMIT_" << limit.name << " of ";
+    if (limit.soft == RLIM_INFINITY)
+      line << "'unlimited'";
+    else
+      line.Number(static_cast<unsigned long>(limit.soft));
+    line << " from submit host: ";
+    line.Error(failures.error[i]) << "\n";
+    WriteAll(STDERR_FILENO, line.view());
+  }
+}
+
 }  // namespace
 
 bool SwitchUser(const ProcessUser& user, SpawnPhase& phase) {
@@ -281,7 +317,10 @@ void Run(Plan& plan, Pipes pipes) {
     Fail(plan, pipes.report, SpawnPhase::kLimits, errno, "set_mempolicy");
   SpawnPhase phase = SpawnPhase::kGroups;
   if (spec.user && !SwitchUser(*spec.user, phase)) Fail(plan, pipes.report, phase, errno);
+  LimitFailures limit_failures;
+  ApplyPropagatedLimits(spec, limit_failures);
   PlaceStdio(plan, pipes.report);
+  ReportLimitFailures(spec, limit_failures);
   ChangeDirectory(plan, pipes.report);
   if (plan.task_pid_slot) WritePid(plan.task_pid_slot);
   CloseOnExec();

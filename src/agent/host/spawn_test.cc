@@ -215,6 +215,32 @@ TEST(Spawn, ResourceLimitsAndUmaskApply) {
   EXPECT_EQ(RunSpawned(spec).output, "77\n0027\n");
 }
 
+// --propagate: the soft limit is set as the user; one above what the user may raise reports
+// Slurm's words on stderr and the program still runs, with the limit unchanged.
+TEST(Spawn, PropagatedLimitsAreSetOrReportedAsSlurmsStepdDoes) {
+  rlimit files{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  ASSERT_GT(files.rlim_cur, 64u);
+  ProcessSpec spec = Shell("ulimit -S -n");
+  spec.propagated_limits.push_back({"NOFILE", RLIMIT_NOFILE, 64, 4096, true});
+  Ran ran = RunSpawned(spec);
+  EXPECT_EQ(ran.output, "64\n");
+
+  if (::geteuid() == 0 || files.rlim_max == RLIM_INFINITY) GTEST_SKIP() << "may raise any limit";
+  spec = Shell("ulimit -S -n; ulimit -H -n");
+  rlim_t above = files.rlim_max + 1;
+  spec.propagated_limits = {{"NOFILE", RLIMIT_NOFILE, above, above, true}};
+  ran = RunSpawned(spec);
+  EXPECT_EQ(ran.output, fmt::format("droverstepd: error: Can't propagate RLIMIT_NOFILE of {} from "
+                                    "submit host: Operation not permitted\n{}\n{}\n",
+                                    above, files.rlim_cur, files.rlim_max));
+  EXPECT_TRUE(WIFEXITED(ran.status) && WEXITSTATUS(ran.status) == 0);
+  // From slurm.conf's PropagateResourceLimits, not asked for: nothing said.
+  spec.propagated_limits[0].user_requested = false;
+  ran = RunSpawned(spec);
+  EXPECT_EQ(ran.output, fmt::format("{}\n{}\n", files.rlim_cur, files.rlim_max));
+}
+
 TEST(Spawn, SignalDispositionsAreResetUnlessTheDescriptionKeepsThem) {
   ::signal(SIGUSR1, SIG_IGN);
   ProcessSpec spec = Shell("exec grep SigIgn /proc/self/status");

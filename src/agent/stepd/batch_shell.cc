@@ -73,6 +73,7 @@ Result<Spawned> ForkBatchShell(const ShellPlan& plan, const std::function<Status
   spec.work_dir = plan.work_dir;
   spec.session = SessionKind::kSession;
   spec.umask = UmaskFor(plan.environment);
+  spec.propagated_limits = plan.limits;
   spec.stderr_prefix = kStderrPrefix;
   return Spawn(spec, join);
 }

@@ -31,6 +31,7 @@ struct ShellPlan {
   std::string work_dir;
   std::string stdout_path, stderr_path, stdin_path;
   OpenMode open_mode = OpenMode::kTruncate;
+  std::vector<PropagatedLimit> limits;  // --propagate, PropagateResourceLimits
 };
 
 // Forks the batch shell. The child makes its own session, then waits while the parent runs

@@ -17,7 +17,9 @@
 #include <sstream>
 
 #include "agent/host/host_info.h"
+#include "agent/stepd/user_environment.h"
 #include "common/gres_conf.h"
+#include "common/resource_limits.h"
 #include "common/text.h"
 
 namespace drover::agent {
@@ -310,6 +312,23 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
       {"prolog", TextField(&L::prolog)},
       {"epilog", TextField(&L::epilog)},
       {"kill_wait", IntegerField(&L::kill_wait_seconds)},
+      {"rlimits",
+       [](L& launch, const std::string& text) -> Status {
+         launch.rlimits.clear();
+         for (const std::string& entry : Split(text, ',')) {
+           if (auto limit = ParsePropagatedLimit(entry); !limit)
+             return std::move(limit).take_error();
+           launch.rlimits.push_back(entry);
+         }
+         return OkStatus();
+       }},
+      {"get_user_env",
+       [](L& launch, const std::string& text) -> Status {
+         if (auto request = ParseUserEnvironmentRequest(text); !request)
+           return std::move(request).take_error();
+         launch.get_user_env = text;
+         return OkStatus();
+       }},
       {"arg",
        [](L& launch, const std::string& text) -> Status {
          launch.arguments.push_back(text);
@@ -388,6 +407,8 @@ Status WriteLaunch(const fs::path& job_dir, const BatchLaunch& launch) {
   if (!launch.prolog.empty()) Line(out, "prolog", launch.prolog);
   if (!launch.epilog.empty()) Line(out, "epilog", launch.epilog);
   Line(out, "kill_wait", std::to_string(launch.kill_wait_seconds));
+  if (!launch.rlimits.empty()) Line(out, "rlimits", Join(launch.rlimits, ","));
+  if (!launch.get_user_env.empty()) Line(out, "get_user_env", launch.get_user_env);
   for (const std::string& argument : launch.arguments) Line(out, "arg", argument);
   return WriteAtomically(job_dir / "launch", out, 0600);
 }

@@ -55,6 +55,10 @@ namespace drover::agent {
 //   gpu_minors_denied=2,3           the node's other GPUs, hidden from the job
 //   prolog=/path  epilog=/path      run as the supervisor's user (root) before / after
 //   kill_wait=30                    seconds from SIGTERM to SIGKILL on cancel (KillWait)
+//   rlimits=NOFILE=U256:4096,...    limits carried from the submitting shell, set in the batch
+//                                   shell as the user (common/resource_limits.h's entries)
+//   get_user_env=8L                 sbatch --get-user-env: the user's login environment is
+//                                   read (within 8 s; S: su without "-") under the job's
 //   arg=...                         the script's arguments, one line each, in order
 //
 // status keys: exit_code, signal (0 unless the batch shell died of one), out_of_memory,
@@ -87,6 +91,8 @@ struct BatchLaunch {
   std::vector<int> gpu_minors, gpu_minors_denied;
   std::string prolog, epilog;  // empty: none
   uint32_t kill_wait_seconds = 30;
+  std::vector<std::string> rlimits;  // "NAME=soft:hard" (--propagate, PropagateResourceLimits)
+  std::string get_user_env;          // "[timeout][S|L]" (--get-user-env); empty: not asked
   std::vector<std::string> arguments;
   bool operator==(const BatchLaunch&) const = default;
 };

@@ -3,7 +3,8 @@
 # tests it too. Include it from src/agent/CMakeLists.txt after drover_agent_host is defined.
 set(STEPD_DIR ${CMAKE_CURRENT_LIST_DIR})
 add_library(drover_agent_stepd STATIC ${STEPD_DIR}/spool.cc ${STEPD_DIR}/batch_shell.cc
-                                      ${STEPD_DIR}/supervisor.cc ${STEPD_DIR}/detach.cc)
+                                      ${STEPD_DIR}/supervisor.cc ${STEPD_DIR}/detach.cc
+                                      ${STEPD_DIR}/user_environment.cc)
 target_link_libraries(drover_agent_stepd PUBLIC drover_agent_host drover_common)
 drover_warnings(drover_agent_stepd)
 

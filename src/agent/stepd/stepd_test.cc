@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "agent/host/cgroup.h"
 #include "agent/stepd/detach.h"
 #include "agent/stepd/spool.h"
+#include "agent/stepd/user_environment.h"
 #include "common/text.h"
 #include "testing/temp_dir.h"
 
@@ -655,6 +657,30 @@ TEST_F(Stepd, MemoryLimitEndsInOutOfMemory) {
   EXPECT_NE(status->reason.find("out of memory"), std::string::npos) << status->reason;
   EXPECT_LE(status->max_rss_mib, 33u);
   EXPECT_GT(status->max_rss_mib, 8u);
+}
+
+// --get-user-env: what follows the marker, NUL-separated; the job's variables win.
+TEST(UserEnvironment, OutputAfterTheMarkerMergedUnderTheJobs) {
+  std::string output = std::string("motd line\nDROVER_LOGIN_ENVIRONMENT\nA=1\0B=x=y\0junk\0", 50);
+  auto login = ParseEnvironmentOutput(output);
+  EXPECT_EQ(login, (std::vector<std::string>{"A=1", "B=x=y"}));
+  EXPECT_TRUE(ParseEnvironmentOutput("no marker A=1").empty());
+  EXPECT_EQ(MergeUnderJobEnvironment(login, {"B=job", "C=3"}),
+            (std::vector<std::string>{"A=1", "B=job", "C=3"}));
+}
+
+// As root through su, as anyone else through the user's own shell.
+TEST(UserEnvironment, LoadsTheLoginEnvironmentOfThisUser) {
+  if (::geteuid() == 0 && ::access("/bin/su", X_OK) != 0) GTEST_SKIP() << "root needs /bin/su";
+  passwd* me = ::getpwuid(::geteuid());
+  ASSERT_NE(me, nullptr);
+  auto login = LoadLoginEnvironment(me->pw_name, std::nullopt, {8, 'S'});
+  ASSERT_TRUE(login) << login.error();
+  EXPECT_NE(std::find(login->begin(), login->end(), std::string("USER=") + me->pw_name),
+            login->end());
+  EXPECT_NE(std::find(login->begin(), login->end(), std::string("HOME=") + me->pw_dir),
+            login->end());
+  EXPECT_FALSE(ParseUserEnvironmentRequest("8X"));
 }
 
 }  // namespace

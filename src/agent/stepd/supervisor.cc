@@ -22,6 +22,7 @@
 #include "agent/host/cgroup.h"
 #include "agent/host/job_env.h"
 #include "agent/stepd/batch_shell.h"
+#include "agent/stepd/user_environment.h"
 #include "common/text.h"
 
 namespace drover::agent {
@@ -132,6 +133,7 @@ class Supervisor {
   void SetUpCgroup();
   Status Join(pid_t pid);
   void RunJob(const std::optional<ProcessUser>& user, BatchStatus& status);
+  std::vector<std::string> JobEnvironment(const std::optional<ProcessUser>& user);
   void WaitForShell();
   void WatchMemory();
   void SignalJob(int signal);
@@ -417,16 +419,36 @@ void Supervisor::RemoveCgroup() {
   }
 }
 
+// The batch shell's environment: the job's, over the user's login environment with
+// --get-user-env. A login environment that cannot be read leaves the job's alone, as Slurm's
+// slurmd runs "only with passed environment".
+std::vector<std::string> Supervisor::JobEnvironment(const std::optional<ProcessUser>& user) {
+  auto request = ParseUserEnvironmentRequest(launch_.get_user_env);  // ReadLaunch checked it
+  if (!request || !*request) return environment_;
+  auto login = LoadLoginEnvironment(launch_.user, user, **request);
+  if (!login) {
+    Log("cannot read the login environment of {} (--get-user-env): {}; running only with the "
+        "job's environment",
+        launch_.user, login.error());
+    return environment_;
+  }
+  return MergeUnderJobEnvironment(std::move(*login), environment_);
+}
+
 void Supervisor::RunJob(const std::optional<ProcessUser>& user, BatchStatus& status) {
   ShellPlan plan{(job_dir_ / "script").string(),
                  launch_.arguments,
-                 environment_,
+                 JobEnvironment(user),
                  user,
                  launch_.work_dir,
                  launch_.stdout_path,
                  launch_.stderr_path,
                  launch_.stdin_path,
-                 launch_.open_mode};
+                 launch_.open_mode,
+                 {}};
+  // ReadLaunch checked every entry.
+  for (const std::string& entry : launch_.rlimits)
+    if (auto limit = ParsePropagatedLimit(entry)) plan.limits.push_back(std::move(*limit));
   phase_ = Phase::kJob;
   status.start_time = std::time(nullptr);
   auto shell = ForkBatchShell(plan, [this](pid_t pid) { return Join(pid); });

@@ -17,7 +17,10 @@
 #include "cli/formats/formats.h"
 #include "cli/sbatch/sbatch_option_table.h"
 #include "cli/sbatch/sbatch_options.h"
+#include "cli/srun/allocation.h"
 #include "common/job_state.h"
+#include "common/launch_settings.h"
+#include "common/resource_limits.h"
 #include "common/text.h"
 #include "wire/job_spec_codec.h"
 
@@ -61,22 +64,6 @@ int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-}
-
-// --test-only: Slurm's slurm_job_will_run words, on stderr; a refusal as its slurm_perror
-// prints it.
-int PrintWillRun(const grpc::Status& status, const v1::SubmitReply& reply) {
-  if (!status.ok()) {
-    std::fprintf(stderr, "allocation failure: %s\n", Unreachable(status).c_str());
-    return 1;
-  }
-  const v1::WillRun& will_run = reply.will_run();
-  std::fprintf(stderr,
-               "sbatch: Job %llu to start at %s using %u processors on nodes %s in partition %s\n",
-               static_cast<unsigned long long>(reply.job_id()),
-               columns::IsoTime(will_run.start_time()).c_str(), will_run.processors(),
-               will_run.node_list().c_str(), will_run.partition().c_str());
-  return 0;
 }
 
 // SLURM_EXIT_ERROR: the exit code for an error of sbatch's own (1 when unset or not a number).
@@ -131,6 +118,14 @@ int RunSbatch(Arguments args) {
     }
     cluster_suffix = local;
   }
+  const LaunchSettings settings = ReadLaunchSettings(ResolveConfPath(""));
+  auto limits = ChooseLimits(request->propagate, settings.propagate_resource_limits,
+                             settings.propagate_resource_limits_except);
+  if (!limits) {
+    std::fprintf(stderr, "sbatch: error: %s\n", limits.error().c_str());
+    return error_exit;
+  }
+  request->spec.rlimits = CaptureLimits(*limits);
   v1::SubmitRequest submit;
   SetCaller(submit.mutable_caller());
   wire::ToProto(request->spec, submit.mutable_spec());
@@ -141,7 +136,7 @@ int RunSbatch(Arguments args) {
   grpc::ClientContext context;
   SetDeadline(context);
   grpc::Status status = connection->stub->Submit(&context, submit, &reply);
-  if (request->test_only) return PrintWillRun(status, reply);
+  if (request->test_only) return PrintWillRun("sbatch", status, reply);
   if (!status.ok()) {
     std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
                  Unreachable(status).c_str());

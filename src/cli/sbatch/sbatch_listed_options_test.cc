@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include "common/duration.h"
@@ -33,10 +34,35 @@ TEST_F(Sbatch, OptionsWithNoEffectStillHaveTheirValuesChecked) {
 }
 
 TEST_F(Sbatch, OptionalValueOptionsWithNoEffect) {
-  SbatchRequest r = Ok({"-k", "--get-user-env", "--propagate=STACK", "job.sh"});
-  EXPECT_EQ(r.notices.size(), 3u);
+  SbatchRequest r = Ok({"-k", "job.sh"});
+  EXPECT_EQ(r.notices.size(), 1u);
   // -k takes an optional value, so a letter after it in a bundle is its value.
   EXPECT_EQ(Ok({"-kH", "job.sh"}).spec.hold, HoldKind::kNone);
+}
+
+// --propagate's list is checked here; sbatch reads the limits once it has read slurm.conf.
+TEST_F(Sbatch, PropagateTakesSlurmsLimitNames) {
+  EXPECT_EQ(Ok({"--propagate=stack,NOFILE", "job.sh"}).propagate, "stack,NOFILE");
+  EXPECT_EQ(Ok({"--propagate", "job.sh"}).propagate, "");
+  EXPECT_FALSE(Ok({"job.sh"}).propagate);
+  EXPECT_TRUE(Ok({"--propagate=NONE", "job.sh"}).notices.empty());
+  EXPECT_EQ(Fails({"--propagate=NOFILES", "job.sh"}),
+            "sbatch: error: --propagate=NOFILES is not valid.");
+}
+
+// --get-user-env[=timeout][S|L] reaches the job (the agent loads the login environment), and
+// the job's variables say so; --export=NONE makes sbatch ignore it, as sbatch(1) says.
+TEST_F(Sbatch, GetUserEnvReachesTheJobUnlessExportIsNone) {
+  SbatchRequest r = Ok({"--get-user-env=10L", "job.sh"});
+  EXPECT_EQ(r.spec.get_user_env, "10L");
+  EXPECT_NE(std::find(r.spec.environment.begin(), r.spec.environment.end(), "SLURM_GET_USER_ENV=1"),
+            r.spec.environment.end());
+  EXPECT_TRUE(r.notices.empty());
+  EXPECT_EQ(Ok({"--get-user-env", "job.sh"}).spec.get_user_env, "8");
+  EXPECT_EQ(Ok({"--get-user-env=S", "job.sh"}).spec.get_user_env, "S");
+  EXPECT_EQ(Ok({"--get-user-env", "--export=NONE", "job.sh"}).spec.get_user_env, "");
+  EXPECT_EQ(Fails({"--get-user-env=soon", "job.sh"}),
+            "sbatch: error: --get-user-env=soon: expected [timeout][S|L]");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,9 @@
 
 #include "cli/sbatch/sbatch_values.h"
 #include "common/duration.h"
+#include "common/login_environment.h"
 #include "common/memory_size.h"
+#include "common/resource_limits.h"
 #include "common/slurm_time.h"
 #include "common/text.h"
 
@@ -484,6 +486,25 @@ Status SetVerbose(const Use& use, Settings& s) {
   return NoEffect(use, s);
 }
 
+// --propagate[=rlimit[,rlimit...]]: checked here; the command reads the limits once it knows
+// slurm.conf (its PropagateResourceLimits apply when the option is not given).
+Status SetPropagate(const Use& use, Settings& s) {
+  std::string list = use.value.value_or("");
+  if (!list.empty() && !ParseLimitList(list))
+    return Fail(fmt::format("--propagate={} is not valid.", list));
+  s.propagate = list;
+  return OkStatus();
+}
+
+// --get-user-env[=timeout][S|L]: the agent reads the user's login environment for the job.
+Status SetGetUserEnv(const Use& use, Settings& s) {
+  std::string value = use.value.value_or("8");  // sbatch(1): 8 seconds by default
+  if (value.empty()) value = "8";
+  if (auto request = ParseUserEnvironmentRequest(value); !request) return Fail(request.error());
+  s.get_user_env = value;
+  return OkStatus();
+}
+
 Status SetRequeue(const Use& use, Settings& s) {
   s.requeue = use.def->name == "requeue";
   return OkStatus();
@@ -592,7 +613,7 @@ const std::vector<OptionDef>& Options() {
       {"export-file", 0, A::kRequired, SetText<&S::export_file>},
       {"extra", 0, A::kRequired, NoEffect},
       {"extra-node-info", 'B', A::kRequired, SetExtraNodeInfo},
-      {"get-user-env", 0, A::kOptional, NoEffect},
+      {"get-user-env", 0, A::kOptional, SetGetUserEnv},
       {"gid", 0, A::kRequired, SetRunGroup},
       {"gpu-bind", 0, A::kRequired, PassOn},
       {"gpu-freq", 0, A::kRequired, PassOn},
@@ -641,7 +662,7 @@ const std::vector<OptionDef>& Options() {
       {"prefer", 0, A::kRequired, SetText<&S::prefer>},
       {"priority", 0, A::kRequired, SetPriority},
       {"profile", 0, A::kRequired, PassOn},
-      {"propagate", 0, A::kOptional, NoEffect},
+      {"propagate", 0, A::kOptional, SetPropagate},
       {"qos", 'q', A::kRequired, SetText<&S::qos>},
       {"quiet", 'Q', A::kNone, SetFlag<&S::quiet>, true},
       {"reboot", 0, A::kNone, WithoutFeature},

@@ -27,6 +27,9 @@ struct SbatchRequest {
   // -M/--clusters (SBATCH_CLUSTERS, SLURM_CLUSTERS) as given: sbatch checks it against the
   // cluster's name once it has read slurm.conf, and then names the cluster when it reports.
   std::optional<std::string> clusters;
+  // --propagate's list as given ("": ALL), checked: sbatch reads its limits (spec.rlimits) once
+  // it has read slurm.conf, whose PropagateResourceLimits apply when the option is not given.
+  std::optional<std::string> propagate;
   // Lines to print on stderr before submitting ("sbatch: warning: ..."), each said once: options
   // Drover accepts but does not act on, and what sbatch itself warns about.
   std::vector<std::string> notices;

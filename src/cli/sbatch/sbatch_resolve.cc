@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "cli/sbatch/sbatch_job_environment.h"
+#include "common/text.h"
 
 namespace drover::cli::sbatch {
 namespace {
@@ -215,6 +216,12 @@ Status Finish(Settings& s, const Inputs& in, SbatchRequest& request) {
   // (s.mcs_label is read and kept nowhere).
   CopyScalars(s, spec);
   spec.work_dir = s.work_dir.value_or(in.cwd);
+  // --get-user-env, unless --export=NONE (sbatch(1): it is then ignored); the job's variables
+  // say so, as Slurm's do.
+  if (s.get_user_env && !EqualsIgnoreCase(s.export_env.value_or("ALL"), "NONE")) {
+    spec.get_user_env = *s.get_user_env;
+    s.variables["SLURM_GET_USER_ENV"] = "1";
+  }
   Result<std::vector<std::string>> environment = BuildEnvironment(s, in);
   if (!environment) return std::move(environment).take_error();
   spec.environment = std::move(*environment);
@@ -225,6 +232,7 @@ Status Finish(Settings& s, const Inputs& in, SbatchRequest& request) {
   request.quiet = s.quiet;
   request.hold = s.hold;
   request.clusters = s.clusters;
+  request.propagate = s.propagate;
   request.notices = std::move(s.notices);
   return OkStatus();
 }

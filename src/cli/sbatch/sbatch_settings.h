@@ -87,6 +87,8 @@ struct Settings {
   // Placement: --prefer, --batch, -L (checked by the controller against Licenses=), --gres-flags.
   std::optional<std::string> prefer, batch_features, licenses, gres_flags;
   bool spread_job = false;
+  std::optional<std::string> propagate;     // --propagate's list as given ("": ALL)
+  std::optional<std::string> get_user_env;  // --get-user-env, checked: "[timeout][S|L]"
   // Variables Slurm's sbatch sets for the job from options (SLURM_DISTRIBUTION, ...): the
   // job's srun reads them.
   std::map<std::string, std::string> variables;

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/formats/formats.h"
 #include "cli/sbatch/sbatch_option_table.h"
 #include "cli/sbatch/sbatch_options.h"
 #include "cli/srun/interrupts.h"
@@ -185,11 +186,16 @@ std::optional<SbatchRequest> AllocationRequest(std::string_view command,
 
 namespace {
 
-std::optional<uint64_t> Submit(std::string_view command, const SbatchRequest& request,
-                               Connection& connection) {
+v1::SubmitRequest SubmitRequestOf(const SbatchRequest& request) {
   v1::SubmitRequest submit;
   SetCaller(submit.mutable_caller());
   wire::ToProto(request.spec, submit.mutable_spec());
+  return submit;
+}
+
+std::optional<uint64_t> Submit(std::string_view command, const SbatchRequest& request,
+                               Connection& connection) {
+  v1::SubmitRequest submit = SubmitRequestOf(request);
   v1::SubmitReply reply;
   grpc::ClientContext context;
   SetDeadline(context);
@@ -270,6 +276,32 @@ std::vector<OptionSpec> WithAllocationOptions(std::span<const OptionSpec> own,
       all.push_back(spec);
   }
   return all;
+}
+
+int PrintWillRun(std::string_view command, const grpc::Status& status,
+                 const v1::SubmitReply& reply) {
+  if (!status.ok()) {
+    std::fprintf(stderr, "allocation failure: %s\n", Unreachable(status).c_str());
+    return 1;
+  }
+  const v1::WillRun& will_run = reply.will_run();
+  std::fprintf(stderr,
+               "%.*s: Job %llu to start at %s using %u processors on nodes %s in partition %s\n",
+               static_cast<int>(command.size()), command.data(),
+               static_cast<unsigned long long>(reply.job_id()),
+               columns::IsoTime(will_run.start_time()).c_str(), will_run.processors(),
+               will_run.node_list().c_str(), will_run.partition().c_str());
+  return 0;
+}
+
+int TestOnly(std::string_view command, const SbatchRequest& request, Connection& connection) {
+  v1::SubmitRequest submit = SubmitRequestOf(request);
+  submit.set_test_only(true);
+  v1::SubmitReply reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = connection.stub->Submit(&context, submit, &reply);
+  return PrintWillRun(command, status, reply);
 }
 
 v1::Job FetchJob(v1::Controller::Stub& stub, uint64_t id, bool* found) {

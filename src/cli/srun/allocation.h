@@ -47,6 +47,15 @@ std::variant<Allocation, int> Allocate(std::string_view command, const SbatchReq
                                        Connection& connection, bool quiet,
                                        std::optional<int> immediate);
 
+// --test-only (sbatch, srun): Slurm's slurm_job_will_run words on stderr ("sbatch: Job N to
+// start at ... using N processors on nodes ... in partition ..."), or a refusal as its
+// slurm_perror prints it ("allocation failure: ..."). The exit code.
+int PrintWillRun(std::string_view command, const grpc::Status& status,
+                 const v1::SubmitReply& reply);
+// srun --test-only: asks the controller when the job `request` describes would start, without
+// queuing it, and prints the answer as PrintWillRun. The exit code.
+int TestOnly(std::string_view command, const SbatchRequest& request, Connection& connection);
+
 // Ends the interactive job with the command's status.
 void ReleaseAllocation(Connection& connection, uint64_t job_id, int exit_code, int signal);
 

@@ -300,6 +300,19 @@ int RunSalloc(Arguments args) {
   std::optional<SbatchRequest> job =
       AllocationRequest("salloc", request.parsed, "interactive", request.quiet);
   if (!job) return 1;
+  if (!job->spec.get_user_env.empty()) {
+    // Slurm's salloc loads the login environment itself, which only root may (su): anyone else
+    // gets its env_array_user_default's refusal. Drover's salloc does not load it for root.
+    if (::geteuid() != 0) {
+      std::fprintf(stderr, "salloc: error: SlurmdUser must be root to use --get-user-env\n");
+      return 1;
+    }
+    if (!request.quiet)
+      std::fprintf(stderr,
+                   "salloc: warning: --get-user-env is accepted but has no effect in "
+                   "Drover\n");
+    job->spec.get_user_env.clear();
+  }
   CatchInterrupts();
   auto asked = std::chrono::steady_clock::now();
   auto allocated = Allocate("salloc", *job, *connection, request.quiet, request.immediate);

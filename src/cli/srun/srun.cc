@@ -26,12 +26,15 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/srun/allocation.h"
+#include "cli/srun/bcast.h"
 #include "cli/srun/interrupts.h"
 #include "cli/srun/srun_options.h"
 #include "cli/srun/step_binding.h"
 #include "cli/srun/step_streams.h"
 #include "common/getopt.h"
 #include "common/hostlist.h"
+#include "common/launch_settings.h"
+#include "common/resource_limits.h"
 #include "common/step_launch.h"
 #include "common/text.h"
 
@@ -88,6 +91,7 @@ constexpr OptionSpec kSrunOptions[] = {
     {0, "task-epilog", OptionSpec::kRequired},
     {0, "task-prolog", OptionSpec::kRequired},
     {'T', "threads", OptionSpec::kRequired},
+    {0, "test-only", OptionSpec::kNone},
 };
 
 // sbatch's options srun does not have.
@@ -172,8 +176,7 @@ constexpr InputVariable kSrunInputs[] = {
 
 // Options srun accepts and does not act on: each said once, unless --quiet.
 constexpr std::string_view kSrunNoEffect[] = {
-    "bcast",       "bcast-exclude", "compress",  "ctrl-comm-ifhn", "het-group",
-    "mpi-combine", "msg-timeout",   "send-libs", "slurmd-debug",   "no-allocate",
+    "ctrl-comm-ifhn", "no-allocate",
 };
 
 // Allocation options srun reads itself (step_binding.h) rather than through sbatch's parser.
@@ -248,6 +251,45 @@ std::optional<uint32_t> Seconds(const ParsedOptions& parsed, std::string_view na
   return std::nullopt;
 }
 
+// --het-group, --mpi-combine, --msg-timeout and --slurmd-debug, checked as Slurm's srun checks
+// them. Drover's jobs have one component (0): a step for another is refused with Slurm's words
+// for a component the allocation lacks, and --mpi-combine, which joins the MPI worlds of a
+// heterogeneous step's components, has nothing to join. An exit code when srun ends here.
+std::optional<int> CheckStepLaunchOptions(const ParsedOptions& parsed) {
+  if (auto groups = parsed.Last("het-group")) {
+    Result<uint32_t> highest = HighestHetGroup(*groups);
+    if (!highest) {
+      std::fprintf(stderr, "srun: error: %s\n", highest.error().c_str());
+      return 1;
+    }
+    if (*highest > 0) {
+      std::fprintf(stderr,
+                   "srun: error: Requested het-group offset exceeds highest hetjob index (%u > "
+                   "0)\n",
+                   *highest);
+      return 1;
+    }
+  }
+  if (auto combine = parsed.Last("mpi-combine");
+      combine && !EqualsIgnoreCase(*combine, "yes") && !EqualsIgnoreCase(*combine, "no")) {
+    std::fprintf(stderr, "srun: error: Invalid --mpi-combine value: %s\n", combine->c_str());
+    return 1;
+  }
+  if (auto seconds = parsed.Last("msg-timeout")) {
+    if (Result<int> valid = PositiveSeconds(*seconds, "msg-timeout"); !valid) {
+      std::fprintf(stderr, "srun: error: %s\n", valid.error().c_str());
+      return 1;
+    }
+  }
+  if (auto level = parsed.Last("slurmd-debug")) {
+    if (Result<int> valid = SlurmdDebugLevel(*level); !valid) {
+      std::fprintf(stderr, "srun: error: %s\n", valid.error().c_str());
+      return 1;
+    }
+  }
+  return std::nullopt;
+}
+
 // The options Drover's srun refuses or answers at once, as Slurm's does: --mpi=list and unknown
 // MPI types, -Z (root only), --x11 (no X11 forwarding). An exit code when srun ends here.
 std::optional<int> CheckSrunOptions(const ParsedOptions& parsed, bool quiet) {
@@ -285,6 +327,7 @@ std::optional<int> CheckSrunOptions(const ParsedOptions& parsed, bool quiet) {
       std::fprintf(stderr, "srun: error: Thread value exceeds defined limit, reset to %d\n",
                    kMaxThreads);
   }
+  if (std::optional<int> code = CheckStepLaunchOptions(parsed)) return code;
   if (parsed.Has("no-allocate") && ::getuid() != 0) {
     std::fprintf(stderr, "srun: error: --no-allocate only permitted by root user\n");
     return 1;
@@ -366,6 +409,8 @@ class Srun {
   std::optional<v1::CreateStepReply> CreateStep(const v1::CreateStepRequest& create);
   std::optional<std::map<uint32_t, std::vector<std::string>>> ReadMultiProg(
       const v1::CreateStepReply& step);
+  bool AttachBcast(v1::StepLaunch& launch);
+  bool AddTaskSettings(v1::StepLaunch& launch);
   std::optional<v1::StepLaunch> BuildLaunch(
       const v1::CreateStepReply& step, const v1::CreateStepRequest& create,
       const std::map<uint32_t, std::vector<std::string>>& multi_prog);
@@ -379,11 +424,21 @@ class Srun {
     if (own_allocation_) ReleaseAllocation(connection_, *job_id_, code, signal);
   }
 
+  // --msg-timeout (checked), else 30: how long srun waits for each of its messages' answers,
+  // and for each node's agent to take the launch.
+  int MessageSeconds() const {
+    auto given = parsed().Last("msg-timeout");
+    Result<int> seconds = PositiveSeconds(given.value_or("30"), "msg-timeout");
+    return seconds ? *seconds : 30;
+  }
+
   // --prolog and --epilog: run here with the step's command as arguments; false when it failed.
   bool RunLocalScript(std::string_view option, uint32_t step_id);
 
   SrunRequest request_;
   Connection connection_;
+  // slurm.conf's keys for the launch alone (--propagate's and --bcast's defaults).
+  LaunchSettings launch_settings_ = ReadLaunchSettings(ResolveConfPath(""));
   std::optional<SbatchRequest> job_request_;  // the allocation's options, as sbatch reads them
   StepBinding binding_;                       // the step's layout and binding options
   std::map<std::string, std::string> env_ = Environment();
@@ -436,6 +491,8 @@ std::optional<int> Srun::FindOrAllocateJob() {
   binding_ = std::move(*binding);
   if (parsed().Has("verbose"))
     for (const std::string& notice : binding_.notices) std::fprintf(stderr, "%s\n", notice.c_str());
+  // --test-only: when the job would start, also inside an allocation (as Slurm's srun asks).
+  if (parsed().Has("test-only")) return TestOnly("srun", *job_request_, connection_);
   if (!own_allocation_) return std::nullopt;
   auto allocated = Allocate("srun", *job_request_, connection_, request_.quiet, request_.immediate);
   if (auto* code = std::get_if<int>(&allocated)) return *code;
@@ -500,7 +557,7 @@ std::optional<v1::CreateStepReply> Srun::CreateStep(const v1::CreateStepRequest&
   auto started = Clock::now();
   for (int attempt = 0;; ++attempt) {
     grpc::ClientContext context;
-    SetDeadline(context);
+    SetDeadline(context, MessageSeconds());
     step.Clear();
     status = connection_.stub->CreateStep(&context, create, &step);
     bool busy = !status.ok() && status.error_message() == "Requested nodes are busy";
@@ -546,7 +603,7 @@ void Srun::ReportStepEnded(v1::StepEndedRequest ended) {
   ended.set_job_id(*job_id_);
   v1::ActionReply ignored;
   grpc::ClientContext context;
-  SetDeadline(context);
+  SetDeadline(context, MessageSeconds());
   (void)connection_.stub->StepEnded(&context, ended, &ignored);
 }
 
@@ -616,7 +673,41 @@ std::optional<v1::StepLaunch> Srun::BuildLaunch(
   launch.set_accel_bind(binding_.accel_bind);
   launch.set_cpu_freq(binding_.cpu_freq);
   launch.set_gpu_freq(binding_.gpu_freq);
+  if (!AddTaskSettings(launch)) return std::nullopt;
   return launch;
+}
+
+// What the nodes apply to the step's tasks beyond their command: --bcast's files,
+// --slurmd-debug, and the resource limits (--propagate, else PropagateResourceLimits). False
+// after saying why the step cannot start.
+bool Srun::AddTaskSettings(v1::StepLaunch& launch) {
+  if (!AttachBcast(launch)) return false;
+  if (auto level = parsed().Last("slurmd-debug"))
+    if (Result<int> number = SlurmdDebugLevel(*level))  // checked with the options
+      launch.set_debug_level(*number);
+  auto limits = ChooseLimits(job_request_->propagate, launch_settings_.propagate_resource_limits,
+                             launch_settings_.propagate_resource_limits_except);
+  if (limits)  // the option was checked, and slurm.conf when it was read
+    for (const std::string& entry : CaptureLimits(*limits)) launch.add_rlimits(entry);
+  return true;
+}
+
+// --bcast: the program (and --send-libs' libraries) the nodes copy and run; false after saying
+// why it cannot be sent.
+bool Srun::AttachBcast(v1::StepLaunch& launch) {
+  auto request =
+      BcastRequestOf(parsed(), launch_settings_, request_.command.front(), launch.work_dir(), env_);
+  if (request && !*request) return true;
+  auto files =
+      request ? ReadBcastFiles(**request, env_)
+              : Result<std::vector<v1::StepLaunch::BcastFile>>(std::move(request).take_error());
+  if (!files) {
+    std::fprintf(stderr, "srun: error: %s\n", files.error().c_str());
+    Release(1, 0);
+    return false;
+  }
+  for (v1::StepLaunch::BcastFile& file : *files) *launch.add_bcast() = std::move(file);
+  return true;
 }
 
 // stdin to task 0, from a thread that may block on a terminal (it is never joined: srun ends
@@ -800,7 +891,8 @@ int Srun::Run() {
   }
 
   StepStreams streams(request_.label, request_.kill_on_bad_exit, step_name);
-  if (!streams.Start(*step, *launch, connection_)) {
+  streams.set_compress(CompressLaunch(parsed(), launch_settings_));
+  if (!streams.Start(*step, *launch, connection_, MessageSeconds())) {
     EndUnstarted(*step);
     return 1;
   }

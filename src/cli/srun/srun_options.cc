@@ -4,6 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstdint>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "common/text.h"
@@ -112,6 +117,46 @@ std::map<std::string, std::string> ExportedEnvironment(
     }
   }
   return out;
+}
+
+Result<uint32_t> HighestHetGroup(std::string_view list) {
+  constexpr uint64_t kMostComponents = 128;  // Slurm's MAX_HET_JOB_COMPONENTS
+  auto invalid = [&] { return MakeError(fmt::format("Invalid --het-group value: {}", list)); };
+  std::string_view inner = list;
+  if (inner.starts_with('[') && inner.ends_with(']')) inner = inner.substr(1, inner.size() - 2);
+  if (inner.empty()) return invalid();
+  uint64_t highest = 0;
+  for (const std::string& item : Split(inner, ',')) {
+    std::vector<std::string> bounds = Split(item, '-');
+    if (bounds.size() > 2) return invalid();
+    std::optional<uint64_t> first = ParseUint64(bounds.front());
+    std::optional<uint64_t> last = ParseUint64(bounds.back());
+    if (!first || !last || *first > *last || *last >= kMostComponents) return invalid();
+    highest = std::max(highest, *last);
+  }
+  return static_cast<uint32_t>(highest);
+}
+
+Result<int> SlurmdDebugLevel(std::string_view level) {
+  constexpr std::string_view kNames[] = {"quiet", "fatal",  "error",  "info",   "verbose",
+                                         "debug", "debug2", "debug3", "debug4", "debug5"};
+  constexpr int kError = 2;
+  if (!level.empty() && std::isdigit(static_cast<unsigned char>(level.front()))) {
+    std::optional<uint64_t> number = ParseUint64(level);
+    if (!number || *number > 7)
+      return MakeError(fmt::format("Invalid --slurmd-debug value: {}", level));
+    return kError + static_cast<int>(*number);
+  }
+  for (size_t i = 0; i < std::size(kNames); ++i)
+    if (EqualsIgnoreCase(level, kNames[i])) return static_cast<int>(i);
+  return MakeError(fmt::format("Invalid --slurmd-debug value: {}", level));
+}
+
+Result<int> PositiveSeconds(std::string_view text, std::string_view name) {
+  std::optional<int64_t> number = ParseInt64(text);
+  if (!number || *number <= 0 || *number > INT32_MAX)
+    return MakeError(fmt::format("Invalid numeric value \"{}\" for --{}.", text, name));
+  return static_cast<int>(*number);
 }
 
 }  // namespace drover::cli

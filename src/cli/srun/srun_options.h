@@ -47,4 +47,18 @@ std::vector<std::string> InputVariableWords(std::span<const InputVariable> table
 std::map<std::string, std::string> ExportedEnvironment(
     std::string_view value, const std::map<std::string, std::string>& env);
 
+// --het-group=LIST (srun(1)): component indexes as "1", "0,2", "0-2" or "[0-2]", each from 0 to
+// 127, as Slurm's srun reads them. The highest index, or "Invalid --het-group value: LIST".
+Result<uint32_t> HighestHetGroup(std::string_view list);
+
+// --slurmd-debug=LEVEL: a number N (Slurm's error level plus N) or a SlurmdDebug name (quiet,
+// fatal, error, info, verbose, debug, debug2 ... debug5), as Slurm's log levels number them
+// (quiet 0 ... verbose 4, debug 5 ... debug5 9).
+Result<int> SlurmdDebugLevel(std::string_view level);
+inline constexpr int kLogVerbose = 4;  // the level from which the step's agent says more
+
+// A positive count of seconds (--msg-timeout), as Slurm's parse_int checks it; otherwise
+// "Invalid numeric value "TEXT" for --NAME.".
+Result<int> PositiveSeconds(std::string_view text, std::string_view name);
+
 }  // namespace drover::cli

@@ -86,5 +86,34 @@ TEST(SrunOptionsTest, ExportChoosesTheStepsEnvironment) {
   EXPECT_EQ(all.at("HOME"), "/h");
 }
 
+TEST(SrunOptionsTest, HetGroupListsAsSlurmsSrunReadsThem) {
+  EXPECT_EQ(HighestHetGroup("0").value(), 0u);
+  EXPECT_EQ(HighestHetGroup("0,2").value(), 2u);
+  EXPECT_EQ(HighestHetGroup("[1-3]").value(), 3u);
+  EXPECT_EQ(HighestHetGroup("127").value(), 127u);
+  for (const char* bad : {"", "128", "x", "2-1", "-1", "0,,1", "[]"}) {
+    auto result = HighestHetGroup(bad);
+    ASSERT_FALSE(result) << bad;
+    EXPECT_EQ(result.error(), std::string("Invalid --het-group value: ") + bad);
+  }
+}
+
+TEST(SrunOptionsTest, SlurmdDebugTakesNumbersAboveErrorOrSlurmdDebugNames) {
+  EXPECT_EQ(SlurmdDebugLevel("0").value(), 2);  // errors only
+  EXPECT_EQ(SlurmdDebugLevel("2").value(), kLogVerbose);
+  EXPECT_EQ(SlurmdDebugLevel("quiet").value(), 0);
+  EXPECT_EQ(SlurmdDebugLevel("Verbose").value(), kLogVerbose);
+  EXPECT_EQ(SlurmdDebugLevel("debug5").value(), 9);
+  EXPECT_EQ(SlurmdDebugLevel("loud").error(), "Invalid --slurmd-debug value: loud");
+  EXPECT_FALSE(SlurmdDebugLevel("8"));
+}
+
+TEST(SrunOptionsTest, MsgTimeoutIsAPositiveNumber) {
+  EXPECT_EQ(PositiveSeconds("15", "msg-timeout").value(), 15);
+  EXPECT_EQ(PositiveSeconds("0", "msg-timeout").error(),
+            "Invalid numeric value \"0\" for --msg-timeout.");
+  EXPECT_FALSE(PositiveSeconds("ten", "msg-timeout"));
+}
+
 }  // namespace
 }  // namespace drover::cli

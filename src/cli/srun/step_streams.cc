@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include "auth/grpc_auth.h"
@@ -44,7 +45,7 @@ void NodeStream::Close() {
 }
 
 bool StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch,
-                        const Connection& connection) {
+                        const Connection& connection, int timeout_seconds) {
   for (int i = 0; i < step.nodes_size(); ++i) {
     auto node = std::make_unique<NodeStream>();
     node->node = step.nodes(i);
@@ -56,7 +57,17 @@ bool StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& l
       Say(fmt::format("srun: error: {}\n", channel.error()));
       return false;
     }
+    if (!(*channel)->WaitForConnected(std::chrono::system_clock::now() +
+                                      std::chrono::seconds(timeout_seconds))) {
+      // Slurm's words for a launch message its node never answered.
+      Say(
+          fmt::format("srun: error: Task launch for {} failed on node {}: Socket timed out on "
+                      "send/recv operation\n",
+                      step_name_, node->node.name()));
+      return false;
+    }
     node->stub = v1::Agent::NewStub(*channel);
+    if (compress_) node->context.set_compression_algorithm(GRPC_COMPRESS_DEFLATE);
     node->stream = node->stub->RunStep(&node->context);
     v1::StepInput first;
     *first.mutable_launch() = launch;

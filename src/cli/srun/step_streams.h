@@ -49,9 +49,12 @@ class StepStreams {
   ~StepStreams() { Join(); }
 
   // Opens a stream to every node of `step` and sends each its part of `launch`.
-  // False, having said why, when a node's channel cannot be opened.
+  // False, having said why, when a node's channel cannot be opened or its agent cannot be
+  // reached within `timeout_seconds` (srun --msg-timeout).
   bool Start(const v1::CreateStepReply& step, const v1::StepLaunch& launch,
-             const Connection& connection);
+             const Connection& connection, int timeout_seconds);
+  // srun --compress: the launch (and stdin) travel deflate-compressed.
+  void set_compress(bool compress) { compress_ = compress; }
   // One reader thread per node from here on.
   void StartReaders();
   void SignalAll(int signal);
@@ -73,6 +76,7 @@ class StepStreams {
   void RaiseWorstExit(int code);
 
   const bool label_, kill_on_bad_exit_;
+  bool compress_ = false;
   const std::string step_name_;
   std::vector<std::unique_ptr<NodeStream>> nodes_;
   uint32_t task0_node_ = 0;
