@@ -1,9 +1,10 @@
 // Parsing and printing of Slurm's --dependency lists. Parsing is strict: anything Slurm would
-// refuse, and the forms Drover does not support (array task ids like 123_4), is an error that
-// quotes the whole input so the user sees which option was wrong.
+// refuse is an error that quotes the whole input so the user sees which option was wrong. A job
+// may be one array task ("123_4") or a whole array ("123_*", the same as "123").
 #include "common/dependency.h"
 
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -12,6 +13,8 @@
 
 namespace drover {
 namespace {
+
+constexpr uint32_t kNoTask = UINT32_MAX;
 
 constexpr std::array<std::pair<std::string_view, DependencyType>, 6> kTypeNames = {{
     {"after", DependencyType::kAfter},
@@ -55,6 +58,22 @@ std::optional<int64_t> ParseDelay(std::string_view minutes_text) {
   return static_cast<int64_t>(*minutes) * 60;
 }
 
+// "N", "N_T" (task T of array job N) or "N_*" (every task of array N, as "N" names them).
+std::optional<DependencyTerm> ParseJob(std::string_view text) {
+  size_t underscore = text.find('_');
+  std::optional<uint64_t> id = ParseUint64(text.substr(0, underscore));
+  if (!id || *id == 0) return std::nullopt;
+  DependencyTerm term;
+  term.job_id = *id;
+  if (underscore == std::string_view::npos) return term;
+  std::string_view task = text.substr(underscore + 1);
+  if (task == "*") return term;
+  std::optional<uint64_t> task_id = ParseUint64(task);
+  if (!task_id || *task_id >= kNoTask) return std::nullopt;
+  term.array_task_id = static_cast<uint32_t>(*task_id);
+  return term;
+}
+
 // One item between separators: "singleton" or "type:id[:id...][+minutes]". Appends its terms;
 // false when the item is malformed (the caller builds the message from the whole input).
 bool ParseItem(std::string_view item, std::vector<DependencyTerm>& terms) {
@@ -65,9 +84,9 @@ bool ParseItem(std::string_view item, std::vector<DependencyTerm>& terms) {
   size_t colon = item.find(':');
   if (colon == std::string_view::npos) {
     // A bare job ID waits for that job to end, as Slurm reads "-d 123" (afterany).
-    std::optional<uint64_t> id = ParseUint64(item);
-    if (!id || *id == 0) return false;
-    terms.push_back({DependencyType::kAfterAny, *id, 0});
+    std::optional<DependencyTerm> term = ParseJob(item);
+    if (!term) return false;
+    terms.push_back(*term);  // afterany, the default type
     return true;
   }
   std::string_view name = item.substr(0, colon);
@@ -87,9 +106,11 @@ bool ParseItem(std::string_view item, std::vector<DependencyTerm>& terms) {
     ids = ids.substr(0, plus);
   }
   for (const std::string& id_text : Split(ids, ':')) {
-    std::optional<uint64_t> id = ParseUint64(id_text);  // refuses "123_4" array forms too
-    if (!id || *id == 0) return false;
-    terms.push_back({*type, *id, delay});
+    std::optional<DependencyTerm> term = ParseJob(id_text);
+    if (!term) return false;
+    term->type = *type;
+    term->delay_seconds = delay;
+    terms.push_back(*term);
   }
   return true;
 }
@@ -98,6 +119,12 @@ bool ParseItem(std::string_view item, std::vector<DependencyTerm>& terms) {
 bool SameItem(const DependencyTerm& a, const DependencyTerm& b) {
   return a.type == b.type && a.delay_seconds == b.delay_seconds &&
          a.type != DependencyType::kSingleton;
+}
+
+std::string JobText(const DependencyTerm& term) {
+  std::string text = std::to_string(term.job_id);
+  if (term.array_task_id != kNoTask) text += "_" + std::to_string(term.array_task_id);
+  return text;
 }
 
 }  // namespace
@@ -128,8 +155,7 @@ std::string FormatDependency(const DependencySpec& spec) {
     // print without a '?' and read back as needing all of them.
     for (; j < spec.terms.size() && (j == i || (!spec.any && SameItem(first, spec.terms[j])));
          ++j) {
-      if (first.type != DependencyType::kSingleton)
-        item += ":" + std::to_string(spec.terms[j].job_id);
+      if (first.type != DependencyType::kSingleton) item += ":" + JobText(spec.terms[j]);
     }
     // Parsed delays are whole minutes; a delay set in seconds elsewhere prints rounded down.
     if (first.delay_seconds > 0) item += "+" + std::to_string(first.delay_seconds / 60);

@@ -68,8 +68,13 @@ TEST(DependencyTest, Parse) {
       {"afterok:0", {}, false, Invalid("afterok:0")},
       {"afterok:-1", {}, false, Invalid("afterok:-1")},
       {"afterok:+5", {}, false, Invalid("afterok:+5")},
-      {"afterok:123_4", {}, false, Invalid("afterok:123_4")},
-      {"afterok:123_*", {}, false, Invalid("afterok:123_*")},
+      {"afterok:123_4", {{kOk, 123, 0, 4}}, false, ""},
+      {"afternotok:123_0:9+2", {{kNotOk, 123, 120, 0}, {kNotOk, 9, 120}}, false, ""},
+      {"afterany:123_*", {{kAny, 123, 0}}, false, ""},
+      {"afterok:123_", {}, false, Invalid("afterok:123_")},
+      {"afterok:123_x", {}, false, Invalid("afterok:123_x")},
+      {"afterok:123_4294967295", {}, false, Invalid("afterok:123_4294967295")},
+      {"afterok:_4", {}, false, Invalid("afterok:_4")},
       {"afterok:1::2", {}, false, Invalid("afterok:1::2")},
       {"afterok:1:", {}, false, Invalid("afterok:1:")},
       {"afterok:18446744073709551616", {}, false, Invalid("afterok:18446744073709551616")},
@@ -151,8 +156,13 @@ TEST(DependencyTest, Format) {
 
 TEST(DependencyTest, RoundTrip) {
   const std::string_view inputs[] = {
-      "afterok:12:13,afterany:14+10",           "afterok:1?afternotok:2", "singleton", "after:5+30",
-      "aftercorr:3,singleton,afternotok:4:5+2", "afterok:1,afterok:2+1",
+      "afterok:12:13,afterany:14+10",
+      "afterok:1?afternotok:2",
+      "singleton",
+      "after:5+30",
+      "aftercorr:3,singleton,afternotok:4:5+2",
+      "afterok:1,afterok:2+1",
+      "afterok:7_3:8,afterany:7_0+1",
   };
   for (std::string_view input : inputs) {
     Result<DependencySpec> parsed = ParseDependency(input);

@@ -60,6 +60,8 @@ DependencyStatus Unknown(DependencyType type) {
 
 JobOutcome Lookup(const JobSpec& job, const DependencyTerm& term, const JobOutcomes* others) {
   if (others == nullptr) return {};
+  if (term.array_task_id != kNoArrayTask)  // afterok:N_T: that one task of array N
+    return others->FindArrayTask(term.job_id, term.array_task_id);
   // aftercorr pairs array tasks by index; a job that is not an array task waits on the whole
   // job as afterok would.
   if (term.type == DependencyType::kAfterCorr && job.array_task_id != kNoArrayTask)

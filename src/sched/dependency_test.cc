@@ -126,6 +126,17 @@ TEST(SchedDependencyTest, Evaluate) {
       {"aftercorr:3", kSat},
       {"aftercorr:4", kNever},
 
+      // N_T: one task of array 100, whatever the array as a whole is doing.
+      {"afterok:100_0", kSat},
+      {"afterok:100_1", kNever},
+      {"afternotok:100_1", kSat},
+      {"afterany:100_2", kWait},
+      {"afterany:100_3", kSat},
+      {"afterok:100_9", kNever},  // no such task
+      {"afterany:100_9", kSat},
+      {"afterok:100_0?afterok:100_2", kSat},
+      {"afterok:100_0,afterok:100_2", kWait},
+
       // singleton.
       {"singleton", kSat},
       {"singleton", kWait, 10000, kNoArrayTask, true},

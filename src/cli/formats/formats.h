@@ -56,6 +56,10 @@ struct SqueueOptions {
 std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
                          int64_t now);
 
+// A job's dependency as squeue's %E and scontrol's Dependency= print it: "afterok:12,
+// afterany:7_3" joined by ',' or '?'; "(null)" when it has none.
+std::string DependencyText(const v1::Dependency& dependency);
+
 // The lines squeue writes to stderr for a -o string ("Invalid job format specification: !"),
 // none when every field is known. FormatSqueue prints such a field literally, as squeue does.
 std::vector<std::string> SqueueFormatErrors(std::string_view format, bool steps = false);

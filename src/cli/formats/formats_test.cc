@@ -373,6 +373,22 @@ TEST(Squeue, PriorityListsAPendingJobOncePerPartition) {
   EXPECT_EQ(FormatSqueue({job}, options, kStart), "7 a\n7 b\n");
 }
 
+// %E (and scontrol's Dependency=): one array task as N_T, the whole array as N.
+TEST(Squeue, DependencyNamesOneArrayTaskAsSlurmDoes) {
+  v1::Dependency dependency;
+  EXPECT_EQ(DependencyText(dependency), "(null)");
+  auto* task = dependency.add_terms();
+  task->set_type(v1::Dependency::AFTER_OK);
+  task->set_job_id(12);
+  task->set_array_task_id(3);
+  auto* whole = dependency.add_terms();
+  whole->set_type(v1::Dependency::AFTER_ANY);
+  whole->set_job_id(12);
+  EXPECT_EQ(DependencyText(dependency), "afterok:12_3,afterany:12");
+  dependency.set_any(true);
+  EXPECT_EQ(DependencyText(dependency), "afterok:12_3?afterany:12");
+}
+
 TEST(Squeue, ClusterLineFollowsTheDateLine) {
   SqueueOptions options = QueueOptions();
   options.cluster_line = "CLUSTER: anchor";

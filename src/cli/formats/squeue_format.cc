@@ -162,19 +162,6 @@ std::string LimitText(std::optional<int64_t> limit, int64_t used) {
   return Seconds(*limit - used);
 }
 
-std::string DependencyText(const v1::Dependency& dependency) {
-  static constexpr std::string_view kTypes[] = {"after",      "afterany",  "afterok",
-                                                "afternotok", "aftercorr", "singleton"};
-  std::vector<std::string> terms;
-  for (const auto& term : dependency.terms()) {
-    std::string_view type = kTypes[std::clamp<int>(term.type(), 0, 5)];
-    terms.push_back(term.type() == v1::Dependency::SINGLETON
-                        ? std::string(type)
-                        : fmt::format("{}:{}", type, term.job_id()));
-  }
-  return OrNull(Join(terms, dependency.any() ? "?" : ","));
-}
-
 std::string ListText(const google::protobuf::RepeatedPtrField<std::string>& names) {
   return CompressHostlist(std::vector<std::string>(names.begin(), names.end()));
 }
@@ -927,6 +914,21 @@ std::string FormatSteps(const std::vector<v1::Job>& jobs, const SqueueOptions& o
 }
 
 }  // namespace
+
+std::string DependencyText(const v1::Dependency& dependency) {
+  static constexpr std::string_view kTypes[] = {"after",      "afterany",  "afterok",
+                                                "afternotok", "aftercorr", "singleton"};
+  std::vector<std::string> terms;
+  for (const auto& term : dependency.terms()) {
+    std::string_view type = kTypes[std::clamp<int>(term.type(), 0, 5)];
+    std::string text = term.type() == v1::Dependency::SINGLETON
+                           ? std::string(type)
+                           : fmt::format("{}:{}", type, term.job_id());
+    if (term.has_array_task_id()) text += fmt::format("_{}", term.array_task_id());
+    terms.push_back(std::move(text));
+  }
+  return OrNull(Join(terms, dependency.any() ? "?" : ","));
+}
 
 std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
                          int64_t now) {

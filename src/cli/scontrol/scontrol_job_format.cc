@@ -69,19 +69,6 @@ int64_t RunTime(const v1::Job& job, int64_t now) {
   return std::max<int64_t>(0, end - job.start_time() - job.suspended_seconds());
 }
 
-std::string DependencyText(const v1::JobSpec& spec) {
-  static constexpr std::string_view kTypes[] = {"after",      "afterany",  "afterok",
-                                                "afternotok", "aftercorr", "singleton"};
-  std::vector<std::string> terms;
-  for (const auto& term : spec.dependency().terms()) {
-    std::string_view type = kTypes[std::clamp<int>(term.type(), 0, 5)];
-    terms.push_back(term.type() == v1::Dependency::SINGLETON
-                        ? std::string(type)
-                        : fmt::format("{}:{}", type, term.job_id()));
-  }
-  return OrNull(Join(terms, spec.dependency().any() ? "?" : ","));
-}
-
 uint32_t RequestedNodes(const v1::JobSpec& spec) {
   return std::max<uint32_t>(spec.min_nodes(), 1);
 }
@@ -370,7 +357,8 @@ void AddStateLines(const v1::Job& job, const ShowContext& ctx, Record& record) {
   lines.push_back(fmt::format("Priority={} Nice={} Account={} QOS={}", PriorityOf(job, ctx),
                               spec.nice(), OrNull(spec.account()), OrNull(spec.qos())));
   lines.push_back(fmt::format("JobState={} Reason={} Dependency={}", job.state(),
-                              job.reason().empty() ? "None" : job.reason(), DependencyText(spec)));
+                              job.reason().empty() ? "None" : job.reason(),
+                              DependencyText(spec.dependency())));
   lines.push_back(fmt::format("Requeue={} Restarts={} BatchFlag={} Reboot=0 ExitCode={}:{}",
                               spec.requeue() ? 1 : 0, job.restart_count(),
                               spec.interactive() ? 0 : 1, job.exit_code(), job.exit_signal()));

@@ -37,11 +37,17 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
     if (!reservation->second.Admits(spec.user, spec.account))
       return "Access denied to requested reservation";
   }
-  for (const DependencyTerm& term : spec.dependency.terms)
+  for (const DependencyTerm& term : spec.dependency.terms) {
     if (term.type != DependencyType::kSingleton && !jobs_.count(term.job_id) &&
         !purged_outcomes_.count(term.job_id))
       return fmt::format("Job dependency problem: job {} is not known to this controller",
                          term.job_id);
+    // N_T: a live array N must have task T.
+    if (term.array_task_id != kNoArrayTask && jobs_.count(term.job_id) &&
+        !array_tasks_.count({term.job_id, term.array_task_id}))
+      return fmt::format("Job dependency problem: job {}_{} is not known to this controller",
+                         term.job_id, term.array_task_id);
+  }
   if (settings.enforce_part_limits == EnforcePartLimits::kNo || spec.time_limit_seconds == 0)
     return "";
   std::vector<int> partitions;
