@@ -72,8 +72,8 @@ TEST(PartitionCodec, EveryFieldInItsPlace) {
 }
 
 TEST(NodeCodec, EveryFieldInItsPlace) {
-  NodeInfo info{"n7",  "DRAINING*", true, true, true,   true,   true,
-                "fan", 1000,        7,    2000, {4, 9}, "MAINT"};
+  NodeInfo info{"n7", "DRAINING*", true,   true,    true, true,  true, "fan",     1000,
+                7,    2000,        {4, 9}, "MAINT", 5,    "a,b", "a",  "new fan", "rack 3"};
   NodeListing listing{42, {info}};
   v1::NodeList list;
   ToProto(listing, &list);
@@ -90,6 +90,11 @@ TEST(NodeCodec, EveryFieldInItsPlace) {
   EXPECT_EQ(std::vector<uint64_t>(out.jobs().begin(), out.jobs().end()),
             (std::vector<uint64_t>{4, 9}));
   EXPECT_EQ(out.reservation(), "MAINT");
+  EXPECT_EQ(out.weight(), 5u);
+  EXPECT_EQ(out.features(), "a,b");
+  EXPECT_EQ(out.active_features(), "a");
+  EXPECT_EQ(out.comment(), "new fan");
+  EXPECT_EQ(out.extra(), "rack 3");
 }
 
 TEST(ReservationCodec, EveryFieldInItsPlace) {
