@@ -292,23 +292,28 @@ grep -qE '^srun: Job [0-9]+ to start at [0-9T:-]+ using [0-9]+ processors on nod
 srun -n1 --het-group=1 true 2> err.txt && fail "--het-group=1"
 grep -qxF "srun: error: Requested het-group offset exceeds highest hetjob index (1 > 0)" err.txt ||
   fail "--het-group=1: $(cat err.txt)"
-# sbatch --get-user-env: the job runs with the user's login environment under its own. A bash
-# login shell exports SHLVL=1, which a job submitted without SHLVL then raises to 2.
-printf '#!/bin/bash\necho "${SLURM_GET_USER_ENV:-unset} $SHLVL"\n' > gue.sh
-id=$(env -u SHLVL sbatch --parsable --get-user-env=20 -o gue.out gue.sh)
-[ "$(wait_done "$id")" = COMPLETED ] || fail "job $id: $(sacct -j "$id")"
-case "$(getent passwd "$(id -un)" | cut -d: -f7)" in
-  */bash) [ "$(cat gue.out)" = "1 2" ] || fail "--get-user-env: $(cat gue.out)" ;;
-  *) [ "$(cut -d' ' -f1 gue.out)" = 1 ] || fail "--get-user-env: $(cat gue.out)" ;;
-esac
-id=$(env -u SHLVL sbatch --parsable -o gue.out gue.sh)
-[ "$(wait_done "$id")" = COMPLETED ] && [ "$(cat gue.out)" = "unset 1" ] || fail "without --get-user-env: $(cat gue.out)"
+# sbatch --get-user-env: the job runs with the user's login environment under its own: every
+# variable a fresh login environment has beyond what a job gets without the option (su - as
+# root, the user's login shell otherwise, as the agent reads it) reaches the job.
+printf '#!/bin/bash\nenv | cut -d= -f1 | sort\n' > names.sh
+plain=$(env -i PATH="$PATH" DROVER_CONF="$DROVER_CONF" sbatch --parsable -o plain.names names.sh)
+login=$(env -i PATH="$PATH" DROVER_CONF="$DROVER_CONF" sbatch --parsable --get-user-env=20 -o login.names names.sh)
+[ "$(wait_done "$plain")" = COMPLETED ] && [ "$(wait_done "$login")" = COMPLETED ] ||
+  fail "--get-user-env jobs: $(sacct -j "$plain,$login")"
+if [ "$(id -u)" = 0 ]; then env -i su - "$(id -un)" -c env < /dev/null
+else env -i HOME="$HOME" "$(getent passwd "$(id -un)" | cut -d: -f7)" -l -c env < /dev/null; fi |
+  cut -d= -f1 | grep -vxE '_|PWD|OLDPWD|SHLVL' | sort > fresh.names
+for name in $(comm -23 fresh.names plain.names); do
+  grep -qx "$name" login.names || fail "--get-user-env: $name of the login environment is missing"
+done
+grep -qx SLURM_GET_USER_ENV login.names && ! grep -qx SLURM_GET_USER_ENV plain.names ||
+  fail "SLURM_GET_USER_ENV: $(grep SLURM_GET plain.names login.names)"
 
 # --bcast: each node writes the program as slurm_bcast_JOB.STEP_NODE in the directory asked for,
 # as the user, and its tasks run that copy; --send-libs adds the libraries BcastExclude does not
 # leave out, first on LD_LIBRARY_PATH; --compress sends the launch compressed.
 mkdir -p bc
-srun -N2 --bcast="$PWD/bc/" --compress bash -c 'readlink /proc/$$/exe' > bcast.txt || fail "srun --bcast"
+srun -N2 --bcast="$PWD/bc/" --compress bash -c 'readlink /proc/$$/exe; true' > bcast.txt || fail "srun --bcast"
 [ "$(grep -cE "^$PWD/bc/slurm_bcast_[0-9]+\.0_node[12]\$" bcast.txt)" = 2 ] || fail "--bcast ran: $(cat bcast.txt)"
 for copy in $(cat bcast.txt); do
   cmp -s "$copy" "$(command -v bash)" && [ -x "$copy" ] && [ -O "$copy" ] || fail "--bcast copy $copy"
