@@ -61,6 +61,8 @@ std::string_view PendingReasonName(PendingReason reason) {
       return "Reservation";
     case PendingReason::kReservationDeleted:
       return "ReservationDeleted";
+    case PendingReason::kDeadline:
+      return "DeadLine";
   }
   return "None";
 }

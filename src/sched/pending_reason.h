@@ -35,8 +35,9 @@ enum class PendingReason {
   kInvalidQos,
   kReservation,         // waiting for its advance reservation's window
   kReservationDeleted,  // the reservation it asks for is gone
+  kDeadline,            // removed: it could not end before its --deadline (state DEADLINE)
 };
-inline constexpr PendingReason kLastPendingReason = PendingReason::kReservationDeleted;
+inline constexpr PendingReason kLastPendingReason = PendingReason::kDeadline;
 
 // "Priority", "Resources", "QOSMaxGRESPerUser", ... exactly as Slurm spells them.
 std::string_view PendingReasonName(PendingReason reason);

@@ -284,8 +284,9 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   int64_t limit_end = r.time_limit_seconds >= kUnlimitedSeconds - in_.now
                           ? kUnlimitedSeconds
                           : in_.now + r.time_limit_seconds;
-  result.started.push_back(
-      {job.job_id, p, std::move(*allocation), r.time_limit_seconds, limit_end});
+  // A job of this partition ahead of it is still blocked: it starts out of order, by backfill.
+  result.started.push_back({job.job_id, p, std::move(*allocation), r.time_limit_seconds, limit_end,
+                            0, blocked_[p] != 0});
   return PendingReason::kNone;
 }
 

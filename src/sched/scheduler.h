@@ -22,6 +22,9 @@ struct StartDecision {
   int64_t time_limit_seconds = 0;
   int64_t end_time = 0;  // now + time limit (kUnlimitedSeconds when unlimited)
   int64_t priority{0};   // its priority when it started (later passes weigh victims by it)
+  // Started ahead of a higher-priority job its partition could not run yet: a backfill start
+  // (sacct's SchedBackfill), not one in priority order (SchedMain).
+  bool backfill = false;
 };
 
 struct PendingDecision {

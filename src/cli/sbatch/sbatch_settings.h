@@ -84,6 +84,11 @@ struct Settings {
   std::optional<uint32_t> run_uid, run_gid, run_uid_group;
   std::optional<std::string> run_user;
   std::optional<std::string> mcs_label;
+  // Lifecycle: --kill-on-invalid-dep (1 yes, 2 no), -k/--no-kill, --mail-type as Slurm prints
+  // it, --mail-user.
+  std::optional<int> kill_on_invalid_dep;
+  bool no_kill = false;
+  std::optional<std::string> mail_type, mail_user;
   // Variables Slurm's sbatch sets for the job from options (SLURM_DISTRIBUTION, ...): the
   // job's srun reads them.
   std::map<std::string, std::string> variables;

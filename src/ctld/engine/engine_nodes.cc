@@ -132,16 +132,30 @@ void Engine::CheckNodeLiveness(EngineOutput& out) {
     node.reason_time = clock_.Now();
     node.reason_uid = 0;
     out.changed_nodes.push_back(static_cast<int>(i));
-    std::set<uint64_t> jobs = node.jobs;
-    for (uint64_t id : jobs) {
-      Job& job = Mutable(id, out);
-      if (job.spec.requeue) {
-        Requeue(job, JobState::kNodeFail, out);
-      } else {
-        Finish(job, JobState::kNodeFail);
-      }
-    }
+    LoseNode(static_cast<int>(i), out);
     schedule_requested_ = true;
+  }
+}
+
+void Engine::LoseNode(int index, EngineOutput& out) {
+  std::set<uint64_t> jobs = nodes_[index].jobs;
+  for (uint64_t id : jobs) {
+    Job& job = Mutable(id, out);
+    // -k/--no-kill: a job of several nodes goes on without the failed one, which leaves its
+    // allocation (Slurm's excise_node_from_job). Its batch shell runs on the first node: losing
+    // that one ends the job as any failure does.
+    bool batch_host = !job.spec.interactive && !job.allocation.nodes.empty() &&
+                      job.allocation.nodes.front().node == index;
+    if (job.spec.no_kill && job.allocation.nodes.size() > 1 && !batch_host) {
+      std::erase_if(job.allocation.nodes, [index](const auto& part) { return part.node == index; });
+      nodes_[index].jobs.erase(id);
+      continue;
+    }
+    if (job.spec.requeue) {
+      Requeue(job, JobState::kNodeFail, out);
+    } else {
+      Finish(job, JobState::kNodeFail);
+    }
   }
 }
 
