@@ -533,7 +533,7 @@ Status SetMailType(const Use& use, Settings& s) {
 
 // -k/--no-kill[=off]: "off" or "no" turns it off again, as in Slurm.
 Status SetNoKill(const Use& use, Settings& s) {
-  std::string_view value = Trim(use.text());
+  std::string_view value = use.value ? Trim(*use.value) : std::string_view();
   if (value.empty() || EqualsIgnoreCase(value, "set"))
     s.no_kill = true;
   else if (EqualsIgnoreCase(value, "off") || EqualsIgnoreCase(value, "no"))
