@@ -161,7 +161,10 @@ struct ClusterSettings {
   std::string job_acct_gather_frequency = "30";
   std::vector<std::string> job_acct_gather_params;  // JobAcctGatherParams (OverMemoryKill, ...)
   std::vector<std::string> dependency_params;       // DependencyParameters (kill_invalid_depend)
-  CgroupConf cgroup;                                // cgroup.conf beside slurm.conf
+  // MailProg runs for --mail-type events ("" or missing: the controller logs that no mail went);
+  // MailDomain qualifies a job's user when the job names no --mail-user.
+  std::string mail_prog = "/bin/mail", mail_domain;
+  CgroupConf cgroup;  // cgroup.conf beside slurm.conf
   std::string tmp_fs = "/tmp";
 
   // scheduling and priority

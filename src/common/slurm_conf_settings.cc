@@ -406,6 +406,8 @@ std::vector<ConfField<S>> BuildFields() {
       {"JobAcctGatherFrequency", String(&S::job_acct_gather_frequency)},
       {"JobAcctGatherParams", List(&S::job_acct_gather_params)},
       {"DependencyParameters", List(&S::dependency_params)},
+      {"MailProg", String(&S::mail_prog)},
+      {"MailDomain", String(&S::mail_domain)},
       {"TmpFS", String(&S::tmp_fs)},
       // scheduling and priority
       {"SchedulerType", Choice(&S::scheduler,

@@ -122,6 +122,7 @@ void ScalarsToProto(const Job& job, v1::Job* out) {
   out->set_released(job.released);
   out->set_release_exit_code(job.release_exit_code);
   out->set_release_signal(job.release_signal);
+  out->set_sched_by(job.sched_by);
 }
 
 void ScalarsFromProto(const v1::Job& job, Job* out) {
@@ -149,6 +150,7 @@ void ScalarsFromProto(const v1::Job& job, Job* out) {
   out->released = job.released();
   out->release_exit_code = job.release_exit_code();
   out->release_signal = job.release_signal();
+  out->sched_by = job.sched_by();
 }
 
 // The job's place in the configuration: partition and allocated nodes.

@@ -63,6 +63,8 @@ std::string_view PendingReasonName(PendingReason reason) {
       return "ReservationDeleted";
     case PendingReason::kLicenses:
       return "Licenses";
+    case PendingReason::kDeadline:
+      return "DeadLine";
   }
   return "None";
 }

@@ -36,8 +36,9 @@ enum class PendingReason {
   kReservation,         // waiting for its advance reservation's window
   kReservationDeleted,  // the reservation it asks for is gone
   kLicenses,            // not enough of its -L licenses are free
+  kDeadline,            // removed: it could not end before its --deadline (state DEADLINE)
 };
-inline constexpr PendingReason kLastPendingReason = PendingReason::kLicenses;
+inline constexpr PendingReason kLastPendingReason = PendingReason::kDeadline;
 
 // "Priority", "Resources", "QOSMaxGRESPerUser", ... exactly as Slurm spells them.
 std::string_view PendingReasonName(PendingReason reason);

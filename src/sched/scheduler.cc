@@ -348,8 +348,9 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
                           ? kUnlimitedSeconds
                           : in_.now + r.time_limit_seconds;
   int batch_node = BatchNode(*allocation);
-  result.started.push_back(
-      {job.job_id, p, std::move(*allocation), r.time_limit_seconds, limit_end, 0, batch_node});
+  // A job of this partition ahead of it is still blocked: it starts out of order, by backfill.
+  result.started.push_back({job.job_id, p, std::move(*allocation), r.time_limit_seconds, limit_end,
+                            0, batch_node, blocked_[p] != 0});
   return PendingReason::kNone;
 }
 

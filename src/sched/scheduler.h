@@ -23,6 +23,9 @@ struct StartDecision {
   int64_t end_time = 0;  // now + time limit (kUnlimitedSeconds when unlimited)
   int64_t priority{0};   // its priority when it started (later passes weigh victims by it)
   int batch_node{-1};    // --batch: the node with its features that runs the script; -1: the first
+  // Started ahead of a higher-priority job its partition could not run yet: a backfill start
+  // (sacct's SchedBackfill), not one in priority order (SchedMain).
+  bool backfill = false;
 };
 
 struct PendingDecision {

@@ -4,11 +4,19 @@
 # reaches the step and not the batch shell (the job ends COMPLETED, not FAILED by signal 10);
 # `-b` reaches the shell alone; `-f` both. `--signal=USR1@secs` at submission reaches the steps,
 # `B:USR1@secs` the shell. `scancel -s KILL` cancels the job. Then scancel's ids, filters,
-# messages and exit codes, and SLURM_CPUS_PER_TASK whenever -c was given.
+# messages and exit codes, and SLURM_CPUS_PER_TASK whenever -c was given. The job's lifecycle:
+# --mail-type runs MailProg (a script logging its arguments and environment) with Slurm's
+# subject; --deadline ends a job that cannot finish in time DEADLINE; sacct's Flags and -F;
+# afterok:N_T on one array task; -k/--no-kill keeps a 2-node job running when one of its agents
+# dies (SlurmdTimeout=6 here), while a job without it ends NODE_FAIL.
 set -euo pipefail
 drover="$1"
 source "$(dirname "$0")/cluster.sh"
-start_cluster semantics
+conf="$(mktemp -d /tmp/drover_semantics_conf_XXXXXX)"
+cp "$(dirname "$0")"/../../examples/demo/*.conf "$conf/"
+echo "SlurmdTimeout=6" >> "$conf/slurm.conf"
+start_cluster semantics --conf "$conf/slurm.conf"
+rm -rf "$conf"
 cd "$state/work"
 
 wait_for() {  # FILE: until it exists (the step or the shell wrote it)
@@ -165,4 +173,68 @@ wait_done "$id" > /dev/null
 wait_done "$id2" > /dev/null
 [ "$(cat c1.out)" = "cpt=1" ] || fail "sbatch -c 1: $(cat c1.out)"
 [ "$(cat c0.out)" = "cpt=unset" ] || fail "sbatch without -c: $(cat c0.out)"
+# --mail-type: MailProg runs with Slurm's arguments and SLURM_JOB_* variables (set by reconfigure).
+cat > mail.sh <<'SCRIPT'
+#!/bin/sh
+printf '%s|%s|%s|%s|%s|%s\n' "$1" "$2" "$3" "$SLURM_JOB_ID" "$SLURM_JOB_MAIL_TYPE" \
+  "$SLURM_JOB_STATE" >> "$(dirname "$0")/mail.log"
+SCRIPT
+chmod +x mail.sh
+echo "MailProg=$PWD/mail.sh" >> "$DROVER_CONF"
+scontrol reconfigure || fail "reconfigure with MailProg"
+id=$(sbatch --parsable -J mailed --mail-type=BEGIN,END --mail-user=x@example.org -o /dev/null \
+  --wrap 'exit 3')
+[ "$(wait_done "$id")" = FAILED ] || fail "mailed job $id: $(sacct -j "$id")"
+for _ in $(seq 1 300); do [ "$(wc -l < mail.log 2>/dev/null || echo 0)" -ge 2 ] && break; sleep 0.1; done
+grep -qE "^-s\|Slurm Job_id=$id Name=mailed Began, Queued time 00:00:0[0-9]\|x@example.org\|$id\|Began\|RUNNING$" \
+  mail.log || fail "no BEGIN mail: $(cat mail.log)"
+grep -qE "^-s\|Slurm Job_id=$id Name=mailed Ended, Run time 00:00:0[0-9], FAILED, ExitCode 3\|x@example.org\|$id\|Ended\|FAILED$" \
+  mail.log || fail "no END mail: $(cat mail.log)"
+scontrol show job "$id" | grep -qx "   MailUser=x@example.org MailType=BEGIN,END" ||
+  fail "scontrol show job: no MailUser line"
+
+# --deadline: an hour's limit cannot end within a minute: the job ends DEADLINE at once.
+id=$(sbatch --parsable -t 60 --deadline=now+60 -o /dev/null --wrap true)
+[ "$(wait_done "$id")" = DEADLINE ] || fail "deadline job $id: $(sacct -j "$id")"
+scontrol show job "$id" | grep -q "JobState=DEADLINE Reason=DeadLine " ||
+  fail "scontrol show job: $(scontrol show job "$id")"
+scontrol show job "$id" | grep -qE "Deadline=20[0-9-]+T[0-9:]+$" || fail "no Deadline= time"
+
+# sacct's Flags: a job that started at its submission; -F selects by it.
+id=$(sbatch --parsable -o /dev/null --wrap true)
+wait_done "$id" > /dev/null
+[ "$(sacct -X -n -P -j "$id" -o Flags)" = SchedSubmit ] || fail "sacct Flags: $(sacct -X -j "$id" -o JobID,Flags)"
+[ "$(sacct -X -n -P -j "$id" -F SchedSubmit,SchedBackfill -o JobID)" = "$id" ] || fail "sacct -F"
+[ -z "$(sacct -X -n -P -j "$id" --flags=schedmain -o JobID)" ] || fail "sacct --flags=schedmain"
+sacct -F Sometimes > err.txt 2>&1 && fail "sacct -F Sometimes"
+
+# afterok:N_T waits on that array task alone.
+arr=$(sbatch --parsable --array=0-1 -o /dev/null --wrap 'exit $SLURM_ARRAY_TASK_ID')
+ok=$(sbatch --parsable -d "afterok:${arr}_0" -o /dev/null --wrap true)
+never=$(sbatch --parsable -d "afterok:${arr}_1" -o /dev/null --wrap true)
+[ "$(wait_done "$ok")" = COMPLETED ] || fail "afterok:${arr}_0: $(sacct -j "$ok")"
+[ "$(squeue -h -j "$never" -o %E)" = "afterok:${arr}_1" ] || fail "squeue %E: $(squeue -j "$never" -o %E)"
+for _ in $(seq 1 300); do
+  [ "$(squeue -h -j "$never" -o %r)" = DependencyNeverSatisfied ] && break
+  sleep 0.1
+done
+[ "$(squeue -h -j "$never" -o %r)" = DependencyNeverSatisfied ] || fail "afterok:${arr}_1 after it failed"
+scancel "$never"
+
+# -k/--no-kill: node2's agent dies; the -k job runs on without it, the other ends NODE_FAIL.
+cat > hold.sh <<'SCRIPT'
+#!/bin/bash
+until [ -e go.$SLURM_JOB_ID ]; do sleep 0.1; done
+SCRIPT
+kept=$(sbatch --parsable -N2 -w "node[1-2]" -k -o /dev/null hold.sh)
+lost=$(sbatch --parsable -N2 -w "node[1-2]" --no-requeue -o /dev/null hold.sh)
+for _ in $(seq 1 300); do
+  [ "$(squeue -h -j "$kept,$lost" -t R | wc -l)" = 2 ] && break
+  sleep 0.1
+done
+kill -9 "$(sed -n 's/^pid=//p' "$state/cluster/pids/node2")"
+[ "$(wait_done "$lost")" = NODE_FAIL ] || fail "job $lost without -k: $(sacct -j "$lost")"
+[ "$(squeue -h -j "$kept" -o %T:%N)" = RUNNING:node1 ] || fail "-k job: $(squeue -j "$kept")"
+touch "go.$kept" "go.$lost"
+[ "$(wait_done "$kept")" = COMPLETED ] || fail "-k job $kept: $(sacct -j "$kept")"
 echo "semantics: ok"

@@ -124,7 +124,8 @@ struct SacctSelection {
   std::vector<std::string> states;  // Slurm's names ("COMPLETED")
   std::vector<SacctJobStep> jobs;
   std::vector<std::string> accounts, names, partitions, qos, reasons, constraints, wckeys,
-      associations, nodes;  // nodes expanded
+      associations, nodes;         // nodes expanded
+  std::vector<std::string> flags;  // -F: SchedSubmit, SchedMain, SchedBackfill (any of them)
   std::vector<uint32_t> uids, gids;
   uint32_t min_cpus = 0, max_cpus = 0, min_nodes = 0, max_nodes = 0;  // 0: no bound
   int64_t min_timelimit = 0, max_timelimit = 0;                       // minutes; 0: none

@@ -32,7 +32,7 @@ enum class Id {
   kCpuTime, kCpuTimeRaw, kDerivedExitCode, kElapsed, kElapsedRaw, kEligible, kEnd, kExitCode, kGid,
   kGroup, kJobId, kJobIdRaw, kJobName, kNNodes, kNodeList, kNTasks, kPartition, kQos, kReason,
   kReqCpus, kReqMem, kReqNodes, kReqTres, kReservation, kStart, kState, kSubmit, kSuspended,
-  kTimelimit, kTimelimitRaw, kUid, kUser, kWorkDir, kReserved, kResvCpu, kResvCpuRaw,
+  kTimelimit, kTimelimitRaw, kUid, kUser, kWorkDir, kReserved, kResvCpu, kResvCpuRaw, kFlags,
 };
 // clang-format on
 
@@ -69,7 +69,7 @@ constexpr Field kFields[] = {
     {"DerivedExitCode", 15, Kind::kText, Id::kDerivedExitCode},
     {"Elapsed", 10, Kind::kTime, Id::kElapsed}, {"ElapsedRaw", 10, Kind::kNumber, Id::kElapsedRaw},
     {"Eligible", 19, Kind::kTime, Id::kEligible}, {"End", 19, Kind::kTime, Id::kEnd},
-    {"ExitCode", 8, Kind::kText, Id::kExitCode}, {"Flags", 19, Kind::kText, Id::kUnknown},
+    {"ExitCode", 8, Kind::kText, Id::kExitCode}, {"Flags", 19, Kind::kText, Id::kFlags},
     {"GID", 6, Kind::kNumber, Id::kGid}, {"Group", 9, Kind::kText, Id::kGroup},
     {"JobID", -12, Kind::kText, Id::kJobId}, {"JobIDRaw", -12, Kind::kText, Id::kJobIdRaw},
     {"JobName", 10, Kind::kText, Id::kJobName},
@@ -417,6 +417,10 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kCpuTime: return FormatDurationPadded(Elapsed(row, ctx) * Cpus(row));
     case Id::kCpuTimeRaw: return std::to_string(Elapsed(row, ctx) * Cpus(row));
     case Id::kDerivedExitCode: return "0:0";
+    // The pass that started the job's current run (its steps and earlier runs have none).
+    case Id::kFlags:
+      return !row.batch && !row.step && run.started() && run.start == job.start_time()
+                 ? or_blank(job.sched_by()) : std::nullopt;
     case Id::kElapsed: return FormatDurationPadded(Elapsed(row, ctx));
     case Id::kElapsedRaw: return std::to_string(Elapsed(row, ctx));
     case Id::kEligible: return columns::IsoTime(spec.begin_time() ? spec.begin_time() : spec.submit_time());

@@ -124,6 +124,7 @@ bool MatchesLists(const SacctSelection& selection, const v1::Job& job) {
   }
   if (!listed(selection.qos, spec.qos().empty() ? "normal" : spec.qos())) return false;
   if (!listed(selection.reasons, job.reason().empty() ? "None" : job.reason())) return false;
+  if (!selection.flags.empty() && !Contains(selection.flags, job.sched_by())) return false;
   // Drover keeps no WCKeys nor associations: a job has neither, so a list of them selects none.
   if (!selection.wckeys.empty() || !selection.associations.empty()) return false;
   for (const std::string& feature : selection.constraints) {

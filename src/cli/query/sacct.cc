@@ -368,6 +368,22 @@ std::optional<Refusal> AddNodes(const std::string& value, SacctSelection& select
   return std::nullopt;
 }
 
+// -F: the passes that started the jobs wanted, as Slurm names them (any case).
+std::optional<Refusal> AddFlags(const std::string& value, SacctSelection& selection) {
+  static constexpr std::string_view kFlags[] = {"SchedSubmit", "SchedMain", "SchedBackfill"};
+  for (const std::string& item : CommaList(value)) {
+    auto known = std::find_if(std::begin(kFlags), std::end(kFlags),
+                              [&](std::string_view flag) { return EqualsIgnoreCase(flag, item); });
+    if (known == std::end(kFlags))
+      return Fatal(
+          fmt::format("Invalid job flag {} (expected SchedSubmit, SchedMain or "
+                      "SchedBackfill)",
+                      item));
+    selection.flags.emplace_back(*known);
+  }
+  return std::nullopt;
+}
+
 // The options that select jobs.
 std::optional<Refusal> Select(const std::string& option, const std::string& value, Request& request,
                               int64_t now) {
@@ -390,6 +406,7 @@ std::optional<Refusal> Select(const std::string& option, const std::string& valu
   if (option == "qos") list(sel.qos);
   if (option == "reason") list(sel.reasons);
   if (option == "constraints") list(sel.constraints);
+  if (option == "flags") return AddFlags(value, sel);
   if (option == "wckeys") list(sel.wckeys);
   if (option == "associations") list(sel.associations);
   if (option == "nodelist") return AddNodes(value, sel);
@@ -433,9 +450,6 @@ std::optional<Refusal> Shape(const std::string& option, const std::string& value
       return Fatal("Invalid unit type");
     out.units = unit;
   }
-  // Not kept by the controller: refused rather than printing a wrong answer.
-  if (option == "flags")
-    return Error("-F/--flags: Drover does not record which scheduler pass started a job");
   if (option == "batch-script") request.script = true;
   if (option == "env-vars") request.environment = true;
   if (option == "whole-hetjob" && !value.empty() && !EqualsIgnoreCase(value, "yes") &&

@@ -11,6 +11,7 @@
 #include "cli/sbatch/sbatch_values.h"
 #include "common/duration.h"
 #include "common/login_environment.h"
+#include "common/mail_type.h"
 #include "common/memory_size.h"
 #include "common/resource_limits.h"
 #include "common/slurm_time.h"
@@ -380,11 +381,6 @@ Status SetDependency(const Use& use, Settings& s) {
   return OkStatus();
 }
 
-Status ValidateThenNoEffect(const Use& use, Settings& s, bool valid) {
-  if (!valid) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
-  return NoEffect(use, s);
-}
-
 template <std::optional<std::string> Settings::*field>
 Status SetText(const Use& use, Settings& s) {
   s.*field = use.text();
@@ -527,8 +523,7 @@ Status SetBegin(const Use& use, Settings& s) {
 }
 
 Status SetDeadline(const Use& use, Settings& s) {
-  if (Status ok = SetDate(use, s.deadline); !ok) return ok;
-  return NoEffect(use, s);
+  return SetDate(use, s.deadline);
 }
 
 Status SetExclude(const Use& use, Settings& s) {
@@ -550,12 +545,32 @@ Status SetGresFlags(const Use& use, Settings& s) {
 }
 
 Status SetKillOnInvalidDep(const Use& use, Settings& s) {
-  bool valid = EqualsIgnoreCase(use.text(), "yes") || EqualsIgnoreCase(use.text(), "no");
-  return ValidateThenNoEffect(use, s, valid);
+  if (EqualsIgnoreCase(use.text(), "yes"))
+    s.kill_on_invalid_dep = 1;
+  else if (EqualsIgnoreCase(use.text(), "no"))
+    s.kill_on_invalid_dep = 2;
+  else
+    return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  return OkStatus();
 }
 
 Status SetMailType(const Use& use, Settings& s) {
-  return ValidateThenNoEffect(use, s, ValidMailTypes(use.text()));
+  std::optional<uint32_t> types = ParseMailTypes(use.text());
+  if (!types) return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  s.mail_type = *types ? MailTypeText(*types) : "";
+  return OkStatus();
+}
+
+// -k/--no-kill[=off]: "off" or "no" turns it off again, as in Slurm.
+Status SetNoKill(const Use& use, Settings& s) {
+  std::string_view value = use.value ? Trim(*use.value) : std::string_view();
+  if (value.empty() || EqualsIgnoreCase(value, "set"))
+    s.no_kill = true;
+  else if (EqualsIgnoreCase(value, "off") || EqualsIgnoreCase(value, "no"))
+    s.no_kill = false;
+  else
+    return Fail(fmt::format("Invalid {} specification", Spelled(use)));
+  return OkStatus();
 }
 
 // SBATCH_REQ_SWITCH and SBATCH_WAIT4SWITCH, which have no option of their own.
@@ -632,7 +647,7 @@ const std::vector<OptionDef>& Options() {
       {"kill-on-invalid-dep", 0, A::kRequired, SetKillOnInvalidDep},
       {"licenses", 'L', A::kRequired, SetText<&S::licenses>},
       {"mail-type", 0, A::kRequired, SetMailType},
-      {"mail-user", 0, A::kRequired, NoEffect},
+      {"mail-user", 0, A::kRequired, SetText<&S::mail_user>},
       {"mcs-label", 0, A::kRequired, SetText<&S::mcs_label>},
       {"mem", 0, A::kRequired, SetMemoryOf<&S::mem>},
       {"mem-bind", 0, A::kRequired, SetMemBind},
@@ -641,7 +656,7 @@ const std::vector<OptionDef>& Options() {
       {"mincpus", 0, A::kRequired, SetCountOf<&S::mincpus>},
       {"network", 0, A::kRequired, WithoutFeature},
       {"nice", 0, A::kOptional, SetNice},
-      {"no-kill", 'k', A::kOptional, NoEffect},
+      {"no-kill", 'k', A::kOptional, SetNoKill},
       {"no-requeue", 0, A::kNone, SetRequeue},
       {"nodefile", 'F', A::kRequired, SetNodeListOf<true>},
       {"nodelist", 'w', A::kRequired, SetNodeListOf<false>},

@@ -181,6 +181,11 @@ void CopyScalars(const Settings& s, JobSpec& spec) {
   spec.licenses = s.licenses.value_or("");
   spec.gres_flags = s.gres_flags.value_or("");
   spec.spread_job = s.spread_job;
+  spec.deadline = s.deadline.value_or(0);
+  spec.kill_on_invalid_dep = s.kill_on_invalid_dep.value_or(0);
+  spec.no_kill = s.no_kill;
+  spec.mail_type = s.mail_type.value_or("");
+  spec.mail_user = s.mail_user.value_or("");
 }
 
 // --ntasks-per-gpu gives the task count when -n does not; --gpus-per-socket is per node once

@@ -89,6 +89,11 @@ struct Settings {
   bool spread_job = false;
   std::optional<std::string> propagate;     // --propagate's list as given ("": ALL)
   std::optional<std::string> get_user_env;  // --get-user-env, checked: "[timeout][S|L]"
+  // Lifecycle: --kill-on-invalid-dep (1 yes, 2 no), -k/--no-kill, --mail-type as Slurm prints
+  // it, --mail-user.
+  std::optional<int> kill_on_invalid_dep;
+  bool no_kill = false;
+  std::optional<std::string> mail_type, mail_user;
   // Variables Slurm's sbatch sets for the job from options (SLURM_DISTRIBUTION, ...): the
   // job's srun reads them.
   std::map<std::string, std::string> variables;

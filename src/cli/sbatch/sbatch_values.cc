@@ -178,18 +178,6 @@ std::optional<SignalRequest> ParseSignalOption(std::string_view text, bool& rese
   return request;
 }
 
-bool ValidMailTypes(std::string_view text) {
-  static constexpr std::string_view kTypes[] = {
-      "NONE",          "BEGIN",          "END",        "FAIL",       "REQUEUE",
-      "ALL",           "INVALID_DEPEND", "STAGE_OUT",  "TIME_LIMIT", "TIME_LIMIT_90",
-      "TIME_LIMIT_80", "TIME_LIMIT_50",  "ARRAY_TASKS"};
-  for (const std::string& type : Split(text, ','))
-    if (std::none_of(std::begin(kTypes), std::end(kTypes),
-                     [&](std::string_view known) { return EqualsIgnoreCase(type, known); }))
-      return false;
-  return true;
-}
-
 std::optional<UserEntry> LookUpUser(std::string_view name_or_id) {
   std::vector<char> buffer(16384);
   passwd entry{};

@@ -38,7 +38,6 @@ std::optional<int> ParseSignal(std::string_view text);
 // --signal=[{R|B}:]SIG[@seconds], seconds 0..65535, 60 when not given; `reservation` says
 // whether R: (signal at the reservation's end) was asked for.
 std::optional<SignalRequest> ParseSignalOption(std::string_view text, bool& reservation);
-bool ValidMailTypes(std::string_view text);
 
 // --uid and --gid: a name or a number, from the system's user and group databases.
 struct UserEntry {

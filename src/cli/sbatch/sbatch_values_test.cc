@@ -301,10 +301,11 @@ TEST_F(Sbatch, BeginTimes) {
   EXPECT_EQ(Fails({"--begin=soon", "job.sh"}), "sbatch: error: Invalid --begin specification");
 }
 
-TEST_F(Sbatch, DeadlineIsCheckedButHasNoEffect) {
+TEST_F(Sbatch, DeadlineReachesTheJob) {
   SbatchRequest r = Ok({"--deadline=now+2hours", "job.sh"});
-  EXPECT_EQ(r.notices, std::vector<std::string>{
-                           "sbatch: warning: --deadline is accepted but has no effect in Drover"});
+  EXPECT_TRUE(r.notices.empty());
+  EXPECT_EQ(r.spec.deadline, kNow + 7200);
+  EXPECT_EQ(Ok({"job.sh"}).spec.deadline, 0);
   EXPECT_EQ(Fails({"--deadline=never", "job.sh"}),
             "sbatch: error: Invalid --deadline specification");
   EXPECT_EQ(Fails({"--begin=now+2hours", "--deadline=now+1hour", "job.sh"}),

@@ -383,14 +383,16 @@ void AddTimeLines(const v1::Job& job, const ShowContext& ctx, const v1::PlannedS
                   : planned        ? planned->start_time()
                   : IsPending(job) ? spec.begin_time()
                                    : 0;
-  lines.push_back(fmt::format("StartTime={} EndTime={} Deadline=N/A", TimeOrUnknown(start),
-                              EndTimeText(job, limit)));
+  lines.push_back(fmt::format("StartTime={} EndTime={} Deadline={}", TimeOrUnknown(start),
+                              EndTimeText(job, limit),
+                              spec.deadline() ? columns::IsoTime(spec.deadline()) : "N/A"));
   int64_t evaluated = Started(job) ? job.start_time() : spec.submit_time();
   lines.push_back(fmt::format(
-      "SuspendTime={} SecsPreSuspend={} LastSchedEval={} Scheduler=Main",
+      "SuspendTime={} SecsPreSuspend={} LastSchedEval={} Scheduler={}",
       job.state() == "SUSPENDED" && job.suspend_time() ? columns::IsoTime(job.suspend_time())
                                                        : "None",
-      job.state() == "SUSPENDED" ? RunTime(job, ctx.now) : 0, TimeOrUnknown(evaluated)));
+      job.state() == "SUSPENDED" ? RunTime(job, ctx.now) : 0, TimeOrUnknown(evaluated),
+      job.sched_by() == "SchedBackfill" ? "Backfill" : "Main"));
 }
 
 // Partition ... MinCPUsNode: where the job runs or is planned to, and its size.
@@ -472,6 +474,10 @@ Record JobRecord(const v1::Job& job, const ShowContext& ctx) {
   AddNodeLines(job, ctx, planned, record);
   AddRequestLines(job, record);
   AddTresPer(job.spec(), record);
+  // --mail-type: whom and for what, as Slurm prints it for a job that mails.
+  if (!job.spec().mail_type().empty())
+    record.lines.push_back(
+        fmt::format("MailUser={} MailType={}", job.spec().mail_user(), job.spec().mail_type()));
   return record;
 }
 

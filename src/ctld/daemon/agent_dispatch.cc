@@ -16,7 +16,8 @@ AgentDispatcher::AgentDispatcher(std::shared_ptr<const ClusterConfig> cluster,
                                  auth::Authenticator& authenticator, auth::Settings auth_settings)
     : authenticator_(authenticator),
       auth_settings_(std::move(auth_settings)),
-      cluster_(std::move(cluster)) {
+      cluster_(cluster),
+      mailer_(std::move(cluster)) {
   for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { Run(); });
 }
 
@@ -35,6 +36,7 @@ std::shared_ptr<const ClusterConfig> AgentDispatcher::cluster() {
 }
 
 void AgentDispatcher::Reconfigured(std::shared_ptr<const ClusterConfig> cluster) {
+  mailer_.Reconfigured(cluster);
   MutexLock lock(mutex_);
   cluster_ = std::move(cluster);
 }

@@ -18,6 +18,7 @@
 #include "common/cluster_config.h"
 #include "common/mutex.h"
 #include "ctld/daemon/engine_loop.h"
+#include "ctld/daemon/mailer.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::ctld {
@@ -37,6 +38,7 @@ class AgentDispatcher : public EffectSink {
   void Reconfigured(std::shared_ptr<const ClusterConfig> cluster) override;
   // scontrol notify: the message to the job's batch shell on `node` (its stderr).
   void Notify(int node, uint64_t job_id, const std::string& message);
+  void Mail(const MailJob& mail) override { mailer_.Send(mail); }
   // The address (host:port) an agent registered with; replaces slurm.conf's NodeAddr/Port.
   void SetAddress(int node, std::string address);
   // Where the node's agent is: its registered address, else slurm.conf's NodeAddr:Port.
@@ -79,6 +81,7 @@ class AgentDispatcher : public EffectSink {
   // (node, job) a worker is calling about now
   std::set<std::pair<int, uint64_t>> busy_ GUARDED_BY(mutex_);
   bool stop_ GUARDED_BY(mutex_) = false;
+  Mailer mailer_;  // MailProg runs: not the agents', but carried out beside them
   static constexpr int kWorkers = 8;
   std::vector<std::thread> workers_;
 };

@@ -358,6 +358,8 @@ void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& request
       sink_.Signal(*signal);
     } else if (const auto* terminate = std::get_if<TerminateJob>(&effect)) {
       sink_.Terminate(*terminate);
+    } else if (const auto* mail = std::get_if<MailJob>(&effect)) {
+      sink_.Mail(*mail);
     }
   }
   for (Request& request : requests) {

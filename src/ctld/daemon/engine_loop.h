@@ -34,6 +34,9 @@ class EffectSink {
   virtual void Terminate(const TerminateJob& terminate) = 0;
   // scontrol reconfigure replaced the configuration; effects after this call follow it.
   virtual void Reconfigured(std::shared_ptr<const ClusterConfig>) {}
+  // --mail-type: run MailProg for it. A sink without mail (tests, the simulator's replay)
+  // drops it.
+  virtual void Mail(const MailJob&) {}
 };
 
 struct EngineLoopOptions {

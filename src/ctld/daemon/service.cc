@@ -204,7 +204,7 @@ ControllerService::Reactor* ControllerService::Notify(Context* context,
   if (request->message().size() > 4096)
     return Finished(context, Invalid("the message is longer than 4096 bytes"));
   if (agents_)
-    agents_->Notify(job.allocation.nodes.front().node, job.spec.job_id, request->message());
+    agents_->Notify(job.BatchNode(), job.spec.job_id, request->message());
   return Finished(context, grpc::Status::OK);
 }
 

@@ -78,6 +78,7 @@ EngineOutput Engine::Apply(std::vector<Event> events, bool may_schedule) {
   EngineOutput out;
   for (const Event& event : events) std::visit([&](const auto& e) { On(e, out); }, event);
   if (may_schedule) MaybeSchedule(out);
+  MailChanges(out);
   std::sort(out.changed_jobs.begin(), out.changed_jobs.end());
   out.changed_jobs.erase(std::unique(out.changed_jobs.begin(), out.changed_jobs.end()),
                          out.changed_jobs.end());
@@ -149,6 +150,7 @@ const Job* Engine::FindJob(uint64_t id) const {
 
 Job& Engine::Mutable(uint64_t id, EngineOutput& out) {
   out.changed_jobs.push_back(id);
+  NoteForMail(*jobs_.at(id));
   return MutableTransient(id, out);
 }
 

@@ -19,6 +19,7 @@
 #include "ctld/engine/events.h"
 #include "ctld/engine/job.h"
 #include "ctld/engine/job_table.h"
+#include "ctld/engine/mail.h"
 #include "sched/scheduler.h"
 
 namespace drover::ctld {
@@ -162,7 +163,8 @@ class Engine : private sched::JobOutcomes {
   void On(const UpdateNode& event, EngineOutput& out);
   std::string UpdateNodeRefusal(const UpdateNode& event) const;
   void SetNodeState(const UpdateNode& event, int index, EngineOutput& out);
-  void DownNode(int index, EngineOutput& out);               // its jobs requeued or ended NODE_FAIL
+  // Its jobs requeued or ended NODE_FAIL; a -k/--no-kill job of several nodes loses the node.
+  void DownNode(int index, EngineOutput& out);
   void On(const ChangePartition& event, EngineOutput& out);  // engine_partitions.cc
   // Takes `next` as the configuration in force: jobs follow their partitions to it.
   void Adopt(std::shared_ptr<const ClusterConfig> next, EngineOutput* out);
@@ -223,6 +225,23 @@ class Engine : private sched::JobOutcomes {
 
   // time (engine_cycle.cc)
   void EnforceTimeLimits(EngineOutput& out);
+  // scancel N.S: the step's SIGKILL, KillWait after its SIGTERM.
+  void KillCancelledSteps(EngineOutput& out);
+  // --deadline: pending jobs that can no longer end before theirs end DEADLINE (engine_cycle.cc).
+  void ExpireDeadlines(EngineOutput& out);
+  void ApplyStart(const sched::StartDecision& start, EngineOutput& out);
+  void ApplyPending(const sched::PendingDecision& pending, bool kill_invalid, EngineOutput& out);
+  // a node that stopped answering: its jobs end NODE_FAIL, are requeued, or (--no-kill) go on
+  // without it (engine_nodes.cc)
+  // --mail-type (engine_mail.cc). Mutable() notes a job's state before the batch changes it;
+  // the end of the batch mails what changed (began, ended, requeued).
+  void NoteForMail(const Job& before);
+  void MailChanges(EngineOutput& out);
+  void MailTimeLimits(uint64_t id, const Job& job, int64_t now, EngineOutput& out);
+  void Mail(const Job& job, MailType event, EngineOutput& out);
+  // Without ARRAY_TASKS an array mails as one: when its first task begins and its last ends.
+  bool FirstOfArrayToStart(const Job& job) const;
+  std::optional<ArraySummary> ArrayEnded(const Job& job) const;
   // preemption (engine_preempt.cc)
   void Preempt(const sched::PreemptDecision& decision, EngineOutput& out);
   void EnforcePreemptions(EngineOutput& out);
@@ -268,6 +287,10 @@ class Engine : private sched::JobOutcomes {
   std::shared_ptr<const std::vector<sched::PlannedStart>> plan_;
   std::shared_ptr<ReservationMap> reservations_;  // copied before a change a snapshot shares
   uint64_t next_reservation_ = 1;
+  // Jobs no scheduling cycle has seen yet: one that starts in its first cycle is SchedSubmit.
+  std::set<uint64_t> unseen_;
+  // Jobs with --mail-type that this batch changed, and their state and run before it.
+  std::map<uint64_t, std::pair<JobState, uint32_t>> mail_watch_;
 };
 
 }  // namespace drover::ctld

@@ -15,6 +15,7 @@ namespace drover::ctld {
 void Engine::On(const Tick&, EngineOutput& out) {
   EnforcePreemptions(out);  // first: a victim whose grace is over is requeued, not timed out
   EnforceTimeLimits(out);
+  KillCancelledSteps(out);
   CheckNodeLiveness(out);
   AccrueUsage();
   out.changed_usage = true;
@@ -43,11 +44,33 @@ void Engine::EnforceTimeLimits(EngineOutput& out) {
       out.effects.push_back(
           SignalJob{id, nodes, current.spec.signal_number, UserSignalScope(current.spec)});
     }
+    MailTimeLimits(id, current, now, out);
     if (over < kUnlimitedSeconds && !current.time_limit_signalled_at &&
         now >= current.end_time + over) {
       Job& job = Mutable(id, out);
       job.time_limit_signalled_at = now;
       out.effects.push_back(TerminateJob{id, nodes, s.kill_wait_seconds});
+    }
+  }
+}
+
+void Engine::KillCancelledSteps(EngineOutput& out) {
+  int64_t now = clock_.Now();
+  std::vector<uint64_t> due;
+  auto is_due = [now](const Step& step) {
+    return step.kill_at && step.end_time == 0 && now >= step.kill_at;
+  };
+  for (const auto& [id, job] : jobs_)
+    if ((job->state == JobState::kRunning || job->state == JobState::kSuspended) &&
+        std::any_of(job->steps.begin(), job->steps.end(), is_due))
+      due.push_back(id);
+  for (uint64_t id : due) {
+    Job& job = MutableTransient(id, out);
+    for (Step& step : job.steps) {
+      if (!is_due(step)) continue;
+      step.kill_at = 0;
+      std::vector<int> nodes = step.nodes.empty() ? job.NodeIndexes() : step.nodes;
+      out.effects.push_back(SignalJob{id, nodes, SIGKILL, SignalScope::kSteps, {step.step_id}});
     }
   }
 }
@@ -134,6 +157,7 @@ void Engine::RunCycle(EngineOutput& out) {
   input.node_states = NodeStates();
   input.reservations = SchedulerReservations();
   input.policy = options_.policy;
+  ExpireDeadlines(out);
   for (const auto& [id, job] : jobs_) {
     if (job->state == JobState::kPending) input.pending.push_back(&job->spec);
     // Suspended jobs keep their resources: the scheduler sees them as running.
@@ -155,36 +179,14 @@ void Engine::RunCycle(EngineOutput& out) {
   spare_priorities_ = std::move(priorities_);
   priorities_ = std::move(fresh);
   fair_share_ = std::make_shared<const sched::FairShare>(last_result_.fair_share);
-  for (const sched::StartDecision& start : last_result_.started) {
-    Job& job = Mutable(start.job_id, out);
-    job.state = JobState::kRunning;
-    job.reason = sched::PendingReason::kNone;
-    job.partition = start.partition;
-    job.allocation = start.allocation;
-    job.start_time = now;
-    job.time_limit_seconds = start.time_limit_seconds;
-    job.end_time = start.end_time;
-    job.start_priority = start.priority;
-    job.batch_node = start.batch_node;
-    for (const auto& part : job.allocation.nodes) nodes_[part.node].jobs.insert(start.job_id);
-    out.effects.push_back(Launch{start.job_id, jobs_.at(start.job_id)});
-  }
+  for (const sched::StartDecision& start : last_result_.started) ApplyStart(start, out);
   const auto& dependency_params = cluster().settings.dependency_params;
   const bool kill_invalid =
       std::any_of(dependency_params.begin(), dependency_params.end(),
                   [](const std::string& p) { return EqualsIgnoreCase(p, "kill_invalid_depend"); });
-  for (const sched::PendingDecision& pending : last_result_.pending) {
-    // DependencyParameters=kill_invalid_depend: a job whose dependency can never be satisfied
-    // is cancelled, as Slurm does, rather than left pending.
-    if (kill_invalid && pending.reason == sched::PendingReason::kDependencyNeverSatisfied) {
-      Job& job = Mutable(pending.job_id, out);
-      Finish(job, JobState::kCancelled);
-      job.reason = pending.reason;
-      continue;
-    }
-    if (jobs_.at(pending.job_id)->reason == pending.reason) continue;
-    MutableTransient(pending.job_id, out).reason = pending.reason;
-  }
+  for (const sched::PendingDecision& pending : last_result_.pending)
+    ApplyPending(pending, kill_invalid, out);
+  unseen_.clear();
   for (const sched::PreemptDecision& decision : last_result_.preempted) Preempt(decision, out);
   // The plan goes to readers as it is (by job ID), not into the job records: expected starts
   // move whenever a job ends early, and re-encoding 100,000 records for that would be waste.
@@ -192,6 +194,82 @@ void Engine::RunCycle(EngineOutput& out) {
   std::sort(plan->begin(), plan->end(),
             [](const auto& a, const auto& b) { return a.job_id < b.job_id; });
   plan_ = std::move(plan);
+}
+
+void Engine::ApplyStart(const sched::StartDecision& start, EngineOutput& out) {
+  int64_t now = clock_.Now();
+  Job& job = Mutable(start.job_id, out);
+  job.state = JobState::kRunning;
+  job.reason = sched::PendingReason::kNone;
+  job.partition = start.partition;
+  job.allocation = start.allocation;
+  job.start_time = now;
+  job.time_limit_seconds = start.time_limit_seconds;
+  job.end_time = start.end_time;
+  // --deadline: as Slurm, the job's time limit ends at its deadline at the latest.
+  if (job.spec.deadline && job.end_time > job.spec.deadline) {
+    job.time_limit_seconds = std::max<int64_t>(job.spec.deadline - now, 0);
+    job.end_time = job.spec.deadline;
+  }
+  job.start_priority = start.priority;
+  job.batch_node = start.batch_node;
+  job.sched_by = start.backfill                ? "SchedBackfill"
+                 : unseen_.count(start.job_id) ? "SchedSubmit"
+                                               : "SchedMain";
+  for (const auto& part : job.allocation.nodes) nodes_[part.node].jobs.insert(start.job_id);
+  out.effects.push_back(Launch{start.job_id, jobs_.at(start.job_id)});
+}
+
+void Engine::ApplyPending(const sched::PendingDecision& pending, bool kill_invalid,
+                          EngineOutput& out) {
+  const Job& current = *jobs_.at(pending.job_id);
+  bool invalid = pending.reason == sched::PendingReason::kDependencyNeverSatisfied;
+  if (invalid && current.reason != pending.reason) Mail(current, kMailInvalidDepend, out);
+  // A dependency that can never be satisfied cancels the job, as Slurm does, when the job asks
+  // (--kill-on-invalid-dep=yes) or DependencyParameters=kill_invalid_depend does and the job
+  // does not say no; otherwise it stays pending with DependencyNeverSatisfied.
+  int asked = current.spec.kill_on_invalid_dep;
+  if (invalid && (asked == 1 || (asked == 0 && kill_invalid))) {
+    Job& job = Mutable(pending.job_id, out);
+    Finish(job, JobState::kCancelled);
+    job.reason = pending.reason;
+    return;
+  }
+  if (current.reason == pending.reason) return;
+  MutableTransient(pending.job_id, out).reason = pending.reason;
+}
+
+// Slurm's deadline_ok: a pending job that could start now is removed once now plus its minimum
+// run (--time-min, else its time limit, else its partition's DefaultTime or MaxTime) passes its
+// deadline. Jobs that could not start now anyway (held, before --begin, waiting on a
+// dependency) are checked once they could.
+void Engine::ExpireDeadlines(EngineOutput& out) {
+  int64_t now = clock_.Now();
+  std::vector<uint64_t> late;
+  for (const auto& [id, job] : jobs_) {
+    const JobSpec& spec = job->spec;
+    if (job->state != JobState::kPending || !spec.deadline || spec.hold != HoldKind::kNone ||
+        spec.begin_time > now || job->reason == sched::PendingReason::kDependency ||
+        job->reason == sched::PendingReason::kDependencyNeverSatisfied)
+      continue;
+    int64_t least = spec.time_min_seconds ? spec.time_min_seconds : spec.time_limit_seconds;
+    if (!least) {
+      int p = spec.partitions.empty() ? cluster().DefaultPartition()
+                                      : cluster().FindPartition(spec.partitions.front());
+      if (p >= 0)
+        least = cluster().partitions[p].default_time_seconds.value_or(
+            cluster().partitions[p].max_time_seconds);
+    }
+    if (least <= 0 || least >= kUnlimitedSeconds || now + least <= spec.deadline) continue;
+    late.push_back(id);
+  }
+  for (uint64_t id : late) {
+    Job& job = Mutable(id, out);
+    Finish(job, JobState::kDeadline);
+    job.start_time = job.end_time;  // as Slurm, which starts and ends it at once
+    job.exit_signal = 1;            // Slurm's raw exit status 1: "0:1"
+    job.reason = sched::PendingReason::kDeadline;
+  }
 }
 
 std::vector<sched::AdvanceReservation> Engine::SchedulerReservations() const {

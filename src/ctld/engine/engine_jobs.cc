@@ -69,6 +69,12 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
   JobSpec spec = event.spec;
   if (std::string refusal = Admit(event.caller, spec); !refusal.empty())
     return out.effects.push_back(Error(event.token, std::move(refusal)));
+  // --mail-type without --mail-user mails the job's user (at MailDomain), named at submission
+  // as Slurm names it (scontrol's MailUser=).
+  if (!spec.mail_type.empty() && spec.mail_user.empty())
+    spec.mail_user = cluster().settings.mail_domain.empty()
+                         ? spec.user
+                         : spec.user + "@" + cluster().settings.mail_domain;
   std::vector<uint32_t> tasks;
   uint32_t max_running = 0;
   if (!event.array.empty()) {
@@ -101,6 +107,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     Association(job->spec.account, job->spec.user);
     out.changed_jobs.push_back(job->spec.job_id);
     uint64_t id = job->spec.job_id;
+    unseen_.insert(id);
     jobs_.Set(id, std::move(job));
     ++submitted_total_;
   }
@@ -157,8 +164,14 @@ void Engine::CancelSteps(const CancelJobs& event, EngineOutput& out) {
       continue;
     }
     std::vector<int> nodes = step->nodes.empty() ? job.NodeIndexes() : step->nodes;
-    if (event.signal == 0)
+    if (event.signal == 0) {
       out.effects.push_back(SignalJob{id, nodes, SIGCONT, SignalScope::kSteps, {target.step_id}});
+      // As Slurm: SIGKILL KillWait seconds after the SIGTERM, if the step has not ended.
+      Job& changed = MutableTransient(id, out);
+      for (Step& s : changed.steps)
+        if (s.step_id == target.step_id)
+          s.kill_at = clock_.Now() + cluster().settings.kill_wait_seconds;
+    }
     out.effects.push_back(SignalJob{
         id, nodes, event.signal ? event.signal : SIGTERM, SignalScope::kSteps, {target.step_id}});
     reply.job_ids.push_back(id);
@@ -232,6 +245,8 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   job.preempted_at = job.preempt_deadline = 0;
   job.preempt_cancel = false;
   job.user_signal_sent = false;
+  job.sched_by.clear();
+  job.time_limit_mails_sent = 0;
   job.steps.clear();  // the next run numbers its steps from 0 again
   job.next_step_id = 0;
   job.released = false;

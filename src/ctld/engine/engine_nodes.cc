@@ -42,6 +42,15 @@ void Engine::DownNode(int index, EngineOutput& out) {
   std::set<uint64_t> jobs = nodes_[index].jobs;
   for (uint64_t id : jobs) {
     Job& job = Mutable(id, out);
+    // -k/--no-kill: a job of several nodes goes on without the lost one, which leaves its
+    // allocation (Slurm's excise_node_from_job). Losing the node of its batch shell ends the job
+    // as any failure does.
+    bool batch_host = !job.spec.interactive && job.BatchNode() == index;
+    if (job.spec.no_kill && job.allocation.nodes.size() > 1 && !batch_host) {
+      std::erase_if(job.allocation.nodes, [index](const auto& part) { return part.node == index; });
+      nodes_[index].jobs.erase(id);
+      continue;
+    }
     if (job.spec.requeue) {
       Requeue(job, JobState::kNodeFail, out);
     } else {
@@ -224,5 +233,6 @@ void Engine::CheckNodeLiveness(EngineOutput& out) {
     schedule_requested_ = true;
   }
 }
+
 
 }  // namespace drover::ctld

@@ -1,6 +1,7 @@
 // Engine tests: a manual clock, the demo-like cluster, and agents played by the test (they
 // register, heartbeat and report job ends; launches and signals are read from the effects).
 #include "ctld/engine/engine.h"
+#include "ctld/engine/engine_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -13,73 +14,6 @@
 
 namespace drover::ctld {
 namespace {
-
-constexpr const char* kCluster =
-    "ClusterName=t\nGresTypes=gpu\nDefMemPerCPU=100\nKillWait=30\nSlurmdTimeout=300\n"
-    "MinJobAge=300\nReturnToService=1\nMaxArraySize=100\nMaxJobCount=50\nMaxStepCount=5\n"
-    "NodeName=n[1-2] CPUs=8 RealMemory=8000 Gres=gpu:2\n"
-    "PartitionName=p Nodes=ALL Default=YES MaxTime=2:00:00\n";
-
-class EngineTest : public ::testing::Test {
- protected:
-  explicit EngineTest(const std::string& conf = kCluster)
-      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_) {
-    EXPECT_TRUE(load_.ok());
-    Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}});
-  }
-
-  template <typename... Events>
-  EngineOutput Apply(Events... events) {
-    std::vector<Event> batch{Event(std::move(events))...};
-    last_ = engine_.Apply(std::move(batch));
-    return last_;
-  }
-
-  // Time passes with both agents alive.
-  EngineOutput Pass(int64_t seconds) {
-    clock_.Advance(seconds);
-    return Apply(Heartbeat{"n1", true, ""}, Heartbeat{"n2", true, ""}, Tick{});
-  }
-
-  uint64_t Submit(JobSpec spec, const std::string& array = "") {
-    spec.user = spec.user.empty() ? "alice" : spec.user;
-    spec.account = "research";
-    if (spec.time_limit_seconds == 0) spec.time_limit_seconds = 3600;
-    EngineOutput out = Apply(SubmitJob{++token_, Caller{1000, 1000}, spec, array, "#!/bin/sh\n"});
-    const Reply* reply = FindReply(out, token_);
-    EXPECT_TRUE(reply && reply->ok) << (reply ? reply->error : "no reply");
-    return reply && reply->ok ? reply->job_ids.front() : 0;
-  }
-
-  static const Reply* FindReply(const EngineOutput& out, uint64_t token) {
-    for (const Effect& effect : out.effects)
-      if (auto* reply = std::get_if<Reply>(&effect); reply && reply->token == token) return reply;
-    return nullptr;
-  }
-  template <typename T>
-  std::vector<T> Effects() const {
-    std::vector<T> found;
-    for (const Effect& effect : last_.effects)
-      if (auto* e = std::get_if<T>(&effect)) found.push_back(*e);
-    return found;
-  }
-  JobState State(uint64_t id) const { return engine_.FindJob(id)->state; }
-  std::string Reason(uint64_t id) const {
-    return std::string(sched::PendingReasonName(engine_.FindJob(id)->reason));
-  }
-
-  ManualClock clock_;
-  ConfigLoad load_;
-  Engine engine_;
-  EngineOutput last_;
-  uint64_t token_ = 0;
-};
-
-JobSpec Gpus(uint32_t gpus) {
-  JobSpec spec;
-  spec.gpus_per_node = gpus;
-  return spec;
-}
 
 TEST_F(EngineTest, SubmitLaunchCompleteWithSlurmExitCodes) {
   uint64_t ok = Submit({});
@@ -537,7 +471,8 @@ TEST_F(EngineTest, FinishedJobsLeaveTheLiveQueueAfterMinJobAge) {
 class KillInvalidDependTest : public EngineTest {
  protected:
   KillInvalidDependTest()
-      : EngineTest(std::string(kCluster) + "DependencyParameters=kill_invalid_depend\n") {}
+      : EngineTest(std::string(kEngineTestCluster) + "DependencyParameters=kill_invalid_depend\n") {
+  }
 };
 
 TEST_F(EngineTest, AnUnsatisfiableDependencyWaits) {
@@ -600,8 +535,8 @@ TEST_F(EngineTest, ScriptsAndEnvironmentsLiveInTheStoreUntilTheLastTaskGoes) {
 
 TEST(EngineHistory, AccountingStoreFlagsKeepScriptsAndEnvironmentsOfFinishedJobs) {
   for (const char* flags : {"job_script", "job_env"}) {
-    ConfigLoad load =
-        LoadClusterConfigText(fmt::format("{}AccountingStoreFlags={}\n", kCluster, flags));
+    ConfigLoad load = LoadClusterConfigText(
+        fmt::format("{}AccountingStoreFlags={}\n", kEngineTestCluster, flags));
     ASSERT_TRUE(load.ok());
     ManualClock clock;
     Engine engine(load.config, clock);

@@ -324,7 +324,16 @@ struct TerminateJob {
   int64_t grace_seconds = 0;
 };
 
-using Effect = std::variant<Reply, Launch, SignalJob, TerminateJob>;
+// --mail-type: MailProg runs as `MailProg -s SUBJECT USER` with this environment (Slurm's
+// SLURM_JOB_* variables); ctld/engine/mail.h builds it.
+struct MailJob {
+  uint64_t job_id = 0;
+  std::string user;                      // --mail-user, or the job's user (@MailDomain)
+  std::string subject;                   // "Slurm Job_id=12 Name=x Began, Queued time 00:00:01"
+  std::vector<std::string> environment;  // NAME=value
+};
+
+using Effect = std::variant<Reply, Launch, SignalJob, TerminateJob, MailJob>;
 
 // What one batch of events produced: effects to carry out after the changed records are
 // committed (replies must not leave before the commit).

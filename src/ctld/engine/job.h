@@ -48,6 +48,9 @@ struct Step {
   std::vector<sched::NodeAllocation> usage{};
   bool overlap = false;
   bool gpus_given = false;  // it asked for GPUs: its tasks see usage's, not all the job's
+  // scancel N.S sent SIGTERM: SIGKILL follows at this time if the step still runs (0: none;
+  // not stored, so a restarted controller leaves it to the SIGTERM).
+  int64_t kill_at = 0;
 };
 
 // A record's encoding, filled once for the record it was made from: a copy of the record
@@ -89,6 +92,12 @@ struct Job {
   int BatchNode() const {
     return batch_node >= 0 || allocation.nodes.empty() ? batch_node : allocation.nodes.front().node;
   }
+  // Which pass started the current run, as sacct's Flags names it: "SchedSubmit" (the first
+  // cycle that saw it), "SchedMain" (in priority order) or "SchedBackfill"; "" before a start.
+  std::string sched_by;
+  // The --mail-type TIME_LIMIT* mails sent for this run (MailType bits; not stored, as Slurm's
+  // cleared bits are not either).
+  uint32_t time_limit_mails_sent = 0;
   bool preempt_cancel = false;
   int64_t suspend_time = 0;       // when last suspended (or resumed)
   int64_t suspended_seconds = 0;  // time spent suspended (not counted against the limit)

@@ -1,0 +1,169 @@
+// MailProg runs; see mailer.h.
+#include "ctld/daemon/mailer.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace drover::ctld {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Slurm's job_common_env_vars also names the job's group; the engine has only its ID.
+void AddGroupName(std::vector<std::string>& environment) {
+  for (const std::string& entry : environment) {
+    if (!entry.starts_with("SLURM_JOB_GID=")) continue;
+    gid_t gid = static_cast<gid_t>(std::strtoul(entry.c_str() + 14, nullptr, 10));
+    std::vector<char> buffer(16384);
+    group found{};
+    group* result = nullptr;
+    getgrgid_r(gid, &found, buffer.data(), buffer.size(), &result);
+    environment.push_back(std::string("SLURM_JOB_GROUP=") +
+                          (result ? result->gr_name : std::to_string(gid)));
+    return;
+  }
+}
+
+// Reads what the program writes until it closes its end or `deadline` passes.
+std::string ReadUntil(int fd, Clock::time_point deadline, bool& timed_out) {
+  std::string output;
+  char buffer[4096];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      return output;
+    }
+    pollfd descriptor{fd, POLLIN, 0};
+    int ready = poll(&descriptor, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    ssize_t got = read(fd, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return output;
+    if (output.size() < 4096) output.append(buffer, static_cast<size_t>(got));
+  }
+}
+
+}  // namespace
+
+Mailer::Mailer(std::shared_ptr<const ClusterConfig> cluster, std::chrono::milliseconds timeout)
+    : timeout_(timeout), cluster_(std::move(cluster)) {
+  worker_ = std::thread([this] { Run(); });
+}
+
+Mailer::~Mailer() {
+  {
+    MutexLock lock(mutex_);
+    stop_ = true;
+  }
+  wake_.NotifyAll();
+  worker_.join();
+}
+
+void Mailer::Send(MailJob mail) {
+  {
+    MutexLock lock(mutex_);
+    if (queue_.size() >= kMaxQueued) {
+      std::fprintf(stderr,
+                   "droverctld: MailProg is behind (%zu mails queued): mail for job %llu "
+                   "to %s dropped\n",
+                   queue_.size(), static_cast<unsigned long long>(mail.job_id), mail.user.c_str());
+      return;
+    }
+    queue_.push_back(std::move(mail));
+  }
+  wake_.NotifyOne();
+}
+
+void Mailer::Reconfigured(std::shared_ptr<const ClusterConfig> cluster) {
+  MutexLock lock(mutex_);
+  cluster_ = std::move(cluster);
+}
+
+void Mailer::Run() {
+  for (;;) {
+    MailJob mail;
+    std::string program;
+    {
+      MutexLock lock(mutex_);
+      wake_.Wait(mutex_, [this]() REQUIRES(mutex_) { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      mail = std::move(queue_.front());
+      queue_.pop_front();
+      program = cluster_->settings.mail_prog;
+    }
+    if (std::string error = Deliver(program, mail); !error.empty())
+      std::fprintf(stderr, "droverctld: mail for job %llu to %s not sent: %s\n",
+                   static_cast<unsigned long long>(mail.job_id), mail.user.c_str(), error.c_str());
+  }
+}
+
+std::string Mailer::Deliver(const std::string& program, const MailJob& mail) const {
+  if (program.empty()) return "MailProg is empty";
+  if (access(program.c_str(), X_OK) != 0)
+    return fmt::format("MailProg {}: {}", program, std::strerror(errno));
+  std::vector<std::string> environment = mail.environment;
+  environment.push_back("PATH=/usr/bin:/bin:/usr/sbin:/sbin");
+  AddGroupName(environment);
+  std::vector<char*> envp;
+  for (std::string& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::string dash_s = "-s", subject = mail.subject, user = mail.user, path = program;
+  char* argv[] = {path.data(), dash_s.data(), subject.data(), user.data(), nullptr};
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);  // its own group, killed whole
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = 0;
+  int spawned = posix_spawn(&pid, path.c_str(), &actions, &attributes, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  close(out[1]);
+  if (spawned != 0) {
+    close(out[0]);
+    return fmt::format("MailProg {}: {}", program, std::strerror(spawned));
+  }
+  const Clock::time_point deadline = Clock::now() + timeout_;
+  bool timed_out = false;
+  std::string output = ReadUntil(out[0], deadline, timed_out);
+  close(out[0]);
+  int status = 0;
+  // It may close its output and go on running: it still has only until the deadline.
+  while (!timed_out && waitpid(pid, &status, WNOHANG) == 0) {
+    if (Clock::now() >= deadline)
+      timed_out = true;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (timed_out) {
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (timed_out) return fmt::format("MailProg {} killed after {} ms", program, timeout_.count());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return fmt::format("MailProg returned error, its output was '{}'", output);
+  return "";
+}
+
+}  // namespace drover::ctld
