@@ -55,7 +55,8 @@ std::optional<uint64_t> JobIdOf(const fs::path& dir) {
 }
 
 UserAccount AccountOf(const JobSpec& spec) {
-  UserAccount account{spec.user, "/", "/bin/sh"};
+  // Never the name the client sent: the node's own database names the uid, or the number does.
+  UserAccount account{"", "/", "/bin/sh"};
   std::vector<char> buffer(16384);
   passwd entry{};
   passwd* found = nullptr;
@@ -399,7 +400,21 @@ Status Agent::Notify(uint64_t job_id, const std::string& message) {
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     return MakeError(fmt::format("cannot open job {}'s stderr: {}", job_id, std::strerror(errno)));
-  std::string line = fmt::format("slurmstepd: error: {}\n", message);
+  // The reopen is root's: write only into what the shell's own user owns (a job may point its
+  // descriptor 2 at a file it could only read), and only printable text, on one line.
+  struct stat shell_stat {
+  }, target{};
+  std::string proc = fmt::format("/proc/{}", shell->pid);
+  if (::stat(proc.c_str(), &shell_stat) != 0 || ::fstat(fd, &target) != 0 ||
+      (shell_stat.st_uid != 0 && target.st_uid != shell_stat.st_uid) ||
+      !(S_ISREG(target.st_mode) || S_ISFIFO(target.st_mode) || S_ISSOCK(target.st_mode))) {
+    ::close(fd);
+    return MakeError(fmt::format("job {}'s stderr is not a file of the job's user", job_id));
+  }
+  std::string text = message;
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  std::string line = fmt::format("slurmstepd: error: {}\n", text);
   bool written = WriteFully(fd, line);
   int error = errno;
   ::close(fd);

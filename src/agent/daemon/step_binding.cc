@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <linux/mempolicy.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -242,9 +243,14 @@ void StepSession::SayToTask(uint32_t rank, const ProcessSpec& task, const std::s
                                   ? task.stdout_source
                                   : task.stderr_source;
   if (source.kind == StdioSource::kFile) {
-    int fd = ::open(source.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    // The agent is root here: append only to a regular file the task's own user owns (no link
+    // followed, nothing created), never to a path a user could aim at another's file.
+    int fd = ::open(source.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
     if (fd >= 0) {
-      (void)!::write(fd, text.data(), text.size());
+      struct stat target {};
+      uid_t owner = task.user ? task.user->uid : ::geteuid();
+      if (::fstat(fd, &target) == 0 && S_ISREG(target.st_mode) && target.st_uid == owner)
+        (void)!::write(fd, text.data(), text.size());
       ::close(fd);
     }
     return;

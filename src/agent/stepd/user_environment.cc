@@ -42,7 +42,12 @@ ProcessSpec LoginCommand(const std::string& user_name, const std::optional<Proce
   ProcessSpec spec;
   spec.name = "the login environment's shell";
   if (::geteuid() == 0) {  // su switches itself: the child stays root
-    spec.program = "/bin/su";
+    // Only a name the node's database gives the job's own uid: never an option, never another.
+    passwd* entry = ::getpwnam(user_name.c_str());
+    if (user_name.empty() || user_name[0] == '-' || !entry ||
+        entry->pw_uid != (user ? user->uid : ::geteuid()))
+      spec.program = "/bin/false";
+    spec.program = spec.program.empty() ? "/bin/su" : spec.program;
     spec.argv = {"su"};
     if (request.mode == 'L') spec.argv.emplace_back("-");
     spec.argv.insert(spec.argv.end(), {user_name, "-c", command});
@@ -80,6 +85,7 @@ bool ReadUntil(int fd, std::chrono::steady_clock::time_point deadline, std::stri
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return true;
     out.append(buffer, static_cast<size_t>(got));
+    if (out.size() > (1u << 20)) return false;  // a login environment is kilobytes, not more
   }
 }
 

@@ -75,6 +75,14 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     spec.mail_user = cluster().settings.mail_domain.empty()
                          ? spec.user
                          : spec.user + "@" + cluster().settings.mail_domain;
+  // MailProg gets the recipient as an argument: nothing that a mail program could read as an
+  // option, a pipe or a file address.
+  if (!spec.mail_user.empty() &&
+      (spec.mail_user.size() > 256 || spec.mail_user[0] == '-' ||
+       spec.mail_user.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789._%+@,-") != std::string::npos))
+    return out.effects.push_back(
+        Error(event.token, "Invalid --mail-user: use a mail address or a user name"));
   std::vector<uint32_t> tasks;
   uint32_t max_running = 0;
   if (!event.array.empty()) {

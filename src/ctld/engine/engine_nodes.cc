@@ -49,6 +49,8 @@ void Engine::DownNode(int index, EngineOutput& out) {
     if (job.spec.no_kill && job.allocation.nodes.size() > 1 && !batch_host) {
       std::erase_if(job.allocation.nodes, [index](const auto& part) { return part.node == index; });
       nodes_[index].jobs.erase(id);
+      // Whatever of it still runs there stops, should the node come back.
+      out.effects.push_back(TerminateJob{id, {index}, cluster().settings.kill_wait_seconds});
       continue;
     }
     if (job.spec.requeue) {
@@ -233,6 +235,5 @@ void Engine::CheckNodeLiveness(EngineOutput& out) {
     schedule_requested_ = true;
   }
 }
-
 
 }  // namespace drover::ctld
