@@ -683,5 +683,13 @@ TEST(UserEnvironment, LoadsTheLoginEnvironmentOfThisUser) {
   EXPECT_FALSE(ParseUserEnvironmentRequest("8X"));
 }
 
+// As root the agent runs su: only for a name the node gives the job's own uid, never an option.
+TEST(UserEnvironment, SuRunsOnlyForTheJobsOwnName) {
+  if (::geteuid() != 0 || ::access("/bin/su", X_OK) != 0) GTEST_SKIP() << "needs root and su";
+  ProcessUser someone_else{"nobody", 65534, 65534, {}};
+  EXPECT_FALSE(LoadLoginEnvironment("root", someone_else, {8, 'S'}));
+  EXPECT_FALSE(LoadLoginEnvironment("-s/bin/true", std::nullopt, {8, 'S'}));
+}
+
 }  // namespace
 }  // namespace drover::agent

@@ -134,11 +134,38 @@ TEST_F(LifecycleTest, NoKillKeepsAJobRunningWithoutItsFailedNode) {
   Apply(Heartbeat{"n1", true, ""}, Tick{});
   EXPECT_EQ(NodeStateName(engine_.node(1), false), "DOWN*");
   EXPECT_EQ(Find(kept).state, JobState::kRunning);
+  // What of it still runs on the lost node is stopped there, should the node come back.
+  std::vector<TerminateJob> stops = Effects<TerminateJob>();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].job_id, kept);
+  EXPECT_EQ(stops[0].nodes, std::vector<int>{1});
   ASSERT_EQ(Find(kept).allocation.nodes.size(), 1u);
   EXPECT_EQ(Find(kept).allocation.nodes[0].node, 0);
   EXPECT_TRUE(engine_.node(1).jobs.empty());
   End(kept, 0);
   EXPECT_EQ(Find(kept).state, JobState::kCompleted);
+}
+
+// MailProg takes the recipient as an argument: nothing it could read as an option or an address
+// of a pipe or a file is accepted.
+TEST_F(LifecycleTest, MailUserThatAMailProgramCouldMisreadIsRefused) {
+  for (std::string user : {"-Ssendmail=/tmp/x", "|/bin/sh", "/etc/passwd", "a b@c", "a\nb"}) {
+    JobSpec spec;
+    spec.user = "alice";
+    spec.account = "research";
+    spec.time_limit_seconds = 60;
+    spec.mail_type = "END";
+    spec.mail_user = user;
+    EngineOutput out = Apply(SubmitJob{++token_, Caller{1000, 1000}, spec, "", "#!/bin/sh\n"});
+    const Reply* reply = FindReply(out, token_);
+    ASSERT_NE(reply, nullptr);
+    EXPECT_FALSE(reply->ok) << user;
+    EXPECT_EQ(reply->error, "Invalid --mail-user: use a mail address or a user name");
+  }
+  JobSpec spec;
+  spec.mail_type = "END";
+  spec.mail_user = "alice.b+jobs@example.org";
+  EXPECT_NE(Submit(spec), 0u);
 }
 
 TEST_F(LifecycleTest, WithoutNoKillAFailedNodeEndsTheJob) {

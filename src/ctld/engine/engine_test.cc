@@ -62,14 +62,7 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   spec.ntasks = 4;
   uint64_t id = Submit(spec);
   ASSERT_EQ(State(id), JobState::kRunning);
-  auto step = [&](CreateStep event) {
-    event.token = ++token_;
-    event.caller = Caller{1000, 1000};
-    event.job_id = id;
-    Apply(event);
-    const Reply* reply = FindReply(last_, token_);
-    return reply ? *reply : Reply{};
-  };
+  auto step = [&](CreateStep event) { return CreateStepOf(id, event); };
   Reply inherited = step({});  // srun with no options inherits -N2 --ntasks-per-node=2
   ASSERT_TRUE(inherited.ok) << inherited.error;
   EXPECT_EQ(inherited.step_id, 0u);
@@ -124,13 +117,8 @@ TEST_F(EngineTest, StepsAreLaidOutByTheirDistribution) {
   uint64_t id = Submit(spec);
   ASSERT_EQ(State(id), JobState::kRunning);
   auto step = [&](CreateStep event) {
-    event.token = ++token_;
-    event.caller = Caller{1000, 1000};
-    event.job_id = id;
     event.overlap = true;
-    Apply(event);
-    const Reply* reply = FindReply(last_, token_);
-    return reply ? *reply : Reply{};
+    return CreateStepOf(id, event);
   };
   using Ranks = std::vector<std::vector<uint32_t>>;
   CreateStep cyclic;
@@ -169,14 +157,7 @@ TEST_F(EngineTest, StepShares) {
   spec.mem_per_node_mb = 4000;
   uint64_t id = Submit(spec);
   ASSERT_EQ(State(id), JobState::kRunning);
-  auto step = [&](CreateStep event) {
-    event.token = ++token_;
-    event.caller = Caller{1000, 1000};
-    event.job_id = id;
-    Apply(event);
-    const Reply* reply = FindReply(last_, token_);
-    return reply ? *reply : Reply{};
-  };
+  auto step = [&](CreateStep event) { return CreateStepOf(id, event); };
   auto end = [&](uint32_t step_id) {
     Apply(StepEnded{++token_, Caller{1000, 1000}, id, step_id, 0, 0, false, 0, 0});
   };

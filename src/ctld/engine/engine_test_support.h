@@ -67,6 +67,16 @@ class EngineTest : public ::testing::Test {
     return reply && reply->ok ? reply->job_ids.front() : 0;
   }
 
+  // srun's CreateStep for job `id` as its owner; the engine's reply (empty when none came).
+  Reply CreateStepOf(uint64_t id, CreateStep event) {
+    event.token = ++token_;
+    event.caller = Caller{1000, 1000};
+    event.job_id = id;
+    Apply(event);
+    const Reply* reply = FindReply(last_, token_);
+    return reply ? *reply : Reply{};
+  }
+
   static const Reply* FindReply(const EngineOutput& out, uint64_t token) {
     for (const Effect& effect : out.effects)
       if (auto* reply = std::get_if<Reply>(&effect); reply && reply->token == token) return reply;
