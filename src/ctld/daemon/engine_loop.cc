@@ -358,6 +358,8 @@ void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& request
       sink_.Signal(*signal);
     } else if (const auto* terminate = std::get_if<TerminateJob>(&effect)) {
       sink_.Terminate(*terminate);
+    } else if (const auto* reboot = std::get_if<RebootNode>(&effect)) {
+      sink_.Reboot(*reboot);
     }
   }
   for (Request& request : requests) {
