@@ -208,7 +208,8 @@ struct ClusterSettings {
   int return_to_service = 0;
   int64_t message_timeout_seconds = 10;
   int64_t unkillable_step_timeout_seconds = 60;
-  int64_t resume_timeout_seconds = 60;
+  int64_t resume_timeout_seconds = 60;  // also how long a rebooting node may take to come back
+  std::string reboot_program;  // RebootProgram: what a node's agent runs for scontrol reboot
 
   // accounting
   std::string accounting_storage_type = "accounting_storage/none";

@@ -177,7 +177,6 @@ static constexpr std::string_view kSlurmConfKeys[] = {
     "PrologSlurmctld",
     "PrologTimeout",
     "PropagatePrioProcess",
-    "RebootProgram",
     "ReconfigFlags",
     "RequeueExit",
     "RequeueExitHold",

@@ -475,6 +475,7 @@ std::vector<ConfField<S>> BuildFields() {
       {"MessageTimeout", Integer(&S::message_timeout_seconds, 1, 65533)},
       {"UnkillableStepTimeout", Integer(&S::unkillable_step_timeout_seconds, 0, 65533)},
       {"ResumeTimeout", Integer(&S::resume_timeout_seconds, 0, 65533)},
+      {"RebootProgram", String(&S::reboot_program)},
       // accounting
       {"AccountingStorageType", String(&S::accounting_storage_type)},
       {"AccountingStorageEnforce", List(&S::accounting_storage_enforce)},

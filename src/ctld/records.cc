@@ -310,6 +310,11 @@ NodeStatus FromProto(const v1::NodeStatus& node) {
   out.active_features = FeaturesStored(node.active_features());
   out.comment = node.comment();
   out.extra = node.extra();
+  // The reboot in progress: its state flag; reason_time is when it was issued.
+  out.reboot_requested = node.reboot_requested();
+  out.reboot_issued = node.state().find("+REBOOT_ISSUED") != std::string::npos;
+  out.next_state = node.next_state();
+  out.boot_time = node.boot_time();
   return out;
 }
 

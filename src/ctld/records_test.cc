@@ -172,5 +172,28 @@ TEST(Records, NodeStatusRoundTrip) {
   EXPECT_EQ(back.jobs, (std::set<uint64_t>{4, 9}));
 }
 
+// A reboot in progress survives a controller restart: requested, or issued (its state flag).
+TEST(Records, NodeRebootRoundTrip) {
+  NodeStatus node;
+  node.registered = true;
+  node.reboot_requested = true;
+  node.next_state = "DOWN";
+  node.boot_time = 1'700'000'000;
+  v1::NodeStatus proto;
+  ToProto(node, "n1", &proto);
+  EXPECT_EQ(proto.state(), "IDLE+REBOOT_REQUESTED");
+  NodeStatus back = FromProto(proto);
+  EXPECT_TRUE(back.reboot_requested);
+  EXPECT_FALSE(back.reboot_issued);
+  EXPECT_EQ(back.next_state, "DOWN");
+  EXPECT_EQ(back.boot_time, 1'700'000'000);
+  node.reboot_requested = false;
+  node.reboot_issued = true;
+  ToProto(node, "n1", &proto);
+  back = FromProto(proto);
+  EXPECT_TRUE(back.reboot_issued);
+  EXPECT_FALSE(back.reboot_requested);
+}
+
 }  // namespace
 }  // namespace drover::ctld

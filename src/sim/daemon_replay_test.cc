@@ -24,6 +24,7 @@ class NoAgents : public ctld::EffectSink {
   void Launch(const ctld::Launch&, std::string, std::vector<std::string>) override {}
   void Signal(const ctld::SignalJob&) override {}
   void Terminate(const ctld::TerminateJob&) override {}
+  void Reboot(const ctld::RebootNode&) override {}
 };
 
 ClusterConfig FourNodes() {

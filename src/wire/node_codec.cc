@@ -22,6 +22,10 @@ void ToProto(const NodeInfo& node, v1::NodeStatus* out) {
   out->set_active_features(node.active_features);
   out->set_comment(node.comment);
   out->set_extra(node.extra);
+  out->set_gres(node.gres);
+  out->set_reboot_requested(node.reboot_requested);
+  out->set_boot_time(node.boot_time);
+  out->set_next_state(node.next_state);
 }
 
 void ToProto(const NodeListing& listing, v1::NodeList* out) {

@@ -53,6 +53,12 @@ struct NodeInfo {
   uint32_t weight = 0;
   std::string features, active_features;  // comma lists
   std::string comment, extra;
+  std::string gres;  // slurm.conf's Gres=, as scontrol show node prints it
+  // scontrol reboot: pending (REBOOT_REQUESTED) and the state to take after it; the agent's
+  // last boot (its registration after a reboot).
+  bool reboot_requested = false;
+  int64_t boot_time = 0;
+  std::string next_state;
 };
 
 struct NodeListing {

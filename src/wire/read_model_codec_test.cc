@@ -72,8 +72,9 @@ TEST(PartitionCodec, EveryFieldInItsPlace) {
 }
 
 TEST(NodeCodec, EveryFieldInItsPlace) {
-  NodeInfo info{"n7", "DRAINING*", true,   true,    true, true,  true, "fan",     1000,
-                7,    2000,        {4, 9}, "MAINT", 5,    "a,b", "a",  "new fan", "rack 3"};
+  NodeInfo info{"n7",      "DRAINING*", true,    true,   true,    true,  true,  "fan",
+                1000,      7,           2000,    {4, 9}, "MAINT", 5,     "a,b", "a",
+                "new fan", "rack 3",    "gpu:4", true,   3000,    "DOWN"};
   NodeListing listing{42, {info}};
   v1::NodeList list;
   ToProto(listing, &list);
@@ -95,6 +96,10 @@ TEST(NodeCodec, EveryFieldInItsPlace) {
   EXPECT_EQ(out.active_features(), "a");
   EXPECT_EQ(out.comment(), "new fan");
   EXPECT_EQ(out.extra(), "rack 3");
+  EXPECT_EQ(out.gres(), "gpu:4");
+  EXPECT_TRUE(out.reboot_requested());
+  EXPECT_EQ(out.boot_time(), 3000);
+  EXPECT_EQ(out.next_state(), "DOWN");
 }
 
 TEST(ReservationCodec, EveryFieldInItsPlace) {

@@ -3,7 +3,7 @@
 # temporary state directory; `drover down` stops every process it started): show job, node,
 # partition, reservation and config (masked golden files), -o, --json, hold/release, update,
 # requeue (from outside and from inside the job itself), suspend/resume, write batch_script,
-# notify, node updates (states, weight, features), partition create/update/delete,
+# notify, node updates (states, weight, features), reboot and cancel_reboot, partition create/update/delete,
 # reservations, top, reconfigure, ping and the errors Slurm prints.
 # Usage: scontrol_test.sh DROVER GOLDEN_DIR [--regenerate]
 set -euo pipefail
@@ -228,6 +228,42 @@ scontrol update NodeName=node3 State=RESUME || fail "resume node"
 scontrol show node node3 | grep -q "^   State=IDLE " || fail "node3 not IDLE after resume"
 scontrol update NodeName=node3 State=DRAIN 2> "$state/err.txt" && fail "drain without a reason"
 grep -q "reason" "$state/err.txt" || fail "drain without reason: $(cat "$state/err.txt")"
+
+# ---- reboot: refused without RebootProgram; node3's agent runs it and comes back IDLE ----
+scontrol reboot node3 2> "$state/err.txt" && fail "reboot without RebootProgram"
+grep -qx "scontrol_reboot_nodes error: RebootProgram isn't defined" "$state/err.txt" ||
+  fail "reboot without RebootProgram: $(cat "$state/err.txt")"
+printf '#!/bin/sh\necho rebooted >> %s/reboots.log\n' "$state" > "$state/reboot.sh"
+chmod +x "$state/reboot.sh"
+cp "$DROVER_CONF" "$state/slurm.conf.noreboot"
+echo "RebootProgram=$state/reboot.sh" >> "$DROVER_CONF"
+scontrol reconfigure || fail "reconfigure with RebootProgram"
+scontrol reboot nextstate=RESUME reason="new kernel" node3 || fail "reboot node3"
+node_state() { scontrol show node "$1" | sed -n 's/^   State=\([^ ]*\) .*/\1/p'; }
+for _ in $(seq 1 150); do
+  [ -s "$state/reboots.log" ] && [ "$(node_state node3)" = IDLE ] && break
+  sleep 0.2
+done
+[ "$(cat "$state/reboots.log")" = rebooted ] || fail "RebootProgram did not run once"
+[ "$(node_state node3)" = IDLE ] || fail "node3 after its reboot: $(scontrol show node node3)"
+scontrol show node node3 | grep -q "^   Reason=" && fail "the reboot's reason stayed: $(scontrol show node node3)"
+# ASAP on a busy node: drained, pending until its job ends; cancel_reboot takes it back.
+busy=$(sbatch --parsable -w node4 -o busy.out --wrap "sleep 300")
+wait_for "$busy" JobState RUNNING
+scontrol reboot ASAP node4 || fail "reboot ASAP node4"
+[[ "$(node_state node4)" =~ ^(MIXED|ALLOCATED)\+DRAIN\+REBOOT_REQUESTED$ ]] ||
+  fail "ASAP: $(scontrol show node node4)"
+scontrol show node node4 | grep -q "^   Reason=Reboot ASAP " || fail "ASAP reason: $(scontrol show node node4)"
+[[ "$(sinfo -h -n node4 -o %t)" =~ ^(drng|drain)@$ ]] || fail "sinfo: $(sinfo -h -n node4 -o %t)"
+scontrol cancel_reboot node4 || fail "cancel_reboot"
+[[ "$(node_state node4)" =~ ^(MIXED|ALLOCATED)$ ]] || fail "cancelled: $(scontrol show node node4)"
+scontrol reboot node4 || fail "reboot node4"
+scontrol update NodeName=node4 State=CANCEL_REBOOT || fail "State=CANCEL_REBOOT"
+[[ "$(node_state node4)" =~ ^(MIXED|ALLOCATED)$ ]] || fail "State=CANCEL_REBOOT: $(scontrol show node node4)"
+scancel "$busy"
+wait_for "$busy" JobState CANCELLED
+cp "$state/slurm.conf.noreboot" "$DROVER_CONF"
+scontrol reconfigure || fail "reconfigure without RebootProgram"
 
 # ---- reservations ----
 [ "$(scontrol show reservation)" = "No reservations in the system" ] || fail "reservations at start"

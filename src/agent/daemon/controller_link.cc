@@ -108,6 +108,34 @@ void ControllerLink::Wake() {
   wake_.NotifyAll();
 }
 
+void ControllerLink::Reboot(std::string program, std::chrono::seconds timeout) {
+  {
+    MutexLock lock(mutex_);
+    reboot_program_ = std::move(program);
+    reboot_timeout_ = timeout;
+    woken_ = true;
+  }
+  wake_.NotifyAll();
+}
+
+void ControllerLink::RunReboot() {
+  std::string program;
+  std::chrono::seconds timeout;
+  {
+    MutexLock lock(mutex_);
+    if (!reboot_program_) return;
+    program = std::move(*reboot_program_);
+    reboot_program_.reset();
+    timeout = reboot_timeout_;
+  }
+  Log("rebooting: running RebootProgram " + program);
+  std::string output;
+  if (!RunHealthProgram(program, timeout, output))
+    Log("RebootProgram " + program + " failed: " + output);
+  // Back from the reboot: register as a node that has booted (the controller waits for it).
+  registered_ = false;
+}
+
 bool ControllerLink::Register() {
   v1::RegisterRequest request;
   request.set_node(agent_.node_name());
@@ -220,6 +248,7 @@ void ControllerLink::Run() {
       if (stop_) return;
       woken_ = false;
     }
+    RunReboot();
     auto now = Clock::now();
     if (health && now >= next_health) {
       RunHealthCheck();

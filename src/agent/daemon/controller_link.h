@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -18,9 +19,9 @@
 namespace drover::agent {
 
 struct LinkOptions {
-  std::string controller;  // host:port
+  std::string controller;                  // host:port
   std::shared_ptr<grpc::Channel> channel;  // to `controller`, authenticated (auth::NewChannel)
-  std::string address;     // where this agent listens, sent with Register
+  std::string address;                     // where this agent listens, sent with Register
   std::chrono::milliseconds heartbeat{std::chrono::seconds(30)};
   std::chrono::milliseconds poll{std::chrono::milliseconds(20)};  // for ended jobs
   std::string health_program;                                     // empty: none
@@ -35,6 +36,10 @@ class ControllerLink {
   void Stop() EXCLUDES(mutex_);
   void Wake() EXCLUDES(mutex_);  // a job may have ended: look now
   void SetAddress(std::string address) { options_.address = std::move(address); }  // before Start
+  // scontrol reboot: runs `program` (bounded by `timeout`) on the link's thread, then registers
+  // again as a node that has booted. An emulated node cannot restart its host: the program is
+  // what the site (or a test) makes of a reboot.
+  void Reboot(std::string program, std::chrono::seconds timeout) EXCLUDES(mutex_);
 
  private:
   void Run();
@@ -42,6 +47,7 @@ class ControllerLink {
   void Heartbeat();
   void ReportEnded();
   void RunHealthCheck();
+  void RunReboot() EXCLUDES(mutex_);
 
   Agent& agent_;
   LinkOptions options_;
@@ -53,6 +59,8 @@ class ControllerLink {
   CondVar wake_;
   bool stop_ GUARDED_BY(mutex_) = false;
   bool woken_ GUARDED_BY(mutex_) = false;  // Wake() since the loop last looked
+  std::optional<std::string> reboot_program_ GUARDED_BY(mutex_);  // a reboot to run
+  std::chrono::seconds reboot_timeout_ GUARDED_BY(mutex_) = std::chrono::seconds(0);
   std::thread thread_;
 };
 

@@ -34,6 +34,7 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"Hold", Allowed::kAnyUser},
     {"Requeue", Allowed::kAnyUser},
     {"UpdateNode", Allowed::kAnyUser},
+    {"RebootNodes", Allowed::kAnyUser},
     {"ListJobs", Allowed::kAnyUser},
     {"ListNodes", Allowed::kAnyUser},
     {"History", Allowed::kAnyUser},
@@ -61,10 +62,12 @@ const std::map<std::string, Allowed> kAgentRpcs = {
     {"RunStep", Allowed::kDaemonsOnly},  // a user needs the step's credential besides
     {"Signal", Allowed::kDaemonsOnly},
     {"Terminate", Allowed::kDaemonsOnly},
+    {"Reboot", Allowed::kDaemonsOnly},
 };
 // Operators' actions: with a user's credential they are refused whatever the message claims.
 const char* const kOperatorOnly[] = {"UpdateNode",        "Suspend",           "Reconfigure",
-                                     "CreateReservation", "UpdateReservation", "DeleteReservation"};
+                                     "CreateReservation", "UpdateReservation", "DeleteReservation",
+                                     "RebootNodes"};
 
 constexpr uint32_t kUser = 4242;  // not root, not SlurmUser
 

@@ -105,6 +105,17 @@ class AgentService final : public v1::Agent::Service {
     return sent ? grpc::Status::OK
                 : grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, sent.error());
   }
+  // scontrol reboot: the program runs on the link's thread; the call returns at once, as
+  // slurmd's does (slurmctld expects no answer from a rebooting node).
+  grpc::Status Reboot(grpc::ServerContext* context, const v1::NodeRebootRequest* request,
+                      v1::AgentReply*) override {
+    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
+    if (request->program().empty())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "RebootProgram isn't defined");
+    int64_t timeout = agent_.cluster().settings.resume_timeout_seconds;
+    link_.Reboot(request->program(), std::chrono::seconds(timeout > 0 ? timeout : 60));
+    return grpc::Status::OK;
+  }
 
  private:
   static grpc::Status Denied(const std::string& why) {

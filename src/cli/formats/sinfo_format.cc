@@ -60,6 +60,16 @@ uint32_t StateCode(std::string_view state) {
   return flags;  // UNKNOWN
 }
 
+// Takes a reboot's flag ("+REBOOT_REQUESTED", "+REBOOT_ISSUED") off `base`: sinfo's mark for it
+// ("@": pending, "^": issued), or "".
+std::string_view TakeRebootFlag(std::string_view& base) {
+  size_t at = base.find("+REBOOT_");
+  if (at == std::string_view::npos) return "";
+  std::string_view flag = base.substr(at);
+  base = base.substr(0, at);
+  return flag == "+REBOOT_ISSUED" ? "^" : "@";
+}
+
 std::string CompactState(std::string_view state) {
   static constexpr std::pair<std::string_view, std::string_view> kCompact[] = {
       {"IDLE", "idle"},     {"MIXED", "mix"},   {"ALLOCATED", "alloc"}, {"DRAINED", "drain"},
@@ -68,8 +78,9 @@ std::string CompactState(std::string_view state) {
       {"FAILING", "failg"}};
   bool star = state.ends_with("*");
   std::string_view base = star ? state.substr(0, state.size() - 1) : state;
+  std::string_view reboot = TakeRebootFlag(base);
   for (const auto& [name, code] : kCompact)
-    if (name == base) return std::string(code) + (star ? "*" : "");
+    if (name == base) return std::string(code) + std::string(reboot) + (star ? "*" : "");
   return ToLower(state);
 }
 
@@ -430,6 +441,9 @@ bool InState(const NodeFacts& node, std::string_view wanted) {
   std::string_view state = node.state;
   bool star = state.ends_with("*");
   if (star) state.remove_suffix(1);
+  std::string_view reboot = TakeRebootFlag(state);
+  if (wanted == "reboot_requested") return reboot == "@";
+  if (wanted == "reboot_issued") return reboot == "^";
   bool busy = node.alloc_cpus > 0;
   if (wanted == "alloc" || wanted == "allocated")
     return state == "ALLOCATED" || (state == "DRAINING" && node.alloc_cpus >= node.cpus());

@@ -46,13 +46,15 @@ constexpr std::string_view kUsage =
     "  show hostnames|hostlist|hostlistsorted LIST\n"
     "  ping  version  completing  errnumstr N  wait_job JOB  cluster NAME\n"
     "  update JobId=ID|JobName=NAME KEY=VALUE...\n"
-    "  update NodeName=LIST [State=DRAIN|RESUME|DOWN|UNDRAIN|FAIL|NoResp] [Reason=TEXT]\n"
+    "  update NodeName=LIST [State=DRAIN|RESUME|DOWN|UNDRAIN|FAIL|NoResp|CANCEL_REBOOT]\n"
+    "         [Reason=TEXT]\n"
     "         [Weight=N] [Features=|AvailableFeatures=|ActiveFeatures=LIST] [Comment=] [Extra=]\n"
     "  create|update PartitionName=NAME KEY=VALUE... (slurm.conf's partition keys)\n"
     "  delete PartitionName=NAME        write batch_script JOBID [FILE|-]\n"
     "  hold|uhold|release JOBID...      requeue|requeuehold JOBID...\n"
     "  suspend|resume JOBID...          top JOBID...      reconfigure\n"
     "  notify JOBID MESSAGE (the batch job's stderr)\n"
+    "  reboot [ASAP] [nextstate=RESUME|DOWN] [reason=TEXT] ALL|NODES   cancel_reboot NODES\n"
     "  create|update reservation ReservationName=NAME StartTime= Duration=|EndTime=\n"
     "         Nodes=|NodeCnt=|TRES= Users=|Accounts= [Flags=] [PartitionName=]\n"
     "  delete ReservationName=NAME | delete reservation NAME\n"
@@ -457,6 +459,34 @@ int WaitJob(std::span<const std::string> words) {
   }
 }
 
+// reboot [ASAP] [nextstate=] [reason=] ALL|NODES: the controller refuses it without RebootProgram.
+int Reboot(std::span<const std::string> words) {
+  auto request = ParseReboot(words);
+  if (!request) return Error(request.error());
+  v1::ActionReply reply;
+  Status done = Invoke(*request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
+    return stub.RebootNodes(context, in, out);
+  });
+  if (!done) return Error("scontrol_reboot_nodes error: " + done.error());
+  return 0;
+}
+
+// cancel_reboot NODES: a reboot already issued cannot be cancelled ("Reboot already in
+// progress").
+int CancelReboot(std::span<const std::string> words, std::string_view tag) {
+  if (words.empty()) return Error(fmt::format("too few arguments for keyword:{}", tag));
+  if (words.size() > 1) return TooMany(tag);
+  v1::RebootRequest request;
+  request.set_nodes(words[0]);
+  request.set_cancel(true);
+  v1::ActionReply reply;
+  Status done = Invoke(request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
+    return stub.RebootNodes(context, in, out);
+  });
+  if (!done) return Error("slurm_update error: " + done.error());
+  return 0;
+}
+
 int NotYet(std::string_view command, std::string_view issue) {
   return Error(
       fmt::format("scontrol: error: Drover does not support '{}' yet ({})", command, issue));
@@ -480,8 +510,7 @@ const Command kCommands[] = {
     {{"abort", 5},
      [](auto, auto&, auto) { return NotYet("abort", "stop the controller with `drover down`"); }},
     {{"all", 2}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.all, true); }},
-    {{"cancel_reboot", 3},
-     [](auto, auto&, auto) { return NotYet("cancel_reboot", "Drover does not reboot nodes"); }},
+    {{"cancel_reboot", 3}, [](auto w, auto&, auto tag) { return CancelReboot(w, tag); }},
     {{"completing", 2},
      [](auto w, auto&, auto tag) { return w.empty() ? Completing() : TooMany(tag); }},
     {{"cluster", 2}, [](auto w, auto&, auto) { return SelectCluster(w); }},
@@ -501,6 +530,7 @@ const Command kCommands[] = {
     {{"ping", 3}, [](auto w, auto& f, auto tag) { return w.empty() ? RunPing(f) : TooMany(tag); }},
     {{"quiet", 4}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.quiet, true); }},
     {{"quit", 4}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.exit, true); }},
+    {{"reboot_nodes", 3}, [](auto w, auto&, auto) { return Reboot(w); }},
     {{"reconfigure", 3}, [](auto w, auto& f, auto) { return Reconfigure(w, f); }},
     {{"requeue", 3}, [](auto w, auto&, auto) { return Requeue(w, false); }},
     {{"requeuehold", 11}, [](auto w, auto&, auto) { return Requeue(w, true); }},

@@ -58,6 +58,8 @@ std::string NodeState(const v1::NodeStatus& node, const NodeUse& use, uint32_t c
   if (!node.reservation().empty()) base += "+" + node.reservation();
   if (node.drain()) base += "+DRAIN";
   if (node.state().starts_with("FAIL")) base += "+FAIL";
+  if (node.reboot_requested()) base += "+REBOOT_REQUESTED";
+  if (node.state().find("+REBOOT_ISSUED") != std::string::npos) base += "+REBOOT_ISSUED";
   if (node.not_responding()) base += "+NOT_RESPONDING";
   return base;
 }
@@ -123,7 +125,8 @@ Record NodeRecord(const v1::NodeStatus& node, int index, std::span<const v1::Job
   if (ctx.cluster)
     if (std::string partitions = NodePartitions(*ctx.cluster, index); !partitions.empty())
       lines.push_back("Partitions=" + partitions + " ");
-  lines.push_back("BootTime=None SlurmdStartTime=None");
+  lines.push_back(fmt::format("BootTime={} SlurmdStartTime=None",
+                              node.boot_time() ? columns::IsoTime(node.boot_time()) : "None"));
   lines.push_back("LastBusyTime=Unknown");
   lines.push_back("CfgTRES=" + TresText(static_cast<uint32_t>(config.cpus), config.real_memory_mb,
                                         0, true, config.gpu_count()));
@@ -132,6 +135,7 @@ Record NodeRecord(const v1::NodeStatus& node, int index, std::span<const v1::Job
   lines.push_back("CapWatts=n/a");
   lines.push_back("CurrentWatts=0 AveWatts=0");
   lines.push_back("ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s");
+  if (!node.next_state().empty()) lines.push_back("NextState=" + node.next_state());
   if (!node.reason().empty())
     lines.push_back(fmt::format(
         "Reason={} [{}@{}]", node.reason(), columns::UserName(ctx.user_name, node.reason_uid()),

@@ -212,12 +212,13 @@ namespace {
 
 // State= values as Slurm spells them (any case), and what Drover sends for each.
 constexpr std::pair<std::string_view, std::string_view> kNodeStates[] = {
-    {"drain", "drain"}, {"resume", "resume"}, {"down", "down"},  {"undrain", "undrain"},
-    {"fail", "fail"},   {"noresp", "noresp"}, {"idle", "resume"}};
+    {"drain", "drain"}, {"resume", "resume"},
+    {"down", "down"},   {"undrain", "undrain"},
+    {"fail", "fail"},   {"noresp", "noresp"},
+    {"idle", "resume"}, {"cancel_reboot", "cancel_reboot"}};
 
 // States of scontrol.1 that belong to features Drover does not have: what to do instead.
 constexpr std::pair<std::string_view, std::string_view> kNoSuchNodeStates[] = {
-    {"cancel_reboot", "no reboot is pending: Drover does not reboot nodes"},
     {"future", "nodes are added by slurm.conf and a restart"},
     {"power_down", "Drover has no power saving (SuspendProgram)"},
     {"power_down_asap", "Drover has no power saving (SuspendProgram)"},
@@ -232,11 +233,35 @@ Result<std::string> NodeStateOf(const std::string& word, const std::string& valu
     if (state == name) return MakeError(fmt::format("Invalid input: {} ({})", word, why));
   return MakeError(fmt::format(
       "Invalid input: {}\nRequest aborted\nValid states are: NoResp DRAIN FAIL RESUME UNDRAIN "
-      "DOWN IDLE",
+      "DOWN IDLE CANCEL_REBOOT",
       word));
 }
 
 }  // namespace
+
+Result<v1::RebootRequest> ParseReboot(std::span<const std::string> words) {
+  v1::RebootRequest request;
+  for (const std::string& word : words) {
+    auto [key, value] = SplitKeyValue(word);
+    if (ToLower(word) == "asap") {
+      request.set_asap(true);
+    } else if (key == "nextstate") {
+      std::string next = ToLower(value);
+      if (next != "resume" && next != "down")
+        return MakeError("Invalid nextstate: " + value + " (nextstate=RESUME or DOWN)");
+      request.set_next_state(next == "down" ? "DOWN" : "RESUME");
+    } else if (key == "reason") {
+      request.set_reason(value);
+    } else if (word.find('=') != std::string::npos || !request.nodes().empty()) {
+      return MakeError("Invalid input: " + word);
+    } else {
+      request.set_nodes(ToLower(word) == "all" ? "ALL" : word);
+    }
+  }
+  if (request.nodes().empty())
+    return MakeError("Missing node list. Specify ALL|<NodeList> to reboot");
+  return request;
+}
 
 Result<v1::UpdateNodeRequest> ParseNodeUpdate(std::span<const std::string> words) {
   auto target = TargetOf(words, "node", "nodename");

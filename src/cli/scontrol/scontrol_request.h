@@ -30,10 +30,13 @@ Result<v1::TopRequest> ParseTopList(std::span<const std::string> words);
 // checked here first). Anything else is an error that names it. `now` resolves relative times.
 Result<v1::UpdateJobRequest> ParseJobUpdate(std::span<const std::string> words, int64_t now);
 
+// `reboot [ASAP] [nextstate=RESUME|DOWN] [reason=TEXT] ALL|NODES`, as Slurm's scontrol takes it.
+Result<v1::RebootRequest> ParseReboot(std::span<const std::string> words);
+
 // `update` arguments naming nodes: "NodeName=n[1-2] State=DRAIN Reason=maintenance", with
 // Weight, Features/AvailableFeatures, ActiveFeatures, Comment and Extra. States: DRAIN, RESUME
-// (IDLE), DOWN, UNDRAIN, FAIL, NoResp; those of features Drover lacks (POWER_*, FUTURE,
-// CANCEL_REBOOT) are refused saying so.
+// (IDLE), DOWN, UNDRAIN, FAIL, NoResp, CANCEL_REBOOT; those of features Drover lacks (POWER_*,
+// FUTURE) are refused saying so.
 Result<v1::UpdateNodeRequest> ParseNodeUpdate(std::span<const std::string> words);
 
 // `create|update PartitionName=P Key=Value...`: the keys of slurm.conf's partition line

@@ -110,6 +110,22 @@ TEST(ScontrolRequest, NodeUpdate) {
   EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1"}));
   EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1", "Weight=0"}));
   EXPECT_FALSE(ParseNodeUpdate(Words{"NodeName=n1", "Gres=gpu:2"}));
+  EXPECT_EQ(ParseNodeUpdate(Words{"NodeName=n1", "State=Cancel_Reboot"})->state(), "cancel_reboot");
+}
+
+TEST(ScontrolRequest, Reboot) {
+  auto request = ParseReboot(Words{"asap", "nextstate=down", "reason=new firmware", "n[1-2]"});
+  ASSERT_TRUE(request) << request.error();
+  EXPECT_TRUE(request->asap());
+  EXPECT_EQ(request->next_state(), "DOWN");
+  EXPECT_EQ(request->reason(), "new firmware");
+  EXPECT_EQ(request->nodes(), "n[1-2]");
+  EXPECT_FALSE(request->cancel());
+  EXPECT_EQ(ParseReboot(Words{"all"})->nodes(), "ALL");
+  EXPECT_FALSE(ParseReboot(Words{"asap"}));  // no nodes
+  EXPECT_FALSE(ParseReboot(Words{"nextstate=idle", "n1"}));
+  EXPECT_FALSE(ParseReboot(Words{"n1", "n2"}));
+  EXPECT_FALSE(ParseReboot(Words{"speed=fast", "n1"}));
 }
 
 TEST(ScontrolRequest, NodeUpdateKeys) {

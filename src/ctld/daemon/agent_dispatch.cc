@@ -114,6 +114,12 @@ void AgentDispatcher::Terminate(const TerminateJob& terminate) {
   EnqueueOnNodes(terminate.nodes, terminate.job_id, request, &v1::Agent::Stub::Terminate, 30);
 }
 
+void AgentDispatcher::Reboot(const RebootNode& reboot) {
+  v1::NodeRebootRequest request;
+  request.set_program(reboot.program);
+  EnqueueOnNodes({reboot.node}, 0, request, &v1::Agent::Stub::Reboot, 3);
+}
+
 void AgentDispatcher::Notify(int node, uint64_t job_id, const std::string& message) {
   v1::JobNotifyRequest request;
   request.set_job_id(job_id);

@@ -35,6 +35,7 @@ class AgentDispatcher : public EffectSink {
               std::vector<std::string> environment) override;
   void Signal(const SignalJob& signal) override;
   void Terminate(const TerminateJob& terminate) override;
+  void Reboot(const RebootNode& reboot) override;
   void Reconfigured(std::shared_ptr<const ClusterConfig> cluster) override;
   // scontrol notify: the message to the job's batch shell on `node` (its stderr).
   void Notify(int node, uint64_t job_id, const std::string& message);

@@ -360,6 +360,8 @@ void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& request
       sink_.Terminate(*terminate);
     } else if (const auto* mail = std::get_if<MailJob>(&effect)) {
       sink_.Mail(*mail);
+    } else if (const auto* reboot = std::get_if<RebootNode>(&effect)) {
+      sink_.Reboot(*reboot);
     }
   }
   for (Request& request : requests) {

@@ -32,6 +32,7 @@ class EffectSink {
                       std::vector<std::string> environment) = 0;
   virtual void Signal(const SignalJob& signal) = 0;
   virtual void Terminate(const TerminateJob& terminate) = 0;
+  virtual void Reboot(const RebootNode& reboot) = 0;
   // scontrol reconfigure replaced the configuration; effects after this call follow it.
   virtual void Reconfigured(std::shared_ptr<const ClusterConfig>) {}
   // --mail-type: run MailProg for it. A sink without mail (tests, the simulator's replay)

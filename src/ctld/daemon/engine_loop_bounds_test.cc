@@ -14,6 +14,7 @@ namespace {
 
 class NoEffects : public EffectSink {
  public:
+  void Reboot(const RebootNode&) override {}
   void Launch(const drover::ctld::Launch&, std::string, std::vector<std::string>) override {}
   void Signal(const SignalJob&) override {}
   void Terminate(const TerminateJob&) override {}

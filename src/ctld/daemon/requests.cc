@@ -110,9 +110,10 @@ grpc::Status Busy(const std::string& message) {
 Result<UpdateNode> UpdateNodeOf(const v1::UpdateNodeRequest& request, const Caller& caller) {
   using Action = UpdateNode::Action;
   static const std::pair<std::string_view, Action> kStates[] = {
-      {"", Action::kNone},        {"drain", Action::kDrain},     {"resume", Action::kResume},
-      {"down", Action::kDown},    {"undrain", Action::kUndrain}, {"fail", Action::kFail},
-      {"noresp", Action::kNoResp}};
+      {"", Action::kNone},           {"drain", Action::kDrain},
+      {"resume", Action::kResume},   {"down", Action::kDown},
+      {"undrain", Action::kUndrain}, {"fail", Action::kFail},
+      {"noresp", Action::kNoResp},   {"cancel_reboot", Action::kCancelReboot}};
   std::string lower = ToLower(request.state());
   auto state = std::find_if(std::begin(kStates), std::end(kStates),
                             [&](const auto& entry) { return entry.first == lower; });
@@ -136,6 +137,19 @@ Result<UpdateNode> UpdateNodeOf(const v1::UpdateNodeRequest& request, const Call
       !event.comment && !event.extra && event.reason.empty())
     return MakeError("No changes specified");
   return event;
+}
+
+Result<RebootNodes> RebootNodesOf(const v1::RebootRequest& request, const Caller& caller) {
+  if (request.nodes().empty())
+    return MakeError("Missing node list. Specify ALL|<NodeList> to reboot");
+  std::string next = ToLower(request.next_state());
+  if (request.cancel() && (request.asap() || !next.empty() || !request.reason().empty()))
+    return MakeError("cancel_reboot takes only a node list");
+  if (!next.empty() && next != "resume" && next != "down")
+    return MakeError("Invalid nextstate: " + request.next_state() + " (RESUME or DOWN)");
+  next = next == "down" ? "DOWN" : "RESUME";
+  return RebootNodes{0,    caller,           request.nodes(), request.asap(),
+                     next, request.reason(), request.cancel()};
 }
 
 Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller& caller) {

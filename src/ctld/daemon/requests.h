@@ -31,6 +31,7 @@ grpc::Status Busy(const std::string& message);  // RESOURCE_EXHAUSTED
 // The requests whose decoding is more than copying fields, turned into their events (token 0)
 // for the service and for fuzz/rpc_requests_fuzz.cc. Errors are the INVALID_ARGUMENT message.
 Result<UpdateNode> UpdateNodeOf(const v1::UpdateNodeRequest& request, const Caller& caller);
+Result<RebootNodes> RebootNodesOf(const v1::RebootRequest& request, const Caller& caller);
 Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller& caller);
 Result<CreateStep> CreateStepOf(const v1::CreateStepRequest& request, const Caller& caller);
 ReservationFields ReservationFieldsOf(const v1::ReservationRequest& request);

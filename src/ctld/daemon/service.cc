@@ -181,6 +181,17 @@ ControllerService::Reactor* ControllerService::UpdateNode(Context* context,
   return Act(context, std::move(*event), reply);
 }
 
+ControllerService::Reactor* ControllerService::RebootNodes(Context* context,
+                                                           const v1::RebootRequest* request,
+                                                           v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
+  auto event = RebootNodesOf(*request, caller);
+  if (!event) return Finished(context, Invalid(event.error()));
+  return Act(context, std::move(*event), reply);
+}
+
 // scontrol notify, as slurmctld's job_notify: the job's owner or SlurmUser/root, a running
 // batch job (its first node runs the script); the agent writes the message to its stderr.
 ControllerService::Reactor* ControllerService::Notify(Context* context,

@@ -47,6 +47,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* Hold(Context*, const v1::HoldRequest*, v1::ActionReply*) override;
   Reactor* Requeue(Context*, const v1::RequeueRequest*, v1::ActionReply*) override;
   Reactor* UpdateNode(Context*, const v1::UpdateNodeRequest*, v1::ActionReply*) override;
+  Reactor* RebootNodes(Context*, const v1::RebootRequest*, v1::ActionReply*) override;
   Reactor* UpdateJob(Context*, const v1::UpdateJobRequest*, v1::ActionReply*) override;
   Reactor* ListJobs(Context*, const v1::JobQuery*, v1::JobList*) override;
   Reactor* ListNodes(Context*, const v1::NodeQuery*, v1::NodeList*) override;

@@ -41,6 +41,8 @@ std::string NodeStateName(const NodeStatus& node, bool fully_allocated) {
   } else {
     state = fully_allocated ? "ALLOCATED" : "MIXED";
   }
+  if (node.reboot_requested) state += "+REBOOT_REQUESTED";
+  if (node.reboot_issued) state += "+REBOOT_ISSUED";
   if (node.not_responding) state += "*";
   return state;
 }

@@ -60,6 +60,11 @@ struct NodeStatus {
   std::optional<std::vector<std::string>> features{};         // AvailableFeatures
   std::optional<std::vector<std::string>> active_features{};  // what jobs' constraints see
   std::string comment{}, extra{};
+  // scontrol reboot: requested (the node reboots once idle; ASAP also drained it), then issued
+  // to the agent (reason_time: when) until the agent registers again or ResumeTimeout passes.
+  bool reboot_requested = false, reboot_issued = false;
+  std::string next_state{};  // after the reboot: "RESUME" (back to service) or "DOWN"
+  int64_t boot_time = 0;     // the agent's last registration after a boot
 };
 
 // What scontrol changed in a partition: its settings in the order given, applied over
@@ -165,6 +170,12 @@ class Engine : private sched::JobOutcomes {
   void SetNodeState(const UpdateNode& event, int index, EngineOutput& out);
   // Its jobs requeued or ended NODE_FAIL; a -k/--no-kill job of several nodes loses the node.
   void DownNode(int index, EngineOutput& out);
+  void On(const RebootNodes& event, EngineOutput& out);  // engine_reboot.cc
+  void RequestReboot(const RebootNodes& event, int index);
+  std::string CancelReboot(int index);                       // empty, or why not
+  void IssueReboots(EngineOutput& out);                      // to idle nodes with a pending request
+  void RebootDone(int index);                                // the agent registered again
+  void CheckReboots(EngineOutput& out);                      // ResumeTimeout passed: DOWN
   void On(const ChangePartition& event, EngineOutput& out);  // engine_partitions.cc
   // Takes `next` as the configuration in force: jobs follow their partitions to it.
   void Adopt(std::shared_ptr<const ClusterConfig> next, EngineOutput* out);

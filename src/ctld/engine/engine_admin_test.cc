@@ -377,5 +377,113 @@ TEST_F(AdminTest, NodeStatesFailNoRespAndDownEndingJobs) {
   EXPECT_FALSE(engine_.node(node).down);
 }
 
+// --- scontrol reboot ---
+
+class RebootTest : public AdminTest {
+ protected:
+  RebootTest() : AdminTest(Conf("RebootProgram=/usr/sbin/reboot-node\nResumeTimeout=120\n")) {}
+
+  Reply Reboot(const std::string& nodes, bool asap = false, std::string next = "",
+               std::string reason = "") {
+    return Ask(RebootNodes{0, kRoot, nodes, asap, std::move(next), std::move(reason), false});
+  }
+  Reply Cancel(const std::string& nodes) {
+    return Ask(RebootNodes{0, kRoot, nodes, false, "", "", true});
+  }
+  // The nodes the last batch told an agent to reboot.
+  std::vector<int> Rebooted() const {
+    std::vector<int> nodes;
+    for (const Effect& effect : last_.effects)
+      if (const auto* reboot = std::get_if<RebootNode>(&effect)) {
+        EXPECT_EQ(reboot->program, "/usr/sbin/reboot-node");
+        nodes.push_back(reboot->node);
+      }
+    return nodes;
+  }
+  std::string State(int node) const { return NodeStateName(engine_.node(node), true); }
+};
+
+TEST_F(AdminTest, RebootNeedsRebootProgram) {
+  EXPECT_EQ(Ask(RebootNodes{0, kRoot, "n1", false, "", "", false}).error,
+            "RebootProgram isn't defined");
+}
+
+TEST_F(RebootTest, IdleNodeIsIssuedAtOnceAndResumesWhenItsAgentRegisters) {
+  EXPECT_EQ(Ask(RebootNodes{0, kAlice, "n1", false, "", "", false}).error,
+            "Access/permission denied");
+  ASSERT_TRUE(Reboot("n1").ok);
+  EXPECT_EQ(Rebooted(), std::vector<int>{0});
+  EXPECT_EQ(State(0), "IDLE+REBOOT_ISSUED");
+  EXPECT_EQ(engine_.node(0).reason, "reboot requested : reboot issued");
+  // No job starts there while it reboots.
+  uint64_t id = Submit("alice", 16);
+  EXPECT_EQ(engine_.FindJob(id)->state, JobState::kPending);
+  EXPECT_EQ(Cancel("n1").error, "Reboot already in progress");
+  clock_.Advance(30);
+  Apply(NodeRegistered{"n1", {}});
+  EXPECT_EQ(engine_.node(0).boot_time, clock_.Now());
+  EXPECT_FALSE(engine_.node(0).reboot_issued);
+  EXPECT_EQ(engine_.node(0).reason, "");
+  clock_.Advance(1);
+  Apply(Tick{});
+  EXPECT_EQ(engine_.FindJob(id)->state, JobState::kRunning);
+}
+
+TEST_F(RebootTest, BusyNodeRebootsWhenIdleAndAsapDrainsItMeanwhile) {
+  uint64_t id = Submit("alice", 8);
+  int node = engine_.FindJob(id)->NodeIndexes()[0];
+  std::string name = engine_.cluster().nodes[node].name;
+  ASSERT_TRUE(Reboot(name, true).ok);
+  EXPECT_TRUE(Rebooted().empty());
+  EXPECT_EQ(State(node), "DRAINING+REBOOT_REQUESTED");
+  EXPECT_EQ(engine_.node(node).reason, "Reboot ASAP");
+  Apply(JobEnded{id, name, 0, 0});
+  clock_.Advance(1);
+  Apply(Tick{});
+  EXPECT_EQ(Rebooted(), std::vector<int>{node});
+  EXPECT_EQ(State(node), "DRAINED+REBOOT_ISSUED");
+  Apply(NodeRegistered{name, {}});
+  EXPECT_EQ(State(node), "IDLE");  // nextstate RESUME: the ASAP drain goes too
+}
+
+TEST_F(RebootTest, CancelClearsAPendingRequestAndItsDrain) {
+  uint64_t id = Submit("alice", 8);
+  int node = engine_.FindJob(id)->NodeIndexes()[0];
+  std::string name = engine_.cluster().nodes[node].name;
+  ASSERT_TRUE(Reboot(name, true).ok);
+  ASSERT_TRUE(Cancel(name).ok);
+  EXPECT_EQ(State(node), "ALLOCATED");
+  EXPECT_EQ(engine_.node(node).reason, "");
+  // As scontrol update State=CANCEL_REBOOT; a non-ASAP request keeps the node open to jobs.
+  ASSERT_TRUE(Reboot(name, false, "", "new firmware").ok);
+  EXPECT_EQ(State(node), "ALLOCATED+REBOOT_REQUESTED");
+  ASSERT_TRUE(Ask(UpdateNode{0, kRoot, name, UpdateNode::Action::kCancelReboot, ""}).ok);
+  EXPECT_FALSE(engine_.node(node).reboot_requested);
+  Apply(JobEnded{id, name, 0, 0});
+  clock_.Advance(1);
+  Apply(Tick{});
+  EXPECT_TRUE(Rebooted().empty());
+}
+
+TEST_F(RebootTest, NextStateDownKeepsTheNodeDownWithTheReason) {
+  ASSERT_TRUE(Reboot("n2", false, "DOWN", "bios").ok);
+  EXPECT_EQ(Rebooted(), std::vector<int>{1});
+  Apply(NodeRegistered{"n2", {}});
+  EXPECT_EQ(State(1), "DOWN");
+  EXPECT_EQ(engine_.node(1).reason, "bios : reboot issued : reboot complete");
+}
+
+TEST_F(RebootTest, ANodeThatDoesNotComeBackWithinResumeTimeoutIsDown) {
+  ASSERT_TRUE(Reboot("ALL").ok);
+  EXPECT_EQ(Rebooted(), (std::vector<int>{0, 1}));
+  clock_.Advance(60);
+  Apply(NodeRegistered{"n1", {}});
+  clock_.Advance(60);
+  Apply(Tick{});
+  EXPECT_EQ(State(0), "IDLE");
+  EXPECT_EQ(State(1), "DOWN");
+  EXPECT_EQ(engine_.node(1).reason, "reboot requested : reboot issued : reboot timed out");
+}
+
 }  // namespace
 }  // namespace drover::ctld

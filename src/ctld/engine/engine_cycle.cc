@@ -17,6 +17,8 @@ void Engine::On(const Tick&, EngineOutput& out) {
   EnforceTimeLimits(out);
   KillCancelledSteps(out);
   CheckNodeLiveness(out);
+  CheckReboots(out);
+  IssueReboots(out);  // to the nodes whose jobs have ended
   AccrueUsage();
   out.changed_usage = true;
   PurgeOldJobs(out);
@@ -135,7 +137,7 @@ std::vector<sched::NodeState> Engine::NodeStates() const {
   std::vector<sched::NodeState> states(nodes_.size(), sched::NodeState::kUp);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeStatus& node = nodes_[i];
-    if (node.down || !node.registered)
+    if (node.down || !node.registered || node.reboot_issued)
       states[i] = sched::NodeState::kDown;
     else if (node.drain)
       states[i] = sched::NodeState::kDrain;

@@ -83,6 +83,8 @@ void Engine::SetNodeState(const UpdateNode& event, int index, EngineOutput& out)
     case Action::kNoResp:
       node.not_responding = true;  // until the agent is heard from again
       break;
+    case Action::kCancelReboot:
+      break;  // On(UpdateNode) did it
     case Action::kResume:
     case Action::kUndrain:
       node.drain = node.drained_by_health = node.fail = false;
@@ -129,6 +131,11 @@ void Engine::On(const UpdateNode& event, EngineOutput& out) {
     if (active && !Subset(*active, has))
       return refuse("Active features not subset of available features");
   }
+  if (event.action == UpdateNode::Action::kCancelReboot) {
+    for (int index : targets)
+      if (nodes_[index].reboot_issued) return refuse("Reboot already in progress");
+    for (int index : targets) CancelReboot(index);
+  }
   auto next = reshaped ? std::make_shared<ClusterConfig>(cluster()) : nullptr;
   for (int index : targets) {
     NodeStatus& node = nodes_[index];
@@ -162,6 +169,10 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
     node.down = false;
     node.reason.clear();
   }
+  if (node.reboot_issued)
+    RebootDone(index);  // the agent is back from RebootProgram: the node takes its next state
+  else if (!node.boot_time)
+    node.boot_time = clock_.Now();
   node.not_responding = false;
   // A node with less than slurm.conf says is drained, with Slurm's reason.
   if (event.resources) {

@@ -135,12 +135,24 @@ struct UpdateNode {
     kDown,
     kUndrain,
     kFail,
-    kNoResp
+    kNoResp,
+    kCancelReboot
   } action = Action::kDrain;
   std::string reason;
   std::optional<uint32_t> weight{};
   std::optional<std::string> features{}, active_features{};
   std::optional<std::string> comment{}, extra{};
+};
+
+// scontrol reboot [ASAP] [nextstate=] [reason=] NODES|ALL, and cancel_reboot NODES (operators).
+struct RebootNodes {
+  uint64_t token = 0;
+  Caller caller;
+  std::string nodes;  // hostlist, or ALL
+  bool asap = false;
+  std::string next_state;  // "RESUME" (default) or "DOWN"
+  std::string reason;
+  bool cancel = false;
 };
 
 // scontrol create|update PartitionName=P Key=Value..., delete PartitionName=P (operators):
@@ -281,10 +293,11 @@ struct JobEnded {
 // Time passed: enforce limits, notice silent nodes, run a scheduling cycle when due.
 struct Tick {};
 
-using Event = std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode,
-                           ChangePartition, SuspendJobs, CreateReservation, UpdateReservation,
-                           DeleteReservation, TopJobs, Reconfigure, CreateStep, StepEnded,
-                           ReleaseJob, WillRunJob, NodeRegistered, Heartbeat, JobEnded, Tick>;
+using Event =
+    std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode, RebootNodes,
+                 ChangePartition, SuspendJobs, CreateReservation, UpdateReservation,
+                 DeleteReservation, TopJobs, Reconfigure, CreateStep, StepEnded, ReleaseJob,
+                 WillRunJob, NodeRegistered, Heartbeat, JobEnded, Tick>;
 
 // --- effects ---
 struct Reply {
@@ -333,7 +346,13 @@ struct MailJob {
   std::vector<std::string> environment;  // NAME=value
 };
 
-using Effect = std::variant<Reply, Launch, SignalJob, TerminateJob, MailJob>;
+// Run slurm.conf's RebootProgram on the node (its agent registers again when it is back).
+struct RebootNode {
+  int node = 0;
+  std::string program;
+};
+
+using Effect = std::variant<Reply, Launch, SignalJob, TerminateJob, MailJob, RebootNode>;
 
 // What one batch of events produced: effects to carry out after the changed records are
 // committed (replies must not leave before the commit).

@@ -1,6 +1,7 @@
 // See nodes.h.
 #include "ctld/views/nodes.h"
 
+#include "common/gres.h"
 #include "common/text.h"
 #include "ctld/views/node_usage.h"
 
@@ -22,6 +23,9 @@ wire::NodeInfo NodeInfoOf(const NodeStatus& node, const std::string& name, bool 
   info.jobs.assign(node.jobs.begin(), node.jobs.end());
   info.comment = node.comment;
   info.extra = node.extra;
+  info.reboot_requested = node.reboot_requested;
+  info.boot_time = node.boot_time;
+  info.next_state = node.next_state;
   return info;
 }
 
@@ -48,6 +52,7 @@ wire::NodeListing ListNodes(const Snapshot& snapshot) {
     info.reservation = reserved[i];
     const NodeConfig& config = cluster.nodes[i];
     info.weight = config.weight;
+    info.gres = FormatGres(config.gres);
     info.active_features = Join(config.features, ",");
     info.features =
         snapshot.nodes[i].features ? Join(*snapshot.nodes[i].features, ",") : info.active_features;
