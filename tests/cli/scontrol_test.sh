@@ -3,8 +3,8 @@
 # temporary state directory; `drover down` stops every process it started): show job, node,
 # partition, reservation and config (masked golden files), -o, --json, hold/release, update,
 # requeue (from outside and from inside the job itself), suspend/resume, write batch_script,
-# notify, node updates (states, weight, features), reboot and cancel_reboot, partition create/update/delete,
-# reservations, top, reconfigure, ping and the errors Slurm prints.
+# notify, listpids and pidinfo, node updates (states, weight, features), reboot and cancel_reboot,
+# partition create/update/delete, reservations, top, reconfigure, ping and the errors Slurm prints.
 # Usage: scontrol_test.sh DROVER GOLDEN_DIR [--regenerate]
 set -euo pipefail
 drover="$1"
@@ -172,6 +172,35 @@ for _ in $(seq 1 300); do
 done
 scontrol show step "$stepper.0" | grep -q "^   Nodes=1 CPUs=1 Tasks=1 Name=inner " ||
   fail "show step: $(scontrol show step "$stepper")"
+
+# ---- listpids and pidinfo: the processes the job's agent started, as Slurm prints them ----
+node=$(field "$stepper" NodeList)
+for _ in $(seq 1 300); do
+  scontrol listpids "$stepper" "$node" > "$state/pids.txt" 2>&1 &&
+    grep -Eq "^[0-9]+ +$stepper +0 +0 +0 *$" "$state/pids.txt" && break
+  sleep 0.2
+done
+[ "$(head -1 "$state/pids.txt")" = "PID      JOBID    STEPID LOCALID GLOBALID" ] ||
+  fail "listpids header: $(cat "$state/pids.txt")"
+grep -Eq "^[0-9]+ +$stepper +batch +0 +0 *$" "$state/pids.txt" || fail "listpids: no batch shell: $(cat "$state/pids.txt")"
+grep -Eq "^[0-9]+ +$stepper +batch +- +- *$" "$state/pids.txt" || fail "listpids: no srun in the batch step: $(cat "$state/pids.txt")"
+task=$(awk -v job="$stepper" '$2 == job && $3 == "0" && $4 == "0" {print $1}' "$state/pids.txt")
+[ "$(ps -o args= -p "$task")" = "sleep 120" ] || fail "listpids: task $task is $(ps -o args= -p "$task")"
+scontrol listpids "$stepper.0" "$node" > "$state/step0.txt" || fail "listpids $stepper.0"
+[ "$(tail -n +2 "$state/step0.txt" | awk '$3 != "0"' | wc -l)" = 0 ] &&
+  grep -q "^$task " "$state/step0.txt" || fail "listpids JOB.0: $(cat "$state/step0.txt")"
+scontrol listpids "$stepper" > /dev/null 2> "$state/err.txt" && fail "listpids chose one of four nodes"
+grep -q "all run on this host; give one" "$state/err.txt" || fail "listpids without a node: $(cat "$state/err.txt")"
+SLURMD_NODENAME="$node" scontrol listpids "$stepper.batch" | grep -q " batch " || fail "listpids with SLURMD_NODENAME"
+[ "$(scontrol listpids 999999 "$node" 2>&1)" = "Job 999999 does not exist on this node." ] ||
+  fail "listpids 999999: $(scontrol listpids 999999 "$node" 2>&1)"
+[ "$(scontrol listpids 1x "$node" 2>&1)" = "Invalid job id: 1x" ] || fail "listpids 1x"
+scontrol pidinfo "$task" > "$state/pidinfo.txt" || fail "pidinfo $task: $(cat "$state/pidinfo.txt")"
+grep -Eq "^Slurm job id $stepper ends at [A-Z][a-z]{2} [A-Z][a-z]{2} [0-9]{2} [0-9:]{8} [0-9]{4}$" \
+  "$state/pidinfo.txt" || fail "pidinfo: $(cat "$state/pidinfo.txt")"
+grep -Eq "^slurm_get_rem_time is [0-9]+$" "$state/pidinfo.txt" || fail "pidinfo: $(cat "$state/pidinfo.txt")"
+[ "$(scontrol pidinfo $$ 2>&1)" = "slurm_pid2jobid error: Invalid job id specified" ] ||
+  fail "pidinfo of a process in no job: $(scontrol pidinfo $$ 2>&1)"
 scancel "$stepper"
 [ "$(scontrol show step 999999)" = "Job step 999999 not found" ] || fail "show step 999999"
 

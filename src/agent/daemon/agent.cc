@@ -13,6 +13,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <map>
 
 #include "agent/host/cgroup.h"
 #include "agent/host/job_env.h"
@@ -450,9 +452,10 @@ void Agent::SignalSteps(uint64_t job_id, int signal, bool outside_cgroup_only,
   }
 }
 
-void Agent::AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup) {
+void Agent::AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup,
+                         uint32_t local_task, uint32_t global_task) {
   MutexLock lock(steps_mutex_);
-  step_groups_.emplace(job_id, StepGroup{step_id, group, in_cgroup});
+  step_groups_.emplace(job_id, StepGroup{step_id, group, in_cgroup, local_task, global_task});
 }
 
 void Agent::ForgetStepGroup(uint64_t job_id, pid_t group) {
@@ -462,6 +465,52 @@ void Agent::ForgetStepGroup(uint64_t job_id, pid_t group) {
       step_groups_.erase(it);
       break;
     }
+}
+
+// The batch shell (or holder) of each running job here, and each srun task, that the request
+// names and the caller may see. A job whose owner cannot be read is root's.
+std::vector<TrackedLeader> Agent::Leaders(const v1::ListPidsRequest& request,
+                                          const std::function<bool(uint32_t)>& may_see) {
+  std::vector<TrackedLeader> leaders;
+  std::map<uint64_t, bool> visible;
+  for (uint64_t id : RunningJobs()) {
+    if (request.job_id() && id != request.job_id()) continue;
+    fs::path dir = JobDir(id);
+    auto launch = ReadLaunch(dir);
+    visible[id] = may_see(launch ? launch->uid : 0);
+    if (!visible[id]) continue;
+    std::ifstream in(dir / "script");
+    std::string script((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    uint32_t step = script == kHolderScript ? kExternStepId : kBatchStepId;
+    auto shell = ReadProcessFile(dir / "job.pid");
+    if (shell && ProcessAlive(*shell) && (!request.has_step_id() || request.step_id() == step))
+      leaders.push_back({id, step, shell->pid, true, 0, 0});
+  }
+  MutexLock lock(steps_mutex_);
+  for (const auto& [id, task] : step_groups_) {
+    if ((request.job_id() && id != request.job_id()) || !visible.count(id) || !visible[id])
+      continue;
+    if (request.has_step_id() && request.step_id() != task.step_id) continue;
+    leaders.push_back({id, task.step_id, task.group, false, static_cast<int32_t>(task.local_task),
+                       static_cast<int32_t>(task.global_task)});
+  }
+  return leaders;
+}
+
+v1::ListPidsReply Agent::ListPids(const v1::ListPidsRequest& request,
+                                  const std::function<bool(uint32_t)>& may_see) {
+  v1::ListPidsReply reply;
+  std::vector<TrackedLeader> leaders = Leaders(request, may_see);
+  if (leaders.empty()) return reply;
+  for (const ListedPid& entry : AssignProcesses(ReadProcessTable(), leaders)) {
+    v1::ListPidsReply::Pid* pid = reply.add_pids();
+    pid->set_job_id(entry.job_id);
+    pid->set_step_id(entry.step_id);
+    pid->set_pid(entry.pid);
+    pid->set_local_task(entry.local_task);
+    pid->set_global_task(entry.global_task);
+  }
+  return reply;
 }
 
 Status Agent::Terminate(uint64_t job_id) {

@@ -17,6 +17,7 @@
 #include "agent/host/gpu.h"
 #include "agent/host/host_info.h"
 #include "agent/host/job_env.h"
+#include "agent/host/process_table.h"
 #include "agent/stepd/spool.h"
 #include "common/cluster_config.h"
 #include "common/job_spec.h"
@@ -63,6 +64,10 @@ class Agent {
   // scontrol notify: "slurmstepd: error: MESSAGE" in the batch job's stderr, as slurmstepd logs
   // it there; an error when no batch shell of the job runs here.
   Status Notify(uint64_t job_id, const std::string& message);
+  // scontrol listpids (job 0: every job; a step: that step only) and pidinfo: the processes of
+  // the jobs here whose owner `may_see` allows (by uid), from the host's process table.
+  v1::ListPidsReply ListPids(const v1::ListPidsRequest& request,
+                             const std::function<bool(uint32_t)>& may_see);
 
   // Runs an srun step's tasks that are on this node (a StepSession): output goes out through
   // `write`, srun's stdin and signals come in through `read`; returns once the tasks have
@@ -84,6 +89,7 @@ class Agent {
   const ClusterConfig& cluster() const { return cluster_; }
   const HostInfo& host() const { return host_; }
   const GpuDiscovery& gpus() const { return gpus_; }
+  const std::filesystem::path& spool() const { return options_.spool; }
 
  private:
   friend class StepSession;  // reads the node, the job directories and the step groups
@@ -108,7 +114,11 @@ class Agent {
   // tasks the job's cgroup does not hold (the supervisor reaches the others).
   void SignalSteps(uint64_t job_id, int signal, bool outside_cgroup_only,
                    const std::vector<uint32_t>& steps = {}) EXCLUDES(steps_mutex_);
-  void AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup)
+  void AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup,
+                    uint32_t local_task, uint32_t global_task) EXCLUDES(steps_mutex_);
+  // The batch shells, holders and step tasks of the jobs `request` names that `uid` may see.
+  std::vector<TrackedLeader> Leaders(const v1::ListPidsRequest& request,
+                                     const std::function<bool(uint32_t)>& may_see)
       EXCLUDES(steps_mutex_);
   void ForgetStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
 
@@ -125,7 +135,9 @@ class Agent {
   struct StepGroup {
     uint32_t step_id = 0;
     pid_t group = 0;
-    bool in_cgroup = false;  // the job's cgroup holds it
+    bool in_cgroup = false;    // the job's cgroup holds it
+    uint32_t local_task = 0;   // SLURM_LOCALID
+    uint32_t global_task = 0;  // SLURM_PROCID
   };
   // job -> process group of one of its srun tasks
   std::multimap<uint64_t, StepGroup> step_groups_ GUARDED_BY(steps_mutex_);

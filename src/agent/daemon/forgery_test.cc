@@ -63,6 +63,7 @@ const std::map<std::string, Allowed> kAgentRpcs = {
     {"Signal", Allowed::kDaemonsOnly},
     {"Terminate", Allowed::kDaemonsOnly},
     {"Reboot", Allowed::kDaemonsOnly},
+    {"ListPids", Allowed::kAnyUser},  // each user sees only their own jobs' processes
 };
 // Operators' actions: with a user's credential they are refused whatever the message claims.
 const char* const kOperatorOnly[] = {"UpdateNode",        "Suspend",           "Reconfigure",

@@ -21,6 +21,7 @@
 #include "auth/grpc_auth.h"
 #include "auth/job_credential.h"
 #include "auth/tls.h"
+#include "common/agent_address.h"
 #include "common/cluster_config.h"
 #include "common/mutex.h"
 #include "common/step_launch.h"
@@ -30,12 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace drover;
-
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
 
 // The agent's API. Every call is authenticated; launches, signals and terminations come only
 // from the controller (root or SlurmUser), each launch with the job credential it sealed for
@@ -117,6 +112,18 @@ class AgentService final : public v1::Agent::Service {
     return grpc::Status::OK;
   }
 
+  // scontrol listpids and pidinfo: any user, who sees only their own jobs' processes (root
+  // and SlurmUser see all), as slurmd answers only the job's owner.
+  grpc::Status ListPids(grpc::ServerContext* context, const v1::ListPidsRequest* request,
+                        v1::ListPidsReply* reply) override {
+    Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
+    if (!caller) return auth::Unauthenticated(caller.error());
+    const bool all = auth::IsDaemonIdentity(*caller, auth_.settings);
+    const uint32_t uid = caller->uid;
+    *reply = agent_.ListPids(*request, [all, uid](uint32_t owner) { return all || owner == uid; });
+    return grpc::Status::OK;
+  }
+
  private:
   static grpc::Status Denied(const std::string& why) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
@@ -173,9 +180,8 @@ Result<agent::AgentOptions> AgentOptionsFor(const agent::DaemonOptions& options,
                                             const ClusterConfig& cluster,
                                             const std::string& conf_path) {
   agent::AgentOptions agent_options;
-  agent_options.spool = options.spool.empty()
-                            ? Replace(cluster.settings.slurmd_spool_dir, "%n", options.node)
-                            : options.spool;
+  agent_options.spool = options.spool.empty() ? AgentSpoolDir(cluster.settings, options.node)
+                                              : fs::path(options.spool);
   agent_options.conf_path = fs::absolute(conf_path).string();
   agent_options.emulated = options.emulate;
   agent_options.stepd = options.stepd.empty()
@@ -273,6 +279,12 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   if (host_part == "0.0.0.0" || host_part == "[::]" || host_part.empty())
     host_part = config.address.empty() ? config.name : config.address;
   link.SetAddress(fmt::format("{}:{}", host_part, port));
+  // scontrol listpids and pidinfo find this node's agent here, as Slurm's find slurmstepd's
+  // sockets in SlurmdSpoolDir (an agent on port 0 has no address slurm.conf could give).
+  if (Status written = WriteAgentAddress(agent.spool(), fmt::format("{}:{}", host_part, port));
+      !written)
+    fmt::print(stderr, "droverd: warning: {}; scontrol listpids cannot find this agent\n",
+               written.error());
   if (!options.port_file.empty()) {
     std::ofstream(options.port_file) << port << "\n";
   }

@@ -24,8 +24,8 @@
 #include "agent/host/spawn.h"
 #include "common/job_spec.h"
 #include "common/mutex.h"
-#include "common/task_binding.h"
 #include "common/resource_limits.h"
+#include "common/task_binding.h"
 #include "proto/drover.pb.h"
 
 namespace drover::agent {
@@ -93,7 +93,7 @@ class StepSession {
   Status OpenTerminal(ProcessSpec& spec, TaskIo& io);
   Status OpenPipes(uint32_t rank, const std::string& out_path, const std::string& err_path,
                    const std::string& in_path, ProcessSpec& spec, TaskIo& io);
-  Status JoinJob(pid_t pid);
+  Status JoinJob(pid_t pid, uint32_t rank, uint32_t local);
   std::string RunTaskScript(const std::string& program, const std::vector<std::string>& env);
   void RunTaskProlog(uint32_t rank, const ProcessSpec& task, std::vector<std::string>& env);
   void KeepOurEnds(Task& task, TaskIo& io);

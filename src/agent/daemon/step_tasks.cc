@@ -83,7 +83,7 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
   }
   auto spawned = Spawn(spec, [&](pid_t pid) {
     ApplyBinding(pid, rank, local, *binding, spec);
-    return JoinJob(pid);
+    return JoinJob(pid, rank, local);
   });
   if (!spawned) {
     io.CloseAll();
@@ -221,9 +221,9 @@ Status StepSession::OpenPipes(uint32_t rank, const std::string& out_path,
 // While the task waits to run: into the job's cgroup. Signal() reaches it through its process
 // group (a signal for the steps must not reach the batch shell, which shares the cgroup), and so
 // does Terminate() where the job has no cgroup.
-Status StepSession::JoinJob(pid_t pid) {
+Status StepSession::JoinJob(pid_t pid, uint32_t rank, uint32_t local) {
   if (cgroup_) (void)cgroup_->AddProcess(pid);
-  agent_.AddStepGroup(job_id_, launch_.step_id(), pid, cgroup_.has_value());
+  agent_.AddStepGroup(job_id_, launch_.step_id(), pid, cgroup_.has_value(), local, rank);
   return OkStatus();
 }
 

@@ -55,6 +55,7 @@ constexpr std::string_view kUsage =
     "  suspend|resume JOBID...          top JOBID...      reconfigure\n"
     "  notify JOBID MESSAGE (the batch job's stderr)\n"
     "  reboot [ASAP] [nextstate=RESUME|DOWN] [reason=TEXT] ALL|NODES   cancel_reboot NODES\n"
+    "  listpids [JOBID[.STEPID]] [NODENAME]   pidinfo PID   (this host's jobs' processes)\n"
     "  create|update reservation ReservationName=NAME StartTime= Duration=|EndTime=\n"
     "         Nodes=|NodeCnt=|TRES= Users=|Accounts= [Flags=] [PartitionName=]\n"
     "  delete ReservationName=NAME | delete reservation NAME\n"
@@ -525,8 +526,10 @@ const Command kCommands[] = {
        f.details = false;
        return SetFlag(w, tag, f.all, false);
      }},
+    {{"listpids", 1}, [](auto w, auto&, auto) { return ListPids(w); }},
     {{"notify", 1}, [](auto w, auto&, auto tag) { return Notify(w, tag); }},
     {{"oneliner", 1}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.one_liner, true); }},
+    {{"pidinfo", 3}, [](auto w, auto&, auto) { return PidInfo(w); }},
     {{"ping", 3}, [](auto w, auto& f, auto tag) { return w.empty() ? RunPing(f) : TooMany(tag); }},
     {{"quiet", 4}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.quiet, true); }},
     {{"quit", 4}, [](auto w, auto& f, auto tag) { return SetFlag(w, tag, f.exit, true); }},

@@ -9,7 +9,8 @@ drover_warnings(drover_cli_scontrol)
 if(DROVER_TESTS)
   add_executable(cli_scontrol_test ${CMAKE_CURRENT_LIST_DIR}/scontrol_format_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_request_test.cc
-    ${CMAKE_CURRENT_LIST_DIR}/scontrol_keywords_test.cc)
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_keywords_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_pids_test.cc)
   target_link_libraries(cli_scontrol_test PRIVATE drover_cli_scontrol GTest::gtest_main)
   target_compile_definitions(cli_scontrol_test PRIVATE
     SCONTROL_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/cli/golden")

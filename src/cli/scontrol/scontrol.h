@@ -26,6 +26,9 @@ struct Flags {
 
 int RunShow(const Flags& flags, std::span<const std::string> words);
 int RunPing(const Flags& flags);
+// listpids [JOBID[.STEPID]] [NODENAME] and pidinfo PID (scontrol_pids.cc).
+int ListPids(std::span<const std::string> words);
+int PidInfo(std::span<const std::string> words);
 
 // The cluster's configuration (DROVER_CONF, SLURM_CONF, /etc/slurm/slurm.conf), without
 // connecting.
