@@ -49,6 +49,7 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"ListReservations", Allowed::kAnyUser},
     {"Top", Allowed::kAnyUser},
     {"Reconfigure", Allowed::kAnyUser},
+    {"SetDebug", Allowed::kAnyUser},
     {"CreateStep", Allowed::kAnyUser},
     {"StepEnded", Allowed::kAnyUser},
     {"Release", Allowed::kAnyUser},
@@ -64,7 +65,8 @@ const std::map<std::string, Allowed> kAgentRpcs = {
 };
 // Operators' actions: with a user's credential they are refused whatever the message claims.
 const char* const kOperatorOnly[] = {"UpdateNode",        "Suspend",           "Reconfigure",
-                                     "CreateReservation", "UpdateReservation", "DeleteReservation"};
+                                     "CreateReservation", "UpdateReservation", "DeleteReservation",
+                                     "SetDebug"};
 
 constexpr uint32_t kUser = 4242;  // not root, not SlurmUser
 
