@@ -204,7 +204,7 @@ void AgentDispatcher::Run() {
     std::shared_ptr<v1::Agent::Stub> stub = StubFor(call.node);
     grpc::Status status = stub ? call.send(*stub, context)
                                : grpc::Status(grpc::StatusCode::UNAVAILABLE, "no channel");
-    if (log::FlagSet(log::kFlagAgent))
+    if (log::FlagSet(log::kFlagAgent))  // the address and text only when they are logged
       log::Flagged(log::kFlagAgent, "Agent: call for JobId={} to {}: {}{}", call.job_id,
                    AddressOf(call.node), status.ok() ? "done" : status.error_message(),
                    status.ok() || call.attempts_left <= 1
