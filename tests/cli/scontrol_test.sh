@@ -342,7 +342,8 @@ traced=$(sbatch --parsable -t 5 -o /dev/null --wrap "true") || fail "sbatch for 
 wait_for "$traced" JobState COMPLETED
 grep -q "droverctld: TraceJobs: JobId=$traced started on node" "$ctld_log" || fail "no TraceJobs line"
 marker=$(wc -l < "$ctld_log")
-scontrol setdebugflags -TraceJobs || fail "setdebugflags -TraceJobs"
+# "--": otherwise the option parser takes -TraceJobs for options, as getopt does in Slurm.
+scontrol setdebugflags -- -TraceJobs || fail "setdebugflags -TraceJobs"
 since | grep -q "Set DebugFlags to none" || fail "TraceJobs not removed"
 scontrol setdebugflags +Backfill 2> "$state/err.txt" && fail "+Backfill accepted"
 grep -qx "invalid debug flag: +Backfill" "$state/err.txt" || fail "+Backfill: $(cat "$state/err.txt")"
