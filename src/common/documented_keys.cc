@@ -382,7 +382,6 @@ std::span<const std::string_view> SlurmConfUnenforcedKeys() {
       "MaxMemPerCPU",
       "PriorityUsageResetPeriod",
       "ResumeTimeout",
-      "SlurmctldDebug",
       "SlurmdDebug",
       "TmpFS",
       "UnkillableStepTimeout",

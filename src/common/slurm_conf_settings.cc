@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "common/slurm_conf.h"
 #include "common/tres.h"
 
@@ -42,6 +43,16 @@ SetResult SetPort(int S::*member, std::string_view value, S& s) {
   auto port = ParseInt64(first);
   if (!port || *port < 1 || *port > 65535) return Invalid(value, "expected a port from 1 to 65535");
   s.*member = static_cast<int>(*port);
+  return std::nullopt;
+}
+
+// SlurmctldDebug: one of Slurm's level names or numbers 0-9 (slurmctld refuses anything else).
+SetResult SetDebugLevel(std::string S::*member, std::string_view value, S& s) {
+  if (!log::ParseLevel(value))
+    return Invalid(value,
+                   "expected quiet, fatal, error, info, verbose, debug, debug2, debug3, "
+                   "debug4, debug5 or a number from 0 to 9");
+  s.*member = std::string(value);
   return std::nullopt;
 }
 
@@ -340,7 +351,8 @@ std::vector<ConfField<S>> BuildFields() {
       {"SlurmUser", String(&S::slurm_user)},
       {"SlurmctldLogFile", String(&S::controller_log_file)},
       {"SlurmdLogFile", String(&S::agent_log_file)},
-      {"SlurmctldDebug", String(&S::controller_debug)},
+      {"SlurmctldDebug",
+       [](S& s, std::string_view v) { return SetDebugLevel(&S::controller_debug, v, s); }},
       {"SlurmdDebug", String(&S::agent_debug)},
       {"SlurmctldPidFile", String(&S::controller_pid_file)},
       {"SlurmdPidFile", String(&S::agent_pid_file)},

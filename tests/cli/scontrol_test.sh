@@ -4,7 +4,8 @@
 # partition, reservation and config (masked golden files), -o, --json, hold/release, update,
 # requeue (from outside and from inside the job itself), suspend/resume, write batch_script,
 # notify, listpids and pidinfo, node updates (states, weight, features), reboot and cancel_reboot,
-# partition create/update/delete, reservations, top, reconfigure, ping and the errors Slurm prints.
+# partition create/update/delete, reservations, top, reconfigure,
+# setdebug/setdebugflags/schedloglevel, ping and the errors Slurm prints.
 # Usage: scontrol_test.sh DROVER GOLDEN_DIR [--regenerate]
 set -euo pipefail
 drover="$1"
@@ -376,6 +377,50 @@ wait_for "$extra" JobState COMPLETED
 [ "$(field "$extra" Partition)" = extra ] || fail "the job ran in $(field "$extra" Partition)"
 scontrol delete PartitionName=extra 2> "$state/err.txt" && fail "a partition with jobs was deleted"
 grep -qx "delete_partition extra: Partition is in use" "$state/err.txt" || fail "in use: $(cat "$state/err.txt")"
+
+# ---- setdebug, setdebugflags, schedloglevel: the controller's log ----
+ctld_log="$state/cluster/logs/ctld.log"
+scontrol setdebug debug2 || fail "setdebug debug2"
+grep -q "droverctld: Set debug level to 'debug2'" "$ctld_log" || fail "no level change in the log"
+marker=$(wc -l < "$ctld_log")
+scontrol show partition debug > /dev/null || fail "show partition at debug2"
+tail -n +"$((marker + 1))" "$ctld_log" | grep -q "droverctld: debug2: Processing RPC: ListPartitions from UID=$(id -u)" ||
+  fail "no debug2 line for ListPartitions: $(tail -5 "$ctld_log")"
+scontrol setdebug info || fail "setdebug info"
+marker=$(wc -l < "$ctld_log")
+scontrol show partition debug > /dev/null || fail "show partition at info"
+tail -n +"$((marker + 1))" "$ctld_log" | grep -q "debug2: Processing RPC: ListPartitions" &&
+  fail "debug2 lines at level info"
+since() { tail -n +"$((marker + 1))" "$ctld_log"; }  # the log's lines after the marker
+marker=$(wc -l < "$ctld_log")
+scontrol setdebug 6 || fail "setdebug 6"
+since | grep -q "Set debug level to 'debug2'" || fail "setdebug 6 is not debug2"
+scontrol setdebug 3 || fail "setdebug 3"
+scontrol setdebug loud 2> "$state/err.txt" && fail "setdebug loud accepted"
+grep -qx "invalid debug level: loud" "$state/err.txt" || fail "setdebug loud: $(cat "$state/err.txt")"
+scontrol setdebug 2> "$state/err.txt" && fail "setdebug without a level accepted"
+grep -qx "too few arguments for keyword:setdebug" "$state/err.txt" || fail "setdebug: $(cat "$state/err.txt")"
+# TraceJobs: a job's start, with its node, at level info.
+scontrol setdebugflags +TraceJobs || fail "setdebugflags +TraceJobs"
+grep -q "droverctld: Set DebugFlags to TraceJobs" "$ctld_log" || fail "no DebugFlags change in the log"
+traced=$(sbatch --parsable -t 5 -o /dev/null --wrap "true") || fail "sbatch for TraceJobs"
+wait_for "$traced" JobState COMPLETED
+grep -q "droverctld: TraceJobs: JobId=$traced started on node" "$ctld_log" || fail "no TraceJobs line"
+marker=$(wc -l < "$ctld_log")
+# "--": otherwise the option parser takes -TraceJobs for options, as getopt does in Slurm.
+scontrol setdebugflags -- -TraceJobs || fail "setdebugflags -TraceJobs"
+since | grep -q "Set DebugFlags to none" || fail "TraceJobs not removed"
+scontrol setdebugflags +Backfill 2> "$state/err.txt" && fail "+Backfill accepted"
+grep -qx "invalid debug flag: +Backfill" "$state/err.txt" || fail "+Backfill: $(cat "$state/err.txt")"
+scontrol setdebugflags TraceJobs 2> "$state/err.txt" && fail "a flag without + or - accepted"
+[ "$(cat "$state/err.txt")" = $'invalid debug flag: TraceJobs\nUsage: setdebugflags [+|-]NAME' ] ||
+  fail "unsigned flag: $(cat "$state/err.txt")"
+# Without SlurmSchedLogFile, as in Slurm, there is no scheduler log to enable.
+scontrol schedloglevel enable 2> "$state/err.txt" && fail "schedloglevel without a log file"
+grep -qx "slurm_set_schedlog_level error: Requested operation is presently disabled" "$state/err.txt" ||
+  fail "schedloglevel: $(cat "$state/err.txt")"
+scontrol schedloglevel 2 2> "$state/err.txt" && fail "schedloglevel 2 accepted"
+grep -qx "invalid schedlog level: 2" "$state/err.txt" || fail "schedloglevel 2: $(cat "$state/err.txt")"
 
 # ---- what Drover does not do says so ----
 scontrol --version | grep -q "^slurm 22.05.8 (drover " || fail "--version: $(scontrol --version)"

@@ -50,6 +50,7 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"ListReservations", Allowed::kAnyUser},
     {"Top", Allowed::kAnyUser},
     {"Reconfigure", Allowed::kAnyUser},
+    {"SetDebug", Allowed::kAnyUser},
     {"CreateStep", Allowed::kAnyUser},
     {"StepEnded", Allowed::kAnyUser},
     {"Release", Allowed::kAnyUser},
@@ -68,7 +69,7 @@ const std::map<std::string, Allowed> kAgentRpcs = {
 // Operators' actions: with a user's credential they are refused whatever the message claims.
 const char* const kOperatorOnly[] = {"UpdateNode",        "Suspend",           "Reconfigure",
                                      "CreateReservation", "UpdateReservation", "DeleteReservation",
-                                     "RebootNodes"};
+                                     "RebootNodes",       "SetDebug"};
 
 constexpr uint32_t kUser = 4242;  // not root, not SlurmUser
 

@@ -24,6 +24,7 @@
 #include "cli/scontrol/scontrol_request.h"
 #include "common/duration.h"
 #include "common/getopt.h"
+#include "common/log.h"
 #include "common/text.h"
 #include "wire/metadata.h"
 
@@ -56,6 +57,7 @@ constexpr std::string_view kUsage =
     "  notify JOBID MESSAGE (the batch job's stderr)\n"
     "  reboot [ASAP] [nextstate=RESUME|DOWN] [reason=TEXT] ALL|NODES   cancel_reboot NODES\n"
     "  listpids [JOBID[.STEPID]] [NODENAME]   pidinfo PID   (this host's jobs' processes)\n"
+    "  setdebug LEVEL   setdebugflags +FLAG|-FLAG...   schedloglevel enable|disable\n"
     "  create|update reservation ReservationName=NAME StartTime= Duration=|EndTime=\n"
     "         Nodes=|NodeCnt=|TRES= Users=|Accounts= [Flags=] [PartitionName=]\n"
     "  delete ReservationName=NAME | delete reservation NAME\n"
@@ -383,6 +385,58 @@ int TooMany(std::string_view tag) {
   return Error(fmt::format("too many arguments for keyword:{}", tag));
 }
 
+// setdebug, setdebugflags, schedloglevel: one SetDebug call; `what` names it in Slurm's error.
+int SendDebug(v1::SetDebugRequest& request, std::string_view what) {
+  v1::ActionReply reply;
+  Status done = Invoke(request, reply, [](auto& stub, auto* context, auto& in, auto* out) {
+    return stub.SetDebug(context, in, out);
+  });
+  if (!done) return Error(fmt::format("{} error: {}", what, done.error()));
+  return 0;
+}
+
+int ArgumentCount(std::span<const std::string> words, std::string_view tag) {
+  if (words.empty()) return Error(fmt::format("too few arguments for keyword:{}", tag));
+  return words.size() > 1 ? TooMany(tag) : 0;
+}
+
+// setdebug LEVEL: a level name (quiet ... debug5) or its number 0-9.
+int SetDebug(std::span<const std::string> words, std::string_view tag) {
+  if (int refused = ArgumentCount(words, tag)) return refused;
+  if (!log::ParseLevel(words[0])) return Error("invalid debug level: " + words[0]);
+  v1::SetDebugRequest request;
+  request.set_level(words[0]);
+  return SendDebug(request, "slurm_set_debug_level");
+}
+
+// setdebugflags +FLAG|-FLAG...: only the flags Drover has messages for (common/log.h).
+int SetDebugFlags(std::span<const std::string> words, std::string_view tag) {
+  if (words.empty()) return Error(fmt::format("too few arguments for keyword:{}", tag));
+  v1::SetDebugRequest request;
+  for (const std::string& word : words) {
+    bool signed_word = !word.empty() && (word[0] == '+' || word[0] == '-');
+    if (!signed_word || !log::ParseFlag(std::string_view(word).substr(1)))
+      return Error("invalid debug flag: " + word +
+                   (signed_word ? "" : "\nUsage: setdebugflags [+|-]NAME"));
+    request.add_flags(word);
+  }
+  return SendDebug(request, "slurm_set_debug_flags");
+}
+
+// schedloglevel disable|enable|0|1.
+int SchedLogLevel(std::span<const std::string> words, std::string_view tag) {
+  if (int refused = ArgumentCount(words, tag)) return refused;
+  const std::string& word = words[0];
+  int level = EqualsIgnoreCase(word, "disable") ? 0
+              : EqualsIgnoreCase(word, "enable")
+                  ? 1
+                  : (word == "0" || word == "1" ? word[0] - '0' : -1);
+  if (level < 0) return Error("invalid schedlog level: " + word);
+  v1::SetDebugRequest request;
+  request.set_sched_log_level(level);
+  return SendDebug(request, "slurm_set_schedlog_level");
+}
+
 int ErrorNumber(std::span<const std::string> words, std::string_view tag) {
   if (words.size() != 1) return Error(fmt::format("one arguments required for keyword:{}", tag));
   char* end = nullptr;
@@ -549,6 +603,9 @@ const Command kCommands[] = {
     {{"write", 2}, [](auto w, auto&, auto) { return Write(w); }},
     {{"wait_job", 2},
      [](auto w, auto&, auto tag) { return w.size() > 1 ? TooMany(tag) : WaitJob(w); }},
+    {{"setdebugflags", 9}, [](auto w, auto&, auto tag) { return SetDebugFlags(w, tag); }},
+    {{"setdebug", 2}, [](auto w, auto&, auto tag) { return SetDebug(w, tag); }},
+    {{"schedloglevel", 3}, [](auto w, auto&, auto tag) { return SchedLogLevel(w, tag); }},
     {{"show", 3}, [](auto w, auto& f, auto) { return RunShow(f, w); }},
     {{"takeover", 8},
      [](auto, auto&, auto) {

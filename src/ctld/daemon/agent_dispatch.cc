@@ -8,6 +8,7 @@
 
 #include "auth/grpc_auth.h"
 #include "auth/job_credential.h"
+#include "common/log.h"
 #include "ctld/records.h"
 
 namespace drover::ctld {
@@ -157,8 +158,7 @@ std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     auto channel = auth::NewChannel(address, *cluster, args, authenticator_);
     if (!channel) {
-      fmt::print(stderr, "droverctld: error: cannot reach the agent at {}: {}\n", address,
-                 channel.error());
+      log::Error("cannot reach the agent at {}: {}", address, channel.error());
       return nullptr;
     }
     stub = v1::Agent::NewStub(*channel);
@@ -212,6 +212,12 @@ void AgentDispatcher::Run() {
     std::shared_ptr<v1::Agent::Stub> stub = StubFor(call.node);
     grpc::Status status = stub ? call.send(*stub, context)
                                : grpc::Status(grpc::StatusCode::UNAVAILABLE, "no channel");
+    if (log::FlagSet(log::kFlagAgent))  // the address and text only when they are logged
+      log::Flagged(log::kFlagAgent, "Agent: call for JobId={} to {}: {}{}", call.job_id,
+                   AddressOf(call.node), status.ok() ? "done" : status.error_message(),
+                   status.ok() || call.attempts_left <= 1
+                       ? ""
+                       : fmt::format(" ({} more tries)", call.attempts_left - 1));
     MutexLock lock(mutex_);
     busy_.erase({call.node, call.job_id});
     if (!status.ok() && --call.attempts_left > 0) {

@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/hostlist.h"
+#include "common/log.h"
 #include "ctld/records.h"
 
 namespace drover::ctld {
@@ -47,7 +50,7 @@ Status EngineLoop::RestorePartitions() {
         {record.settings().begin(), record.settings().end()}, record.created(), record.deleted()};
   }
   for (const std::string& problem : engine_.RestorePartitions(std::move(overrides)))
-    std::fprintf(stderr, "droverctld: warning: %s\n", problem.c_str());
+    log::Warning("{}", problem);
   return OkStatus();
 }
 
@@ -200,6 +203,31 @@ void EngineLoop::Run() {
   }
 }
 
+namespace {
+
+// At debug: each cycle's length and how many jobs it started.
+void LogCycle(const EngineOutput& out, std::chrono::steady_clock::duration length) {
+  if (!log::Enabled(log::Level::kDebug)) return;
+  auto starts = std::count_if(out.effects.begin(), out.effects.end(),
+                              [](const Effect& e) { return std::holds_alternative<Launch>(e); });
+  log::Debug("sched: scheduling cycle took {} usec, {} job(s) started",
+             std::chrono::duration_cast<std::chrono::microseconds>(length).count(), starts);
+}
+
+// TraceJobs: each job's start and end, with its nodes.
+void TraceJob(std::string_view what, uint64_t job_id, const std::vector<int>& nodes,
+              const ClusterConfig& cluster) {
+  if (!log::FlagSet(log::kFlagTraceJobs)) return;
+  std::vector<std::string> names;
+  for (int node : nodes)
+    if (node >= 0 && static_cast<size_t>(node) < cluster.nodes.size())
+      names.push_back(cluster.nodes[node].name);
+  log::Flagged(log::kFlagTraceJobs, "TraceJobs: JobId={} {} on {}", job_id, what,
+               names.empty() ? "(null)" : CompressHostlist(names));
+}
+
+}  // namespace
+
 void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
   std::vector<Event> events;
   events.reserve(requests.size() + 1);
@@ -217,6 +245,7 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
     stats_.cycle_seconds.Observe(seconds_since(started));
     last_cycle_end_ = std::chrono::steady_clock::now();
     last_cycle_length_ = last_cycle_end_ - started;
+    LogCycle(out, last_cycle_length_);
   }
   Applied applied{std::move(requests), std::move(out), {}, nullptr};
   applied.records = Records(applied.out);
@@ -257,7 +286,7 @@ void EngineLoop::Commit(Applied& applied) {
       for (Request& request : applied.requests)
         request.done(
             Reply{request.token, false, "state save failed: " + committed.error(), {}, {}});
-      std::fprintf(stderr, "droverctld: fatal: %s\n", committed.error().c_str());
+      log::At(log::Level::kFatal, "{}", committed.error());
       std::_Exit(1);
     }
   }
@@ -352,11 +381,15 @@ void EngineLoop::CarryOut(const EngineOutput& out, std::vector<Request>& request
       auto stored = store_->Get("environments", JobKey(script_id));
       std::vector<std::string> environment;
       if (stored.ok() && *stored) environment = DecodeEnvironment(**stored);
+      std::vector<int> nodes;
+      for (const auto& placed : launch->job->allocation.nodes) nodes.push_back(placed.node);
+      TraceJob("started", launch->job_id, nodes, *cluster);
       sink_.Launch(*launch, script.ok() && *script ? **script : std::string(),
                    std::move(environment));
     } else if (const auto* signal = std::get_if<SignalJob>(&effect)) {
       sink_.Signal(*signal);
     } else if (const auto* terminate = std::get_if<TerminateJob>(&effect)) {
+      TraceJob("terminating", terminate->job_id, terminate->nodes, *cluster);
       sink_.Terminate(*terminate);
     } else if (const auto* mail = std::get_if<MailJob>(&effect)) {
       sink_.Mail(*mail);

@@ -23,6 +23,7 @@
 #include "auth/daemon_auth.h"
 #include "auth/tls.h"
 #include "common/getopt.h"
+#include "common/log.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
 #include "ctld/daemon/http_server.h"
@@ -125,7 +126,7 @@ std::optional<Credentials> LoadCredentials(const drover::ClusterConfig& cluster)
   auto agents = drover::auth::ChannelCredentials(cluster);
   const std::string* error = !server ? &server.error() : !agents ? &agents.error() : nullptr;
   if (error) {
-    fmt::print(stderr, "droverctld: error: {}\n", *error);
+    drover::log::Error("{}", *error);
     return std::nullopt;
   }
   return Credentials{*server};
@@ -141,11 +142,10 @@ std::unique_ptr<grpc::Server> StartGrpc(drover::ctld::ControllerService& service
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server && port != 0) return server;
-  fmt::print(stderr, "droverctld: error: cannot listen on {}; is another controller running?{}\n",
-             listen,
-             cluster.settings.tls.enabled()
-                 ? " Or does DroverTLSKeyFile not hold the key of DroverTLSCertFile?"
-                 : "");
+  drover::log::Error("cannot listen on {}; is another controller running?{}", listen,
+                     cluster.settings.tls.enabled()
+                         ? " Or does DroverTLSKeyFile not hold the key of DroverTLSCertFile?"
+                         : "");
   return nullptr;
 }
 
@@ -164,10 +164,10 @@ bool StartHttp(drover::ctld::HttpServer& http, const Options& options,
   // Only an explicit --http-listen is fatal: on the default port, a busy port (tests, a second
   // controller on the host) leaves the controller serving gRPC without /metrics.
   if (!started && !options.http_listen.empty()) {
-    fmt::print(stderr, "droverctld: error: {}\n", started.error());
+    drover::log::Error("{}", started.error());
     return false;
   }
-  if (!started) fmt::print(stderr, "droverctld: warning: {}\n", started.error());
+  if (!started) drover::log::Warning("{}", started.error());
   if (!options.http_port_file.empty()) std::ofstream(options.http_port_file) << http.port() << "\n";
   return true;
 }
@@ -177,13 +177,15 @@ bool StartHttp(drover::ctld::HttpServer& http, const Options& options,
 int main(int argc, char** argv) {
   using namespace drover;
   TuneMalloc();
+  log::SetProgram("droverctld");
   Options options;
   if (!ReadOptions(argc, argv, options)) return 2;
   std::string path = std::filesystem::absolute(ResolveConfPath(options.conf)).string();
   ConfigLoad load = LoadClusterConfig(path);
-  for (const Diagnostic& error : load.diagnostics.errors())
-    fmt::print(stderr, "droverctld: error: {}\n", error.ToString());
+  for (const Diagnostic& error : load.diagnostics.errors()) log::Error("{}", error.ToString());
   if (!load.ok()) return 1;
+  // SlurmctldDebug, checked when read; `scontrol setdebug` changes it while running.
+  log::SetLevel(log::ParseLevel(load.config.settings.controller_debug).value_or(log::Level::kInfo));
   auto shared = std::make_shared<const ClusterConfig>(std::move(load.config));
   const ClusterConfig& cluster = *shared;  // as started; scontrol reconfigure may replace it
   std::optional<Credentials> credentials = LoadCredentials(cluster);
@@ -191,7 +193,7 @@ int main(int argc, char** argv) {
   std::string state = options.state.empty() ? cluster.settings.state_save_location : options.state;
   auto store = ctld::OpenSqliteStore(state);
   if (!store) {
-    fmt::print(stderr, "droverctld: error: {}\n", store.error());
+    log::Error("{}", store.error());
     return 1;
   }
   auto authenticator = drover::auth::StartDaemonAuth("droverctld", cluster);
@@ -200,7 +202,7 @@ int main(int argc, char** argv) {
   ctld::AgentDispatcher agents(shared, *authenticator->authenticator, authenticator->settings);
   ctld::EngineLoop loop(shared, std::move(*store), clock, agents);
   if (Status restored = loop.Restore(); !restored) {
-    fmt::print(stderr, "droverctld: error: {}\n", restored.error());
+    log::Error("{}", restored.error());
     return 1;
   }
   loop.Start();
@@ -220,8 +222,8 @@ int main(int argc, char** argv) {
     return ctld::RenderMetrics(*snapshot->cluster, *snapshot, loop.stats());
   });
   if (!StartHttp(http, options, cluster.settings)) return 1;
-  fmt::print(stderr, "droverctld: cluster {} listening on port {} (HTTP {}), state in {}\n",
-             cluster.settings.cluster_name, port, http.port(), state);
+  log::Info("cluster {} listening on port {} (HTTP {}), state in {}", cluster.settings.cluster_name,
+            port, http.port(), state);
   std::signal(SIGTERM, [](int) { stopping = true; });
   std::signal(SIGINT, [](int) { stopping = true; });
   while (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(100));

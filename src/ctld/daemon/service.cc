@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "auth/job_credential.h"
+#include "common/log.h"
 #include "common/slurm_conf.h"
 #include "common/submission_bounds.h"
 #include "common/text.h"
@@ -427,6 +428,7 @@ ControllerService::Reactor* ControllerService::Register(Context* context,
       return Finished(context, grpc::Status(grpc::StatusCode::PERMISSION_DENIED, address.error()));
     agents_->SetAddress(node, std::move(*address));
   }
+  log::Verbose("node {} registered from {}", request->node(), context->peer());
   return Tell(context, NodeRegisteredOf(*request));
 }
 

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <source_location>
 #include <string>
 
 #include "auth/auth.h"
@@ -76,14 +77,17 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* UpdatePartition(Context*, const v1::UpdatePartitionRequest*, v1::ActionReply*) override;
   Reactor* DeletePartition(Context*, const v1::DeletePartitionRequest*, v1::ActionReply*) override;
   Reactor* Notify(Context*, const v1::NotifyRequest*, v1::ActionReply*) override;
+  Reactor* SetDebug(Context*, const v1::SetDebugRequest*, v1::ActionReply*) override;
 
  private:
   enum class Access {
     kUser,    // any authenticated caller
     kDaemon,  // an agent: root or SlurmUser only
   };
-  // Fills `caller` from the call's proven identity, or answers why the call is refused.
-  grpc::Status Admit(Context* context, Access access, Caller& caller);
+  // Fills `caller` from the call's proven identity, or answers why the call is refused. At
+  // debug2 it logs the call, named by the handler it is called from.
+  grpc::Status Admit(Context* context, Access access, Caller& caller,
+                     std::source_location handler = std::source_location::current());
   // A call refused as busy: its credential admits its retries (busy_retries.h).
   void HoldForRetry(Context* context, const Caller& caller);
   // The step's credential: the Job bytes the agents will run it from, sealed with its claims.

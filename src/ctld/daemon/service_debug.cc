@@ -1,0 +1,76 @@
+// SetDebug: `scontrol setdebug`, `setdebugflags` and `schedloglevel`. The controller's log
+// level and debug flags are the process's (common/log.h), so the change needs no engine event:
+// it holds from the next message on, and lasts until the controller restarts (slurm.conf's
+// SlurmctldDebug then applies again), as in Slurm.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/log.h"
+#include "common/result.h"
+#include "ctld/daemon/requests.h"
+#include "ctld/daemon/service.h"
+
+namespace drover::ctld {
+
+namespace {
+
+struct DebugChange {
+  std::optional<log::Level> level;
+  uint64_t add = 0, remove = 0;
+};
+
+// The whole request is checked before anything changes.
+Result<DebugChange> ChangeOf(const v1::SetDebugRequest& request) {
+  DebugChange change;
+  if (!request.level().empty()) {
+    change.level = log::ParseLevel(request.level());
+    if (!change.level) return MakeError("invalid debug level: " + request.level());
+  }
+  for (const std::string& word : request.flags()) {
+    bool minus = !word.empty() && word[0] == '-';
+    std::string_view name = word;
+    if (!word.empty() && (word[0] == '+' || word[0] == '-')) name.remove_prefix(1);
+    std::optional<uint64_t> flag = log::ParseFlag(name);
+    if (!flag) return MakeError("invalid debug flag: " + word);
+    (minus ? change.remove : change.add) |= *flag;
+  }
+  return change;
+}
+
+void Apply(const DebugChange& change, bool flags_given) {
+  if (change.level) {
+    log::SetLevel(*change.level);
+    log::Info("Set debug level to '{}'", log::LevelName(*change.level));
+  }
+  if (flags_given)
+    log::Info("Set DebugFlags to {}", log::FlagNames(log::ChangeFlags(change.add, change.remove)));
+}
+
+}  // namespace
+
+ControllerService::Reactor* ControllerService::SetDebug(Context* context,
+                                                        const v1::SetDebugRequest* request,
+                                                        v1::ActionReply*) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
+  // As slurmctld: only root and SlurmUser, and Slurm's EACCES.
+  if (!IsOperator(caller)) {
+    log::Error("set debug request from non-super user uid={}", caller.uid);
+    return Finished(context,
+                    grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "Permission denied"));
+  }
+  if (request->has_sched_log_level()) {
+    // Drover writes no scheduler log (SlurmSchedLogFile): Slurm's answer without that file.
+    log::Error("set scheduler log level failed: no log file!");
+    return Finished(context, grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                          "Requested operation is presently disabled"));
+  }
+  Result<DebugChange> change = ChangeOf(*request);
+  if (!change) return Finished(context, Invalid(change.error()));
+  Apply(*change, request->flags_size() > 0);
+  return Finished(context, grpc::Status::OK);
+}
+
+}  // namespace drover::ctld
