@@ -54,6 +54,10 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"CreateStep", Allowed::kAnyUser},
     {"StepEnded", Allowed::kAnyUser},
     {"Release", Allowed::kAnyUser},
+    {"JobScript", Allowed::kAnyUser},  // the owner's own script, or an operator's
+    {"UpdatePartition", Allowed::kAnyUser},
+    {"DeletePartition", Allowed::kAnyUser},
+    {"Notify", Allowed::kAnyUser},  // the job's owner, or an operator
     {"Register", Allowed::kDaemonsOnly},
     {"Heartbeat", Allowed::kDaemonsOnly},
     {"JobEnded", Allowed::kDaemonsOnly},
@@ -65,11 +69,12 @@ const std::map<std::string, Allowed> kAgentRpcs = {
     {"Terminate", Allowed::kDaemonsOnly},
     {"Reboot", Allowed::kDaemonsOnly},
     {"ListPids", Allowed::kAnyUser},  // each user sees only their own jobs' processes
+    {"Notify", Allowed::kDaemonsOnly},
 };
 // Operators' actions: with a user's credential they are refused whatever the message claims.
-const char* const kOperatorOnly[] = {"UpdateNode",        "Suspend",           "Reconfigure",
-                                     "CreateReservation", "UpdateReservation", "DeleteReservation",
-                                     "RebootNodes",       "SetDebug"};
+const char* const kOperatorOnly[] = {
+    "UpdateNode",        "Suspend",     "Reconfigure", "CreateReservation", "UpdateReservation",
+    "DeleteReservation", "RebootNodes", "SetDebug",    "UpdatePartition",   "DeletePartition"};
 
 constexpr uint32_t kUser = 4242;  // not root, not SlurmUser
 
