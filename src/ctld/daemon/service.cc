@@ -215,8 +215,7 @@ ControllerService::Reactor* ControllerService::Notify(Context* context,
                                      "only batch jobs are notified"));
   if (request->message().size() > 4096)
     return Finished(context, Invalid("the message is longer than 4096 bytes"));
-  if (agents_)
-    agents_->Notify(job.BatchNode(), job.spec.job_id, request->message());
+  if (agents_) agents_->Notify(job.BatchNode(), job.spec.job_id, request->message());
   return Finished(context, grpc::Status::OK);
 }
 
