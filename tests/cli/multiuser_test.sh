@@ -4,6 +4,7 @@
 # again). Their commands cannot read the cluster's key, so each gets its credential from the
 # local broker, which learns the uid from the kernel. alice cannot cancel, hold, update, requeue
 # or (PrivateData=jobs) see bob's job; her job runs as her, with her groups; root can do it all.
+# scontrol notify and srun --cpu-bind=verbose write only where alice herself may write.
 set -euo pipefail
 drover="$1"
 root_dir="$2"
@@ -33,12 +34,12 @@ usermod -a -G drovertest alice
 # The users' own copy of the commands (the build tree may not be readable by them).
 mkdir -p "$state/bin"
 cp "$drover" "$state/bin/drover"
-for command in sbatch squeue scancel scontrol sacct; do ln -sf drover "$state/bin/$command"; done
+for command in sbatch srun squeue scancel scontrol sacct; do ln -sf drover "$state/bin/$command"; done
 chmod -R a+rx "$state/bin"
 
 mkdir -p "$state/conf"
 cp "$root_dir"/examples/demo/*.conf "$state/conf/"
-echo "PrivateData=jobs" >>"$state/conf/slurm.conf"
+printf "PrivateData=jobs\nTaskPlugin=task/affinity\n" >>"$state/conf/slurm.conf"
 "$drover" up --conf "$state/conf/slurm.conf" --state "$state/cluster" >"$state/up.txt" ||
   fail "drover up: $(cat "$state/up.txt")"
 conf="$state/cluster/slurm.conf"
@@ -85,6 +86,44 @@ listed="$(as alice squeue -h -o %i)"
 
 # A uid claimed in the request counts for nothing: alice's own commands cannot become root.
 as alice scontrol update NodeName=node1 State=DRAIN Reason=x 2>"$state/drain.txt" && fail "alice drained a node"
+
+# scontrol notify writes into the batch shell's stderr as the job's user: a job that points its
+# descriptor 2 at a file only root may write (opened for reading) gets nothing written there,
+# while an ordinary job's error file gets the line.
+echo "root's file" >"$state/rootfile"
+chmod 644 "$state/rootfile"
+printf '#!/bin/bash\nexec 2<%s\necho started\nsleep 300\n' "$state/rootfile" >"$state/sneaky.sh"
+chmod 755 "$state/sneaky.sh"
+sneaky=$(as alice sbatch --parsable -o "$state/home_alice/sneaky.out" "$state/sneaky.sh") ||
+  fail "alice could not submit the second job"
+for _ in $(seq 1 200); do grep -q started "$state/home_alice/sneaky.out" 2>/dev/null && break; sleep 0.1; done
+grep -q started "$state/home_alice/sneaky.out" || fail "alice's second job did not start"
+# The controller passes the message on and answers at once, as slurmctld does; the agent's
+# refusal is in the controller's log under DebugFlags=Agent.
+DROVER_CONF="$conf" "$drover" scontrol setdebugflags +Agent || fail "setdebugflags +Agent"
+DROVER_CONF="$conf" "$drover" scontrol notify "$sneaky" "into root's file" || fail "notify refused"
+refusal="JobId=$sneaky .*cannot write to job $sneaky's stderr: Permission denied"
+for _ in $(seq 1 100); do grep -q "$refusal" "$state/cluster/logs/ctld.log" && break; sleep 0.1; done
+grep -q "$refusal" "$state/cluster/logs/ctld.log" ||
+  fail "the agent did not refuse to write into root's file: $(tail -5 "$state/cluster/logs/ctld.log")"
+[ "$(cat "$state/rootfile")" = "root's file" ] || fail "notify changed root's file: $(cat "$state/rootfile")"
+DROVER_CONF="$conf" "$drover" scontrol notify "$alice_job" "hello alice" || fail "notify failed"
+for _ in $(seq 1 100); do grep -qx "slurmstepd: error: hello alice" "$state/home_alice/out.txt" && break; sleep 0.1; done
+grep -qx "slurmstepd: error: hello alice" "$state/home_alice/out.txt" ||
+  fail "notify's line is not in alice's file: $(cat "$state/home_alice/out.txt")"
+
+# srun --cpu-bind=verbose's lines are written by the task itself, as its user: into alice's own
+# error file, and never through a link of hers to root's file (the task cannot open it at all).
+as alice srun -n1 --cpu-bind=verbose,map_cpu:0 -e "$state/home_alice/bind.err" true ||
+  fail "alice's srun --cpu-bind=verbose failed"
+grep -Eq "^cpu-bind=MAP  - node[0-9], task  0  0 \[[0-9]+\]: mask 0x[0-9a-f]+ set$" \
+  "$state/home_alice/bind.err" || fail "no cpu-bind line in alice's file: $(cat "$state/home_alice/bind.err")"
+[ "$(stat -c %U "$state/home_alice/bind.err")" = alice ] || fail "alice's error file is not hers"
+ln -s "$state/rootfile" "$state/home_alice/link"
+as alice srun -n1 --cpu-bind=verbose,map_cpu:0 -e "$state/home_alice/link" true 2>/dev/null &&
+  fail "alice's task wrote its stderr into root's file"
+[ "$(cat "$state/rootfile")" = "root's file" ] || fail "--cpu-bind=verbose changed root's file"
+DROVER_CONF="$conf" "$drover" scancel "$sneaky" || fail "root could not cancel alice's second job"
 
 # root can do all of it.
 DROVER_CONF="$conf" "$drover" scontrol hold "$bob_job" 2>/dev/null || true  # running: not held

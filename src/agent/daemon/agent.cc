@@ -20,6 +20,7 @@
 #include "agent/host/job_env.h"
 #include "agent/host/output_path.h"
 #include "agent/stepd/detach.h"
+#include "agent/host/spawn.h"
 #include "agent/stepd/user_environment.h"
 #include "common/cgroup_conf.h"
 #include "common/fd_io.h"
@@ -388,9 +389,9 @@ Status Agent::Signal(uint64_t job_id, int signal, SignalScope scope,
   return OkStatus();
 }
 
-// scontrol notify: slurmstepd's error() line in the batch job's stderr. Written through the
-// batch shell's own descriptor 2 (/proc/PID/fd/2 reopens that very file), never by a path the
-// job's user chose, so the agent writes nowhere the job could not.
+// scontrol notify: slurmstepd's error() line in the batch job's stderr, written through the batch
+// shell's own descriptor 2 (/proc/PID/fd/2 reopens that very file) by a child that has become the
+// shell's user first, so it lands only where the job itself could write.
 Status Agent::Notify(uint64_t job_id, const std::string& message) {
   fs::path dir = JobDir(job_id);
   if (!fs::exists(dir) || ReadStatus(dir))
@@ -398,29 +399,19 @@ Status Agent::Notify(uint64_t job_id, const std::string& message) {
   auto shell = ReadProcessFile(dir / "job.pid");
   if (!shell || !ProcessAlive(*shell))
     return MakeError(fmt::format("job {} has no batch shell running on this node", job_id));
-  std::string path = fmt::format("/proc/{}/fd/2", shell->pid);
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    return MakeError(fmt::format("cannot open job {}'s stderr: {}", job_id, std::strerror(errno)));
-  // The reopen is root's: write only into what the shell's own user owns (a job may point its
-  // descriptor 2 at a file it could only read), and only printable text, on one line.
-  struct stat shell_stat {
-  }, target{};
-  std::string proc = fmt::format("/proc/{}", shell->pid);
-  if (::stat(proc.c_str(), &shell_stat) != 0 || ::fstat(fd, &target) != 0 ||
-      (shell_stat.st_uid != 0 && target.st_uid != shell_stat.st_uid) ||
-      !(S_ISREG(target.st_mode) || S_ISFIFO(target.st_mode) || S_ISSOCK(target.st_mode))) {
-    ::close(fd);
-    return MakeError(fmt::format("job {}'s stderr is not a file of the job's user", job_id));
-  }
+  // The job's account from its launch record, not from /proc (a shell that has exec'd a setuid
+  // program is root's there).
+  auto launch = ReadLaunch(dir);
+  if (!launch) return MakeError(fmt::format("job {}: {}", job_id, launch.error()));
+  std::optional<ProcessUser> as;
+  if (::geteuid() == 0 && launch->uid != 0)
+    as = ProcessUser{launch->user, launch->uid, launch->gid, GroupsOf(launch->user, launch->gid)};
   std::string text = message;
-  for (char& c : text)
+  for (char& c : text)  // printable text only, on one line
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  std::string line = fmt::format("slurmstepd: error: {}\n", text);
-  bool written = WriteFully(fd, line);
-  int error = errno;
-  ::close(fd);
-  if (!written)
+  int error = AppendFileAsUser(as, fmt::format("/proc/{}/fd/2", shell->pid),
+                               fmt::format("slurmstepd: error: {}\n", text));
+  if (error != 0)
     return MakeError(
         fmt::format("cannot write to job {}'s stderr: {}", job_id, std::strerror(error)));
   return OkStatus();

@@ -3,11 +3,9 @@
 // TaskPlugin=task/affinity, GPUs always. Slurm's abstract CPU ids are the host's own: an
 // emulated node's CPU c is the host's (c mod N)-th usable CPU (the agent's own affinity mask),
 // so on a real node whose slurm.conf matches the host it is CPU c itself. See step_session.h.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/mempolicy.h>
 #include <sched.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -206,10 +204,10 @@ void StepSession::SetTaskGpus(const TaskBinding& binding, std::vector<std::strin
     SetVariable(env, name, list);
 }
 
-// Between fork and the task's exec: its CPU affinity, and the verbose lines Slurm's plugins
-// print on the task's stderr before it runs.
-void StepSession::ApplyBinding(pid_t pid, uint32_t rank, uint32_t local, const TaskBinding& binding,
-                               const ProcessSpec& task) {
+// Between fork and the task's exec: its CPU affinity; returns the verbose lines Slurm's plugins
+// print on the task's stderr before it runs (the child writes them there itself, as its user).
+std::string StepSession::ApplyBinding(pid_t pid, uint32_t rank, uint32_t local,
+                                      const TaskBinding& binding) {
   std::string said;
   if (binding.cpus) {
     cpu_set_t set;
@@ -234,32 +232,7 @@ void StepSession::ApplyBinding(pid_t pid, uint32_t rank, uint32_t local, const T
     said += fmt::format(
         "gpu-bind: usable_gres=0x{}; bit_alloc=0x{}; local_inx={}; global_list={}\n",
         MaskText(*binding.gpus), MaskText(step_gpus_), local, fmt::join(*binding.gpus, ","));
-  if (!said.empty()) SayToTask(rank, task, said);
-}
-
-// `text` on the task's stderr: its file, else srun's stream.
-void StepSession::SayToTask(uint32_t rank, const ProcessSpec& task, const std::string& text) {
-  const StdioSource& source = task.stderr_source.kind == StdioSource::kSameAsStdout
-                                  ? task.stdout_source
-                                  : task.stderr_source;
-  if (source.kind == StdioSource::kFile) {
-    // The agent is root here: append only to a regular file the task's own user owns (no link
-    // followed, nothing created), never to a path a user could aim at another's file.
-    int fd = ::open(source.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-    if (fd >= 0) {
-      struct stat target {};
-      uid_t owner = task.user ? task.user->uid : ::geteuid();
-      if (::fstat(fd, &target) == 0 && S_ISREG(target.st_mode) && target.st_uid == owner)
-        (void)!::write(fd, text.data(), text.size());
-      ::close(fd);
-    }
-    return;
-  }
-  v1::StepOutput message;
-  message.set_task(rank);
-  message.set_stderr(true);
-  message.set_data(text);
-  write_(message);
+  return said;
 }
 
 }  // namespace drover::agent

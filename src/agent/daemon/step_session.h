@@ -80,9 +80,8 @@ class StepSession {
   void SetBindingVariables();
   Result<TaskBinding> BindingOf(uint32_t local) const;
   void SetTaskGpus(const TaskBinding& binding, std::vector<std::string>& env) const;
-  void ApplyBinding(pid_t pid, uint32_t rank, uint32_t local, const TaskBinding& binding,
-                    const ProcessSpec& task);
-  void SayToTask(uint32_t rank, const ProcessSpec& task, const std::string& text);
+  // Its verbose lines, which the task's child writes on its own stderr (ProcessSpec::stderr_note).
+  std::string ApplyBinding(pid_t pid, uint32_t rank, uint32_t local, const TaskBinding& binding);
 
   // Starting (step_tasks.cc).
   Status WriteBcastFiles();  // step_bcast.cc

@@ -81,8 +81,10 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
     RunTaskProlog(rank, spec, spec.environment);
     spec.program = ResolveProgram(spec.argv[0], spec.environment);  // PATH may have changed
   }
+  std::string verbose;
+  spec.stderr_note = &verbose;
   auto spawned = Spawn(spec, [&](pid_t pid) {
-    ApplyBinding(pid, rank, local, *binding, spec);
+    verbose = ApplyBinding(pid, rank, local, *binding);
     return JoinJob(pid, rank, local);
   });
   if (!spawned) {

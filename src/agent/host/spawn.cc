@@ -108,7 +108,14 @@ Result<Spawned> Spawn(const ProcessSpec& spec, const std::function<Status(pid_t)
     return GiveUp(pid, ready, go, report, spec.name + " died before it started");
   if (join)
     if (Status joined = join(pid); !joined) return GiveUp(pid, ready, go, report, joined.error());
-  WriteFully(go.write, "g");
+  // The go byte, then for a stderr note its length and text (less than a pipe holds).
+  std::string go_ahead = "g";
+  if (spec.stderr_note) {
+    uint32_t size = static_cast<uint32_t>(std::min(spec.stderr_note->size(), kStderrNoteMost));
+    go_ahead.append(reinterpret_cast<const char*>(&size), sizeof size);
+    go_ahead.append(*spec.stderr_note, 0, size);
+  }
+  WriteFully(go.write, go_ahead);
   Pipe::Close(go.write);
   Pipe::Close(ready.read);
   return Spawned{pid, report.read};
@@ -144,6 +151,16 @@ std::string ResolveProgram(const std::string& program,
 }
 
 namespace {
+
+int WriteAllOf(int fd, std::string_view data) {
+  for (std::string_view left = data; !left.empty();) {
+    ssize_t wrote = ::write(fd, left.data(), left.size());
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return wrote < 0 ? errno : EIO;
+    left.remove_prefix(static_cast<size_t>(wrote));
+  }
+  return 0;
+}
 
 // Runs `action` (system calls only: it runs in a child of a multi-threaded process) as `user` in
 // a forked child; its result (0 or an errno) comes back through a pipe.
@@ -181,14 +198,20 @@ int WriteFileAsUser(const std::optional<ProcessUser>& user, const std::string& p
   return AsUser(user, [&] {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return errno;
-    for (std::string_view left = data; !left.empty();) {
-      ssize_t wrote = ::write(fd, left.data(), left.size());
-      if (wrote < 0 && errno == EINTR) continue;
-      if (wrote <= 0) return wrote < 0 ? errno : EIO;
-      left.remove_prefix(static_cast<size_t>(wrote));
-    }
-    int error = ::fchmod(fd, mode) == 0 ? 0 : errno;
+    int error = WriteAllOf(fd, data);
+    if (error == 0 && ::fchmod(fd, mode) != 0) error = errno;
     return ::close(fd) == 0 ? error : errno;
+  });
+}
+
+int AppendFileAsUser(const std::optional<ProcessUser>& user, const std::string& path,
+                     std::string_view data) {
+  return AsUser(user, [&] {
+    // Non-blocking: a full pipe nobody drains must not hold the caller.
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return errno;
+    int error = WriteAllOf(fd, data);
+    return ::close(fd) == 0 || error != 0 ? error : errno;
   });
 }
 

@@ -102,7 +102,12 @@ struct ProcessSpec {
   // Non-empty ("droverstepd: error: "): failures, and the fallback to /tmp, are also printed on
   // the child's stderr with this prefix, so a job's own error file tells its user.
   std::string stderr_prefix;
+  // Set: the parent fills the string during `join` (srun --cpu-bind=verbose's lines, which name
+  // the child's pid) and the child writes it on its stderr once that is in place, as the user,
+  // so the text lands only where the task itself may write. At most kStderrNoteMost bytes.
+  std::string* stderr_note = nullptr;
 };
+inline constexpr size_t kStderrNoteMost = 4096;
 
 // The phases of the child, in order; a failure names the first that failed.
 enum class SpawnPhase : int {
@@ -155,6 +160,11 @@ int CreateFileAsUser(const std::optional<ProcessUser>& user, const std::string& 
 // as CreateFileAsUser does: srun --bcast's copies belong to the job's user. 0 or the errno.
 int WriteFileAsUser(const std::optional<ProcessUser>& user, const std::string& path,
                     std::string_view data, mode_t mode);
+// Appends `data` to `path`, which must exist, as `user` (scontrol notify writes into a batch
+// shell's /proc/PID/fd/2 this way: only where the shell's user may write). Never blocks on a
+// full pipe (EAGAIN). 0 or the errno.
+int AppendFileAsUser(const std::optional<ProcessUser>& user, const std::string& path,
+                     std::string_view data);
 // Makes directory `path` (mode 0700) as `user`; one that exists is fine. 0 or the errno.
 int MakeDirectoryAsUser(const std::optional<ProcessUser>& user, const std::string& path);
 

@@ -145,15 +145,31 @@ const char* MakeSession(const ProcessSpec& spec) {
   return nullptr;
 }
 
+// Reads exactly `size` bytes; false at an early end or an error.
+bool ReadExactly(int fd, char* into, size_t size) {
+  while (size > 0) {
+    ssize_t got = ::read(fd, into, size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    into += got;
+    size -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
 // One byte to the parent, then one from it: the parent has joined us to the job's cgroup.
-void Handshake(Pipes pipes) {
+// `note`: room for the text the parent sends after the go byte (its length, then its bytes; not
+// read to the pipe's end, which another child forked meanwhile may hold open); `note_size` its
+// length.
+void Handshake(Pipes pipes, std::string* note, size_t& note_size) {
   WriteAll(pipes.ready, "r");
   ::close(pipes.ready);
   char go = 0;
-  ssize_t got = 0;
-  while ((got = ::read(pipes.go, &go, 1)) < 0 && errno == EINTR) {
-  }
-  if (got != 1) ::_exit(1);  // the parent gave up on this child; it already knows why
+  if (!ReadExactly(pipes.go, &go, 1)) ::_exit(1);  // the parent gave up; it already knows why
+  uint32_t size = 0;
+  if (note && ReadExactly(pipes.go, reinterpret_cast<char*>(&size), sizeof size) &&
+      size <= note->size() && ReadExactly(pipes.go, note->data(), size))
+    note_size = size;
   ::close(pipes.go);
 }
 
@@ -286,6 +302,7 @@ Plan MakePlan(const ProcessSpec& spec) {
   plan.environment = spec.environment;
   // Room for any pid; the child writes its digits and a terminating NUL there.
   if (spec.task_pid_variable) SetVariable(plan.environment, kTaskPid, std::string(20, ' '));
+  if (spec.stderr_note) plan.note.resize(kStderrNoteMost);
   plan.argv_storage = spec.argv;
   for (std::string& arg : plan.argv_storage) plan.argv.push_back(arg.data());
   plan.argv.push_back(nullptr);
@@ -304,7 +321,7 @@ void Run(Plan& plan, Pipes pipes) {
   ResetSignals(spec.default_signals);
   if (const char* call = MakeSession(spec))
     Fail(plan, pipes.report, SpawnPhase::kSession, errno, call);
-  Handshake(pipes);
+  Handshake(pipes, spec.stderr_note ? &plan.note : nullptr, plan.note_size);
   if (spec.umask) ::umask(*spec.umask);
   for (const ResourceLimit& limit : spec.limits) {
     rlimit value{limit.soft, limit.hard};
@@ -320,6 +337,8 @@ void Run(Plan& plan, Pipes pipes) {
   LimitFailures limit_failures;
   ApplyPropagatedLimits(spec, limit_failures);
   PlaceStdio(plan, pipes.report);
+  if (plan.note_size > 0)
+    WriteAll(STDERR_FILENO, std::string_view(plan.note.data(), plan.note_size));
   ReportLimitFailures(spec, limit_failures);
   ChangeDirectory(plan, pipes.report);
   if (plan.task_pid_slot) WritePid(plan.task_pid_slot);

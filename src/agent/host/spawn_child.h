@@ -17,6 +17,8 @@ struct Plan {
   std::vector<char*> argv, envp;         // null-terminated, into argv_storage and environment
   std::vector<std::string> argv_storage;
   char* task_pid_slot = nullptr;  // where the pid's digits go
+  std::string note;               // room for the spec's stderr_note, allocated before the fork
+  size_t note_size = 0;           // what the child read of it
 };
 Plan MakePlan(const ProcessSpec& spec);
 

@@ -208,6 +208,35 @@ TEST(Spawn, JoinSeesTheChildInItsSessionAndItsErrorKillsIt) {
   EXPECT_FALSE(fs::exists(dir.path() / "ran"));
 }
 
+// The note the parent makes during join (srun --cpu-bind=verbose's lines name the child's pid)
+// is written by the child itself on its stderr, once that is in place, before the program runs.
+TEST(Spawn, TheJoinsStderrNoteIsWrittenByTheChildBeforeTheProgram) {
+  TempDir dir;
+  std::string note;
+  ProcessSpec spec = Shell("echo program >&2");
+  spec.stderr_note = &note;
+  spec.stderr_source = StdioSource::File((dir.path() / "err").string(), O_WRONLY | O_CREAT);
+  pid_t child = 0;
+  Ran ran = RunSpawned(spec, [&](pid_t pid) {
+    child = pid;
+    note = fmt::format("task [{}]: mask 0x3 set\n", pid);
+    return OkStatus();
+  });
+  EXPECT_EQ(ExitCode(ran), 0);
+  EXPECT_EQ(ReadFile(dir.path() / "err"), fmt::format("task [{}]: mask 0x3 set\nprogram\n", child));
+
+  note.clear();  // an empty note writes nothing; a long one is cut at kStderrNoteMost
+  spec.stderr_source = StdioSource::File((dir.path() / "empty").string(), O_WRONLY | O_CREAT);
+  EXPECT_EQ(ExitCode(RunSpawned(spec)), 0);
+  EXPECT_EQ(ReadFile(dir.path() / "empty"), "program\n");
+  spec.stderr_source = StdioSource::File((dir.path() / "long").string(), O_WRONLY | O_CREAT);
+  ran = RunSpawned(spec, [&](pid_t) {
+    note.assign(kStderrNoteMost + 100, 'x');
+    return OkStatus();
+  });
+  EXPECT_EQ(ReadFile(dir.path() / "long"), std::string(kStderrNoteMost, 'x') + "program\n");
+}
+
 TEST(Spawn, ResourceLimitsAndUmaskApply) {
   ProcessSpec spec = Shell("ulimit -n; umask");
   spec.limits.push_back({RLIMIT_NOFILE, 77, 77});
@@ -347,6 +376,29 @@ TEST(Spawn, CreateFileAsUser) {
   struct stat info {};
   ASSERT_EQ(::stat((dir.path() / "theirs").c_str(), &info), 0);
   EXPECT_EQ(info.st_uid, nobody->uid);
+}
+
+// scontrol notify's write: as the user, so only into what the user may write, and never blocked
+// by a full pipe.
+TEST(Spawn, AppendFileAsUser) {
+  TempDir dir;
+  std::string mine = (dir.path() / "mine").string();
+  std::ofstream(mine) << "one\n";
+  EXPECT_EQ(AppendFileAsUser(std::nullopt, mine, "two\n"), 0);
+  EXPECT_EQ(ReadFile(mine), "one\ntwo\n");
+  EXPECT_EQ(AppendFileAsUser(std::nullopt, (dir.path() / "none").string(), "x"), ENOENT);
+  int full[2];
+  ASSERT_EQ(::pipe2(full, O_CLOEXEC), 0);
+  std::string path = fmt::format("/proc/self/fd/{}", full[1]);  // the child's own copy of it
+  EXPECT_EQ(AppendFileAsUser(std::nullopt, path, std::string(1 << 20, 'x')), EAGAIN);
+  ::close(full[0]);
+  ::close(full[1]);
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can write as another user";
+  std::optional<ProcessUser> nobody = Nobody();
+  if (!nobody) GTEST_SKIP() << "no user 'nobody' here";
+  ::chmod(mine.c_str(), 0644);
+  EXPECT_EQ(AppendFileAsUser(nobody, mine, "three\n"), EACCES);
+  EXPECT_EQ(ReadFile(mine), "one\ntwo\n");
 }
 
 }  // namespace

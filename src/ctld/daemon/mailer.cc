@@ -4,17 +4,21 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
-#include <spawn.h>
+#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "common/result.h"
 
 namespace drover::ctld {
 namespace {
@@ -57,6 +61,62 @@ std::string ReadUntil(int fd, Clock::time_point deadline, bool& timed_out) {
   }
 }
 
+// Who MailProg runs as: SlurmUser, as under slurmctld (which itself runs as SlurmUser), when this
+// daemon is root and SlurmUser is another account; nobody to switch to otherwise.
+struct RunAs {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+Result<std::optional<RunAs>> MailAccount(const std::string& slurm_user) {
+  if (geteuid() != 0) return std::optional<RunAs>();
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  char* end = nullptr;
+  unsigned long number = std::strtoul(slurm_user.c_str(), &end, 10);
+  bool numeric = !slurm_user.empty() && *end == '\0';
+  if (numeric)
+    getpwuid_r(static_cast<uid_t>(number), &entry, buffer.data(), buffer.size(), &found);
+  else
+    getpwnam_r(slurm_user.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (!found && !numeric)
+    return MakeError(fmt::format("SlurmUser {} is not a user of this host", slurm_user));
+  RunAs as;
+  as.uid = found ? found->pw_uid : static_cast<uid_t>(number);
+  as.gid = found ? found->pw_gid : static_cast<gid_t>(number);
+  if (as.uid == 0) return std::optional<RunAs>();
+  as.groups = {as.gid};
+  if (found) {
+    int count = 32;
+    as.groups.resize(static_cast<size_t>(count));
+    while (getgrouplist(found->pw_name, as.gid, as.groups.data(), &count) < 0)
+      as.groups.resize(static_cast<size_t>(count = std::max<int>(count, as.groups.size() * 2)));
+    as.groups.resize(static_cast<size_t>(std::max(count, 1)));
+  }
+  return std::optional<RunAs>(std::move(as));
+}
+
+// The child: stdin from /dev/null, stdout and stderr into `out`, a process group of its own (so
+// a timeout kills all of it), SlurmUser's account, then MailProg. System calls only: the parent
+// is multi-threaded.
+[[noreturn]] void RunMailProg(const char* path, char* const argv[], char* const envp[], int out,
+                              const std::optional<RunAs>& as) {
+  setpgid(0, 0);
+  int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(126);
+  if (as && (setgroups(as->groups.size(), as->groups.data()) != 0 || setgid(as->gid) != 0 ||
+             setuid(as->uid) != 0)) {
+    static const char kSwitch[] = "cannot become SlurmUser\n";
+    (void)!write(2, kSwitch, sizeof kSwitch - 1);
+    _exit(126);
+  }
+  execve(path, argv, envp);
+  static const char kExec[] = "cannot execute MailProg\n";
+  (void)!write(2, kExec, sizeof kExec - 1);
+  _exit(127);
+}
+
 }  // namespace
 
 Mailer::Mailer(std::shared_ptr<const ClusterConfig> cluster, std::chrono::milliseconds timeout)
@@ -96,7 +156,7 @@ void Mailer::Reconfigured(std::shared_ptr<const ClusterConfig> cluster) {
 void Mailer::Run() {
   for (;;) {
     MailJob mail;
-    std::string program;
+    std::string program, slurm_user;
     {
       MutexLock lock(mutex_);
       wake_.Wait(mutex_, [this]() REQUIRES(mutex_) { return stop_ || !queue_.empty(); });
@@ -104,17 +164,21 @@ void Mailer::Run() {
       mail = std::move(queue_.front());
       queue_.pop_front();
       program = cluster_->settings.mail_prog;
+      slurm_user = cluster_->settings.slurm_user;
     }
-    if (std::string error = Deliver(program, mail); !error.empty())
+    if (std::string error = Deliver(program, slurm_user, mail); !error.empty())
       std::fprintf(stderr, "droverctld: mail for job %llu to %s not sent: %s\n",
                    static_cast<unsigned long long>(mail.job_id), mail.user.c_str(), error.c_str());
   }
 }
 
-std::string Mailer::Deliver(const std::string& program, const MailJob& mail) const {
+std::string Mailer::Deliver(const std::string& program, const std::string& slurm_user,
+                            const MailJob& mail) const {
   if (program.empty()) return "MailProg is empty";
   if (access(program.c_str(), X_OK) != 0)
     return fmt::format("MailProg {}: {}", program, std::strerror(errno));
+  Result<std::optional<RunAs>> as = MailAccount(slurm_user);
+  if (!as) return as.error();
   std::vector<std::string> environment = mail.environment;
   environment.push_back("PATH=/usr/bin:/bin:/usr/sbin:/sbin");
   AddGroupName(environment);
@@ -125,23 +189,13 @@ std::string Mailer::Deliver(const std::string& program, const MailJob& mail) con
   char* argv[] = {path.data(), dash_s.data(), subject.data(), user.data(), nullptr};
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 2);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);  // its own group, killed whole
-  posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = 0;
-  int spawned = posix_spawn(&pid, path.c_str(), &actions, &attributes, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  pid_t pid = fork();
+  if (pid == 0) RunMailProg(path.c_str(), argv, envp.data(), out[1], *as);
+  int fork_error = errno;
   close(out[1]);
-  if (spawned != 0) {
+  if (pid < 0) {
     close(out[0]);
-    return fmt::format("MailProg {}: {}", program, std::strerror(spawned));
+    return fmt::format("MailProg {}: fork: {}", program, std::strerror(fork_error));
   }
   const Clock::time_point deadline = Clock::now() + timeout_;
   bool timed_out = false;

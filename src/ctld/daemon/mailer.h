@@ -29,8 +29,10 @@ class Mailer {
 
  private:
   void Run() EXCLUDES(mutex_);
-  // Runs `program -s SUBJECT USER`; what went wrong in a line for the log, or "".
-  std::string Deliver(const std::string& program, const MailJob& mail) const;
+  // Runs `program -s SUBJECT USER` (as SlurmUser when this daemon is root); what went wrong in a
+  // line for the log, or "".
+  std::string Deliver(const std::string& program, const std::string& slurm_user,
+                      const MailJob& mail) const;
 
   const std::chrono::milliseconds timeout_;
   Mutex mutex_;

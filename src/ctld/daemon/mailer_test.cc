@@ -1,9 +1,12 @@
-// MailProg runs as Slurm runs it (`MailProg -s SUBJECT USER`, the mail's environment), a stuck
-// one is killed at its bound and the mail after it still goes, a missing one is only logged.
+// MailProg runs as Slurm runs it (`MailProg -s SUBJECT USER`, the mail's environment, as
+// SlurmUser), a stuck one is killed at its bound and the mail after it still goes, a missing one
+// is only logged.
 #include "ctld/daemon/mailer.h"
 
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -74,6 +77,33 @@ TEST(Mailer, AMissingMailProgIsLoggedNotFatal) {
   EXPECT_EQ(::testing::internal::GetCapturedStderr(),
             "droverctld: mail for job 7 to alice@example.org not sent: MailProg "
             "/nonexistent/mail: No such file or directory\n");
+}
+
+// slurmctld runs as SlurmUser and its MailProg with it: a root droverctld switches first, so a
+// mailer never runs as root on a job's behalf.
+TEST(Mailer, RunsAsSlurmUserWhenTheDaemonIsRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to SlurmUser";
+  passwd* nobody = getpwnam("nobody");
+  ASSERT_NE(nobody, nullptr);
+  testing::TempDir dir;
+  chmod(dir.path().c_str(), 0777);
+  std::filesystem::path program = dir.path() / "mail.sh";
+  std::ofstream(program) << "#!/bin/sh\nid -u >> " << (dir.path() / "log") << "\n";
+  chmod(program.c_str(), 0755);
+  auto cluster = std::make_shared<ClusterConfig>();
+  cluster->settings.mail_prog = program.string();
+  cluster->settings.slurm_user = "nobody";
+  { Mailer(cluster).Send(Mail(3, "x")); }
+  EXPECT_EQ(Read(dir.path() / "log"), std::to_string(nobody->pw_uid) + "\n");
+
+  auto unknown = std::make_shared<ClusterConfig>();
+  unknown->settings.mail_prog = program.string();
+  unknown->settings.slurm_user = "no-such-user-here";
+  ::testing::internal::CaptureStderr();
+  { Mailer(unknown).Send(Mail(4, "x")); }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "droverctld: mail for job 4 to alice@example.org not sent: SlurmUser "
+            "no-such-user-here is not a user of this host\n");
 }
 
 }  // namespace

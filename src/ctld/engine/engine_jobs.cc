@@ -254,7 +254,6 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   job.preempt_cancel = false;
   job.user_signal_sent = false;
   job.sched_by.clear();
-  job.time_limit_mails_sent = 0;
   job.steps.clear();  // the next run numbers its steps from 0 again
   job.next_step_id = 0;
   job.released = false;

@@ -229,10 +229,13 @@ TEST_F(LifecycleTest, MailsAtTimeLimitMarksOnce) {
                             "Slurm Job_id={} Name=job Reached 50% of time limit, Run time "
                             "00:05:00",
                             job)});
+  // As in Slurm, the mailed mark leaves the job's stored MailType: no restart mails it again.
+  EXPECT_EQ(engine_.FindJob(job)->spec.mail_type, "TIME_LIMIT_80");
   Pass(1);
   EXPECT_TRUE(Mails().empty()) << "once";
   Pass(180);
   EXPECT_EQ(Mails().size(), 1u);
+  EXPECT_EQ(engine_.FindJob(job)->spec.mail_type, "");
 }
 
 TEST_F(LifecycleTest, AnArrayMailsAsOneUnlessArrayTasksIsAsked) {

@@ -58,16 +58,21 @@ void Engine::MailTimeLimits(uint64_t id, const Job& job, int64_t now, EngineOutp
                                                  {kMailTimeLimit90, 90},
                                                  {kMailTimeLimit80, 80},
                                                  {kMailTimeLimit50, 50}};
-  uint32_t wanted = MailTypes(job) & ~job.time_limit_mails_sent;
+  const uint32_t types = MailTypes(job);
+  const uint32_t wanted =
+      types & (kMailTimeLimit | kMailTimeLimit90 | kMailTimeLimit80 | kMailTimeLimit50);
   if (!wanted || job.time_limit_seconds <= 0) return;
   int64_t elapsed = now - job.start_time - job.suspended_seconds;
   for (const auto& [event, percent] : kMarks) {
     if (!(wanted & event) || elapsed * 100 < job.time_limit_seconds * percent) continue;
-    Job& marked = MutableTransient(id, out);
-    // The highest mark reached speaks for the lower ones, which are not sent late.
+    Mail(job, event, out);
+    // As Slurm's slurmctld does, the mark leaves the job's (stored) MailType once mailed, so no
+    // restart or requeue mails it again; the highest mark reached speaks for the lower ones,
+    // which are not sent late.
+    uint32_t left = types;
     for (const auto& [lower, lower_percent] : kMarks)
-      if (lower_percent <= percent) marked.time_limit_mails_sent |= lower;
-    Mail(marked, event, out);
+      if (lower_percent <= percent) left &= ~static_cast<uint32_t>(lower);
+    Mutable(id, out).spec.mail_type = left ? MailTypeText(left) : "";
     return;
   }
 }

@@ -95,9 +95,6 @@ struct Job {
   // Which pass started the current run, as sacct's Flags names it: "SchedSubmit" (the first
   // cycle that saw it), "SchedMain" (in priority order) or "SchedBackfill"; "" before a start.
   std::string sched_by;
-  // The --mail-type TIME_LIMIT* mails sent for this run (MailType bits; not stored, as Slurm's
-  // cleared bits are not either).
-  uint32_t time_limit_mails_sent = 0;
   bool preempt_cancel = false;
   int64_t suspend_time = 0;       // when last suspended (or resumed)
   int64_t suspended_seconds = 0;  // time spent suspended (not counted against the limit)
