@@ -109,6 +109,10 @@ struct JobSpec {
   // What the agent applies to the job's processes.
   std::vector<std::string> rlimits;  // --propagate: "NAME=soft:hard" (CORE, NOFILE, ...)
   std::string get_user_env;          // --get-user-env[=timeout][S|L] as given; "": not asked
+
+  // Set by operators only (scontrol update job AdminComment=, SiteFactor=).
+  std::string admin_comment;
+  int32_t site_factor = 0;  // added to a multifactor priority, as Slurm's site factor
 };
 
 // Where a job's own --signal goes: B: the batch shell alone, else its steps (never the shell).

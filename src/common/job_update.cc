@@ -10,6 +10,7 @@
 #include "common/gres.h"
 #include "common/hostlist.h"
 #include "common/licenses.h"
+#include "common/mail_type.h"
 #include "common/memory_size.h"
 #include "common/slurm_time.h"
 #include "common/text.h"
@@ -171,6 +172,54 @@ Status SetLicenses(std::string_view value, JobSpec& spec) {
   return OkStatus();
 }
 
+Status SetDeadline(std::string_view value, int64_t now, JobSpec& spec) {
+  auto time = ParseSlurmTime(value, now);
+  if (!time) return Invalid("Deadline", value);
+  if (*time <= now)
+    return MakeError(fmt::format("Invalid Deadline value: {} (it must be later than now)", value));
+  spec.deadline = *time;
+  return OkStatus();
+}
+
+Status SetMailType(std::string_view value, JobSpec& spec) {
+  auto types = ParseMailTypes(value);
+  if (!types) return Invalid("MailType", value);
+  spec.mail_type = *types ? MailTypeText(*types) : "";
+  return OkStatus();
+}
+
+// Empty: the controller names the job's user (at MailDomain), as at submission.
+Status SetMailUser(std::string_view value, JobSpec& spec) {
+  if (!value.empty() && !IsSafeMailUser(value)) return Invalid("MailUser", value);
+  spec.mail_user = std::string(value);
+  return OkStatus();
+}
+
+Status SetTmpDisk(std::string_view value, JobSpec& spec) {
+  auto mb = ParseMemoryMB(value);
+  if (!mb) return Invalid("MinTmpDiskNode", value);
+  spec.min_tmp_disk_mb = *mb;
+  return OkStatus();
+}
+
+// SiteFactor=[+-]N within Slurm's +/-2147483645.
+Status SetSiteFactor(std::string_view value, JobSpec& spec) {
+  std::string_view digits = value;
+  int64_t sign = digits.starts_with('-') ? -1 : 1;
+  if (digits.starts_with('-') || digits.starts_with('+')) digits.remove_prefix(1);
+  auto number = ParseInt64(digits);
+  if (!number || *number < 0 || *number > 2147483645) return Invalid("SiteFactor", value);
+  spec.site_factor = static_cast<int32_t>(sign * *number);
+  return OkStatus();
+}
+
+// Keys of features Drover does not have, taken as Slurm takes them without the feature: the
+// value is checked and nothing changes (docs/cli.md says so for each).
+Status CheckDelayBoot(std::string_view value) {
+  if (!ParseDuration(value)) return Invalid("DelayBoot", value);
+  return OkStatus();
+}
+
 // Each parser gets the key as Slurm spells it (for its message), the value and the clock.
 constexpr Key kKeys[] = {
     {"Account", JobField::kAccount, true,
@@ -212,6 +261,8 @@ constexpr Key kKeys[] = {
      [](auto k, auto v, auto, JobSpec& s) { return SetCount(k, v, 1, s.ntasks); }},
     {"OverSubscribe", JobField::kOverSubscribe, true,
      [](auto, auto v, auto, JobSpec& s) { return SetOverSubscribe(v, s); }},
+    {"Shared", JobField::kOverSubscribe, true,
+     [](auto, auto v, auto, JobSpec& s) { return SetOverSubscribe(v, s); }},
     {"Requeue", JobField::kRequeue, false,
      [](auto k, auto v, auto, JobSpec& s) { return SetBool(k, v, s.requeue); }},
     {"ReservationName", JobField::kReservation, true,
@@ -224,13 +275,62 @@ constexpr Key kKeys[] = {
      [](auto, auto v, auto, JobSpec& s) { return s.stdout_path = v, OkStatus(); }},
     {"Switches", JobField::kSwitches, true,
      [](auto, auto v, auto, JobSpec& s) { return SetSwitches(v, s); }},
+    {"wait-for-switch", JobField::kSwitchWait, true,
+     [](auto k, auto v, auto, JobSpec& s) {
+       uint32_t seconds = 0;
+       if (Status ok = SetCount(k, v, 0, seconds); !ok) return ok;
+       s.switch_wait_seconds = seconds;
+       return OkStatus();
+     }},
     {"TasksPerNode", JobField::kTasksPerNode, true,
      [](auto k, auto v, auto, JobSpec& s) { return SetCount(k, v, 1, s.ntasks_per_node); }},
     {"TimeMin", JobField::kTimeMin, true,
      [](auto, auto v, auto, JobSpec& s) { return SetTimeMin(v, s); }},
     {"WorkDir", JobField::kWorkDir, true,
      [](auto, auto v, auto, JobSpec& s) { return s.work_dir = v, OkStatus(); }},
+    {"AdminComment", JobField::kAdminComment, false,
+     [](auto, auto v, auto, JobSpec& s) { return s.admin_comment = v, OkStatus(); }},
+    {"Contiguous", JobField::kContiguous, true,
+     [](auto k, auto v, auto, JobSpec& s) { return SetBool(k, v, s.contiguous); }},
+    {"Deadline", JobField::kDeadline, true,
+     [](auto, auto v, auto now, JobSpec& s) { return SetDeadline(v, now, s); }},
+    {"MailType", JobField::kMailType, false,
+     [](auto, auto v, auto, JobSpec& s) { return SetMailType(v, s); }},
+    {"MailUser", JobField::kMailUser, false,
+     [](auto, auto v, auto, JobSpec& s) { return SetMailUser(v, s); }},
+    {"MinCPUsNode", JobField::kMinCpusNode, true,
+     [](auto k, auto v, auto, JobSpec& s) { return SetCount(k, v, 0, s.min_cpus_per_node); }},
+    {"MinTmpDiskNode", JobField::kMinTmpDisk, true,
+     [](auto, auto v, auto, JobSpec& s) { return SetTmpDisk(v, s); }},
+    {"Prefer", JobField::kPrefer, true,
+     [](auto, auto v, auto, JobSpec& s) { return s.prefer = v, OkStatus(); }},
+    {"Priority", JobField::kPriority, true,
+     [](auto k, auto v, auto, JobSpec& s) { return SetCount(k, v, 0, s.priority); }},
+    {"ReqSockets", JobField::kReqSockets, true,
+     [](auto k, auto v, auto, JobSpec& s) { return SetCount(k, v, 0, s.min_sockets); }},
+    {"ReqCores", JobField::kReqCores, true,
+     [](auto k, auto v, auto, JobSpec& s) { return SetCount(k, v, 0, s.min_cores_per_socket); }},
+    {"ReqThreads", JobField::kReqThreads, true,
+     [](auto k, auto v, auto, JobSpec& s) { return SetCount(k, v, 0, s.min_threads_per_core); }},
+    {"SiteFactor", JobField::kSiteFactor, false,
+     [](auto, auto v, auto, JobSpec& s) { return SetSiteFactor(v, s); }},
+    {"BurstBuffer", JobField::kNoEffect, false, [](auto, auto, auto, JobSpec&) { return OkStatus(); }},
+    {"DelayBoot", JobField::kNoEffect, false,
+     [](auto, auto v, auto, JobSpec&) { return CheckDelayBoot(v); }},
+    {"Reboot", JobField::kNoEffect, false,
+     [](auto k, auto v, auto, JobSpec&) {
+       bool ignored = false;
+       return SetBool(k, v, ignored);
+     }},
+    {"WCKey", JobField::kNoEffect, false, [](auto, auto, auto, JobSpec&) { return OkStatus(); }},
 };
+
+// Slurm's "Only the Slurm administrator or root can change this parameter" keys.
+bool OperatorOnly(JobField field) {
+  return field == JobField::kAdminComment || field == JobField::kContiguous ||
+         field == JobField::kDeadline || field == JobField::kMinTmpDisk ||
+         field == JobField::kSiteFactor;
+}
 
 const Key* Find(std::string_view key) {
   for (const Key& entry : kKeys)
@@ -327,6 +427,50 @@ void Copy(JobField field, const JobSpec& from, JobSpec& to) {
     case JobField::kLicenses:
       to.licenses = from.licenses;
       break;
+    case JobField::kAdminComment:
+      to.admin_comment = from.admin_comment;
+      break;
+    case JobField::kContiguous:
+      to.contiguous = from.contiguous;
+      break;
+    case JobField::kDeadline:
+      to.deadline = from.deadline;
+      break;
+    case JobField::kMailType:
+      to.mail_type = from.mail_type;
+      break;
+    case JobField::kMailUser:
+      to.mail_user = from.mail_user;
+      break;
+    case JobField::kMinCpusNode:
+      to.min_cpus_per_node = from.min_cpus_per_node;
+      break;
+    case JobField::kMinTmpDisk:
+      to.min_tmp_disk_mb = from.min_tmp_disk_mb;
+      break;
+    case JobField::kPrefer:
+      to.prefer = from.prefer;
+      break;
+    case JobField::kPriority:
+      to.priority = from.priority;
+      break;
+    case JobField::kReqSockets:
+      to.min_sockets = from.min_sockets;
+      break;
+    case JobField::kReqCores:
+      to.min_cores_per_socket = from.min_cores_per_socket;
+      break;
+    case JobField::kReqThreads:
+      to.min_threads_per_core = from.min_threads_per_core;
+      break;
+    case JobField::kSiteFactor:
+      to.site_factor = from.site_factor;
+      break;
+    case JobField::kSwitchWait:
+      to.switch_wait_seconds = from.switch_wait_seconds;
+      break;
+    case JobField::kNoEffect:
+      break;
   }
 }
 
@@ -345,12 +489,24 @@ Status ParseJobUpdateKey(std::string_view key, std::string_view value, int64_t n
   return OkStatus();
 }
 
-std::string ApplyJobUpdate(const JobUpdate& update, bool pending, JobSpec& spec) {
+bool Updates(const JobUpdate& update, JobField field) {
+  return std::find(update.fields.begin(), update.fields.end(), field) != update.fields.end();
+}
+
+std::string ApplyJobUpdate(const JobUpdate& update, bool pending, bool by_operator, JobSpec& spec) {
   for (JobField field : update.fields) {
+    if (!by_operator && OperatorOnly(field)) return "Access/permission denied";
     if (!pending && Find(field)->pending_only) return "Job is no longer pending execution";
     Copy(field, update.values, spec);
   }
   return "";
+}
+
+bool IsSafeMailUser(std::string_view user) {
+  return !user.empty() && user.size() <= 256 && user[0] != '-' &&
+         user.find_first_not_of(
+             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+             "0123456789._%+@,-") == std::string_view::npos;
 }
 
 }  // namespace drover

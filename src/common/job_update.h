@@ -39,7 +39,22 @@ enum class JobField {
   kTasksPerNode,
   kTimeMin,
   kWorkDir,
-  kLicenses
+  kLicenses,
+  kAdminComment,
+  kContiguous,
+  kDeadline,
+  kMailType,
+  kMailUser,
+  kMinCpusNode,
+  kMinTmpDisk,
+  kPrefer,
+  kPriority,
+  kReqSockets,
+  kReqCores,
+  kReqThreads,
+  kSiteFactor,
+  kSwitchWait,
+  kNoEffect,  // BurstBuffer, DelayBoot, Reboot, WCKey: checked, then as Slurm without the feature
 };
 
 struct JobUpdate {
@@ -55,8 +70,17 @@ bool IsJobUpdateKey(std::string_view key);
 Status ParseJobUpdateKey(std::string_view key, std::string_view value, int64_t now,
                          JobUpdate& update);
 
-// Applies `update` to `spec` of a job that is `pending` or not; the message Slurm gives for the
-// first field that may not change now ("Job is no longer pending execution"), or "".
-std::string ApplyJobUpdate(const JobUpdate& update, bool pending, JobSpec& spec);
+// Whether `update` sets `field`.
+bool Updates(const JobUpdate& update, JobField field);
+
+// Applies `update` to `spec` of a job that is `pending` or not, for a caller who is an operator or
+// not; the message Slurm gives for the first field that may not change now ("Job is no longer
+// pending execution") or by this caller ("Access/permission denied"), or "". Priority is copied
+// as given: the caller checks who may set it and what 0 means (a hold).
+std::string ApplyJobUpdate(const JobUpdate& update, bool pending, bool by_operator, JobSpec& spec);
+
+// A --mail-user (or MailUser=) MailProg may be given: no leading '-', only the characters of
+// addresses and user names, at most 256.
+bool IsSafeMailUser(std::string_view user);
 
 }  // namespace drover

@@ -33,7 +33,7 @@ TEST(JobUpdate, SetsTheSpecFields) {
                             {"StdOut", "out-%j"},
                             {"Dependency", "afterok:5"}});
   JobSpec spec;
-  ASSERT_EQ(ApplyJobUpdate(update, true, spec), "");
+  ASSERT_EQ(ApplyJobUpdate(update, true, false, spec), "");
   EXPECT_EQ(spec.min_nodes, 2u);
   EXPECT_EQ(spec.max_nodes, 4u);
   EXPECT_EQ(spec.ntasks, 8u);
@@ -58,9 +58,10 @@ TEST(JobUpdate, SetsTheSpecFields) {
 TEST(JobUpdate, OnlySomeKeysChangeAStartedJob) {
   JobSpec spec;
   spec.comment = "old";
-  EXPECT_EQ(ApplyJobUpdate(Parse({{"Comment", "new"}, {"Requeue", "yes"}}), false, spec), "");
+  EXPECT_EQ(ApplyJobUpdate(Parse({{"Comment", "new"}, {"Requeue", "yes"}}), false, false, spec),
+            "");
   EXPECT_EQ(spec.comment, "new");
-  EXPECT_EQ(ApplyJobUpdate(Parse({{"NumTasks", "4"}}), false, spec),
+  EXPECT_EQ(ApplyJobUpdate(Parse({{"NumTasks", "4"}}), false, false, spec),
             "Job is no longer pending execution");
   EXPECT_EQ(spec.ntasks, 1u);
 }
@@ -75,7 +76,16 @@ TEST(JobUpdate, RefusesBadValuesInSlurmsWords) {
         Case{"Gres", "gpu:h100:x", "Invalid generic resource (gres) specification"},
         Case{"Licenses", "matlab:x", "Invalid license specification"},
         Case{"StartTime", "someday", "Invalid StartTime value: someday"},
-        Case{"Contiguous", "1", "Update of this parameter is not supported: Contiguous"}}) {
+        Case{"Contiguous", "maybe", "Invalid Contiguous value: maybe"},
+        Case{"Deadline", "now", "Invalid Deadline value: now (it must be later than now)"},
+        Case{"MailType", "SOMETIMES", "Invalid MailType value: SOMETIMES"},
+        Case{"MailUser", "-oQ/tmp/x", "Invalid MailUser value: -oQ/tmp/x"},
+        Case{"MailUser", "a|b", "Invalid MailUser value: a|b"},
+        Case{"SiteFactor", "2147483646", "Invalid SiteFactor value: 2147483646"},
+        Case{"Priority", "-1", "Invalid Priority value: -1"},
+        Case{"DelayBoot", "soon", "Invalid DelayBoot value: soon"},
+        Case{"Reboot", "maybe", "Invalid Reboot value: maybe"},
+        Case{"CoreSpec", "1", "Update of this parameter is not supported: CoreSpec"}}) {
     JobUpdate update;
     Status parsed = ParseJobUpdateKey(c.key, c.value, 0, update);
     ASSERT_FALSE(parsed) << c.key;
@@ -84,6 +94,58 @@ TEST(JobUpdate, RefusesBadValuesInSlurmsWords) {
   }
   EXPECT_TRUE(IsJobUpdateKey("minmemorynode"));
   EXPECT_FALSE(IsJobUpdateKey("timelimit"));  // scontrol's own fields
+}
+
+// The keys an operator's update may set beyond the submission options: who may, and when.
+TEST(JobUpdate, OperatorKeysAndTheKeysOfMissingFeatures) {
+  JobUpdate update = Parse({{"AdminComment", "checked"},
+                            {"Contiguous", "yes"},
+                            {"Deadline", "now+1day"},
+                            {"MinTmpDiskNode", "2G"},
+                            {"SiteFactor", "-300"}});
+  JobSpec spec;
+  EXPECT_EQ(ApplyJobUpdate(update, true, false, spec), "Access/permission denied");
+  ASSERT_EQ(ApplyJobUpdate(update, true, true, spec), "");
+  EXPECT_EQ(spec.admin_comment, "checked");
+  EXPECT_TRUE(spec.contiguous);
+  EXPECT_EQ(spec.deadline, 1000 + 86400);
+  EXPECT_EQ(spec.min_tmp_disk_mb, 2048u);
+  EXPECT_EQ(spec.site_factor, -300);
+
+  update = Parse({{"MailType", "end,fail,time_limit_90"},
+                  {"MailUser", "bob@example.org"},
+                  {"MinCPUsNode", "4"},
+                  {"ReqSockets", "2"},
+                  {"ReqCores", "8"},
+                  {"ReqThreads", "1"},
+                  {"Prefer", "a100"},
+                  {"Priority", "5"},
+                  {"WCKey", "proj"},
+                  {"BurstBuffer", ""},
+                  {"Reboot", "yes"},
+                  {"DelayBoot", "10:00"}});
+  ASSERT_EQ(ApplyJobUpdate(update, true, false, spec), "");
+  EXPECT_EQ(spec.mail_type, "END,FAIL,TIME_LIMIT_90");
+  EXPECT_EQ(spec.mail_user, "bob@example.org");
+  EXPECT_EQ(spec.min_cpus_per_node, 4u);
+  EXPECT_EQ(spec.min_sockets, 2u);
+  EXPECT_EQ(spec.min_cores_per_socket, 8u);
+  EXPECT_EQ(spec.min_threads_per_core, 1u);
+  EXPECT_EQ(spec.prefer, "a100");
+  EXPECT_EQ(spec.priority, 5u);  // who may set it is the controller's check
+
+  // A started job takes mail changes, not the others.
+  EXPECT_EQ(ApplyJobUpdate(Parse({{"MailType", "NONE"}, {"MailUser", ""}}), false, false, spec),
+            "");
+  EXPECT_EQ(spec.mail_type, "");
+  EXPECT_EQ(spec.mail_user, "");
+  EXPECT_EQ(ApplyJobUpdate(Parse({{"Prefer", "h100"}}), false, false, spec),
+            "Job is no longer pending execution");
+  EXPECT_EQ(ApplyJobUpdate(Parse({{"Deadline", "now+2days"}}), false, true, spec),
+            "Job is no longer pending execution");
+  EXPECT_TRUE(IsSafeMailUser("alice.smith+jobs@example.org"));
+  EXPECT_FALSE(IsSafeMailUser(std::string(257, 'a')));
+  EXPECT_FALSE(IsSafeMailUser(""));
 }
 
 }  // namespace

@@ -71,7 +71,8 @@ double ClusterTres(std::string_view name, const ClusterConfig& cluster) {
   return total;
 }
 
-// sprio's PRIORITY: the rounded weighted sum less nice, never below 1 (0 would read as held).
+// sprio's PRIORITY: the rounded weighted sum plus the site factor less nice, never below 1 (0
+// would read as held).
 int64_t WeightedSum(const PriorityFactors& factors, const ClusterSettings& settings) {
   double sum = settings.weight_age * factors.age + settings.weight_fairshare * factors.fairshare +
                settings.weight_job_size * factors.job_size +
@@ -79,7 +80,7 @@ int64_t WeightedSum(const PriorityFactors& factors, const ClusterSettings& setti
                settings.weight_assoc * factors.assoc;
   for (size_t i = 0; i < factors.tres.size(); ++i)
     sum += settings.weight_tres[i].second * factors.tres[i].second;
-  return std::max<int64_t>(std::llround(sum) - factors.nice, 1);
+  return std::max<int64_t>(std::llround(sum) + factors.site - factors.nice, 1);
 }
 
 }  // namespace
@@ -160,6 +161,7 @@ PriorityFactors PriorityCalculator::Compute(const JobSpec& job, int partition) c
     factors.tres.emplace_back(name, Fraction(RequestedTres(name, job), tres_totals_[i]));
   }
   factors.nice = job.nice;
+  factors.site = job.site_factor;
   // An operator's --priority stands instead of the factors, as Slurm keeps it fixed.
   factors.priority = job.priority ? job.priority : WeightedSum(factors, settings);
   return factors;

@@ -20,6 +20,7 @@ struct PriorityFactors {
   double age = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0, assoc = 0;
   std::vector<std::pair<std::string, double>> tres;  // per PriorityWeightTRES name, in [0, 1]
   int32_t nice = 0;
+  int32_t site = 0;      // scontrol update job SiteFactor=, added as Slurm adds its site factor
   int64_t priority = 0;  // the weighted sum, as sprio's PRIORITY; never below 1 for multifactor
 };
 

@@ -85,6 +85,8 @@ inline JobSpec FullSpec() {
   spec.mail_user = "alice@example.org";
   spec.rlimits = {"NOFILE=1024:4096", "CORE=0:unlimited"};
   spec.get_user_env = "60L";
+  spec.admin_comment = "checked by ops";
+  spec.site_factor = -40;
   spec.dependency.terms.push_back({DependencyType::kAfterOk, 7, 0, 3});
   return spec;
 }

@@ -175,6 +175,8 @@ void SpecScalarsToProto(const JobSpec& spec, v1::JobSpec* out) {
   out->set_mail_user(spec.mail_user);
   for (const std::string& limit : spec.rlimits) out->add_rlimits(limit);
   out->set_get_user_env(spec.get_user_env);
+  out->set_admin_comment(spec.admin_comment);
+  out->set_site_factor(spec.site_factor);
 }
 
 void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
@@ -249,6 +251,8 @@ void SpecScalarsFromProto(const v1::JobSpec& spec, JobSpec* out) {
   out->mail_user = spec.mail_user();
   out->rlimits.assign(spec.rlimits().begin(), spec.rlimits().end());
   out->get_user_env = spec.get_user_env();
+  out->admin_comment = spec.admin_comment();
+  out->site_factor = spec.site_factor();
 }
 
 Status CheckShape(const v1::JobSpec& spec) {

@@ -69,6 +69,8 @@ TEST(JobSpecCodec, JobSpecRoundTrip) {
   EXPECT_EQ(s.mail_user, "alice@example.org");
   EXPECT_EQ(s.rlimits, FullSpec().rlimits);
   EXPECT_EQ(s.get_user_env, "60L");
+  EXPECT_EQ(s.admin_comment, "checked by ops");
+  EXPECT_EQ(s.site_factor, -40);
   EXPECT_EQ(s.dependency.terms.back().array_task_id, 3u);
   EXPECT_EQ(s.dependency.terms.front().array_task_id, UINT32_MAX);
 }

@@ -33,6 +33,7 @@ enum class Id {
   kGroup, kJobId, kJobIdRaw, kJobName, kNNodes, kNodeList, kNTasks, kPartition, kQos, kReason,
   kReqCpus, kReqMem, kReqNodes, kReqTres, kReservation, kStart, kState, kSubmit, kSuspended,
   kTimelimit, kTimelimitRaw, kUid, kUser, kWorkDir, kReserved, kResvCpu, kResvCpuRaw, kFlags,
+  kAdminComment,
 };
 // clang-format on
 
@@ -50,7 +51,7 @@ struct Field {
 // not hold (usage statistics, energy, ...) print blank.
 // clang-format off
 constexpr Field kFields[] = {
-    {"Account", 10, Kind::kText, Id::kAccount}, {"AdminComment", 15, Kind::kText, Id::kUnknown},
+    {"Account", 10, Kind::kText, Id::kAccount}, {"AdminComment", 15, Kind::kText, Id::kAdminComment},
     {"AllocCPUS", 10, Kind::kNumber, Id::kAllocCpus},
     {"AllocNodes", 10, Kind::kText, Id::kAllocNodes},
     {"AllocTRES", 10, Kind::kText, Id::kAllocTres}, {"AssocID", 7, Kind::kNumber, Id::kUnknown},
@@ -381,9 +382,9 @@ std::optional<std::string> StepValue(Id id, const Row& row) {
     case Id::kNodeList:
       if (row.step) return row.step->node_list();
       return run.nodes.empty() ? "" : run.nodes.front();
-    case Id::kComment: case Id::kConstraints: case Id::kDerivedExitCode: case Id::kGid:
-    case Id::kGroup: case Id::kPartition: case Id::kQos: case Id::kReason: case Id::kReqMem:
-    case Id::kReqTres: case Id::kReservation: case Id::kReserved: case Id::kResvCpu:
+    case Id::kAdminComment: case Id::kComment: case Id::kConstraints: case Id::kDerivedExitCode:
+    case Id::kGid: case Id::kGroup: case Id::kPartition: case Id::kQos: case Id::kReason:
+    case Id::kReqMem: case Id::kReqTres: case Id::kReservation: case Id::kReserved: case Id::kResvCpu:
     case Id::kResvCpuRaw: case Id::kTimelimit: case Id::kTimelimitRaw: case Id::kUid:
     case Id::kUser: case Id::kWorkDir:
       return "";
@@ -412,6 +413,7 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kAllocNodes: return std::to_string(run.started() ? run.nodes.size() : 0);
     case Id::kAllocTres: return run.started() ? std::optional(AllocTres(run)) : std::nullopt;
     case Id::kCluster: return or_blank(ctx.options.cluster_name);
+    case Id::kAdminComment: return or_blank(spec.admin_comment());
     case Id::kComment: return or_blank(spec.comment());
     case Id::kConstraints: return or_blank(spec.constraint());
     case Id::kCpuTime: return FormatDurationPadded(Elapsed(row, ctx) * Cpus(row));

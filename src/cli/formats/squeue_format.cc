@@ -518,10 +518,11 @@ const LongField kLongFields[] = {
       return {TimeOrNa(r.job->preempted_at())}; }},
     {"resizetime", 0, "RESIZE_TIME", [](const QueueRow&, const QueueContext&) -> Cell {
       return {"N/A"}; }},
-    {"deadline", 0, "DEADLINE", [](const QueueRow&, const QueueContext&) -> Cell {
-      return {"N/A"}; }},
-    {"admin_comment", 0, "ADMIN_COMMENT", [](const QueueRow&, const QueueContext&) -> Cell {
-      return {"(null)"}; }},
+    {"deadline", 0, "DEADLINE", [](const QueueRow& r, const QueueContext&) -> Cell {
+      return {TimeOrNa(r.job->spec().deadline())}; }},
+    {"admin_comment", 0, "ADMIN_COMMENT", [](const QueueRow& r, const QueueContext&) -> Cell {
+      const std::string& text = r.job->spec().admin_comment();
+      return {text.empty() ? "(null)" : text}; }},
     {"system_comment", 0, "SYSTEM_COMMENT", [](const QueueRow&, const QueueContext&) -> Cell {
       return {"(null)"}; }},
     {"allocnodes", 0, "ALLOC_NODES", [](const QueueRow&, const QueueContext&) -> Cell {

@@ -443,13 +443,15 @@ void AddRequestLines(const v1::Job& job, Record& record) {
   lines.push_back(fmt::format("Features={} DelayBoot=00:00:00", OrNull(spec.constraint())));
   if (!spec.prefer().empty()) lines.push_back("Prefer=" + spec.prefer());
   if (!spec.reservation().empty()) lines.push_back("Reservation=" + spec.reservation());
-  lines.push_back(fmt::format("OverSubscribe={} Contiguous=0 Licenses={} Network=(null)",
+  lines.push_back(fmt::format("OverSubscribe={} Contiguous={} Licenses={} Network=(null)",
                               spec.exclusive() || job.exclusive() ? "NO"
                               : spec.oversubscribe()              ? "YES"
                                                                   : "OK",
+                              spec.contiguous() ? 1 : 0,
                               OrNull(NormalisedLicenses(spec.licenses()))));
   lines.push_back("Command=(null)");
   lines.push_back("WorkDir=" + OrNull(spec.work_dir()));
+  if (!spec.admin_comment().empty()) lines.push_back("AdminComment=" + spec.admin_comment());
   if (!spec.comment().empty()) lines.push_back("Comment=" + spec.comment());
   if (!spec.interactive()) {
     std::string out = StdoutPath(job);

@@ -128,12 +128,13 @@ Result<v1::TopRequest> ParseTopList(std::span<const std::string> words) {
 
 namespace {
 
-// The job an update names: JobId=ID[,ID...] (arrays as N_T or N_[1-5]) anywhere, else the
-// caller's jobs named by JobName= when no JobId is given, as Slurm takes them. The words left.
+// The job an update names: JobId=ID[,ID...] (arrays as N_T or N_[1-5]) anywhere, else the jobs
+// named by JobName= when no JobId is given, as Slurm takes them: the caller's, or with
+// UserID=NAME|UID that user's. The words left.
 Result<std::vector<std::string>> TargetJobs(std::span<const std::string> words,
                                             v1::UpdateJobRequest& request) {
   std::vector<std::string> rest;
-  std::optional<std::string> ids, name;
+  std::optional<std::string> ids, name, user;
   size_t i = 0;
   if (!words.empty() && EqualsIgnoreCase(words[0], "job")) {
     if (words.size() < 2) return MakeError("No job identification provided");
@@ -146,10 +147,13 @@ Result<std::vector<std::string>> TargetJobs(std::span<const std::string> words,
       ids = value;
     else if (key == "jobname" || key == "name")
       name = value, rest.push_back(words[i]);
+    else if (key == "userid")
+      user = value;
     else
       rest.push_back(words[i]);
   }
   if (ids) {
+    if (user) return MakeError("UserID= selects jobs by JobName=; it cannot narrow JobId=");
     for (const std::string& id : SplitIds(*ids))
       if (!AddJobId(Trim(id), request.mutable_filter()))
         return MakeError("Invalid job id specified: " + *ids);
@@ -158,8 +162,17 @@ Result<std::vector<std::string>> TargetJobs(std::span<const std::string> words,
   if (!name) return MakeError("No job identification provided");
   // JobName= alone names the jobs to update, not a new name.
   request.mutable_filter()->set_name(*name);
-  passwd* me = getpwuid(getuid());
-  request.mutable_filter()->set_user(me && me->pw_name ? me->pw_name : std::to_string(getuid()));
+  if (user) {
+    passwd* entry = getpwnam(user->c_str());
+    if (!entry)
+      if (auto uid = ParseUint64(*user); uid && *uid < UINT32_MAX)
+        entry = getpwuid(static_cast<uid_t>(*uid));
+    if (!entry) return MakeError("Invalid UserID value: " + *user);
+    request.mutable_filter()->set_user(entry->pw_name);
+  } else {
+    passwd* me = getpwuid(getuid());
+    request.mutable_filter()->set_user(me && me->pw_name ? me->pw_name : std::to_string(getuid()));
+  }
   std::erase_if(rest, [](const std::string& word) {
     auto key = SplitKeyValue(word).first;
     return key == "jobname" || key == "name";

@@ -165,6 +165,9 @@ class Engine : private sched::JobOutcomes {
   void On(const RequeueJobs& event, EngineOutput& out);
   void On(const UpdateJob& event, EngineOutput& out);
   std::string UpdateOne(const UpdateJob& event, Job& job);
+  void NameMailUser(JobSpec& spec) const;  // --mail-type alone: the job's user (@MailDomain)
+  // A pending job's priority as the next cycle would compute it now (engine_top.cc).
+  int64_t PriorityNow(const Job& job) const;
   void On(const UpdateNode& event, EngineOutput& out);
   std::string UpdateNodeRefusal(const UpdateNode& event) const;
   void SetNodeState(const UpdateNode& event, int index, EngineOutput& out);

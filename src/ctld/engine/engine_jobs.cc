@@ -64,23 +64,24 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
   return "";
 }
 
+// --mail-type without --mail-user mails the job's user (at MailDomain), named when the job is
+// submitted or updated, as Slurm names it (scontrol's MailUser=).
+void Engine::NameMailUser(JobSpec& spec) const {
+  if (!spec.mail_type.empty() && spec.mail_user.empty())
+    spec.mail_user = cluster().settings.mail_domain.empty()
+                         ? spec.user
+                         : spec.user + "@" + cluster().settings.mail_domain;
+}
+
 void Engine::On(const SubmitJob& event, EngineOutput& out) {
   // Permission first: the owner and partitions are settled before the array is expanded.
   JobSpec spec = event.spec;
   if (std::string refusal = Admit(event.caller, spec); !refusal.empty())
     return out.effects.push_back(Error(event.token, std::move(refusal)));
-  // --mail-type without --mail-user mails the job's user (at MailDomain), named at submission
-  // as Slurm names it (scontrol's MailUser=).
-  if (!spec.mail_type.empty() && spec.mail_user.empty())
-    spec.mail_user = cluster().settings.mail_domain.empty()
-                         ? spec.user
-                         : spec.user + "@" + cluster().settings.mail_domain;
+  NameMailUser(spec);
   // MailProg gets the recipient as an argument: nothing that a mail program could read as an
   // option, a pipe or a file address.
-  if (!spec.mail_user.empty() &&
-      (spec.mail_user.size() > 256 || spec.mail_user[0] == '-' ||
-       spec.mail_user.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                        "0123456789._%+@,-") != std::string::npos))
+  if (!spec.mail_user.empty() && !IsSafeMailUser(spec.mail_user))
     return out.effects.push_back(
         Error(event.token, "Invalid --mail-user: use a mail address or a user name"));
   std::vector<uint32_t> tasks;
@@ -220,16 +221,19 @@ void Engine::On(const CancelJobs& event, EngineOutput& out) {
 
 void Engine::On(const HoldJobs& event, EngineOutput& out) {
   bool admin = IsOperator(event.caller);
-  ActOnJobs(event.token, event.caller, event.filter, out,
-            [&](uint64_t id, const Job& current, size_t) -> std::optional<std::string> {
-              if (event.release && current.spec.hold == HoldKind::kAdmin && !admin)
-                return "Access/permission denied";
-              if (current.state != JobState::kPending) return "Job is no longer pending execution";
-              Mutable(id, out).spec.hold = event.release ? HoldKind::kNone
-                                           : admin       ? HoldKind::kAdmin
-                                                         : HoldKind::kUser;
-              return std::nullopt;
-            });
+  ActOnJobs(
+      event.token, event.caller, event.filter, out,
+      [&](uint64_t id, const Job& current, size_t) -> std::optional<std::string> {
+        if (event.release && current.spec.hold == HoldKind::kAdmin && !admin)
+          return "Access/permission denied";
+        if (current.state != JobState::kPending) return "Job is no longer pending execution";
+        JobSpec& spec = Mutable(id, out).spec;
+        // As Slurm's release: a held job's priority is computed again (a priority set by
+        // an operator or `scontrol update Priority=` is dropped).
+        if (event.release && spec.hold != HoldKind::kNone) spec.priority = 0;
+        spec.hold = event.release ? HoldKind::kNone : admin ? HoldKind::kAdmin : HoldKind::kUser;
+        return std::nullopt;
+      });
   schedule_requested_ = true;
 }
 
@@ -301,8 +305,18 @@ std::string Engine::UpdateOne(const UpdateJob& event, Job& job) {
     job.spec.partitions = {*event.partition};
   }
   if (event.qos) job.spec.qos = *event.qos;
-  if (std::string error = ApplyJobUpdate(event.update, pending, job.spec); !error.empty())
+  if (Updates(event.update, JobField::kPriority) && pending) {
+    // Slurm: only an operator may raise a priority; 0 holds the job (an operator's hold is
+    // the administrator's); a set priority replaces the computed one and clears nice.
+    uint32_t wanted = event.update.values.priority;
+    if (!admin && wanted != 0 && wanted >= PriorityNow(job))
+      return "Access/permission denied (only an operator may raise a priority)";
+    if (wanted == 0) job.spec.hold = admin ? HoldKind::kAdmin : HoldKind::kUser;
+    if (wanted != 0) job.spec.nice = 0;
+  }
+  if (std::string error = ApplyJobUpdate(event.update, pending, admin, job.spec); !error.empty())
     return error;
+  NameMailUser(job.spec);
   // A changed job is checked as a submission is: its partition must still be able to run it,
   // its reservation admit it and its dependencies name known jobs.
   if (!event.update.fields.empty())

@@ -586,6 +586,44 @@ TEST_F(EngineTest, UpdateJobKeysPendingOnlyAndChecked) {
   EXPECT_EQ(engine_.FindJob(running)->spec.comment, "still running");
 }
 
+// Priority=: only an operator raises it, 0 holds the job (the administrator's hold when an
+// operator sets it), a set priority clears nice, and a release computes it again; MailType=
+// alone names the job's user as --mail-type does at submission.
+TEST_F(EngineTest, UpdateJobPriorityAndMailAsSlurmDoes) {
+  JobSpec later;
+  later.begin_time = clock_.Now() + 7200;
+  later.nice = 10;
+  uint64_t job = Submit(later);
+  auto update = [&](Caller caller, std::string_view key, std::string_view value) {
+    UpdateJob event{++token_, caller, {}, {}, {}, {}, {}, {}, {}};
+    event.filter.job_ids = {job};
+    EXPECT_TRUE(ParseJobUpdateKey(key, value, clock_.Now(), event.update));
+    return *FindReply(Apply(event), token_);
+  };
+  const Caller alice{1000, 1000}, root{0, 0, true};
+  EXPECT_EQ(update(alice, "Priority", "50").error,
+            "Access/permission denied (only an operator may raise a priority)");
+  ASSERT_TRUE(update(root, "Priority", "50").ok);
+  EXPECT_EQ(engine_.FindJob(job)->spec.priority, 50u);
+  EXPECT_EQ(engine_.FindJob(job)->spec.nice, 0);
+  ASSERT_TRUE(update(alice, "Priority", "20").ok) << "lowering is the owner's right";
+  EXPECT_EQ(engine_.FindJob(job)->spec.priority, 20u);
+  ASSERT_TRUE(update(root, "Priority", "0").ok);
+  EXPECT_EQ(engine_.FindJob(job)->spec.hold, HoldKind::kAdmin);
+  HoldJobs release{++token_, root, {}, true};
+  release.filter.job_ids = {job};
+  ASSERT_TRUE(FindReply(Apply(release), token_)->ok);
+  EXPECT_EQ(engine_.FindJob(job)->spec.hold, HoldKind::kNone);
+  EXPECT_EQ(engine_.FindJob(job)->spec.priority, 0u) << "computed again after the release";
+
+  EXPECT_EQ(update(alice, "AdminComment", "mine").error, "Access/permission denied");
+  ASSERT_TRUE(update(root, "AdminComment", "checked").ok);
+  EXPECT_EQ(engine_.FindJob(job)->spec.admin_comment, "checked");
+  ASSERT_TRUE(update(alice, "MailType", "END").ok);
+  EXPECT_EQ(engine_.FindJob(job)->spec.mail_type, "END");
+  EXPECT_EQ(engine_.FindJob(job)->spec.mail_user, engine_.FindJob(job)->spec.user);
+}
+
 TEST_F(EngineTest, FairShareUsageAccruesInBillingSeconds) {
   JobSpec spec;
   spec.ntasks = 4;

@@ -92,16 +92,28 @@ std::optional<std::vector<uint64_t>> Engine::TopListed(const TopJobs& event,
   return listed;
 }
 
+namespace {
+
+int64_t PriorityOf(const sched::PriorityCalculator& calculator, const ClusterConfig& config,
+                   const Job& job) {
+  int p = job.spec.partitions.empty() ? config.DefaultPartition()
+                                      : config.FindPartition(job.spec.partitions.front());
+  return calculator.Compute(job.spec, p).priority;
+}
+
+}  // namespace
+
+int64_t Engine::PriorityNow(const Job& job) const {
+  sched::PriorityCalculator calculator(cluster(), associations_, *fair_share_, {}, clock_.Now());
+  return PriorityOf(calculator, cluster(), job);
+}
+
 std::vector<std::pair<uint64_t, int64_t>> Engine::TopGroup(
     const std::vector<uint64_t>& listed) const {
   const ClusterConfig& config = cluster();
   // The group's priorities as the next cycle would compute them now.
   sched::PriorityCalculator calculator(config, associations_, *fair_share_, {}, clock_.Now());
-  auto priority_of = [&](const Job& job) {
-    int p = job.spec.partitions.empty() ? config.DefaultPartition()
-                                        : config.FindPartition(job.spec.partitions.front());
-    return calculator.Compute(job.spec, p).priority;
-  };
+  auto priority_of = [&](const Job& job) { return PriorityOf(calculator, config, job); };
   struct Member {
     uint64_t id;
     int64_t priority;
