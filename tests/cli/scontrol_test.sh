@@ -3,8 +3,8 @@
 # temporary state directory; `drover down` stops every process it started): show job, node,
 # partition, reservation and config (masked golden files), -o, --json, hold/release, update,
 # requeue (from outside and from inside the job itself), suspend/resume, write batch_script,
-# notify, listpids and pidinfo, node updates (states, weight, features), reboot and cancel_reboot,
-# partition create/update/delete, reservations, top, reconfigure,
+# notify, listpids, pidinfo and show slurmd, node updates (states, weight, features), reboot and
+# cancel_reboot, partition create/update/delete, write config, reservations, top, reconfigure,
 # setdebug/setdebugflags/schedloglevel, ping and the errors Slurm prints.
 # Usage: scontrol_test.sh DROVER GOLDEN_DIR [--regenerate]
 set -euo pipefail
@@ -202,6 +202,22 @@ grep -Eq "^Slurm job id $stepper ends at [A-Z][a-z]{2} [A-Z][a-z]{2} [0-9]{2} [0
 grep -Eq "^slurm_get_rem_time is [0-9]+$" "$state/pidinfo.txt" || fail "pidinfo: $(cat "$state/pidinfo.txt")"
 [ "$(scontrol pidinfo $$ 2>&1)" = "slurm_pid2jobid error: Invalid job id specified" ] ||
   fail "pidinfo of a process in no job: $(scontrol pidinfo $$ 2>&1)"
+
+# ---- show slurmd: the node's agent reports itself, its steps and its host ----
+scontrol show slurmd "$node" > "$state/slurmd.txt" || fail "show slurmd: $(cat "$state/slurmd.txt")"
+grep -Eq "^Active Steps             = .*$stepper\.0" "$state/slurmd.txt" ||
+  fail "show slurmd: no step $stepper.0: $(cat "$state/slurmd.txt")"
+grep -Eq "^Actual CPUs              = [1-9][0-9]*$" "$state/slurmd.txt" ||
+  fail "show slurmd: CPUs: $(cat "$state/slurmd.txt")"
+grep -q "^Hostname                 = $(hostname)$" "$state/slurmd.txt" || fail "show slurmd: host"
+agent_pid=$(sed -n 's/^Slurmd PID *= //p' "$state/slurmd.txt")
+[ -n "$agent_pid" ] && ps -o args= -p "$agent_pid" | grep -q droverd ||
+  fail "show slurmd: PID $agent_pid is not an agent"
+grep -Eq "^Last slurmctld msg time  = [0-9]{4}-[0-9]{2}-[0-9]{2}T" "$state/slurmd.txt" ||
+  fail "show slurmd: never heard from the controller: $(cat "$state/slurmd.txt")"
+grep -q "^Slurmd Debug             = 3$" "$state/slurmd.txt" || fail "show slurmd: debug level"
+scontrol show slurmd > /dev/null 2> "$state/err.txt" && fail "show slurmd chose one of four nodes"
+grep -q "all run on this host; give one" "$state/err.txt" || fail "show slurmd: $(cat "$state/err.txt")"
 scancel "$stepper"
 [ "$(scontrol show step 999999)" = "Job step 999999 not found" ] || fail "show step 999999"
 
@@ -343,6 +359,21 @@ scontrol create PartitionName=spare Nodes=node4 MaxTime=5 || fail "create partit
 scontrol show partition spare | grep -q "^   Nodes=node4$" || fail "created: $(scontrol show partition spare)"
 scontrol create PartitionName=spare Nodes=node3 2> "$state/err.txt" && fail "created twice"
 grep -qx "Error creating the partition: Invalid partition name specified" "$state/err.txt" || fail "twice: $(cat "$state/err.txt")"
+# write config: what the controller runs now (the created partition, preempt's new MaxTime) as
+# a slurm.conf beside the cluster's, named FILE.TIME, that loads again.
+scontrol write config "$state/cluster/written.conf" > "$state/write.txt" || fail "write config: $(cat "$state/write.txt")"
+written=$(sed -n 's/^Slurm config saved to //p' "$state/write.txt")
+[[ "$written" =~ ^$state/cluster/written\.conf\.[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}$ ]] && [ -f "$written" ] ||
+  fail "write config said: $(cat "$state/write.txt")"
+grep -q "^PartitionName=spare .*MaxTime=00:05:00 .*Nodes=node4 " "$written" || fail "write config: spare: $(grep ^Partition "$written")"
+grep -q "^PartitionName=preempt .*MaxTime=00:45:00 " "$written" || fail "write config: preempt: $(grep ^Partition "$written")"
+grep -q "^NodeName=node\[1-4\] .*Gres=gpu:a100:8 " "$written" || fail "write config: nodes: $(grep ^NodeName "$written")"
+grep -qx "# *CONTROL *#" "$written" || fail "write config: no CONTROL header"
+"$drover" config check --conf "$written" > "$state/check.txt" 2>&1 ||
+  fail "the written config does not load: $(cat "$state/check.txt")"
+scontrol write config "$state/no/such/dir" 2> "$state/err.txt" && fail "write config into a missing directory"
+grep -q "^Could not create file $state/no/such/dir\..*: No such file or directory$" "$state/err.txt" ||
+  fail "write config error: $(cat "$state/err.txt")"
 scontrol delete PartitionName=spare || fail "delete partition"
 scontrol show partition spare > /dev/null 2>&1 && fail "a deleted partition is shown"
 scontrol delete PartitionName=spare 2> "$state/err.txt" && fail "deleted twice"

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,11 +20,12 @@
 #include "agent/host/cgroup.h"
 #include "agent/host/job_env.h"
 #include "agent/host/output_path.h"
-#include "agent/stepd/detach.h"
 #include "agent/host/spawn.h"
+#include "agent/stepd/detach.h"
 #include "agent/stepd/user_environment.h"
 #include "common/cgroup_conf.h"
 #include "common/fd_io.h"
+#include "common/log.h"
 #include "common/resource_limits.h"
 #include "common/text.h"
 #include "wire/job_spec_codec.h"
@@ -501,6 +503,41 @@ v1::ListPidsReply Agent::ListPids(const v1::ListPidsRequest& request,
     pid->set_local_task(entry.local_task);
     pid->set_global_task(entry.global_task);
   }
+  return reply;
+}
+
+v1::AgentStatusReply Agent::DaemonStatus() {
+  v1::AgentStatusReply reply;
+  std::set<std::pair<uint64_t, uint32_t>> steps;
+  for (const TrackedLeader& leader : Leaders({}, [](uint32_t) { return true; }))
+    steps.emplace(leader.job_id, leader.step_id);
+  for (const auto& [job, step] : steps)
+    reply.add_active_steps(step == kBatchStepId    ? fmt::format("{}.batch", job)
+                           : step == kExternStepId ? fmt::format("{}.extern", job)
+                                                   : fmt::format("{}.{}", job, step));
+  reply.set_cpus(static_cast<uint32_t>(host_.cpus));
+  reply.set_boards(1);
+  reply.set_sockets(static_cast<uint32_t>(host_.sockets));
+  reply.set_cores_per_socket(static_cast<uint32_t>(host_.cores_per_socket));
+  reply.set_threads_per_core(static_cast<uint32_t>(host_.threads_per_core));
+  reply.set_real_memory_mb(host_.memory_mb);
+  struct statvfs tmp {};
+  const std::string& tmp_fs = cluster_.settings.tmp_fs;
+  if (::statvfs(tmp_fs.empty() ? "/tmp" : tmp_fs.c_str(), &tmp) == 0)
+    reply.set_tmp_disk_mb(static_cast<uint64_t>(tmp.f_blocks) * tmp.f_frsize / (1024 * 1024));
+  reply.set_boot_time(started_);
+  char hostname[256] = {};
+  if (::gethostname(hostname, sizeof hostname - 1) == 0) reply.set_hostname(hostname);
+  reply.set_last_controller_message(last_controller_.load(std::memory_order_relaxed));
+  reply.set_pid(static_cast<int32_t>(::getpid()));
+  auto level = log::ParseLevel(cluster_.settings.agent_debug);
+  reply.set_debug_level(static_cast<uint32_t>(level ? *level : log::Level::kInfo));
+  // Where this agent's messages go: the file its stderr is (drover up's logs/NODE.log).
+  std::error_code error;
+  fs::path log_file = fs::read_symlink("/proc/self/fd/2", error);
+  reply.set_log_file(!error && log_file.is_absolute() ? log_file.string() : "(null)");
+  reply.set_version("22.05.8 (drover " DROVER_VERSION ")");  // as the commands' --version
+  reply.set_node_name(node_name_);
   return reply;
 }
 

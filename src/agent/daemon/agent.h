@@ -5,7 +5,9 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -68,6 +70,11 @@ class Agent {
   // the jobs here whose owner `may_see` allows (by uid), from the host's process table.
   v1::ListPidsReply ListPids(const v1::ListPidsRequest& request,
                              const std::function<bool(uint32_t)>& may_see);
+  // scontrol show slurmd: this agent and its host, as slurmd answers REQUEST_DAEMON_STATUS (its
+  // steps, the host's CPUs, memory and TmpFS space, its start, pid, log level and log file).
+  v1::AgentStatusReply DaemonStatus() EXCLUDES(steps_mutex_);
+  // The controller spoke with this agent now (a call of its, or the answer to a heartbeat).
+  void NoteController() { last_controller_.store(std::time(nullptr), std::memory_order_relaxed); }
 
   // Runs an srun step's tasks that are on this node (a StepSession): output goes out through
   // `write`, srun's stdin and signals come in through `read`; returns once the tasks have
@@ -123,6 +130,8 @@ class Agent {
   void ForgetStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
 
   const ClusterConfig& cluster_;
+  const int64_t started_ = std::time(nullptr);
+  std::atomic<int64_t> last_controller_{0};
   int node_;
   std::string node_name_;
   HostInfo host_;

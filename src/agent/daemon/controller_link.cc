@@ -160,6 +160,7 @@ bool ControllerLink::Register() {
     registered_ = false;
     return false;
   }
+  agent_.NoteController();
   if (!registered_)
     Log("registered with the controller at " + options_.controller + " (" +
         std::to_string(request.running_jobs_size()) + " running jobs)");
@@ -176,6 +177,7 @@ void ControllerLink::Heartbeat() {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   v1::HeartbeatReply reply;
   grpc::Status status = stub_->Heartbeat(&context, request, &reply);
+  if (status.ok()) agent_.NoteController();
   if (!status.ok() || reply.reregister()) registered_ = false;
 }
 

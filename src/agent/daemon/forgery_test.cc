@@ -70,6 +70,7 @@ const std::map<std::string, Allowed> kAgentRpcs = {
     {"Reboot", Allowed::kDaemonsOnly},
     {"ListPids", Allowed::kAnyUser},  // each user sees only their own jobs' processes
     {"Notify", Allowed::kDaemonsOnly},
+    {"DaemonStatus", Allowed::kAnyUser},  // scontrol show slurmd, as slurmd answers anyone
 };
 // Operators' actions: with a user's credential they are refused whatever the message claims.
 const char* const kOperatorOnly[] = {

@@ -112,6 +112,15 @@ class AgentService final : public v1::Agent::Service {
     return grpc::Status::OK;
   }
 
+  // scontrol show slurmd: any user, as slurmd answers anyone.
+  grpc::Status DaemonStatus(grpc::ServerContext* context, const v1::AgentStatusRequest*,
+                            v1::AgentStatusReply* reply) override {
+    Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
+    if (!caller) return auth::Unauthenticated(caller.error());
+    *reply = agent_.DaemonStatus();
+    return grpc::Status::OK;
+  }
+
   // scontrol listpids and pidinfo: any user, who sees only their own jobs' processes (root
   // and SlurmUser see all), as slurmd answers only the job's owner.
   grpc::Status ListPids(grpc::ServerContext* context, const v1::ListPidsRequest* request,
@@ -134,6 +143,7 @@ class AgentService final : public v1::Agent::Service {
     if (!caller) return auth::Unauthenticated(caller.error());
     if (!auth::IsDaemonIdentity(*caller, auth_.settings))
       return Denied(fmt::format("only the controller may call this; uid {} may not", caller->uid));
+    agent_.NoteController();
     return grpc::Status::OK;
   }
   // The step runs from the credential's Job bytes, for the credential's user, on a node it names.

@@ -51,7 +51,7 @@ constexpr std::string_view kUsage =
     "         [Reason=TEXT]\n"
     "         [Weight=N] [Features=|AvailableFeatures=|ActiveFeatures=LIST] [Comment=] [Extra=]\n"
     "  create|update PartitionName=NAME KEY=VALUE... (slurm.conf's partition keys)\n"
-    "  delete PartitionName=NAME        write batch_script JOBID [FILE|-]\n"
+    "  delete PartitionName=NAME        write batch_script JOBID [FILE|-]   write config [FILE]\n"
     "  hold|uhold|release JOBID...      requeue|requeuehold JOBID...\n"
     "  suspend|resume JOBID...          top JOBID...      reconfigure\n"
     "  notify JOBID MESSAGE (the batch job's stderr)\n"
@@ -261,13 +261,17 @@ int Notify(std::span<const std::string> words, std::string_view tag) {
   return 0;
 }
 
-// write batch_script JOB [FILE] | write config: Slurm's argument checks.
-int Write(std::span<const std::string> words) {
+// write batch_script JOB [FILE] | write config [FILE]: Slurm's argument checks.
+int Write(std::span<const std::string> words, const Flags& flags) {
   if (words.empty()) return Error("too few arguments for keyword:write");
   if (MatchesKeyword(words[0], "batch_script", 5)) {
     if (words.size() < 2) return Error(fmt::format("too few arguments for keyword:{}", words[0]));
     if (words.size() > 3) return Error(fmt::format("too many arguments for keyword:{}", words[0]));
     return WriteBatchScript(words.subspan(1));
+  }
+  if (MatchesKeyword(words[0], "config", 1)) {
+    if (words.size() > 2) return Error(fmt::format("too many arguments for keyword:{}", words[0]));
+    return RunWriteConfig(flags, words.size() == 2 ? std::optional(words[1]) : std::nullopt);
   }
   return Error(fmt::format("invalid write argument: {}", words[0]));
 }
@@ -600,7 +604,7 @@ const Command kCommands[] = {
     {{"top", 3}, [](auto w, auto&, auto) { return Top(w); }},
     {{"token", 3},
      [](auto, auto&, auto) { return NotYet("token", "JWT tokens come with the REST API"); }},
-    {{"write", 2}, [](auto w, auto&, auto) { return Write(w); }},
+    {{"write", 2}, [](auto w, auto& f, auto) { return Write(w, f); }},
     {{"wait_job", 2},
      [](auto w, auto&, auto tag) { return w.size() > 1 ? TooMany(tag) : WaitJob(w); }},
     {{"setdebugflags", 9}, [](auto w, auto&, auto tag) { return SetDebugFlags(w, tag); }},

@@ -3,6 +3,7 @@
 // scontrol.cc.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 
@@ -26,9 +27,13 @@ struct Flags {
 
 int RunShow(const Flags& flags, std::span<const std::string> words);
 int RunPing(const Flags& flags);
-// listpids [JOBID[.STEPID]] [NODENAME] and pidinfo PID (scontrol_pids.cc).
+// write config [FILE] (scontrol_show.cc).
+int RunWriteConfig(const Flags& flags, const std::optional<std::string>& file);
+// listpids [JOBID[.STEPID]] [NODENAME], pidinfo PID and show slurmd [NODENAME]
+// (scontrol_pids.cc).
 int ListPids(std::span<const std::string> words);
 int PidInfo(std::span<const std::string> words);
+int ShowSlurmd(const std::optional<std::string>& node);
 
 // The cluster's configuration (DROVER_CONF, SLURM_CONF, /etc/slurm/slurm.conf), without
 // connecting.

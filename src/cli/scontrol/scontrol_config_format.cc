@@ -1,10 +1,15 @@
 // `scontrol show config`: the slurm.conf keys Drover reads, with their effective values (the
 // file's or Slurm's defaults), in the order and "%-23s = %s" form Slurm 22.05 prints them. Keys
-// Drover does not read are left out rather than printed with values it does not honour.
+// Drover does not read are left out rather than printed with values it does not honour. And
+// `scontrol write config`: the same keys, the nodes and the partitions as a slurm.conf.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "cli/scontrol/scontrol_format.h"
 #include "common/duration.h"
+#include "common/gres.h"
+#include "common/hostlist.h"
 #include "common/licenses.h"
 #include "common/slurm_conf.h"
 #include "common/text.h"
@@ -195,6 +200,218 @@ std::string ConfigText(const ClusterConfig& cluster, int64_t now, std::string_vi
   }
   if (!cluster.settings.def_mem_per_cpu_mb && !cluster.settings.def_mem_per_node_mb)
     out.insert(out.find("EnforcePartLimits"), fmt::format("{:<23} = UNLIMITED\n", "DefMemPerNode"));
+  return out;
+}
+
+namespace {
+
+// slurm_write_ctl_conf's sections and the keys each holds; the rest go to OTHER.
+struct Section {
+  std::string_view title;
+  std::vector<std::string_view> keys;
+};
+const std::vector<Section>& Sections() {
+  static const std::vector<Section> kSections = {
+      {"CONTROL",
+       {"ControlMachine", "ControlAddr", "ClusterName", "SlurmUser", "SlurmdUser", "SlurmctldHost",
+        "SlurmctldPort", "SlurmdPort", "BackupAddr", "BackupController"}},
+      {"LOGGING & OTHER PATHS",
+       {"StateSaveLocation", "SlurmdSpoolDir", "SlurmctldLogFile", "SlurmdLogFile",
+        "SlurmctldPidFile", "SlurmdPidFile", "SlurmSchedLogFile", "SlurmEventHandlerLogfile"}},
+      {"ACCOUNTING",
+       {"AccountingStorageBackupHost", "AccountingStorageEnforce", "AccountingStorageHost",
+        "AccountingStoragePort", "AccountingStorageType", "AccountingStorageUser",
+        "AccountingStoreFlags", "AcctGatherEnergyType", "AcctGatherFilesystemType",
+        "AcctGatherInterconnectType", "AcctGatherNodeFreq", "AcctGatherProfileType",
+        "JobAcctGatherFrequency", "JobAcctGatherType"}},
+      {"SCHEDULING & ALLOCATION",
+       {"SelectType", "SelectTypeParameters", "SchedulerParameters", "SchedulerTimeSlice",
+        "SchedulerType", "SlurmSchedLogLevel", "PreemptMode", "PreemptParameters", "PreemptType",
+        "PreemptExemptTime", "PriorityType", "FastSchedule"}},
+      {"TOPOLOGY", {"TopologyPlugin"}},
+      {"TIMERS",
+       {"SlurmctldTimeout", "SlurmdTimeout", "InactiveLimit", "MinJobAge", "KillWait",
+        "BatchStartTimeout", "CompleteWait", "EpilogMsgTime", "GetEnvTimeout", "Waittime"}},
+      {"POWER",
+       {"SuspendExcNodes", "SuspendExcParts", "SuspendExcStates", "SuspendProgram", "SuspendRate",
+        "SuspendTime", "SuspendTimeout", "ResumeProgram", "ResumeRate", "ResumeTimeout"}},
+      {"DEBUG", {"SlurmctldDebug", "SlurmdDebug", "DebugFlags"}},
+      {"EPILOG & PROLOG",
+       {"Epilog", "Prolog", "SrunProlog", "SrunEpilog", "TaskEpilog", "TaskProlog"}},
+      {"PROCESS TRACKING", {"ProcTrackType"}},
+      {"RESOURCE CONFINEMENT", {"TaskPlugin", "TaskPluginParam"}},
+  };
+  return kSections;
+}
+
+// Programs are written whole; other values only up to their first space or '(' ("60 sec").
+bool IsProgramKey(std::string_view key) {
+  for (std::string_view program :
+       {"Epilog", "EpilogSlurmctld", "HealthCheckProgram", "MailProg", "Prolog", "PrologSlurmctld",
+        "RebootProgram", "ResumeProgram", "ResvEpilog", "ResvProlog", "SrunEpilog", "SrunProlog",
+        "SuspendProgram", "TaskEpilog", "TaskProlog", "UnkillableStepProgram"})
+    if (EqualsIgnoreCase(key, program)) return true;
+  return false;
+}
+
+// One key as a slurm.conf line: "#Key=" for a value that means unset.
+std::string ConfLine(std::string_view key, const std::string& value) {
+  std::string name(key.substr(0, key.find('[')));
+  if (value.empty() || EqualsIgnoreCase(value, "(null type)") ||
+      EqualsIgnoreCase(value, "(null)") || EqualsIgnoreCase(value, "N/A") ||
+      (EqualsIgnoreCase(key, "DefMemPerNode") && EqualsIgnoreCase(value, "UNLIMITED")) ||
+      (EqualsIgnoreCase(key, "CpuFreqDef") && EqualsIgnoreCase(value, "Unknown")))
+    return "#" + name + "=";
+  std::string written = value;
+  if (!IsProgramKey(key)) {
+    size_t start = written.find_first_not_of(" (");
+    written = start == std::string::npos ? "" : written.substr(start);
+    written = written.substr(0, written.find_first_of(" ("));
+  }
+  if (written.find(' ') != std::string::npos) return fmt::format("{}=\"{}\"", name, written);
+  return name + "=" + written;
+}
+
+// The title centred in a box of 48 '#', as _write_group_header draws it.
+std::string GroupHeader(std::string_view title) {
+  const int width = 48, length = static_cast<int>(title.size());
+  const int left = (width - length) / 2 - 1, right = left + (width - length) % 2;
+  std::string rule(width, '#');
+  return fmt::format("#\n{}\n#{}{}{}#\n{}\n", rule, std::string(std::max(left, 0), ' '), title,
+                     std::string(std::max(right, 0), ' '), rule);
+}
+
+// secs2time_str: "01:00:00", "1-00:00:00".
+std::string TimeText(int64_t seconds) {
+  int64_t days = seconds / 86400, hours = seconds / 3600 % 24, minutes = seconds / 60 % 60;
+  if (days) return fmt::format("{}-{:02}:{:02}:{:02}", days, hours, minutes, seconds % 60);
+  return fmt::format("{:02}:{:02}:{:02}", hours, minutes, seconds % 60);
+}
+
+// A node's fields after its name, as slurm_write_ctl_conf collects them; nodes whose fields
+// match share one NodeName line.
+std::string NodeFields(const ClusterConfig& cluster, const NodeConfig& config,
+                       const v1::NodeStatus* live) {
+  std::string fields;
+  if (!config.hostname.empty() && config.hostname != config.name)
+    fields += " NodeHostName=" + config.hostname;
+  if (!config.address.empty() && config.address != config.name)
+    fields += " NodeAddr=" + config.address;
+  fields += fmt::format(" Sockets={} CoresPerSocket={} ThreadsPerCore={}", config.sockets,
+                        config.cores_per_socket, config.threads_per_core);
+  if (!config.gres.empty()) fields += " Gres=" + FormatGres(config.gres);
+  if (config.real_memory_mb > 1) fields += fmt::format(" RealMemory={}", config.real_memory_mb);
+  if (config.tmp_disk_mb) fields += fmt::format(" TmpDisk={}", config.tmp_disk_mb);
+  uint32_t weight = live && live->weight() ? live->weight() : config.weight;
+  if (weight != 1) fields += fmt::format(" Weight={}", weight);
+  std::string features =
+      live && !live->features().empty() ? live->features() : Join(config.features, ",");
+  if (!features.empty()) fields += " Feature=" + features;
+  if (config.port && config.port != cluster.settings.agent_port)
+    fields += fmt::format(" Port={}", config.port);
+  return fields;
+}
+
+std::string PartitionLine(const v1::Partition& partition, const PartitionConfig* config) {
+  static const PartitionConfig kDefaults;
+  const PartitionConfig& c = config ? *config : kDefaults;
+  std::string line = "PartitionName=" + partition.name();
+  if (!c.allow_accounts.empty()) line += " AllowAccounts=" + Join(c.allow_accounts, ",");
+  if (!c.allow_groups.empty()) line += " AllowGroups=" + Join(c.allow_groups, ",");
+  if (!c.allow_qos.empty()) line += " AllowQos=" + Join(c.allow_qos, ",");
+  if (partition.is_default()) line += " Default=YES";
+  if (c.def_mem_per_cpu_mb) line += fmt::format(" DefMemPerCPU={}", *c.def_mem_per_cpu_mb);
+  if (c.allow_accounts.empty() && !c.deny_accounts.empty())
+    line += " DenyAccounts=" + Join(c.deny_accounts, ",");
+  if (c.allow_qos.empty() && !c.deny_qos.empty()) line += " DenyQos=" + Join(c.deny_qos, ",");
+  if (partition.default_time_seconds() >= 0)
+    line += " DefaultTime=" + (partition.default_time_seconds() >= kUnlimitedSeconds
+                                   ? std::string("UNLIMITED")
+                                   : TimeText(partition.default_time_seconds()));
+  if (c.disable_root_jobs.value_or(false)) line += " DisableRootJobs=YES";
+  if (c.exclusive_user) line += " ExclusiveUser=YES";
+  if (partition.grace_time_seconds())
+    line += fmt::format(" GraceTime={}", partition.grace_time_seconds());
+  if (partition.hidden()) line += " Hidden=YES";
+  if (c.least_loaded) line += " LLN=YES";
+  if (c.max_cpus_per_node != kUnlimitedCount)
+    line += fmt::format(" MaxCPUsPerNode={}", c.max_cpus_per_node);
+  if (c.max_mem_per_node_mb) line += fmt::format(" MaxMemPerNode={}", *c.max_mem_per_node_mb);
+  if (partition.max_nodes() && partition.max_nodes() != kUnlimitedCount)
+    line += fmt::format(" MaxNodes={}", partition.max_nodes());
+  if (partition.max_time_seconds() < kUnlimitedSeconds)
+    line += " MaxTime=" + TimeText(partition.max_time_seconds());
+  if (partition.min_nodes() != 1) line += fmt::format(" MinNodes={}", partition.min_nodes());
+  if (!partition.node_list().empty()) line += " Nodes=" + partition.node_list();
+  if (c.preempt_mode && !partition.preempt_mode().empty())
+    line += " PreemptMode=" + partition.preempt_mode();
+  if (partition.priority_job_factor() != 1)
+    line += fmt::format(" PriorityJobFactor={}", partition.priority_job_factor());
+  if (partition.priority_tier() != 1)
+    line += fmt::format(" PriorityTier={}", partition.priority_tier());
+  if (!partition.qos().empty()) line += " QOS=" + partition.qos();
+  if (partition.root_only()) line += " RootOnly=YES";
+  const std::string& share = partition.over_subscribe();
+  if (share == "EXCLUSIVE" || share.starts_with("FORCE:") ||
+      (share.starts_with("YES:") && share != "YES:1"))
+    line += " OverSubscribe=" + share;
+  line += " State=" + (partition.state().empty() ? std::string("UP") : partition.state());
+  if (!c.billing_weights.empty()) {
+    std::vector<std::string> weights;
+    for (const auto& [name, weight] : c.billing_weights)
+      weights.push_back(fmt::format("{}={}", name, weight));
+    line += " TRESBillingWeights=" + Join(weights, ",");
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string WriteConfigText(const ClusterConfig& cluster, std::span<const v1::NodeStatus> nodes,
+                            std::span<const v1::Partition> partitions, std::string_view stamp,
+                            std::string_view conf_path) {
+  std::string banner(56, '#');
+  std::string out =
+      fmt::format("{}\n#  Configuration file for Slurm - {}  #\n{}\n#\n#\n", banner, stamp, banner);
+  std::vector<std::vector<std::string>> grouped(Sections().size() + 1);
+  for (const auto& [key, value] : Keys(cluster, conf_path)) {
+    if (key == "BOOT_TIME" || key == "HASH_VAL" || key == "MULTIPLE_SLURMD" ||
+        key == "NEXT_JOB_ID" || key == "SLURM_CONF" || key == "SLURM_VERSION")
+      continue;
+    std::string shown = value;
+    if (key == "DefMemPerNode" && value.empty() && !cluster.settings.def_mem_per_cpu_mb)
+      shown = "UNLIMITED";
+    size_t section = Sections().size();  // OTHER
+    for (size_t i = 0; i < Sections().size() && section == Sections().size(); ++i)
+      for (std::string_view member : Sections()[i].keys)
+        if (EqualsIgnoreCase(member, key)) section = i;
+    grouped[section].push_back(ConfLine(key, shown));
+  }
+  for (size_t i = 0; i <= Sections().size(); ++i) {
+    out += GroupHeader(i < Sections().size() ? Sections()[i].title : "OTHER");
+    for (const std::string& line : grouped[i]) out += line + "\n";
+  }
+  out += GroupHeader("NODES");
+  std::vector<std::pair<std::string, std::vector<std::string>>> records;  // fields, names
+  for (const NodeConfig& config : cluster.nodes) {
+    const v1::NodeStatus* live = nullptr;
+    for (const v1::NodeStatus& node : nodes)
+      if (node.name() == config.name) live = &node;
+    std::string fields = NodeFields(cluster, config, live);
+    auto same = std::find_if(records.begin(), records.end(),
+                             [&](const auto& record) { return record.first == fields; });
+    if (same == records.end())
+      records.push_back({fields, {config.name}});
+    else
+      same->second.push_back(config.name);
+  }
+  for (const auto& [fields, names] : records)
+    out += "NodeName=" + CompressHostlist(names) + fields + "\n";
+  out += GroupHeader("PARTITIONS");
+  for (const v1::Partition& partition : partitions) {
+    int index = cluster.FindPartition(partition.name());
+    out += PartitionLine(partition, index >= 0 ? &cluster.partitions[index] : nullptr) + "\n";
+  }
   return out;
 }
 

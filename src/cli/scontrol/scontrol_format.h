@@ -54,6 +54,14 @@ Record StepRecord(const v1::Job& job, const v1::Step& step);
 // `scontrol show config`: "Configuration data as of TIME" and "Key = Value" lines for the keys
 // Drover reads, in Slurm's order.
 std::string ConfigText(const ClusterConfig& cluster, int64_t now, std::string_view conf_path);
+// `scontrol write config`: the file Slurm's slurm_write_ctl_conf writes (`stamp` in its header):
+// the same keys as slurm.conf lines in Slurm's groups (CONTROL, LOGGING & OTHER PATHS, ...; an
+// unset one commented out as "#Key="), then a NodeName line per set of nodes alike and a
+// PartitionName line per partition, from the controller's records (`nodes`, `partitions`) over
+// slurm.conf's.
+std::string WriteConfigText(const ClusterConfig& cluster, std::span<const v1::NodeStatus> nodes,
+                            std::span<const v1::Partition> partitions, std::string_view stamp,
+                            std::string_view conf_path);
 // `show licenses [NAME]`: each license of slurm.conf's Licenses= (by name) with what running
 // jobs hold; a NAME the cluster lacks prints nothing, as Slurm.
 std::string LicensesText(const ClusterConfig& cluster, std::span<const v1::Job> jobs,

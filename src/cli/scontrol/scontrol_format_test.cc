@@ -311,6 +311,56 @@ TEST_F(ScontrolFormat, Reservation) {
             "   MaxStartDelay=(null)\n\n");
 }
 
+// write config: Slurm's banner and sections, values cut as Slurm cuts them, nodes alike on one
+// line (the live weight of one sets it apart), the controller's partitions; and it loads again.
+TEST_F(ScontrolFormat, WriteConfigAsSlurmWritesIt) {
+  v1::NodeStatus n1;
+  n1.set_name("n1");
+  n1.set_weight(5);
+  v1::Partition debug;
+  debug.set_name("debug");
+  debug.set_is_default(true);
+  debug.set_node_list("n[1-4]");
+  debug.set_max_time_seconds(kUnlimitedSeconds);
+  debug.set_default_time_seconds(-1);
+  debug.set_state("UP");
+  debug.set_priority_job_factor(1);
+  debug.set_priority_tier(1);
+  v1::Partition spare = debug;
+  spare.set_name("spare");
+  spare.set_is_default(false);
+  spare.set_max_time_seconds(300);
+  spare.set_node_list("n4");
+  std::vector<v1::Partition> partitions = {debug, spare};
+  std::string text = WriteConfigText(cluster_, std::span(&n1, 1), partitions, "2026-11-29T15:11:03",
+                                     "/etc/slurm/slurm.conf");
+  EXPECT_TRUE(
+      text.starts_with("########################################################\n"
+                       "#  Configuration file for Slurm - 2026-11-29T15:11:03  #\n"
+                       "########################################################\n"
+                       "#\n#\n"
+                       "#\n################################################\n"
+                       "#                   CONTROL                    #\n"))
+      << text;
+  for (const char* line :
+       {"\nClusterName=anchor\n", "\nSlurmctldHost=localhost\n", "\nDefMemPerCPU=100\n",
+        "\nMaxJobCount=50000\n", "\nSelectTypeParameters=CR_CORE_MEMORY\n",
+        "\n#                    TIMERS                    #\n",
+        "\nNodeName=n1 NodeHostName=localhost NodeAddr=127.0.0.1 Sockets=1 CoresPerSocket=8 "
+        "ThreadsPerCore=1 Gres=gpu:2 RealMemory=4000 Weight=5\n",
+        "\nNodeName=n[2-4] NodeHostName=localhost NodeAddr=127.0.0.1 Sockets=1 CoresPerSocket=8 "
+        "ThreadsPerCore=1 Gres=gpu:2 RealMemory=4000\n",
+        "\nPartitionName=debug Default=YES MinNodes=0 Nodes=n[1-4] State=UP\n",
+        "\nPartitionName=spare MaxTime=00:05:00 MinNodes=0 Nodes=n4 State=UP\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  EXPECT_EQ(text.find("SLURM_CONF"), std::string::npos);
+  EXPECT_EQ(text.find(" sec\n"), std::string::npos) << "values are cut at their first space";
+  ConfigLoad again = LoadClusterConfigText(text, std::string(kGresConf));
+  ASSERT_TRUE(again.ok()) << again.ErrorText() << text;
+  EXPECT_EQ(again.config.partitions.size(), 2u);
+  EXPECT_EQ(again.config.nodes[0].weight, 5u);
+}
+
 TEST_F(ScontrolFormat, ConfigLinesAsSlurmPrintsThem) {
   std::string text = ConfigText(cluster_, kNow, "/etc/slurm/slurm.conf");
   EXPECT_EQ(text.substr(0, text.find('\n')), "Configuration data as of 2026-11-29T15:11:03");

@@ -1,5 +1,6 @@
-// scontrol listpids and pidinfo, the parts without gRPC: the JOBID[.STEPID] argument, which
-// node of slurm.conf this host is, and Slurm 22.05's output (info_job.c).
+// scontrol listpids, pidinfo and show slurmd, the parts without gRPC: the JOBID[.STEPID]
+// argument, which node of slurm.conf this host is, and Slurm 22.05's output (info_job.c,
+// config_info.c).
 #pragma once
 
 #include <cstdint>
@@ -36,5 +37,8 @@ std::string PidInfoText(uint64_t job_id, int64_t end_time, int64_t now);
 // When the job ends as slurm_get_end_time tells: its end once ended; else start plus limit
 // (and time suspended); an unlimited job a year after it started, as slurmctld sets it.
 int64_t JobEndTime(const v1::Job& job);
+
+// show slurmd: slurm_print_slurmd_status's lines ("Active Steps             = 12.0, 12.batch").
+std::string SlurmdStatusText(const v1::AgentStatusReply& status);
 
 }  // namespace drover::cli::scontrol

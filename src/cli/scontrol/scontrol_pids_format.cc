@@ -4,6 +4,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "cli/formats/formats.h"
 #include "cli/scontrol/scontrol_pids.h"
 #include "common/agent_address.h"
 #include "common/duration.h"
@@ -99,6 +100,33 @@ int64_t JobEndTime(const v1::Job& job) {
   int64_t limit = job.time_limit_seconds();
   if (limit <= 0 || limit == kUnlimitedSeconds) return job.start_time() + kYear;
   return job.start_time() + job.suspended_seconds() + limit;
+}
+
+std::string SlurmdStatusText(const v1::AgentStatusReply& status) {
+  std::vector<std::string> active(status.active_steps().begin(), status.active_steps().end());
+  std::string steps = active.empty() ? "NONE" : Join(active, ", ");
+  std::string text;
+  auto line = [&text](std::string_view name, const std::string& value) {
+    text += fmt::format("{:<24} = {}\n", name, value);
+  };
+  line("Active Steps", steps);
+  line("Actual CPUs", std::to_string(status.cpus()));
+  line("Actual Boards", std::to_string(status.boards()));
+  line("Actual sockets", std::to_string(status.sockets()));
+  line("Actual cores", std::to_string(status.cores_per_socket()));
+  line("Actual threads per core", std::to_string(status.threads_per_core()));
+  line("Actual real memory", fmt::format("{} MB", status.real_memory_mb()));
+  line("Actual temp disk space", fmt::format("{} MB", status.tmp_disk_mb()));
+  line("Boot time", columns::IsoTime(status.boot_time()));
+  line("Hostname", status.hostname());
+  line("Last slurmctld msg time", status.last_controller_message()
+                                      ? columns::IsoTime(status.last_controller_message())
+                                      : "NONE");
+  line("Slurmd PID", std::to_string(status.pid()));
+  line("Slurmd Debug", std::to_string(status.debug_level()));
+  line("Slurmd Logfile", status.log_file());
+  line("Version", status.version());
+  return text;
 }
 
 }  // namespace drover::cli::scontrol

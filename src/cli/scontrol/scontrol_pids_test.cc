@@ -104,5 +104,48 @@ TEST(ScontrolPids, FindsThisHostsNodes) {
   EXPECT_EQ(found, std::vector<std::string>{"a2"});
 }
 
+// show slurmd prints slurm_print_slurmd_status's lines.
+TEST(ScontrolPids, SlurmdStatusAsSlurmPrintsIt) {
+  setenv("TZ", "UTC", 1);
+  tzset();
+  v1::AgentStatusReply status;
+  status.set_cpus(16);
+  status.set_boards(1);
+  status.set_sockets(2);
+  status.set_cores_per_socket(8);
+  status.set_threads_per_core(1);
+  status.set_real_memory_mb(64000);
+  status.set_tmp_disk_mb(51175);
+  status.set_boot_time(1764600000);
+  status.set_hostname("box");
+  status.set_pid(4242);
+  status.set_debug_level(3);
+  status.set_log_file("/var/log/drover/node1.log");
+  status.set_version("22.05.8 (drover 0.1.0)");
+  std::string text = SlurmdStatusText(status);
+  EXPECT_EQ(text,
+            "Active Steps             = NONE\n"
+            "Actual CPUs              = 16\n"
+            "Actual Boards            = 1\n"
+            "Actual sockets           = 2\n"
+            "Actual cores             = 8\n"
+            "Actual threads per core  = 1\n"
+            "Actual real memory       = 64000 MB\n"
+            "Actual temp disk space   = 51175 MB\n"
+            "Boot time                = 2025-12-01T14:40:00\n"
+            "Hostname                 = box\n"
+            "Last slurmctld msg time  = NONE\n"
+            "Slurmd PID               = 4242\n"
+            "Slurmd Debug             = 3\n"
+            "Slurmd Logfile           = /var/log/drover/node1.log\n"
+            "Version                  = 22.05.8 (drover 0.1.0)\n");
+  status.add_active_steps("12.batch");
+  status.add_active_steps("12.0");
+  status.set_last_controller_message(1764600060);
+  text = SlurmdStatusText(status);
+  EXPECT_NE(text.find("Active Steps             = 12.batch, 12.0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Last slurmctld msg time  = 2025-12-01T14:41:00\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace drover::cli::scontrol

@@ -5,7 +5,9 @@
 #include <pwd.h>
 
 #include <unistd.h>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <optional>
 
@@ -140,15 +142,33 @@ int ShowJobs(const Flags& flags, std::span<const std::string> names) {
   return Print(Render(records, flags.one_liner));
 }
 
-int ShowNodes(const Flags& flags, std::span<const std::string> names) {
-  Session session;
-  if (Status opened = Open(flags, session); !opened)
-    return Error("scontrol: error: " + opened.error());
+// The controller's node and partition records; the error is the line scontrol prints.
+Result<v1::NodeList> LoadNodes(Session& session) {
   v1::NodeList nodes;
   grpc::ClientContext context;
   SetDeadline(context);
   grpc::Status status = session.connection.stub->ListNodes(&context, v1::NodeQuery(), &nodes);
-  if (!status.ok()) return Error("slurm_load_node error: " + Unreachable(status));
+  if (!status.ok()) return MakeError("slurm_load_node error: " + Unreachable(status));
+  return nodes;
+}
+
+Result<v1::PartitionList> LoadPartitions(Session& session) {
+  v1::PartitionList list;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status =
+      session.connection.stub->ListPartitions(&context, v1::PartitionQuery(), &list);
+  if (!status.ok()) return MakeError("slurm_load_partitions error: " + Unreachable(status));
+  return list;
+}
+
+int ShowNodes(const Flags& flags, std::span<const std::string> names) {
+  Session session;
+  if (Status opened = Open(flags, session); !opened)
+    return Error("scontrol: error: " + opened.error());
+  auto loaded = LoadNodes(session);
+  if (!loaded) return Error(loaded.error());
+  v1::NodeList& nodes = *loaded;
   columns::ApplyNodeSettings(nodes.nodes(), session.connection.cluster);
   auto jobs = LoadJobs(session, false);
   if (!jobs) return Error("slurm_load_jobs error: " + jobs.error());
@@ -176,12 +196,9 @@ int ShowPartitions(const Flags& flags, std::span<const std::string> names) {
   Session session;
   if (Status opened = Open(flags, session); !opened)
     return Error("scontrol: error: " + opened.error());
-  v1::PartitionList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status =
-      session.connection.stub->ListPartitions(&context, v1::PartitionQuery(), &list);
-  if (!status.ok()) return Error("slurm_load_partitions error: " + Unreachable(status));
+  auto loaded = LoadPartitions(session);
+  if (!loaded) return Error(loaded.error());
+  const v1::PartitionList& list = *loaded;
   std::vector<v1::Partition> shown;
   for (const v1::Partition& partition : list.partitions()) {
     if (!names.empty() && partition.name() != names[0]) continue;
@@ -381,6 +398,7 @@ enum class Entity {
   kNodes,
   kPartitions,
   kReservations,
+  kSlurmd,
   kSteps,
   kTopology
 };
@@ -412,6 +430,7 @@ constexpr EntityKeyword kEntities[] = {
     {{"partitionname", 2}, Entity::kPartitions},
     {{"reservations", 1}, Entity::kReservations},
     {{"reservationname", 1}, Entity::kReservations},
+    {{"slurmd", 2}, Entity::kSlurmd},
     {{"steps", 2}, Entity::kSteps},
     {{"topology", 1}, Entity::kTopology},
 };
@@ -459,6 +478,8 @@ int ShowEntity(Entity entity, const Flags& flags, const std::optional<std::strin
       return ShowPartitions(flags, Names(id));
     case Entity::kReservations:
       return ShowReservations(flags, Names(id));
+    case Entity::kSlurmd:
+      return ShowSlurmd(id);
     case Entity::kSteps:
       return ShowSteps(flags, id);
     case Entity::kTopology:
@@ -493,6 +514,34 @@ int RunShow(const Flags& flags, std::span<const std::string> words) {
   else if (words.size() == 2 && entity != Entity::kAssocMgr)
     id = words[1];
   return ShowEntity(*entity, flags, id, words.subspan(1));
+}
+
+// write config [FILE]: what the controller runs now, written as slurm_write_ctl_conf writes it,
+// to FILE (else the slurm.conf this command read) with ".TIME" appended.
+int RunWriteConfig(const Flags& flags, const std::optional<std::string>& file) {
+  Session session;
+  if (Status opened = Open(flags, session); !opened)
+    return Error("scontrol: error: " + opened.error());
+  auto nodes = LoadNodes(session);
+  if (!nodes) return Error(nodes.error());
+  auto partitions = LoadPartitions(session);
+  if (!partitions) return Error(partitions.error());
+  const ClusterConfig& cluster = session.connection.cluster;
+  std::string stamp = columns::IsoTime(session.ctx.now);
+  std::string path = fmt::format("{}.{}", file ? *file : cluster.conf_path, stamp);
+  std::vector<v1::NodeStatus> live(nodes->nodes().begin(), nodes->nodes().end());
+  std::vector<v1::Partition> parts(partitions->partitions().begin(),
+                                   partitions->partitions().end());
+  std::string text = WriteConfigText(cluster, live, parts, stamp, cluster.conf_path);
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) return Error(fmt::format("Could not create file {}: {}", path, std::strerror(errno)));
+  bool written = std::fputs(text.c_str(), out) >= 0;
+  if (std::fclose(out) != 0 || !written) {
+    int error = errno;
+    std::remove(path.c_str());
+    return Error(fmt::format("Could not write file {}: {}", path, std::strerror(error)));
+  }
+  return Print(fmt::format("Slurm config saved to {}\n", path));
 }
 
 int RunPing(const Flags& flags) {
