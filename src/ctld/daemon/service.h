@@ -12,7 +12,6 @@
 
 #include <functional>
 #include <memory>
-#include <source_location>
 #include <string>
 
 #include "auth/auth.h"
@@ -85,9 +84,10 @@ class ControllerService final : public v1::Controller::CallbackService {
     kDaemon,  // an agent: root or SlurmUser only
   };
   // Fills `caller` from the call's proven identity, or answers why the call is refused. At
-  // debug2 it logs the call, named by the handler it is called from.
+  // debug2 it logs the call, named by the handler it is called from (`handler`, the caller's
+  // function name; __builtin_FUNCTION, as clang 14's library has no std::source_location).
   grpc::Status Admit(Context* context, Access access, Caller& caller,
-                     std::source_location handler = std::source_location::current());
+                     const char* handler = __builtin_FUNCTION());
   // A call refused as busy: its credential admits its retries (busy_retries.h).
   void HoldForRetry(Context* context, const Caller& caller);
   // The step's credential: the Job bytes the agents will run it from, sealed with its claims.

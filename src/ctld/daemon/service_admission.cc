@@ -22,15 +22,6 @@ std::string_view CredentialOf(const grpc::ServerContextBase& context) {
   return std::string_view(begin->second.data(), begin->second.size());
 }
 
-// "Submit" of "drover::ctld::ControllerService::Reactor* drover::ctld::...::Submit(Context*, ...)".
-std::string_view MethodOf(const std::source_location& handler) {
-  std::string_view name = handler.function_name();
-  name = name.substr(0, name.find('('));
-  if (size_t scope = name.rfind("::"); scope != std::string_view::npos)
-    name.remove_prefix(scope + 2);
-  return name;
-}
-
 }  // namespace
 
 void ControllerService::HoldForRetry(Context* context, const Caller& caller) {
@@ -38,14 +29,14 @@ void ControllerService::HoldForRetry(Context* context, const Caller& caller) {
 }
 
 grpc::Status ControllerService::Admit(Context* context, Access access, Caller& caller,
-                                      std::source_location handler) {
+                                      const char* handler) {
   // A retry of a call refused as busy carries the refused call's (spent) credential.
   std::optional<auth::Identity> retried = busy_retries_.Find(CredentialOf(*context));
   Result<auth::Identity> identity =
       retried ? Result<auth::Identity>(*retried) : auth::Authenticate(*context, authenticator_);
   if (!identity) return auth::Unauthenticated(identity.error());
   // As slurmctld's "Processing RPC: REQUEST_... from UID=N".
-  log::Debug2("Processing RPC: {} from UID={}", MethodOf(handler), identity->uid);
+  log::Debug2("Processing RPC: {} from UID={}", handler, identity->uid);
   bool daemon = auth::IsDaemonIdentity(*identity, auth_settings_);
   if (access == Access::kDaemon && !daemon)
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
