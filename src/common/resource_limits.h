@@ -46,6 +46,11 @@ struct PropagatedLimit {
 std::string FormatPropagatedLimit(const PropagatedLimit& limit);
 Result<PropagatedLimit> ParsePropagatedLimit(std::string_view entry);
 
+// The controller keeps a batch job's propagated limits with its environment, out of the job
+// record every listing carries, each as this prefix then "NAME=soft:hard" (not a name a shell
+// can export); the agent takes them out again before the job runs.
+inline constexpr std::string_view kStoredLimitPrefix = "DROVER:RLIMIT:";
+
 // This process's limits of `choice`, as entries.
 std::vector<std::string> CaptureLimits(const LimitChoice& choice);
 

@@ -271,6 +271,9 @@ id=$( (ulimit -S -n 256; sbatch --parsable --propagate=NOFILE limits.sh) )
 printf 'batch 256\nstep 256\nnone %s\n' "$agent_files" | diff - limits.out || fail "--propagate"
 [ "$( (ulimit -S -n 300; sbatch --propagate=NOFILE --wrap 'ulimit -n' -o wrap.out --wait) >/dev/null;
       cat wrap.out)" = 300 ] || fail "sbatch --propagate=NOFILE --wrap: $(cat wrap.out)"
+# The controller keeps the limits with the stored environment; none of it reaches the job's.
+sbatch --wrap 'env | grep -c "^DROVER:" || true' -o env.out --wait > /dev/null
+[ "$(cat env.out)" = 0 ] || fail "the stored limits reached the job's environment: $(cat env.out)"
 [ "$( (ulimit -S -n 310; srun -n1 bash -c 'ulimit -S -n') )" = 310 ] || fail "srun's default propagation"
 sbatch --propagate=NOFILES --wrap true > err.txt 2>&1 && fail "--propagate=NOFILES"
 grep -qxF "sbatch: error: --propagate=NOFILES is not valid." err.txt || fail "--propagate: $(cat err.txt)"

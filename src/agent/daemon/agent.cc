@@ -313,6 +313,13 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
   const v1::Job& job = request.job();
   auto spec = wire::FromProto(job.spec());
   if (!spec) return MakeError(fmt::format("job {}: {}", job.spec().job_id(), spec.error()));
+  // The propagated limits came with the stored environment: back into the spec, out of the
+  // job's environment.
+  std::erase_if(spec->environment, [&](const std::string& entry) {
+    if (!entry.starts_with(kStoredLimitPrefix)) return false;
+    spec->rlimits.push_back(entry.substr(kStoredLimitPrefix.size()));
+    return true;
+  });
   std::error_code error;
   fs::create_directories(dir, error);
   if (error)

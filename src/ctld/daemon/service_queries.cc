@@ -2,6 +2,7 @@
 // (ctld/views) and builds its reply with a wire codec; none waits for the engine.
 #include <unistd.h>
 
+#include "common/resource_limits.h"
 #include "ctld/daemon/requests.h"
 #include "ctld/daemon/service.h"
 #include "ctld/records.h"
@@ -120,7 +121,8 @@ grpc::Status ControllerService::DoJobScript(const Caller& caller,
   if (!environment) {
     reply->set_script(std::move(**stored));
   } else {
-    for (std::string& entry : DecodeEnvironment(**stored)) reply->add_environment(std::move(entry));
+    for (std::string& entry : DecodeEnvironment(**stored))
+      if (!entry.starts_with(kStoredLimitPrefix)) reply->add_environment(std::move(entry));
   }
   return grpc::Status::OK;
 }

@@ -8,6 +8,7 @@
 #include <csignal>
 
 #include "common/array_spec.h"
+#include "common/resource_limits.h"
 #include "ctld/engine/engine.h"
 
 namespace drover::ctld {
@@ -101,6 +102,10 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
   JobSpec shared = std::move(spec);
   std::vector<std::string> environment = std::move(shared.environment);
   shared.environment.clear();
+  // So do the propagated limits (16 by default), which every listing would otherwise parse.
+  for (const std::string& limit : shared.rlimits)
+    environment.push_back(std::string(kStoredLimitPrefix) + limit);
+  shared.rlimits.clear();
   for (size_t i = 0; i < count; ++i) {
     auto job = std::make_shared<Job>();
     job->spec = shared;
