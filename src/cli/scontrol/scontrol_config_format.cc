@@ -281,13 +281,6 @@ std::string GroupHeader(std::string_view title) {
                      std::string(std::max(right, 0), ' '), rule);
 }
 
-// secs2time_str: "01:00:00", "1-00:00:00".
-std::string TimeText(int64_t seconds) {
-  int64_t days = seconds / 86400, hours = seconds / 3600 % 24, minutes = seconds / 60 % 60;
-  if (days) return fmt::format("{}-{:02}:{:02}:{:02}", days, hours, minutes, seconds % 60);
-  return fmt::format("{:02}:{:02}:{:02}", hours, minutes, seconds % 60);
-}
-
 // A node's fields after its name, as slurm_write_ctl_conf collects them; nodes whose fields
 // match share one NodeName line.
 std::string NodeFields(const ClusterConfig& cluster, const NodeConfig& config,
@@ -325,9 +318,7 @@ std::string PartitionLine(const v1::Partition& partition, const PartitionConfig*
     line += " DenyAccounts=" + Join(c.deny_accounts, ",");
   if (c.allow_qos.empty() && !c.deny_qos.empty()) line += " DenyQos=" + Join(c.deny_qos, ",");
   if (partition.default_time_seconds() >= 0)
-    line += " DefaultTime=" + (partition.default_time_seconds() >= kUnlimitedSeconds
-                                   ? std::string("UNLIMITED")
-                                   : TimeText(partition.default_time_seconds()));
+    line += " DefaultTime=" + TimeLimitText(partition.default_time_seconds());
   if (c.disable_root_jobs.value_or(false)) line += " DisableRootJobs=YES";
   if (c.exclusive_user) line += " ExclusiveUser=YES";
   if (partition.grace_time_seconds())
@@ -340,7 +331,7 @@ std::string PartitionLine(const v1::Partition& partition, const PartitionConfig*
   if (partition.max_nodes() && partition.max_nodes() != kUnlimitedCount)
     line += fmt::format(" MaxNodes={}", partition.max_nodes());
   if (partition.max_time_seconds() < kUnlimitedSeconds)
-    line += " MaxTime=" + TimeText(partition.max_time_seconds());
+    line += " MaxTime=" + TimeLimitText(partition.max_time_seconds());
   if (partition.min_nodes() != 1) line += fmt::format(" MinNodes={}", partition.min_nodes());
   if (!partition.node_list().empty()) line += " Nodes=" + partition.node_list();
   if (c.preempt_mode && !partition.preempt_mode().empty())
@@ -356,12 +347,7 @@ std::string PartitionLine(const v1::Partition& partition, const PartitionConfig*
       (share.starts_with("YES:") && share != "YES:1"))
     line += " OverSubscribe=" + share;
   line += " State=" + (partition.state().empty() ? std::string("UP") : partition.state());
-  if (!c.billing_weights.empty()) {
-    std::vector<std::string> weights;
-    for (const auto& [name, weight] : c.billing_weights)
-      weights.push_back(fmt::format("{}={}", name, weight));
-    line += " TRESBillingWeights=" + Join(weights, ",");
-  }
+  if (!c.billing_weights.empty()) line += " TRESBillingWeights=" + BillingWeightsText(c);
   return line;
 }
 

@@ -54,6 +54,10 @@ Record StepRecord(const v1::Job& job, const v1::Step& step);
 // `scontrol show config`: "Configuration data as of TIME" and "Key = Value" lines for the keys
 // Drover reads, in Slurm's order.
 std::string ConfigText(const ClusterConfig& cluster, int64_t now, std::string_view conf_path);
+// Partition MaxTime/DefaultTime as scontrol prints them ("00:45:00", "UNLIMITED"), and a
+// partition's TRESBillingWeights ("CPU=1,Mem=0.25G").
+std::string TimeLimitText(int64_t seconds);
+std::string BillingWeightsText(const PartitionConfig& partition);
 // `scontrol write config`: the file Slurm's slurm_write_ctl_conf writes (`stamp` in its header):
 // the same keys as slurm.conf lines in Slurm's groups (CONTROL, LOGGING & OTHER PATHS, ...; an
 // unset one commented out as "#Key="), then a NodeName line per set of nodes alike and a

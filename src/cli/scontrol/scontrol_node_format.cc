@@ -72,12 +72,6 @@ std::string NodePartitions(const ClusterConfig& cluster, int index) {
   return Join(names, ",");
 }
 
-std::string TimeLimitText(int64_t seconds) {
-  return columns::IsUnlimited(seconds) || seconds >= kUnlimitedSeconds
-             ? "UNLIMITED"
-             : FormatDurationPadded(seconds);
-}
-
 std::string Count(uint64_t value) {
   return value >= kUnlimitedCount ? "UNLIMITED" : std::to_string(value);
 }
@@ -89,6 +83,19 @@ const PartitionConfig* FindPartitionConfig(const v1::Partition& partition, const
 }
 
 }  // namespace
+
+std::string BillingWeightsText(const PartitionConfig& partition) {
+  std::vector<std::string> weights;
+  for (const auto& [name, weight] : partition.billing_weights)
+    weights.push_back(fmt::format("{}={}", name, weight));
+  return Join(weights, ",");
+}
+
+std::string TimeLimitText(int64_t seconds) {
+  return columns::IsUnlimited(seconds) || seconds >= kUnlimitedSeconds
+             ? "UNLIMITED"
+             : FormatDurationPadded(seconds);
+}
 
 Record NodeRecord(const v1::NodeStatus& node, int index, std::span<const v1::Job> jobs,
                   const ShowContext& ctx) {
@@ -205,12 +212,7 @@ Record PartitionRecord(const v1::Partition& partition, const ShowContext& ctx) {
     for (int node : c.nodes) memory += ctx.cluster->nodes[node].real_memory_mb;
   lines.push_back("TRES=" + TresText(partition.total_cpus(), memory, partition.total_nodes(), true,
                                      partition.total_gpus()));
-  if (!c.billing_weights.empty()) {
-    std::vector<std::string> weights;
-    for (const auto& [name, weight] : c.billing_weights)
-      weights.push_back(fmt::format("{}={}", name, weight));
-    lines.push_back("TRESBillingWeights=" + Join(weights, ","));
-  }
+  if (!c.billing_weights.empty()) lines.push_back("TRESBillingWeights=" + BillingWeightsText(c));
   return record;
 }
 

@@ -30,20 +30,9 @@ std::string Conf(const std::string& settings = "", const std::string& partitions
 const Caller kAlice{1000, 1000, false};
 const Caller kRoot{0, 0, true};
 
-class AdminTest : public ::testing::Test {
+class AdminTest : public EngineTest {
  protected:
-  explicit AdminTest(const std::string& conf = Conf())
-      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_) {
-    EXPECT_TRUE(load_.ok());
-    Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}});
-  }
-
-  template <typename... Events>
-  EngineOutput Apply(Events... events) {
-    std::vector<Event> batch{Event(std::move(events))...};
-    last_ = engine_.Apply(std::move(batch));
-    return last_;
-  }
+  explicit AdminTest(const std::string& conf = Conf()) : EngineTest(conf) {}
 
   Reply Ask(Event event) { return AskEngine(engine_, token_, last_, std::move(event)); }
 
@@ -69,12 +58,6 @@ class AdminTest : public ::testing::Test {
       order.push_back(factors.job_id);
     return order;
   }
-
-  ManualClock clock_;
-  ConfigLoad load_;
-  Engine engine_;
-  EngineOutput last_;
-  uint64_t token_ = 0;
 };
 
 // The cluster is full; alice queues 2, 3, 4 (oldest first, so highest first) and bob 5.

@@ -120,11 +120,17 @@ TEST_F(LifecycleTest, TheStartingPassIsRecorded) {
   EXPECT_EQ(Find(blocked).sched_by, "SchedMain");
 }
 
-// -k/--no-kill: the job goes on without its failed node; without it the job is requeued.
-TEST_F(LifecycleTest, NoKillKeepsAJobRunningWithoutItsFailedNode) {
+// A task on each of the two nodes.
+JobSpec OnBothNodes() {
   JobSpec spec;
   spec.min_nodes = spec.max_nodes = 2;
   spec.ntasks = 2;
+  return spec;
+}
+
+// -k/--no-kill: the job goes on without its failed node; without it the job is requeued.
+TEST_F(LifecycleTest, NoKillKeepsAJobRunningWithoutItsFailedNode) {
+  JobSpec spec = OnBothNodes();
   spec.no_kill = true;
   uint64_t kept = Submit(spec);
   ASSERT_EQ(Find(kept).allocation.nodes.size(), 2u);
@@ -169,9 +175,7 @@ TEST_F(LifecycleTest, MailUserThatAMailProgramCouldMisreadIsRefused) {
 }
 
 TEST_F(LifecycleTest, WithoutNoKillAFailedNodeEndsTheJob) {
-  JobSpec spec;
-  spec.min_nodes = spec.max_nodes = 2;
-  spec.ntasks = 2;
+  JobSpec spec = OnBothNodes();
   spec.requeue = false;
   uint64_t lost = Submit(spec);
   clock_.Advance(400);
