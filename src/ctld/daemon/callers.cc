@@ -17,6 +17,8 @@ std::vector<char> Buffer(int name) {
   return std::vector<char>(size > 0 ? static_cast<size_t>(size) : 16384);
 }
 
+}  // namespace
+
 std::optional<uint32_t> UidOfName(const std::string& name) {
   uint32_t number = 0;
   auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), number);
@@ -47,8 +49,6 @@ std::vector<uint32_t> GroupList(const std::string& user, gid_t primary) {
   }
   return std::vector<uint32_t>(groups.begin(), groups.begin() + count);
 }
-
-}  // namespace
 
 Callers::Callers(const ClusterSettings& settings, Clock clock)
     : clock_(std::move(clock)),

@@ -19,6 +19,12 @@
 
 namespace drover::ctld {
 
+// The controller's NSS lookups: a user name (or a number) to its uid; a gid's name (the number
+// when the group database has none); a user's groups with `primary` among them.
+std::optional<uint32_t> UidOfName(const std::string& name);
+std::string GroupName(gid_t gid);
+std::vector<uint32_t> GroupList(const std::string& user, gid_t primary);
+
 class Callers {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;

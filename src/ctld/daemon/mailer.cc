@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "common/result.h"
+#include "ctld/daemon/callers.h"
 
 namespace drover::ctld {
 namespace {
@@ -30,12 +30,7 @@ void AddGroupName(std::vector<std::string>& environment) {
   for (const std::string& entry : environment) {
     if (!entry.starts_with("SLURM_JOB_GID=")) continue;
     gid_t gid = static_cast<gid_t>(std::strtoul(entry.c_str() + 14, nullptr, 10));
-    std::vector<char> buffer(16384);
-    group found{};
-    group* result = nullptr;
-    getgrgid_r(gid, &found, buffer.data(), buffer.size(), &result);
-    environment.push_back(std::string("SLURM_JOB_GROUP=") +
-                          (result ? result->gr_name : std::to_string(gid)));
+    environment.push_back("SLURM_JOB_GROUP=" + GroupName(gid));
     return;
   }
 }
@@ -70,30 +65,20 @@ struct RunAs {
 };
 Result<std::optional<RunAs>> MailAccount(const std::string& slurm_user) {
   if (geteuid() != 0) return std::optional<RunAs>();
+  std::optional<uint32_t> uid = UidOfName(slurm_user);
+  if (!uid) return MakeError(fmt::format("SlurmUser {} is not a user of this host", slurm_user));
+  if (*uid == 0) return std::optional<RunAs>();
+  RunAs as{*uid, *uid, {}};  // a number the user database does not know: that gid alone
   std::vector<char> buffer(16384);
   passwd entry{};
   passwd* found = nullptr;
-  char* end = nullptr;
-  unsigned long number = std::strtoul(slurm_user.c_str(), &end, 10);
-  bool numeric = !slurm_user.empty() && *end == '\0';
-  if (numeric)
-    getpwuid_r(static_cast<uid_t>(number), &entry, buffer.data(), buffer.size(), &found);
-  else
-    getpwnam_r(slurm_user.c_str(), &entry, buffer.data(), buffer.size(), &found);
-  if (!found && !numeric)
-    return MakeError(fmt::format("SlurmUser {} is not a user of this host", slurm_user));
-  RunAs as;
-  as.uid = found ? found->pw_uid : static_cast<uid_t>(number);
-  as.gid = found ? found->pw_gid : static_cast<gid_t>(number);
-  if (as.uid == 0) return std::optional<RunAs>();
-  as.groups = {as.gid};
+  if (getpwuid_r(*uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found)
+    as.gid = found->pw_gid;
   if (found) {
-    int count = 32;
-    as.groups.resize(static_cast<size_t>(count));
-    while (getgrouplist(found->pw_name, as.gid, as.groups.data(), &count) < 0)
-      as.groups.resize(static_cast<size_t>(count = std::max<int>(count, as.groups.size() * 2)));
-    as.groups.resize(static_cast<size_t>(std::max(count, 1)));
+    std::vector<uint32_t> groups = GroupList(found->pw_name, as.gid);
+    as.groups.assign(groups.begin(), groups.end());
   }
+  if (as.groups.empty()) as.groups = {as.gid};
   return std::optional<RunAs>(std::move(as));
 }
 
