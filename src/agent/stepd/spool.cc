@@ -302,7 +302,15 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
        }},
       {"cgroup_root", TextField(&L::cgroup_root)},
       {"cgroup_parent", TextField(&L::cgroup_parent)},
-      {"cpus", ListField(&L::cpus)},
+      {"cpus",  // a set: written sorted and without repeats, so read that way too
+       [](L& launch, const std::string& text) -> Status {
+         auto cpus = ParseList(text);
+         if (!cpus) return std::move(cpus).take_error();
+         std::sort(cpus->begin(), cpus->end());
+         cpus->erase(std::unique(cpus->begin(), cpus->end()), cpus->end());
+         launch.cpus = std::move(*cpus);
+         return OkStatus();
+       }},
       {"memory_limit_mib", IntegerField(&L::memory_limit_mib)},
       {"memory_and_swap_limit_mib", IntegerField(&L::memory_and_swap_limit_mib)},
       {"over_memory_kill_mib", IntegerField(&L::over_memory_kill_mib)},

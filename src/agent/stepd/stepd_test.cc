@@ -101,6 +101,24 @@ TEST(Spool, LaunchRoundTrips) {
   EXPECT_EQ(*read, minimal);
 }
 
+TEST(Spool, LaunchCpusAreASet) {
+  // Found by fuzz_spool: "cpus=8,0-3,0-3" read as written, but wrote back as "0-3,8".
+  TempDir dir;
+  ASSERT_TRUE(WriteLaunch(dir.path(), FullLaunch()).ok());
+  std::string text = Read(dir.path() / "launch");
+  size_t at = text.find("cpus=0-3,8\n");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 11, "cpus=8,0-3,0-3\n");
+  { std::ofstream(dir.path() / "launch", std::ios::trunc) << text; }
+  auto read = ReadLaunch(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(read->cpus, (std::vector<int>{0, 1, 2, 3, 8}));
+  ASSERT_TRUE(WriteLaunch(dir.path(), *read).ok());
+  auto again = ReadLaunch(dir.path());
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(*again, *read);
+}
+
 TEST(Spool, StatusRoundTrips) {
   TempDir dir;
   BatchStatus status;
