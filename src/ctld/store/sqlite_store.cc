@@ -3,6 +3,7 @@
 // It must never return OK before COMMIT has synced, nor leave a half-applied batch behind.
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,11 +16,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
+#include "common/text.h"
 #include "ctld/store/store.h"
 
 namespace drover::ctld {
@@ -149,6 +152,8 @@ class SqliteStore : public Store {
  private:
   Status Execute(const char* sql, std::string_view doing);
   Status SetJournalModeWal();
+  // Brings an older database to kStoreSchemaVersion, or refuses a newer one.
+  Status Migrate();
   Status CreateTable(std::string_view table);
   Result<Statement> Prepare(const std::string& sql);
   Result<Table> ReadRows(sqlite3_stmt* select, const std::string& table, size_t limit);
@@ -178,7 +183,31 @@ Status SqliteStore::Configure() {
   for (std::string_view table : kStoreTables) {
     if (Status status = CreateTable(table); !status) return status;
   }
-  return OkStatus();
+  return Migrate();
+}
+
+Status SqliteStore::Migrate() {
+  auto stored = Get("meta", "schema_version");
+  if (!stored) return std::move(stored).take_error();
+  int version = 1;  // written before versions were kept
+  if (*stored) {
+    std::optional<int64_t> parsed = ParseInt64(**stored);
+    if (!parsed || *parsed < 1)
+      return MakeError(
+          fmt::format("{}: unreadable schema_version '{}' in table meta", path_, **stored));
+    version = static_cast<int>(*parsed);
+  }
+  if (version > kStoreSchemaVersion)
+    return MakeError(fmt::format(
+        "{} holds schema version {}, written by a newer Drover; this droverctld reads versions "
+        "up to {} (run the newer droverctld, or restore a backup of the state)",
+        path_, version, kStoreSchemaVersion));
+  if (version == kStoreSchemaVersion) return OkStatus();
+  // 1 -> 2: the accounting table, created above; the controller starts its accounting from
+  // slurm.conf's ClusterName when the table has no database yet.
+  WriteBatch batch;
+  batch.puts.push_back({"meta", "schema_version", std::to_string(kStoreSchemaVersion)});
+  return Commit(batch);
 }
 
 Status SqliteStore::SetJournalModeWal() {

@@ -59,9 +59,15 @@ class Store {
 };
 
 // Tables the controller uses; others are refused with an error naming them.
+// partitions: scontrol's changes; accounting: sacctmgr's database (one record, "database").
 inline constexpr std::string_view kStoreTables[] = {
     "jobs",  "job_history",  "scripts", "environments", "nodes",
-    "usage", "reservations", "meta",    "partitions"};  // partitions: scontrol's changes
+    "usage", "reservations", "meta",    "partitions",   "accounting"};
+
+// The layout of the stored data, kept in meta's "schema_version"; a store opens a database of
+// this version or older (migrating it) and refuses a newer one. 1: the first layout (no
+// version row). 2: the accounting table.
+inline constexpr int kStoreSchemaVersion = 2;
 
 // OK when `table` is one of kStoreTables, else an error naming it and the known tables.
 inline Status CheckStoreTable(std::string_view table) {

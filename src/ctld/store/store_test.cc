@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "ctld/store/store.h"
 
@@ -151,9 +152,9 @@ TEST_P(StoreContractTest, GetReadsOneRow) {
 }
 
 TEST_P(StoreContractTest, PutReplacesTheValue) {
-  MustCommit(Puts({{"meta", "next_job_id", "100"}}));
-  MustCommit(Puts({{"meta", "next_job_id", "101"}}));
-  EXPECT_EQ(MustLoad(*store_, "meta"), (Table{{"next_job_id", "101"}}));
+  MustCommit(Puts({{"usage", "ml\nbob", "100"}}));
+  MustCommit(Puts({{"usage", "ml\nbob", "101"}}));
+  EXPECT_EQ(MustLoad(*store_, "usage"), (Table{{"ml\nbob", "101"}}));
 }
 
 TEST_P(StoreContractTest, DeletesRemoveRowsAndIgnoreMissingKeys) {
@@ -196,7 +197,7 @@ TEST_P(StoreContractTest, LoadOfUnknownTableNamesIt) {
   EXPECT_EQ(
       rows.error(),
       "unknown store table 'qos' (tables: jobs, job_history, scripts, environments, nodes, usage, "
-      "reservations, meta, partitions)");
+      "reservations, meta, partitions, accounting)");
 }
 
 TEST_P(StoreContractTest, EmptyBatchCommits) {
@@ -304,6 +305,56 @@ TEST(SqliteStoreTest, ForeignFileIsRefusedWithAdvice) {
   ASSERT_FALSE(store.ok());
   EXPECT_TRUE(Contains(store.error(), directory.path() + "/drover.db"));
   EXPECT_TRUE(Contains(store.error(), "not a Drover store or it is damaged"));
+}
+
+// A database as the first layout wrote it (no accounting table, no schema version), made with
+// SQLite itself: the store opens it, keeps its rows and brings it to the current version.
+TEST(SqliteStoreTest, OpensAndMigratesADatabaseOfTheFirstSchema) {
+  TempDirectory directory;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((directory.path() + "/drover.db").c_str(), &db), SQLITE_OK);
+    const char* first_schema[] = {"jobs",  "job_history",  "scripts", "environments", "nodes",
+                                  "usage", "reservations", "meta",    "partitions"};
+    for (const char* table : first_schema) {
+      std::string create = std::string("CREATE TABLE ") + table +
+                           "(key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID";
+      ASSERT_EQ(sqlite3_exec(db, create.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    }
+    ASSERT_EQ(sqlite3_exec(db,
+                           "INSERT INTO jobs VALUES('00000000000000000007', x'0a01');"
+                           "INSERT INTO meta VALUES('next_job_id', '8');"
+                           "INSERT INTO usage VALUES('physics\nbob', '12.500000');",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  std::unique_ptr<Store> store = MustOpenSqlite(directory.path());
+  auto jobs = store->Load("jobs");
+  ASSERT_TRUE(jobs.ok()) << jobs.error();
+  ASSERT_EQ(jobs->size(), 1u);
+  auto usage = store->Get("usage", "physics\nbob");
+  ASSERT_TRUE(usage.ok() && *usage);
+  EXPECT_EQ(**usage, "12.500000");
+  auto accounting = store->Load("accounting");
+  ASSERT_TRUE(accounting.ok()) << accounting.error();
+  EXPECT_TRUE(accounting->empty());
+  auto version = store->Get("meta", "schema_version");
+  ASSERT_TRUE(version.ok() && *version);
+  EXPECT_EQ(**version, std::to_string(kStoreSchemaVersion));
+}
+
+TEST(SqliteStoreTest, ANewerSchemaIsRefusedWithAdvice) {
+  TempDirectory directory;
+  {
+    std::unique_ptr<Store> store = MustOpenSqlite(directory.path());
+    WriteBatch batch;
+    batch.puts.push_back({"meta", "schema_version", std::to_string(kStoreSchemaVersion + 1)});
+    ASSERT_TRUE(store->Commit(batch).ok());
+  }
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(directory.path());
+  ASSERT_FALSE(store.ok());
+  EXPECT_TRUE(Contains(store.error(), "written by a newer Drover"));
 }
 
 // A child process commits batch after batch, reporting each number on a pipe once Commit has
