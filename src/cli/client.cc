@@ -27,7 +27,7 @@ Result<Connection> Connect() {
         "slurm.conf; `drover env` prints the line for a cluster started with `drover up`)",
         path, first));
   }
-  Connection connection{std::move(load.config), nullptr, nullptr};
+  Connection connection{std::move(load.config), nullptr, nullptr, nullptr};
   const ClusterSettings& settings = connection.cluster.settings;
   Result<auth::Settings> auth_settings = auth::SettingsOf(connection.cluster);
   if (!auth_settings) return MakeError(auth_settings.error());
@@ -40,6 +40,7 @@ Result<Connection> Connect() {
                                   *connection.authenticator);
   if (!channel) return MakeError(channel.error());
   connection.stub = v1::Controller::NewStub(*channel);
+  connection.channel = *channel;
   return connection;
 }
 
@@ -51,7 +52,7 @@ grpc::ChannelArguments ControllerChannelArguments() {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // a full queue is larger than gRPC's 4 MiB default
   args.SetServiceConfigJSON(R"({"methodConfig": [{
-      "name": [{"service": "drover.v1.Controller"}],
+      "name": [{"service": "drover.v1.Controller"}, {"service": "drover.v1.Accounting"}],
       "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.5s", "maxBackoff": "4s",
                       "backoffMultiplier": 2, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}
   }]})");

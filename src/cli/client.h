@@ -21,6 +21,7 @@ struct Connection {
   ClusterConfig cluster;
   std::shared_ptr<auth::Authenticator> authenticator;  // for channels to the agents too (srun)
   std::unique_ptr<v1::Controller::Stub> stub;
+  std::shared_ptr<grpc::Channel> channel;  // the controller's, for its other services (sacctmgr)
 };
 
 // Errors say which file was read and what to do.

@@ -38,6 +38,9 @@ constexpr std::array kCommands = {
     Command{"sshare", "show the fair-share tree (as Slurm's sshare)", RunSshare},
     Command{"scontrol", "show and change jobs, nodes and reservations (as Slurm's scontrol)",
             RunScontrol},
+    Command{"sacctmgr",
+            "show and change accounts, users, QOS and associations (as Slurm's sacctmgr)",
+            RunSacctmgr},
     Command{"options", "print a Slurm-named command's option table: drover options sbatch",
             RunOptions},
 #endif

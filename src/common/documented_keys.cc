@@ -373,7 +373,6 @@ std::span<const std::string_view> TopologyConfDocumentedKeys() {
 
 std::span<const std::string_view> SlurmConfUnenforcedKeys() {
   static constexpr std::string_view kKeys[] = {
-      "AccountingStorageEnforce",
       "AccountingStorageHost",
       "AccountingStorageTRES",
       "AccountingStorageType",

@@ -27,7 +27,7 @@ bool IsLineKind(const ConfLine& line, std::string_view kind) {
 }
 
 // The parts of a read key that have no effect yet: SchedulerParameters options Drover does not
-// know, PrivateData words it does not enforce.
+// know, PrivateData and AccountingStorageEnforce words it does not enforce.
 void ReportUnenforcedParts(const ConfLine& line, const std::string& key,
                            const ClusterSettings& settings, Diagnostics& diagnostics,
                            KeyReporter& reporter) {
@@ -35,6 +35,12 @@ void ReportUnenforcedParts(const ConfLine& line, const std::string& key,
     for (const auto& [option, value] : settings.scheduler_params.other)
       reporter.ReportUnenforcedValue(diagnostics, line.where,
                                      fmt::format("SchedulerParameters option '{}'", option));
+  if (key == "accountingstorageenforce")
+    for (const std::string& word : settings.accounting_storage_enforce)
+      if (!EqualsIgnoreCase(word, "associations") && !EqualsIgnoreCase(word, "limits") &&
+          !EqualsIgnoreCase(word, "qos"))
+        reporter.ReportUnenforcedValue(diagnostics, line.where,
+                                       fmt::format("AccountingStorageEnforce={}", word));
   if (key != "privatedata") return;
   const PrivateData& data = settings.private_data;
   const std::pair<bool, std::string_view> words[] = {

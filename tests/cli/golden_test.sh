@@ -57,6 +57,11 @@ wait_for() {
 submit() { sbatch --parsable "$@"; }
 
 # ---------- the known state ----------
+# The jobs' account: research, whoever runs the test (root's own default is root's account).
+sacctmgr -i add account research >/dev/null || die "sacctmgr add account research failed"
+sacctmgr -i add user "$me" account=research >/dev/null || true  # root: exit 1 if it exists
+sacctmgr -i modify user "$me" set defaultaccount=research >/dev/null ||
+  die "sacctmgr modify user $me failed"
 finished=$(submit -J finished --wrap=true)
 wait_for "$finished" %T COMPLETED
 failed=$(submit -J failed --wrap="exit 3")

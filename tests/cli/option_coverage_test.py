@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Option coverage: src/cli/coverage/COMMAND.tsv against each command's parser.
 
-For each of the ten Slurm-named commands Drover has, every option Slurm 22.05's man pages list
+For each of the eleven Slurm-named commands Drover has, every option Slurm 22.05's man pages list
 (src/cli/coverage/slurm-options-22.05.md) must have exactly one row in the command's TSV, with a
 status; every option the parser accepts (`drover options COMMAND`) must have a row; an option
 marked implemented, equivalent or warned must be in the parser with Slurm's short letter and
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 COMMANDS = ["sbatch", "srun", "salloc", "squeue", "sinfo", "scancel", "sacct", "scontrol",
-            "sprio", "sshare"]
+            "sprio", "sshare", "sacctmgr"]
 STATUSES = {"implemented", "equivalent", "warned", "refused", "extra"}
 # Implemented or deliberately equivalent, of every option of the ten commands: the floor only
 # rises (issue: at least 95).

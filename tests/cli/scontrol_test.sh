@@ -15,6 +15,11 @@ source "$(dirname "$0")/cluster.sh"
 # The symlinks (sbatch, scontrol, ...) beside drover: the batch scripts below call scontrol too.
 start_cluster scontrol
 [ -x "$(dirname "$drover")/scontrol" ] || fail "no scontrol symlink beside $drover"
+# The jobs' account: research, whoever runs the test (root's own default is root's account).
+sacctmgr -i add account research >/dev/null || fail "sacctmgr add account research failed"
+sacctmgr -i add user "$(id -un)" account=research >/dev/null || true  # root: exit 1 if it exists
+sacctmgr -i modify user "$(id -un)" set defaultaccount=research >/dev/null ||
+  fail "sacctmgr modify user failed"
 cd "$state/work"
 
 # Times, the user, IDs and paths vary from run to run; everything else must match.

@@ -16,9 +16,11 @@ namespace drover::cli {
 namespace {
 
 constexpr std::pair<std::string_view, std::vector<OptionSpec> (*)()> kTables[] = {
-    {"sbatch", SbatchOptionTable},     {"srun", SrunOptionTable},   {"salloc", SallocOptionTable},
-    {"squeue", SqueueOptionTable},     {"sinfo", SinfoOptionTable}, {"sacct", SacctOptionTable},
-    {"scancel", ScancelOptionTable},   {"sprio", SprioOptionTable}, {"sshare", SshareOptionTable},
+    {"sbatch", SbatchOptionTable},     {"srun", SrunOptionTable},
+    {"salloc", SallocOptionTable},     {"squeue", SqueueOptionTable},
+    {"sinfo", SinfoOptionTable},       {"sacct", SacctOptionTable},
+    {"scancel", ScancelOptionTable},   {"sprio", SprioOptionTable},
+    {"sshare", SshareOptionTable},     {"sacctmgr", SacctmgrOptionTable},
     {"scontrol", ScontrolOptionTable},
 };
 

@@ -12,6 +12,7 @@
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "ctld/records.h"
+#include "wire/accounting_codec.h"
 
 namespace drover::ctld {
 namespace {
@@ -93,6 +94,18 @@ Status EngineLoop::Restore() {
     auto reservation = FromProto(record, cluster);
     if (!reservation) return std::move(reservation).take_error();
     engine_.RestoreReservation(std::move(*reservation));
+  }
+  // Accounting before usage: the usage goes to the associations it builds.
+  auto accounting = store_->Get("accounting", "database");
+  if (!accounting) return std::move(accounting).take_error();
+  if (*accounting) {
+    v1::AccountingDatabase record;
+    if (!record.ParseFromString(**accounting))
+      return MakeError("the accounting database in the store cannot be read");
+    auto database = wire::FromProto(record);
+    if (!database)
+      return MakeError(fmt::format("the accounting database in the store: {}", database.error()));
+    engine_.RestoreAccounting(std::move(*database));
   }
   auto usage = store_->Load("usage");
   if (!usage) return std::move(usage).take_error();
@@ -359,6 +372,11 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
     if (!engine_.FindReservation(name)) batch.deletes.push_back({"reservations", name});
   if (!out.changed_jobs.empty())
     batch.puts.push_back({"meta", "next_job_id", std::to_string(engine_.next_job_id())});
+  if (out.changed_accounting) {
+    v1::AccountingDatabase accounting;
+    wire::ToProto(engine_.accounting(), &accounting);
+    batch.puts.push_back({"accounting", "database", accounting.SerializeAsString()});
+  }
   if (out.changed_usage)
     for (const sched::Association& association : engine_.associations())
       if (!association.user.empty())

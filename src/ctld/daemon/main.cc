@@ -24,6 +24,7 @@
 #include "auth/tls.h"
 #include "common/getopt.h"
 #include "common/log.h"
+#include "ctld/daemon/accounting_service.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
 #include "ctld/daemon/http_server.h"
@@ -134,12 +135,14 @@ std::optional<Credentials> LoadCredentials(const drover::ClusterConfig& cluster)
 
 // The gRPC server on `listen`; null, having said why, when it cannot listen there.
 std::unique_ptr<grpc::Server> StartGrpc(drover::ctld::ControllerService& service,
+                                        drover::ctld::AccountingService& accounting,
                                         const drover::ClusterConfig& cluster,
                                         const Credentials& credentials, const std::string& listen,
                                         int& port) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, credentials.server, &port);
   builder.RegisterService(&service);
+  builder.RegisterService(&accounting);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server && port != 0) return server;
   drover::log::Error("cannot listen on {}; is another controller running?{}", listen,
@@ -214,7 +217,9 @@ int main(int argc, char** argv) {
   std::string listen =
       options.listen.empty() ? ControllerListenAddress(cluster.settings) : options.listen;
   int port = 0;
-  std::unique_ptr<grpc::Server> server = StartGrpc(service, cluster, *credentials, listen, port);
+  ctld::AccountingService accounting(service);
+  std::unique_ptr<grpc::Server> server =
+      StartGrpc(service, accounting, cluster, *credentials, listen, port);
   if (!server) return 1;
   if (!options.port_file.empty()) std::ofstream(options.port_file) << port << "\n";
   ctld::HttpServer http([&loop] {

@@ -79,6 +79,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* SetDebug(Context*, const v1::SetDebugRequest*, v1::ActionReply*) override;
 
  private:
+  friend class AccountingService;  // sacctmgr's service: admitted and queued as these calls are
   enum class Access {
     kUser,    // any authenticated caller
     kDaemon,  // an agent: root or SlurmUser only

@@ -49,6 +49,13 @@ grpc::Status ControllerService::Admit(Context* context, Access access, Caller& c
     return Busy(RateLimitMessage(identity->uid));
   }
   caller = callers_.Of(identity->uid, identity->gid);
+  // sacctmgr's AdminLevel=Operator or Administrator makes the user an operator here too.
+  if (!caller.operator_ && !caller.user.empty()) {
+    std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+    if (snapshot->accounting &&
+        snapshot->accounting->AdminLevelOf(caller.user) != acct::AdminLevel::kNone)
+      caller.operator_ = true;
+  }
   return grpc::Status::OK;
 }
 

@@ -66,7 +66,9 @@ Engine::Engine(std::shared_ptr<const ClusterConfig> shared, const Clock& clock,
   reservations_ = std::make_shared<ReservationMap>();
   plan_ = std::make_shared<const std::vector<sched::PlannedStart>>();
   last_accrual_ = clock_.Now();
-  associations_.push_back({"root", "", -1, 1, 0, {}, 0});
+  accounting_ = std::make_shared<const acct::Database>(
+      acct::Database::Initial(cluster.settings.cluster_name));
+  RebuildAccounting();
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeConfig& config = cluster.nodes[i];
     nodes_[i].last_heard = clock_.Now();
@@ -105,6 +107,7 @@ std::shared_ptr<const Snapshot> Engine::Publish() const {
   snapshot->reservations = reservations_;
   snapshot->plan = plan_;
   snapshot->associations = associations_;
+  snapshot->accounting = accounting_;
   snapshot->next_job_id = next_job_id_;
   snapshot->cycles = cycles_;
   snapshot->submitted_total = submitted_total_;

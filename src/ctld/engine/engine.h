@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/accounting.h"
 #include "common/cluster_config.h"
 #include "ctld/engine/events.h"
 #include "ctld/engine/job.h"
@@ -95,6 +96,7 @@ struct Snapshot {
   // The last cycle's expected starts of waiting jobs, by job ID (squeue --start).
   std::shared_ptr<const std::vector<sched::PlannedStart>> plan;
   std::vector<sched::Association> associations;
+  std::shared_ptr<const acct::Database> accounting;  // sacctmgr's; shared until it changes
   uint64_t next_job_id = 0;
   uint64_t cycles = 0;
   size_t last_cycle_considered = 0;
@@ -118,6 +120,13 @@ std::string PartitionAccessRefusal(const PartitionConfig& partition,
                                    const ClusterSettings& settings, const Caller& caller,
                                    const JobSpec& spec);
 
+// AccountingStorageEnforce as Slurm reads it: limits, qos and safe imply associations, safe
+// implies limits.
+struct EnforcedAccounting {
+  bool associations = false, limits = false, qos = false, safe = false;
+};
+EnforcedAccounting EnforcedAccountingOf(const ClusterSettings& settings);
+
 class Engine : private sched::JobOutcomes {
  public:
   // The engine shares the configuration: `scontrol reconfigure` replaces it (Reconfigure).
@@ -136,6 +145,9 @@ class Engine : private sched::JobOutcomes {
   void RestoreNode(int node, const NodeStatus& status);
   void RestoreUsage(const std::string& account, const std::string& user, double usage);
   void RestoreReservation(Reservation reservation);
+  // Before the usage: the accounting database as stored (a new engine starts with
+  // acct::Database::Initial for its cluster).
+  void RestoreAccounting(acct::Database database);
   // Before the jobs: scontrol's partition changes; those that no longer apply to slurm.conf
   // are dropped, and what went wrong with each is returned.
   std::vector<std::string> RestorePartitions(std::map<std::string, PartitionOverride> overrides);
@@ -156,6 +168,8 @@ class Engine : private sched::JobOutcomes {
   const NodeStatus& node(int index) const { return nodes_[index]; }
   uint64_t next_job_id() const { return next_job_id_; }
   const std::vector<sched::Association>& associations() const { return associations_; }
+  const acct::Database& accounting() const { return *accounting_; }
+  const std::vector<sched::Qos>& qos() const { return qos_; }
 
  private:
   // event handlers (engine_jobs.cc, engine_nodes.cc)
@@ -192,6 +206,14 @@ class Engine : private sched::JobOutcomes {
   std::optional<std::vector<uint64_t>> TopListed(const TopJobs& event, EngineOutput& out) const;
   std::vector<std::pair<uint64_t, int64_t>> TopGroup(const std::vector<uint64_t>& listed) const;
   void On(const Reconfigure& event, EngineOutput& out);  // engine_reconfigure.cc
+  // accounting (engine_accounting.cc)
+  void On(const ChangeAccounting& event, EngineOutput& out);
+  // The scheduler's association tree and QOS from the database (usage kept by account and user).
+  void RebuildAccounting();
+  const std::string& AccountingCluster() const;  // ClusterName
+  // A submission's default account and QOS, and what AccountingStorageEnforce refuses, in
+  // Slurm's words; "" when it may run.
+  std::string AdmitAccounting(JobSpec& spec) const;
   // Why `next` cannot replace the running configuration, or "".
   std::string ReconfigureRefusal(const ClusterConfig& next) const;
   // steps and interactive allocations (engine_steps.cc)
@@ -287,6 +309,8 @@ class Engine : private sched::JobOutcomes {
   std::vector<NodeStatus> nodes_;
   std::vector<sched::Association> associations_;
   std::map<std::pair<std::string, std::string>, int> association_index_;
+  std::shared_ptr<const acct::Database> accounting_;
+  std::vector<sched::Qos> qos_;
   uint64_t next_job_id_;
   bool schedule_requested_ = true;
   int64_t last_cycle_ = INT64_MIN / 2;

@@ -91,6 +91,7 @@ std::string Engine::Admit(const Caller& caller, JobSpec& spec) const {
   if (spec.hold == HoldKind::kAdmin && !IsOperator(caller)) spec.hold = HoldKind::kUser;
   // As Slurm: only operators and administrators set a job's priority.
   if (spec.priority != 0 && !IsOperator(caller)) return "Access/permission denied";
+  if (std::string refusal = AdmitAccounting(spec); !refusal.empty()) return refusal;
   return AdmitPartitions(caller, spec);
 }
 

@@ -269,7 +269,7 @@ TEST_F(AccessTest, QosListsUseSlurmsRefusal) {
   EXPECT_TRUE(Submit(kAlice, Spec({"qos"}, "", "high")).ok);
   Reply none = Submit(kAlice, Spec({"qos"}));
   EXPECT_EQ(none.error,
-            "Invalid qos specification (partition qos allows QOS high, not none; choose one "
+            "Invalid qos specification (partition qos allows QOS high, not normal; choose one "
             "with --qos)");
   Reply denied = Submit(kAlice, Spec({"denyqos"}, "", "low"));
   EXPECT_EQ(denied.error, "Invalid qos specification (partition denyqos denies QOS low)");

@@ -94,8 +94,12 @@ void Engine::Charge(const Job& job, int64_t seconds) {
   sched::JobUsage usage = sched::UsageOf(cluster(), job.allocation);
   double billing = sched::BillingOf(cluster().partitions[job.partition].billing_weights, usage,
                                     job.spec.gpu_type);
+  // A QOS's UsageFactor scales what its jobs are charged (0: nothing).
+  double factor = 1.0;
+  if (const acct::Qos* qos = accounting_->FindQos(job.spec.qos.empty() ? "normal" : job.spec.qos))
+    factor = qos->usage_factor;
   associations_[Association(job.spec.account, job.spec.user)].usage +=
-      billing * static_cast<double>(seconds);
+      billing * factor * static_cast<double>(seconds);
 }
 
 void Engine::PurgeOldJobs(EngineOutput& out) {
@@ -156,6 +160,7 @@ void Engine::RunCycle(EngineOutput& out) {
   input.now = now;
   input.outcomes = this;
   input.associations = associations_;
+  input.qos = qos_;
   input.node_states = NodeStates();
   input.reservations = SchedulerReservations();
   input.policy = options_.policy;

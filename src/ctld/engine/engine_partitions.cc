@@ -44,6 +44,8 @@ void Engine::Adopt(std::shared_ptr<const ClusterConfig> next, EngineOutput* out)
   }
   config_ = std::move(next);
   min_cycle_interval_seconds_ = MinCycleInterval(options_, *config_);
+  // AccountingStorageEnforce may have changed what the scheduler is given.
+  if (accounting_) RebuildAccounting();
   if (out) out->reconfigured = true;
   schedule_requested_ = true;
 }

@@ -15,10 +15,10 @@ void Engine::Preempt(const sched::PreemptDecision& decision, EngineOutput& out) 
   if (it == jobs_.end() || it->second->preempted_at ||
       (it->second->state != JobState::kRunning && it->second->state != JobState::kSuspended))
     return;
-  // The same mode and grace the scheduler planned with (the controller has no QOS records).
+  // The same mode and grace the scheduler planned with (its QOS's under preempt/qos).
   const Job& victim = *it->second;
-  PreemptMode mode = sched::VictimMode(cluster(), {}, victim.partition, victim.spec.qos);
-  int64_t grace = sched::VictimGraceSeconds(cluster(), {}, victim.partition, victim.spec.qos);
+  PreemptMode mode = sched::VictimMode(cluster(), qos_, victim.partition, victim.spec.qos);
+  int64_t grace = sched::VictimGraceSeconds(cluster(), qos_, victim.partition, victim.spec.qos);
   int64_t now = clock_.Now();
   Job& job = Mutable(decision.victim, out);
   job.preempted_at = now;

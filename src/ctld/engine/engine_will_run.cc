@@ -51,6 +51,7 @@ void Engine::On(const WillRunJob& event, EngineOutput& out) {
   input.cluster = config_.get();
   input.outcomes = this;
   input.associations = associations_;
+  input.qos = qos_;
   input.node_states = NodeStates();
   input.pending = {&probe};
   // Whether the job starts at `times[i]`, with the jobs ended by then gone. A lone job that fits

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/accounting_change.h"
 #include "common/cluster_config.h"
 #include "common/job_spec.h"
 #include "common/job_update.h"
@@ -214,6 +215,15 @@ struct Reconfigure {
   std::shared_ptr<const ClusterConfig> cluster;
 };
 
+// sacctmgr add|modify|delete (operators and users with an AdminLevel). `dry_run`: say what would
+// change and change nothing (sacctmgr's question before it commits).
+struct ChangeAccounting {
+  uint64_t token = 0;
+  Caller caller;
+  acct::ChangeRequest request;
+  bool dry_run = false;
+};
+
 // srun: a step in a running job. Inside the allocation srun inherits the job's shape: 0 nodes
 // means all of them, 0 tasks the job's --ntasks (or --ntasks-per-node on each node, or one per
 // node).
@@ -296,8 +306,8 @@ struct Tick {};
 using Event =
     std::variant<SubmitJob, CancelJobs, HoldJobs, RequeueJobs, UpdateJob, UpdateNode, RebootNodes,
                  ChangePartition, SuspendJobs, CreateReservation, UpdateReservation,
-                 DeleteReservation, TopJobs, Reconfigure, CreateStep, StepEnded, ReleaseJob,
-                 WillRunJob, NodeRegistered, Heartbeat, JobEnded, Tick>;
+                 DeleteReservation, TopJobs, Reconfigure, ChangeAccounting, CreateStep, StepEnded,
+                 ReleaseJob, WillRunJob, NodeRegistered, Heartbeat, JobEnded, Tick>;
 
 // --- effects ---
 struct Reply {
@@ -314,6 +324,8 @@ struct Reply {
   JobPtr job{};
   std::string message{};  // said to the user on success (what a reconfigure left for a restart)
   bool busy = false;      // refused before it was queued: the engine's queue was full
+  bool changed = false;   // ChangeAccounting: something was new or matched
+  std::vector<std::string> warnings{};  // ChangeAccounting: settings stored but not enforced
 };
 
 struct Launch {
@@ -376,8 +388,9 @@ struct EngineOutput {
   // No live job needs them any more, and AccountingStoreFlags does not keep them.
   std::vector<uint64_t> dropped_scripts, dropped_environments;
   bool changed_usage = false;
-  bool scheduled = false;     // a scheduling cycle ran
-  bool reconfigured = false;  // the configuration was replaced (Engine::shared_cluster)
+  bool changed_accounting = false;  // sacctmgr changed the accounting database: persist it
+  bool scheduled = false;           // a scheduling cycle ran
+  bool reconfigured = false;        // the configuration was replaced (Engine::shared_cluster)
 };
 
 }  // namespace drover::ctld

@@ -305,7 +305,7 @@ TEST_F(PrivateViewsTest, UsageShowsAccountsAndTheCallersOwnRows) {
   EXPECT_EQ(users, std::vector<std::string>{"alice"});
   EXPECT_FALSE(accounts.empty());
   size_t all = ListShares(*Snap(), kOperator).size();
-  EXPECT_EQ(all, accounts.size() + 2);
+  EXPECT_EQ(all, accounts.size() + 3);  // alice, bob, and root (accounting's own user)
 }
 
 TEST_F(PrivateViewsTest, ReservationsAreForOperatorsOnly) {
