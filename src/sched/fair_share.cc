@@ -173,8 +173,14 @@ class FairTreeRanker {
 FairShare ComputeFairTree(const std::vector<Association>& associations) {
   Tree tree = BuildTree(associations);
   FairShare result = Normalise(associations, tree);
-  for (int index : tree.preorder)
+  int count = static_cast<int>(associations.size());
+  for (int index : tree.preorder) {
     result.level_fs[index] = LevelFairShare(associations[index], tree, index);
+    // Fair Tree's EffectvUsage: the usage against its parent's (0 for root, as Slurm's).
+    int parent = ParentSlot(associations, index);
+    if (parent < count)
+      result.effective_usage[index] = Ratio(tree.usage[index], tree.usage[parent]);
+  }
   FairTreeRanker(associations, tree, result).Visit(tree.roots());
   return result;
 }

@@ -67,6 +67,14 @@ std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot, const Caller& 
   auto at = [](const std::vector<double>& values, size_t i) {
     return i < values.size() ? values[i] : 0.0;
   };
+  // An account's RawUsage is its subtree's, as sshare shows it: children come after their
+  // parent, so a reverse walk sums each subtree before adding it to its parent.
+  std::vector<double> raw(tree.size());
+  for (size_t i = tree.size(); i-- > 0;) {
+    raw[i] += tree[i].usage;
+    if (tree[i].parent >= 0 && static_cast<size_t>(tree[i].parent) < i)
+      raw[tree[i].parent] += raw[i];
+  }
   std::vector<wire::ShareInfo> shares;
   for (size_t i = 0; i < tree.size(); ++i) {
     wire::ShareInfo share;
@@ -74,7 +82,7 @@ std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot, const Caller& 
     share.user = tree[i].user;
     if (tree[i].parent >= 0) share.parent = tree[tree[i].parent].account;
     share.raw_shares = tree[i].shares;
-    share.raw_usage = tree[i].usage;
+    share.raw_usage = raw[i];
     share.norm_shares = at(fair.norm_shares, i);
     share.norm_usage = at(fair.norm_usage, i);
     share.effective_usage = at(fair.effective_usage, i);
