@@ -82,6 +82,10 @@ Result<Parsed> ParseWords(const ChangeRequest& request) {
       section = Section::kSet;
       continue;
     }
+    if (!IsPrintableUtf8(text))
+      return MakeError(
+          " Invalid characters in a word: names and values must be printable UTF-8 "
+          "text");
     Word word = SplitWord(text);
     if (word.key.empty()) {
       if (word.value.empty()) continue;
@@ -343,6 +347,7 @@ Result<ChangeOutcome> AddUsers(Database& database, const Parsed& parsed) {
   if (!default_account.empty() &&
       std::find(accounts.begin(), accounts.end(), default_account) == accounts.end())
     accounts.insert(accounts.begin(), default_account);
+  if (accounts.empty()) return MakeError(" Need name of account to add user to.");
   std::string partition;
   if (auto it = parsed.where.find("partition"); it != parsed.where.end() && !it->second.empty())
     partition = it->second.front();

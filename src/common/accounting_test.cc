@@ -195,6 +195,17 @@ TEST_F(AccountingTest, ParentChangesMayNotMakeACycle) {
   EXPECT_EQ(database_.FindAssociation("linux", "b")->parent, "c");
 }
 
+TEST_F(AccountingTest, FoundByFuzzing) {
+  // "account=" names no account: no user without one (it read past an empty list).
+  auto no_account = Run(Verb::kAdd, Entity::kUser, {"u", "account="});
+  ASSERT_FALSE(no_account.ok());
+  EXPECT_EQ(no_account.error(), " Need name of account to add user to.");
+  // Names the store could not keep (protobuf strings are UTF-8) or a terminal could not show.
+  EXPECT_FALSE(Run(Verb::kAdd, Entity::kCluster, {std::string("other\0x", 7)}).ok());
+  EXPECT_FALSE(Run(Verb::kAdd, Entity::kAccount, {"a", "Description=\xff\xfe"}).ok());
+  EXPECT_TRUE(Run(Verb::kAdd, Entity::kAccount, {"caf\xc3\xa9"}).ok());
+}
+
 TEST(AccountingWords, SplitsKeysOperatorsAndQuotes) {
   Word plain = SplitWord("physics");
   EXPECT_EQ(plain.key, "");

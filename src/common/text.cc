@@ -126,4 +126,30 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
+bool IsPrintableUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7f) return false;
+    size_t length = byte < 0x80           ? 1
+                    : (byte >> 5) == 0x6  ? 2
+                    : (byte >> 4) == 0xe  ? 3
+                    : (byte >> 3) == 0x1e ? 4
+                                          : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    uint32_t code = length == 1 ? byte : byte & (0xff >> (length + 1));
+    for (size_t k = 1; k < length; ++k) {
+      auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next >> 6) != 0x2) return false;
+      code = (code << 6) | (next & 0x3f);
+    }
+    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
+    static constexpr uint32_t kShortest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kShortest[length] || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff ||
+        (code >= 0x80 && code < 0xa0))
+      return false;
+    i += length;
+  }
+  return true;
+}
+
 }  // namespace drover

@@ -33,4 +33,8 @@ std::optional<std::string> ClosestMatch(std::string_view word,
 
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
 
+// Whether `text` is well-formed UTF-8 with no control characters (what a protobuf string field
+// and a terminal both take).
+bool IsPrintableUtf8(std::string_view text);
+
 }  // namespace drover
