@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <utility>
 
 #include "common/text.h"
@@ -100,7 +101,6 @@ Result<uint32_t> ParseQosFlags(std::string_view text) {
 
 Database Database::Initial(std::string_view cluster) {
   Database database;
-  database.clusters.push_back({std::string(cluster)});
   database.accounts.push_back({"root", "default root account", "root"});
   database.users.push_back({"root", "root", AdminLevel::kAdministrator});
   Qos normal;
@@ -108,21 +108,30 @@ Database Database::Initial(std::string_view cluster) {
   normal.name = "normal";
   normal.description = "Normal QOS default";
   database.qos.push_back(std::move(normal));
+  database.AddCluster(cluster);
+  return database;
+}
+
+size_t Database::AddCluster(std::string_view cluster) {
+  clusters.push_back({std::string(cluster)});
   Association root;
-  root.id = database.next_association_id++;
+  root.id = next_association_id++;
   root.cluster = std::string(cluster);
   root.account = "root";
-  root.qos = {"normal"};
-  root.default_qos = "normal";
-  database.associations.push_back(root);
+  if (FindQos("normal")) {
+    root.qos = {"normal"};
+    root.default_qos = "normal";
+  }
+  associations.push_back(root);
+  size_t index = associations.size() - 1;
   Association root_user;
-  root_user.id = database.next_association_id++;
+  root_user.id = next_association_id++;
   root_user.cluster = std::string(cluster);
   root_user.account = "root";
   root_user.user = "root";
   root_user.parent = "root";
-  database.associations.push_back(std::move(root_user));
-  return database;
+  associations.push_back(std::move(root_user));
+  return index;
 }
 
 const Account* Database::FindAccount(std::string_view name) const {
@@ -151,6 +160,43 @@ const Association* Database::FindAssociation(std::string_view cluster, std::stri
   return nullptr;
 }
 
+std::vector<std::pair<const Association*, int>> Database::Hierarchy(
+    std::string_view cluster) const {
+  std::vector<std::pair<const Association*, int>> order;
+  const Association* root = FindAssociation(cluster, "root");
+  if (!root) return order;
+  // Children by parent account, users and sub-accounts apart, each sorted by name.
+  std::map<std::string_view,
+           std::pair<std::vector<const Association*>, std::vector<const Association*>>>
+      children;
+  for (const Association& association : associations) {
+    if (association.cluster != cluster || !association.partition.empty()) continue;
+    if (association.is_user())
+      children[association.account].first.push_back(&association);
+    else if (&association != root)
+      children[association.parent].second.push_back(&association);
+  }
+  for (auto& [parent, family] : children) {
+    std::sort(family.first.begin(), family.first.end(),
+              [](const auto* a, const auto* b) { return a->user < b->user; });
+    std::sort(family.second.begin(), family.second.end(),
+              [](const auto* a, const auto* b) { return a->account < b->account; });
+  }
+  // An explicit stack: the tree's depth is the user's to choose.
+  std::vector<std::pair<const Association*, int>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto [account, depth] = stack.back();
+    stack.pop_back();
+    order.emplace_back(account, depth);
+    auto family = children.find(account->account);
+    if (family == children.end()) continue;
+    for (const Association* user : family->second.first) order.emplace_back(user, depth + 1);
+    for (auto it = family->second.second.rbegin(); it != family->second.second.rend(); ++it)
+      stack.emplace_back(*it, depth + 1);
+  }
+  return order;
+}
+
 const Association* Database::Parent(const Association& association) const {
   if (association.is_user()) return FindAssociation(association.cluster, association.account);
   if (association.parent.empty()) return nullptr;
@@ -175,11 +221,6 @@ Association Database::Effective(const Association& association) const {
     parent = Parent(*parent);
   }
   return effective;
-}
-
-bool Database::MayCharge(std::string_view cluster, std::string_view account,
-                         std::string_view user) const {
-  return FindAssociation(cluster, account, user) != nullptr;
 }
 
 AdminLevel Database::AdminLevelOf(std::string_view user) const {

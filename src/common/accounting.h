@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -112,6 +113,9 @@ struct Database {
   // A new database as Slurm's starts: the cluster, account root with its association, user
   // root (Administrator) under it, and QOS normal, root's default.
   static Database Initial(std::string_view cluster);
+  // Adds `cluster` with its root association (QOS normal, when there is one) and user root's
+  // under it, as Slurm does for a new cluster; the root association's index.
+  size_t AddCluster(std::string_view cluster);
 
   const Account* FindAccount(std::string_view name) const;
   const User* FindUser(std::string_view name) const;
@@ -121,13 +125,15 @@ struct Database {
   // no partition; null when there is none.
   const Association* FindAssociation(std::string_view cluster, std::string_view account,
                                      std::string_view user = {}) const;
+  // `cluster`'s associations depth-first from root, each with its depth (root 0): under one
+  // parent its users first, then its sub-accounts, each group by name (Slurm's order for show
+  // assoc and sshare). Parents always come before their children.
+  std::vector<std::pair<const Association*, int>> Hierarchy(std::string_view cluster) const;
   // The association's parent (null for root).
   const Association* Parent(const Association& association) const;
   // The association with its unset Max* limits, QOS list and default QOS taken from the nearest
   // ancestor that sets them (what Slurm applies and sacctmgr shows).
   Association Effective(const Association& association) const;
-  // Whether `user` has an association under `account` on `cluster`.
-  bool MayCharge(std::string_view cluster, std::string_view account, std::string_view user) const;
   AdminLevel AdminLevelOf(std::string_view user) const;
 };
 

@@ -234,22 +234,10 @@ Result<ChangeOutcome> AddClusters(Database& database, const Parsed& parsed) {
   for (const std::string& name : parsed.names) {
     if (database.FindCluster(name))
       return MakeError(fmt::format(" This cluster {} already exists.  Not adding.", name));
-    database.clusters.push_back({name});
-    Association root;
-    root.cluster = name;
-    root.account = "root";
-    root.qos = {"normal"};
-    root.default_qos = database.FindQos("normal") ? "normal" : "";
-    if (!database.FindQos("normal")) root.qos.clear();
-    if (Status settings = ApplySettings(database, root, parsed.set); !settings)
+    size_t root = database.AddCluster(name);
+    Association& association = database.associations[root];
+    if (Status settings = ApplySettings(database, association, parsed.set); !settings)
       return std::move(settings).take_error();
-    Insert(database, root);
-    Association root_user;
-    root_user.cluster = name;
-    root_user.account = "root";
-    root_user.user = "root";
-    root_user.parent = "root";
-    Insert(database, std::move(root_user));
     added.push_back(name);
   }
   std::string text = " Adding Cluster(s)\n";
@@ -711,17 +699,16 @@ std::set<std::string> Subtree(const Database& database, const std::string& clust
 Status CheckDefaults(const Database& database, bool deleting_accounts) {
   std::string lines;
   for (const User& user : database.users) {
-    bool any = false, default_kept = false;
+    const Association* kept = nullptr;  // one of the user's associations that stays
+    bool default_kept = false;
     for (const Association& association : database.associations) {
       if (association.user != user.name) continue;
-      any = true;
+      kept = &association;
       if (association.account == user.default_account) default_kept = true;
     }
-    if (any && !default_kept)
-      lines +=
-          fmt::format("  C = {:<10} A = {:<10} U = {:<9}\n",
-                      database.clusters.empty() ? std::string() : database.clusters.front().name,
-                      user.default_account, user.name);
+    if (kept && !default_kept)
+      lines += fmt::format("  C = {:<10} A = {:<10} U = {:<9}\n", kept->cluster,
+                           user.default_account, user.name);
   }
   if (lines.empty()) return OkStatus();
   return MakeError(

@@ -65,8 +65,8 @@ TEST_F(AccountingTest, AddsAccountsUnderTheirParentsAndUsersUnderAccounts) {
   EXPECT_EQ(database_.FindAccount("physics")->organization, "science");
   ASSERT_NE(database_.FindUser("bob"), nullptr);
   EXPECT_EQ(database_.FindUser("bob")->default_account, "physics");
-  EXPECT_TRUE(database_.MayCharge("linux", "physics", "bob"));
-  EXPECT_FALSE(database_.MayCharge("linux", "science", "bob"));
+  EXPECT_NE(database_.FindAssociation("linux", "physics", "bob"), nullptr);
+  EXPECT_EQ(database_.FindAssociation("linux", "science", "bob"), nullptr);
 
   auto again = Run(Verb::kAdd, Entity::kAccount, {"physics"});
   ASSERT_TRUE(again.ok());

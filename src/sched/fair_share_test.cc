@@ -72,6 +72,21 @@ TEST(FairShare, BusierAccountRanksLower) {
   }
 }
 
+TEST(FairShare, FairTreeEffectiveUsageIsTheUsageAgainstTheParents) {
+  Tree tree;
+  int a = tree.Account("a", 0, 1);
+  int alice = tree.User("alice", a, 1, 30);
+  int carol = tree.User("carol", a, 1, 10);
+  int b = tree.Account("b", 0, 1);
+  tree.User("bob", b, 1, 60);
+  FairShare fair_share = ComputeFairTree(tree.associations);
+  EXPECT_DOUBLE_EQ(fair_share.effective_usage[0], 0.0);       // root has no parent
+  EXPECT_DOUBLE_EQ(fair_share.effective_usage[a], 0.4);       // 40 of 100
+  EXPECT_DOUBLE_EQ(fair_share.effective_usage[alice], 0.75);  // 30 of a's 40
+  EXPECT_DOUBLE_EQ(fair_share.effective_usage[carol], 0.25);
+  EXPECT_DOUBLE_EQ(fair_share.effective_usage[b], 0.6);
+}
+
 TEST(FairShare, OrderFlipsAsTheBusyAccountsUsageDecays) {
   constexpr int64_t kDay = 86400;
   for (const Algorithm& algorithm : kAlgorithms) {

@@ -19,6 +19,7 @@
 #include "cli/query/query_common.h"
 #include "cli/scontrol/scontrol_keywords.h"
 #include "common/accounting_change.h"
+#include "common/accounting_settings.h"
 #include "common/getopt.h"
 #include "common/text.h"
 #include "proto/accounting.grpc.pb.h"
@@ -91,13 +92,9 @@ Status Connected(Session& session) {
   return OkStatus();
 }
 
-std::string NameOf(std::string_view text) {
-  return ToLower(Trim(text));
-}
-
 void AddValues(std::vector<std::string>& list, std::string_view value, bool lower = true) {
   for (const std::string& item : Split(value, ','))
-    if (!Trim(item).empty()) list.push_back(lower ? NameOf(item) : std::string(Trim(item)));
+    if (!Trim(item).empty()) list.push_back(lower ? acct::NameOf(item) : std::string(Trim(item)));
 }
 
 // show's words: flags, conditions and format=; an error in sacctmgr's words.

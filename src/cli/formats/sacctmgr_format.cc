@@ -297,8 +297,7 @@ Result<std::vector<Column>> Columns(const std::vector<std::string>& entries) {
       const Field* found = nullptr;
       for (const Field& field : Fields()) {
         for (const auto& [keyword, shortest] : field.names) {
-          if (name.size() >= shortest && name.size() <= keyword.size() &&
-              EqualsIgnoreCase(keyword.substr(0, name.size()), name)) {
+          if (name.size() >= shortest && StartsWithIgnoreCase(keyword, name)) {
             found = &field;
             break;
           }
@@ -378,37 +377,16 @@ bool SelectsAssociation(const SacctmgrShowOptions& options, const acct::Associat
   return true;
 }
 
-// Depth-first from each cluster's root: under one parent its users first, then its
-// sub-accounts, each group by name (slurmdb_sort_hierarchical_assoc_list).
-void Walk(const acct::Database& database, const std::string& cluster, const std::string& account,
-          int depth, std::vector<std::pair<const acct::Association*, int>>& order) {
-  const acct::Association* self = database.FindAssociation(cluster, account);
-  if (!self || depth > static_cast<int>(database.associations.size())) return;
-  order.emplace_back(self, depth);
-  std::vector<const acct::Association*> users, accounts;
-  for (const acct::Association& association : database.associations) {
-    if (association.cluster != cluster) continue;
-    if (association.is_user() && association.account == account)
-      users.push_back(&association);
-    else if (!association.is_user() && association.parent == account &&
-             association.account != account)
-      accounts.push_back(&association);
-  }
-  std::sort(users.begin(), users.end(),
-            [](const auto* a, const auto* b) { return a->user < b->user; });
-  std::sort(accounts.begin(), accounts.end(),
-            [](const auto* a, const auto* b) { return a->account < b->account; });
-  for (const acct::Association* user : users) order.emplace_back(user, depth + 1);
-  for (const acct::Association* child : accounts)
-    Walk(database, cluster, child->account, depth + 1, order);
-}
-
+// Every cluster's hierarchy, clusters by name (slurmdb_sort_hierarchical_assoc_list).
 std::vector<std::pair<const acct::Association*, int>> Hierarchy(const acct::Database& database) {
   std::vector<std::string> clusters;
   for (const acct::Cluster& cluster : database.clusters) clusters.push_back(cluster.name);
   std::sort(clusters.begin(), clusters.end());
   std::vector<std::pair<const acct::Association*, int>> order;
-  for (const std::string& cluster : clusters) Walk(database, cluster, "root", 0, order);
+  for (const std::string& cluster : clusters) {
+    auto tree = database.Hierarchy(cluster);
+    order.insert(order.end(), tree.begin(), tree.end());
+  }
   return order;
 }
 
@@ -466,6 +444,7 @@ std::vector<Row> Rows(const acct::Database& database, const SacctmgrShowOptions&
         if (AccountSelected(options, account)) accounts.push_back(&account);
       std::sort(accounts.begin(), accounts.end(),
                 [](const auto* a, const auto* b) { return a->name < b->name; });
+      const auto order = Hierarchy(database);
       for (const acct::Account* account : accounts) {
         if (!options.with_associations) {
           Row row;
@@ -473,7 +452,7 @@ std::vector<Row> Rows(const acct::Database& database, const SacctmgrShowOptions&
           rows.push_back(row);
           continue;
         }
-        for (const auto& [association, depth] : Hierarchy(database)) {
+        for (const auto& [association, depth] : order) {
           if (association->account != account->name) continue;
           acct::Association effective = database.Effective(*association);
           if (!SelectsAssociation(options, *association, effective)) continue;
@@ -488,6 +467,7 @@ std::vector<Row> Rows(const acct::Database& database, const SacctmgrShowOptions&
         if (UserSelected(options, user)) users.push_back(&user);
       std::sort(users.begin(), users.end(),
                 [](const auto* a, const auto* b) { return a->name < b->name; });
+      const auto order = Hierarchy(database);
       for (const acct::User* user : users) {
         if (!options.with_associations) {
           Row row;
@@ -495,7 +475,7 @@ std::vector<Row> Rows(const acct::Database& database, const SacctmgrShowOptions&
           rows.push_back(row);
           continue;
         }
-        for (const auto& [association, depth] : Hierarchy(database)) {
+        for (const auto& [association, depth] : order) {
           if (association->user != user->name) continue;
           acct::Association effective = database.Effective(*association);
           if (!SelectsAssociation(options, *association, effective)) continue;

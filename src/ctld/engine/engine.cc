@@ -66,8 +66,8 @@ Engine::Engine(std::shared_ptr<const ClusterConfig> shared, const Clock& clock,
   reservations_ = std::make_shared<ReservationMap>();
   plan_ = std::make_shared<const std::vector<sched::PlannedStart>>();
   last_accrual_ = clock_.Now();
-  accounting_ = std::make_shared<const acct::Database>(
-      acct::Database::Initial(cluster.settings.cluster_name));
+  accounting_ =
+      std::make_shared<const acct::Database>(acct::Database::Initial(AccountingCluster()));
   RebuildAccounting();
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeConfig& config = cluster.nodes[i];

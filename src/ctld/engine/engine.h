@@ -210,7 +210,7 @@ class Engine : private sched::JobOutcomes {
   void On(const ChangeAccounting& event, EngineOutput& out);
   // The scheduler's association tree and QOS from the database (usage kept by account and user).
   void RebuildAccounting();
-  const std::string& AccountingCluster() const;  // ClusterName
+  std::string AccountingCluster() const;  // ClusterName, in lower case as accounting keeps names
   // A submission's default account and QOS, and what AccountingStorageEnforce refuses, in
   // Slurm's words; "" when it may run.
   std::string AdmitAccounting(JobSpec& spec) const;

@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "common/accounting_settings.h"
 #include "common/text.h"
 #include "ctld/engine/engine.h"
 
@@ -62,17 +63,16 @@ void Engine::RestoreAccounting(acct::Database database) {
   RebuildAccounting();
 }
 
-const std::string& Engine::AccountingCluster() const {
-  return cluster().settings.cluster_name;
+std::string Engine::AccountingCluster() const {
+  return acct::NameOf(cluster().settings.cluster_name);  // kept in lower case, as Slurm keeps it
 }
 
 void Engine::RebuildAccounting() {
   // The configuration's cluster is served even before sacctmgr adds it (drover up, a rename).
   if (!accounting_->FindCluster(AccountingCluster())) {
-    acct::Database grown = *accounting_;
-    auto added =
-        acct::ApplyChange(grown, {acct::Verb::kAdd, acct::Entity::kCluster, {AccountingCluster()}});
-    if (added && added->changed) accounting_ = std::make_shared<const acct::Database>(grown);
+    auto grown = std::make_shared<acct::Database>(*accounting_);
+    grown->AddCluster(AccountingCluster());
+    accounting_ = std::move(grown);
   }
   std::map<std::pair<std::string, std::string>, double> usage;
   for (const sched::Association& association : associations_)
@@ -82,43 +82,27 @@ void Engine::RebuildAccounting() {
   associations_.push_back({"root", "", -1, 1, usage[{"root", ""}], {}, 0});
   association_index_[{"root", ""}] = 0;
   const acct::Database& database = *accounting_;
-  // Each association after its parent, whatever order the database keeps them in (a moved
-  // account can come before its new parent); one whose parent never appears (never written)
-  // hangs under root.
-  std::vector<const acct::Association*> waiting;
-  for (const acct::Association& record : database.associations) {
-    if (record.cluster != AccountingCluster() || !record.partition.empty()) continue;
-    if (record.account == "root" && !record.is_user()) {
-      associations_[0].shares = record.shares;
-      associations_[0].grp_tres = record.limits.grp_tres;
+  for (const auto& [record, depth] : database.Hierarchy(AccountingCluster())) {
+    if (depth == 0) {  // root
+      associations_[0].shares = record->shares;
+      associations_[0].grp_tres = record->limits.grp_tres;
       continue;
     }
-    waiting.push_back(&record);
-  }
-  bool orphans = false;
-  while (!waiting.empty()) {
-    size_t before = waiting.size();
-    std::erase_if(waiting, [&](const acct::Association* record) {
-      std::string parent_account = record->is_user() ? record->account : record->parent;
-      auto parent = association_index_.find({parent_account, ""});
-      if (parent == association_index_.end() && !orphans) return false;
-      acct::Association effective = database.Effective(*record);
-      sched::Association association;
-      association.account = record->account;
-      association.user = record->user;
-      association.parent = parent == association_index_.end() ? 0 : parent->second;
-      association.shares = record->shares;
-      association.usage = usage[{record->account, record->user}];
-      association.grp_tres = record->limits.grp_tres;
-      association.max_jobs =
-          effective.limits.max_jobs == acct::kUnset
-              ? 0
-              : static_cast<uint32_t>(std::min<int64_t>(effective.limits.max_jobs, UINT32_MAX));
-      association_index_[{record->account, record->user}] = static_cast<int>(associations_.size());
-      associations_.push_back(std::move(association));
-      return true;
-    });
-    orphans = waiting.size() == before;
+    std::string parent_account = record->is_user() ? record->account : record->parent;
+    acct::Association effective = database.Effective(*record);
+    sched::Association association;
+    association.account = record->account;
+    association.user = record->user;
+    association.parent = association_index_.at({parent_account, ""});  // parents come first
+    association.shares = record->shares;
+    association.usage = usage[{record->account, record->user}];
+    association.grp_tres = record->limits.grp_tres;
+    association.max_jobs =
+        effective.limits.max_jobs == acct::kUnset
+            ? 0
+            : static_cast<uint32_t>(std::min<int64_t>(effective.limits.max_jobs, UINT32_MAX));
+    association_index_[{record->account, record->user}] = static_cast<int>(associations_.size());
+    associations_.push_back(std::move(association));
   }
   // Usage of jobs whose account and user accounting does not know (nothing enforced) stays
   // with the associations Association() makes for them.

@@ -194,6 +194,25 @@ TEST_F(ViewsTest, SharesNameEachUsersAccount) {
   EXPECT_EQ(users, (std::vector<std::string>{"alice", "bob"}));
 }
 
+TEST_F(ViewsTest, AnAccountsRawUsageIsItsSubtrees) {
+  Submit(1, "alice");
+  Submit(1, "bob");
+  for (int i = 0; i < 2; ++i) {  // the jobs start, then run a while
+    clock_.Advance(60);
+    Apply(Heartbeat{"n1", true, ""}, Heartbeat{"n2", true, ""}, Heartbeat{"n3", true, ""}, Tick{});
+  }
+  double users = 0, account = -1;
+  for (const wire::ShareInfo& share : ListShares(*Snap(), kOperator)) {
+    if (share.account != "research") continue;
+    if (share.user.empty())
+      account = share.raw_usage;
+    else
+      users += share.raw_usage;
+  }
+  EXPECT_GT(users, 0);
+  EXPECT_DOUBLE_EQ(account, users);
+}
+
 TEST_F(ViewsTest, HistorySelectsByWindowIdUserAndState) {
   HistoryKey job{7, 0, "alice", "COMPLETED", 1000, 2000};
   EXPECT_TRUE(Selects({}, job));
