@@ -957,10 +957,6 @@ Result<ChangeOutcome> ApplyChange(Database& database, const ChangeRequest& reque
   };
   outcome = handlers.at({request.verb, request.entity})(copy, *parsed);
   if (!outcome) return outcome;
-  for (const Word& word : parsed->set) {
-    if (std::optional<std::string> warning = NotEnforcedWarning(word, request.entity))
-      outcome->warnings.push_back(*warning);
-  }
   if (outcome->changed) database = std::move(copy);
   return outcome;
 }

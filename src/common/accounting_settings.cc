@@ -439,40 +439,6 @@ std::string Shown(const Word& word, std::string_view key) {
 
 }  // namespace
 
-std::optional<std::string> NotEnforcedWarning(const Word& word, Entity entity) {
-  // What the scheduler's limits (sched/limits.h) and priorities do not apply yet.
-  static constexpr std::string_view kAssociation[] = {
-      "GrpJobs", "GrpSubmitJobs",  "GrpWall",     "GrpTRESMins", "GrpTRESRunMins", "MaxSubmitJobs",
-      "MaxTRES", "MaxTRESPerNode", "MaxTRESMins", "MaxWall",     "Priority"};
-  static constexpr std::string_view kQos[] = {"GrpJobs",
-                                              "GrpSubmitJobs",
-                                              "GrpWall",
-                                              "GrpTRESMins",
-                                              "GrpTRESRunMins",
-                                              "MaxSubmitJobs",
-                                              "MaxTRES",
-                                              "MaxTRESPerNode",
-                                              "MaxTRESMins",
-                                              "MaxTRESPerAccount",
-                                              "MaxJobsPerAccount",
-                                              "MaxSubmitJobsPerAccount",
-                                              "MinTRESPerJob",
-                                              "UsageThreshold",
-                                              "Flags",
-                                              "MaxSubmitJobsPerUser"};
-  if (Trim(word.value) == "-1") return std::nullopt;
-  bool qos = entity == Entity::kQos;
-  std::string_view key = CanonicalKey(word.key, qos);
-  bool listed = false;
-  if (qos) {
-    for (std::string_view name : kQos) listed = listed || EqualsIgnoreCase(name, key);
-  } else {
-    for (std::string_view name : kAssociation) listed = listed || EqualsIgnoreCase(name, key);
-  }
-  if (!listed) return std::nullopt;
-  return fmt::format("{} is stored but not enforced by Drover yet", key);
-}
-
 std::string DescribeAssociationSettings(const std::vector<Word>& settings) {
   std::string text;
   for (const Label& label : kAssociationLabels) {

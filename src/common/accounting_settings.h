@@ -27,10 +27,6 @@ Status ApplyQosSetting(Qos& qos, const Word& word);
 std::string DescribeAssociationSettings(const std::vector<Word>& settings);
 std::string DescribeQosSettings(const std::vector<Word>& settings);
 
-// "GrpTRESMins is stored but not enforced by Drover yet" for a setting the scheduler does not
-// apply yet (nullopt for the others, and for -1, which clears).
-std::optional<std::string> NotEnforcedWarning(const Word& word, Entity entity);
-
 // Lower-cased as Slurm keeps names (accounts, clusters, QOS, users).
 std::string NameOf(std::string_view text);
 

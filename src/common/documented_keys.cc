@@ -373,16 +373,9 @@ std::span<const std::string_view> TopologyConfDocumentedKeys() {
 
 std::span<const std::string_view> SlurmConfUnenforcedKeys() {
   static constexpr std::string_view kKeys[] = {
-      "AccountingStorageHost",
-      "AccountingStorageTRES",
-      "AccountingStorageType",
-      "InactiveLimit",
-      "JobCompType",
-      "MaxMemPerCPU",
-      "PriorityUsageResetPeriod",
-      "ResumeTimeout",
-      "SlurmdDebug",
-      "TmpFS",
+      "AccountingStorageHost", "AccountingStorageTRES", "AccountingStorageType",
+      "InactiveLimit",         "JobCompType",           "MaxMemPerCPU",
+      "ResumeTimeout",         "SlurmdDebug",           "TmpFS",
       "UnkillableStepTimeout",
   };
   return kKeys;

@@ -38,7 +38,7 @@ void ReportUnenforcedParts(const ConfLine& line, const std::string& key,
   if (key == "accountingstorageenforce")
     for (const std::string& word : settings.accounting_storage_enforce)
       if (!EqualsIgnoreCase(word, "associations") && !EqualsIgnoreCase(word, "limits") &&
-          !EqualsIgnoreCase(word, "qos"))
+          !EqualsIgnoreCase(word, "qos") && !EqualsIgnoreCase(word, "safe"))
         reporter.ReportUnenforcedValue(diagnostics, line.where,
                                        fmt::format("AccountingStorageEnforce={}", word));
   if (key != "privatedata") return;

@@ -71,13 +71,40 @@ enum class PolicyKind { kFifo, kEasy, kConservative };
 
 enum class NodeState { kUp, kDrain, kDown };  // scheduling only cares whether a node takes work
 
+inline constexpr int64_t kNoLimit = -1;  // a count or time limit that is not set
+
+// Usage in TRES-seconds (GrpTRESMins counts it in minutes), decayed as fair-share usage is.
+struct TresSeconds {
+  double cpu = 0, mem = 0, node = 0, gpu = 0, billing = 0;
+  double wall = 0;  // seconds of running jobs, for GrpWall
+  // "cpu", "mem", "node", "billing", "gres/gpu[:type]"; 0 for any other.
+  double Of(std::string_view tres) const;
+  void Add(const TresSeconds& other);
+  void Scale(double factor);
+};
+
+// The limits associations and QOS share (sacctmgr's names). TRES lists hold only the TRES that
+// are limited (a limit of 0 is a limit); counts and times are kNoLimit when not set.
+struct Limits {
+  TresList grp_tres, grp_tres_mins, grp_tres_run_mins;  // over all the jobs it covers
+  int64_t grp_jobs = kNoLimit;                          // running at once
+  int64_t grp_wall_seconds = kNoLimit;                  // decayed wall time of its jobs
+  TresList max_tres_per_job, max_tres_per_node, max_tres_mins_per_job;
+  int64_t max_jobs = kNoLimit;  // association: MaxJobs; QOS: MaxJobsPerUser
+  int64_t max_wall_seconds = kNoLimit;
+};
+
 struct Qos {
   std::string name;
   uint32_t priority = 0;
-  TresList max_tres_per_user;      // MaxTRESPerUser
-  uint32_t max_jobs_per_user = 0;  // MaxJobsPerUser; 0: none
-  int64_t max_wall_seconds = 0;    // MaxWall; 0: none
-  TresList grp_tres;               // GrpTRES over all jobs of the QOS
+  Limits limits{};
+  TresList max_tres_per_user{};  // MaxTRESPerUser
+  TresList max_tres_per_account{}, min_tres_per_job{};
+  int64_t max_jobs_per_account = kNoLimit;
+  uint32_t flags = 0;           // acct::QosFlag bits
+  double usage_factor = 1.0;    // UsageFactor: what its jobs' usage is charged at
+  double usage_threshold = -1;  // with EnforceUsageThreshold: the least fair-share factor
+  TresSeconds used{};           // what its jobs have used (not decayed with NoDecay)
   // preempt/qos: the QOS whose jobs this one's may preempt, and how its own jobs go.
   std::vector<std::string> preempt{};
   std::optional<PreemptMode> preempt_mode{};  // unset: the cluster's PreemptMode
@@ -88,12 +115,15 @@ struct Qos {
 // An account (user empty) or a user under an account, with raw shares and decayed usage.
 struct Association {
   std::string account;
-  std::string user;       // empty for an account
-  int parent = -1;        // index of the parent account; -1 for root
-  uint32_t shares = 1;    // raw shares (Fairshare=)
-  double usage = 0;       // decayed billing-seconds
-  TresList grp_tres;      // GrpTRES of the association; empty: none
-  uint32_t max_jobs = 0;  // MaxJobs; 0: none
+  std::string user;     // empty for an account
+  int parent = -1;      // index of the parent account; -1 for root
+  uint32_t shares = 1;  // raw shares (Fairshare=)
+  double usage = 0;     // decayed billing-seconds, the association's own jobs'
+  // Its Grp* limits (over its subtree) and its Max* limits, inherited from the nearest
+  // ancestor that sets them (per user for MaxJobs).
+  Limits limits{};
+  int64_t priority = kNoLimit;  // Priority= (the association factor); kNoLimit: not set
+  TresSeconds used{};           // its own jobs' usage by TRES (its subtree's is the sum)
 };
 
 // Outcomes of other jobs, for dependencies.
@@ -128,6 +158,7 @@ struct SchedulerInput {
   const JobOutcomes* outcomes = nullptr;  // null: every other job is unknown
   int64_t now = 0;
   std::optional<PolicyKind> policy;  // unset: SchedulerType and SchedulerParameters decide
+  bool safe_limits = false;          // AccountingStorageEnforce=safe (see limits.h)
 };
 
 }  // namespace drover::sched

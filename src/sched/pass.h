@@ -57,6 +57,10 @@ class Pass {
   std::vector<Candidate> Prioritise(SchedulerResult& result);
   PendingReason Decide(const Candidate& candidate, SchedulerResult& result);
   int Association(const std::string& account, const std::string& user) const;
+  // The QOS index of the partition's QOS=; -1 when it has none (or names an unknown one).
+  int PartitionQos(int partition) const;
+  // `usage` with its billing TRES by the partition's TRESBillingWeights.
+  JobUsage Billed(JobUsage usage, int partition, const std::string& gpu_type) const;
   PendingReason Eligibility(const JobSpec& job) const;
   PendingReason JobFeatures(const JobSpec& job);
   PendingReason TryPartition(const JobSpec& job, int partition, int association,

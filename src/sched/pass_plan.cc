@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "common/accounting.h"
 #include "sched/pass.h"
 
 namespace drover::sched {
@@ -185,7 +186,11 @@ void Pass::PlanAhead(const JobSpec& job, const Constraint& constraint,
   // for now means the plan's counts and the exact placement disagreed (the job could not be
   // placed now): that is not held, or it would shut others out of those nodes for nothing.
   int64_t& reserved = reserved_[{chosen->partition, reservation ? reservation->tag : 0}];
-  bool reserve = reserved < policy_.reservations_per_partition && best->start > in_.now;
+  // A job of a NoReserve QOS gets an expected start but holds nothing for it.
+  int qos = limits_.FindQos(job.qos);
+  bool no_reserve = qos >= 0 && (in_.qos[qos].flags & acct::kNoReserve);
+  bool reserve =
+      !no_reserve && reserved < policy_.reservations_per_partition && best->start > in_.now;
   if (reserve) {
     planner_.Take(best->nodes, chosen->request.per_node, best->start,
                   AddTime(best->start, chosen->request.time_limit_seconds));

@@ -20,15 +20,16 @@ enum class PendingReason {
   kPartitionDown,
   kPartitionInactive,
   kReqNodeNotAvail,
-  kQosMaxGresPerUser,
-  kQosMaxCpuPerUserLimit,
   kQosMaxJobsPerUserLimit,
   kQosMaxWallDurationPerJobLimit,
-  kQosGrpGres,
-  kQosGrpCpuLimit,
-  kAssocGrpGres,
-  kAssocGrpCpuLimit,
+  kQosGrpJobsLimit,
+  kQosGrpWallLimit,
+  kQosMaxJobsPerAccount,  // Slurm prints it without "QOS": MaxJobsPerAccount
+  kQosUsageThreshold,
   kAssocMaxJobsLimit,
+  kAssocGrpJobsLimit,
+  kAssocGrpWallLimit,
+  kAssocMaxWallDurationPerJobLimit,
   kBadConstraints,
   kJobArrayTaskLimit,
   kNodeDown,
@@ -37,8 +38,33 @@ enum class PendingReason {
   kReservationDeleted,  // the reservation it asks for is gone
   kLicenses,            // not enough of its -L licenses are free
   kDeadline,            // removed: it could not end before its --deadline (state DEADLINE)
+  // The TRES limits follow: one value for each of LimitReason()'s answers, named by its table.
+  kFirstTresLimit,
 };
-inline constexpr PendingReason kLastPendingReason = PendingReason::kDeadline;
+
+// Which limit a TRES is over, for LimitReason.
+enum class LimitScope { kAssociation, kQos };
+enum class LimitKind {
+  kGrp,            // GrpTRES: what its running jobs hold
+  kGrpMinutes,     // GrpTRESMins: its decayed usage
+  kGrpRunMinutes,  // GrpTRESRunMins: its running jobs' TRES x time left
+  kPerJob,         // MaxTRES
+  kPerNode,        // MaxTRESPerNode
+  kMinutesPerJob,  // MaxTRESMins
+  kPerUser,        // QOS MaxTRESPerUser
+  kPerAccount,     // QOS MaxTRESPerAccount
+  kMin,            // QOS MinTRESPerJob
+};
+
+// Slurm's reason for a limit on `tres` ("cpu", "mem", "node", "billing", "gres/gpu[:type]"):
+// AssocGrpGRESMinutes, QOSMaxCpuPerUserLimit, MaxGRESPerAccount, ... kNone for a TRES or a
+// combination Slurm has no reason for (those limits are not enforced).
+PendingReason LimitReason(LimitScope scope, LimitKind kind, std::string_view tres);
+
+// How many values LimitReason can answer, and the last reason of all.
+inline constexpr int kTresLimitReasons = 73;
+inline constexpr PendingReason kLastPendingReason = static_cast<PendingReason>(
+    static_cast<int>(PendingReason::kFirstTresLimit) + kTresLimitReasons - 1);
 
 // "Priority", "Resources", "QOSMaxGRESPerUser", ... exactly as Slurm spells them.
 std::string_view PendingReasonName(PendingReason reason);

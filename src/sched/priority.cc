@@ -119,6 +119,8 @@ PriorityCalculator::PriorityCalculator(const ClusterConfig& cluster,
     user_associations_.emplace(AssociationKey{association.account, association.user},
                                static_cast<int>(index));
   }
+  for (const Association& association : associations_)
+    max_assoc_priority_ = std::max(max_assoc_priority_, association.priority);
   for (const auto& [name, weight] : cluster_.settings.weight_tres)
     tres_totals_.push_back(ClusterTres(name, cluster_));
 }
@@ -140,6 +142,11 @@ PriorityFactors PriorityCalculator::Compute(const JobSpec& job, int partition) c
   if (association != user_associations_.end() &&
       static_cast<size_t>(association->second) < fair_share_.factor.size())
     factors.fairshare = fair_share_.factor[association->second];
+  // The association factor: its Priority= over the largest of any association (Slurm's).
+  if (association != user_associations_.end() && max_assoc_priority_ > 0)
+    factors.assoc = Fraction(
+        static_cast<double>(std::max<int64_t>(associations_[association->second].priority, 0)),
+        static_cast<double>(max_assoc_priority_));
 
   // Slurm's job size: the mean of the node and CPU fractions; PriorityFavorSmall inverts it.
   double size =

@@ -41,6 +41,7 @@ class PriorityCalculator {
   int64_t now_;
   uint64_t total_nodes_ = 0, total_cpus_ = 0, total_gpus_ = 0, total_memory_mb_ = 0;
   uint32_t max_partition_factor_ = 1, max_qos_priority_ = 0;
+  int64_t max_assoc_priority_ = 0;
 
   // Compute runs for every pending job every pass, so lookups by name are hashed up front; the
   // views point into `associations_` and `qos_`.

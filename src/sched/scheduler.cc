@@ -9,11 +9,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <optional>
 #include <span>
 
+#include "common/accounting.h"
+#include "sched/billing.h"
 #include "sched/dependency.h"
 #include "sched/pass.h"
 #include "sched/placement.h"
@@ -94,7 +97,7 @@ Pass::Pass(const SchedulerInput& input)
       policy_(PolicyFor(cluster_.settings, input.policy)),
       pool_(cluster_, input.node_states),
       planner_(cluster_, input.now),
-      limits_(input.associations, input.qos),
+      limits_(input.associations, input.qos, input.safe_limits),
       blocked_(cluster_.partitions.size(), false),
       member_(cluster_.partitions.size(), std::vector<char>(cluster_.nodes.size(), 0)),
       max_cpus_(cluster_.partitions.size(), 0) {
@@ -128,6 +131,21 @@ void Pass::TakeLicenses(const std::vector<LicenseCount>& wanted) {
       it->second -= license.count;
 }
 
+int Pass::PartitionQos(int partition) const {
+  if (partition < 0 || static_cast<size_t>(partition) >= cluster_.partitions.size()) return -1;
+  const std::string& name = cluster_.partitions[partition].qos;
+  return name.empty() ? -1 : std::max(limits_.FindQos(name), -1);
+}
+
+JobUsage Pass::Billed(JobUsage usage, int partition, const std::string& gpu_type) const {
+  static const std::vector<std::pair<std::string, double>> kNone;
+  bool known = partition >= 0 && static_cast<size_t>(partition) < cluster_.partitions.size();
+  double billing =
+      BillingOf(known ? cluster_.partitions[partition].billing_weights : kNone, usage, gpu_type);
+  usage.billing = static_cast<uint64_t>(std::ceil(billing));
+  return usage;
+}
+
 int Pass::Association(const std::string& account, const std::string& user) const {
   auto it = associations_.find({account, user});
   return it == associations_.end() ? -1 : it->second;
@@ -139,8 +157,10 @@ void Pass::TakeRunning() {
         job.partition >= 0 && static_cast<size_t>(job.partition) < cluster_.partitions.size() &&
         CoreShare(cluster_.partitions[job.partition], job.oversubscribe, job.held().exclusive) > 1;
     pool_.Take(job.held(), shared);
-    limits_.Add(job.user, limits_.FindQos(job.qos), Association(job.account, job.user),
-                job.array_job_id, UsageOf(cluster_, job.held()));
+    limits_.Add(job.user, job.account, job.array_job_id, limits_.FindQos(job.qos),
+                PartitionQos(job.partition), Association(job.account, job.user),
+                Billed(UsageOf(cluster_, job.held()), job.partition, ""),
+                job.end_time >= kUnlimitedSeconds ? kUnlimitedSeconds : job.end_time - in_.now);
     if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
     if (job.licenses.empty()) continue;
     if (Result<std::vector<LicenseCount>> held = ParseLicenses(job.licenses)) TakeLicenses(*held);
@@ -305,15 +325,30 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   if (partition.state == PartitionState::kDown) return PendingReason::kPartitionDown;
   if (partition.state == PartitionState::kInactive) return PendingReason::kPartitionInactive;
   ResolvedRequest r = ResolveRequest(cluster_, job, partition, max_cpus_[p]);
-  if (r.time_limit_seconds > partition.max_time_seconds) return PendingReason::kPartitionTimeLimit;
-  if (static_cast<uint64_t>(r.nodes) > partition.max_nodes ||
-      static_cast<uint64_t>(r.nodes) < partition.min_nodes ||
+  // A QOS with PartitionMaxNodes, PartitionMinNodes or PartitionTimeLimit lifts that limit.
+  uint32_t flags = 0;
+  if (int named = limits_.FindQos(job.qos); named >= 0) flags = in_.qos[named].flags;
+  if ((static_cast<uint64_t>(r.nodes) > partition.max_nodes &&
+       !(flags & acct::kPartitionMaxNodes)) ||
+      (static_cast<uint64_t>(r.nodes) < partition.min_nodes &&
+       !(flags & acct::kPartitionMinNodes)) ||
       static_cast<size_t>(r.nodes) > partition.nodes.size())
     return PendingReason::kPartitionNodeLimit;
   int qos = limits_.FindQos(job.qos);
-  JobUsage wanted{r.total_cpus, r.total_gpus, static_cast<uint64_t>(r.nodes),
-                  r.per_node.memory_mb * r.nodes};
-  if (PendingReason reason = limits_.Check(job, qos, association, wanted, r.time_limit_seconds);
+  if (!(qos >= 0 && (in_.qos[qos].flags & acct::kPartitionTimeLimit)) &&
+      r.time_limit_seconds > partition.max_time_seconds)
+    return PendingReason::kPartitionTimeLimit;
+  LimitRequest limited;
+  limited.total = Billed({r.total_cpus, r.total_gpus, static_cast<uint64_t>(r.nodes),
+                          r.per_node.memory_mb * r.nodes, 0},
+                         p, job.gpu_type);
+  limited.per_node = {static_cast<uint64_t>(r.per_node.cpus),
+                      static_cast<uint64_t>(r.per_node.gpus), 1, r.per_node.memory_mb, 0};
+  limited.per_node.billing = limited.total.billing / std::max(r.nodes, 1);
+  limited.time_limit_seconds = r.time_limit_seconds;
+  if (association >= 0 && static_cast<size_t>(association) < result.fair_share.factor.size())
+    limited.fair_share = result.fair_share.factor[association];
+  if (PendingReason reason = limits_.Check(job, qos, PartitionQos(p), association, limited);
       reason != PendingReason::kNone)
     return reason;
   if (!policy_.backfill() && blocked_[p]) return PendingReason::kPriority;
@@ -343,7 +378,8 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   for (const NodeAllocation& part : allocation->nodes) nodes.push_back(part.node);
   pool_.Take(*allocation, r.per_node.share > 1);
   planner_.Take(nodes, r.per_node, in_.now, end);
-  limits_.Add(job.user, qos, association, job.array_job_id, UsageOf(cluster_, *allocation));
+  limits_.Add(job.user, job.account, job.array_job_id, qos, PartitionQos(p), association,
+              Billed(UsageOf(cluster_, *allocation), p, job.gpu_type), r.time_limit_seconds);
   int64_t limit_end = r.time_limit_seconds >= kUnlimitedSeconds - in_.now
                           ? kUnlimitedSeconds
                           : in_.now + r.time_limit_seconds;

@@ -382,14 +382,29 @@ TEST(Reasons, EveryReasonAJobCanWaitFor) {
       "PartitionName=off Nodes=n[1-4] State=DOWN\n");
   s.Down("d1");
   auto& tree = s.associations();
-  tree.push_back({"root", "", -1, 1, 0, {}, 0});
-  tree.push_back({"small", "", 0, 1, 0, *ParseTres("gres/gpu=2"), 0});
-  tree.push_back({"small", "carol", 1, 1, 0, {}, 0});
-  tree.push_back({"one", "", 0, 1, 0, {}, 1});
-  tree.push_back({"one", "dave", 3, 1, 0, {}, 0});
-  Qos normal{"normal", 0, *ParseTres("gres/gpu=4"), 0, 0, {}};
-  Qos single{"single", 0, {}, 1, 0, {}};
-  Qos big{"big", 0, {}, 0, 0, {}};
+  auto node = [](std::string account, std::string user, int parent) {
+    Association association;
+    association.account = std::move(account);
+    association.user = std::move(user);
+    association.parent = parent;
+    return association;
+  };
+  tree.push_back(node("root", "", -1));
+  tree.push_back(node("small", "", 0));
+  tree.back().limits.grp_tres = *ParseTres("gres/gpu=2");
+  tree.push_back(node("small", "carol", 1));
+  tree.push_back(node("one", "", 0));
+  tree.back().limits.max_jobs = 1;
+  tree.push_back(node("one", "dave", 3));
+  tree.back().limits.max_jobs = 1;  // inherited from its account, as the controller passes it
+  Qos normal;
+  normal.name = "normal";
+  normal.max_tres_per_user = *ParseTres("gres/gpu=4");
+  Qos single;
+  single.name = "single";
+  single.limits.max_jobs = 1;
+  Qos big;
+  big.name = "big";
   s.qos() = {normal, single, big};
   s.Running(100, "n1", {}, 1).user = "erin";
   s.running_job(0).qos = "single";

@@ -17,6 +17,9 @@
 namespace drover::ctld {
 namespace {
 
+// The accounting table's key for a QOS's usage: the prefix, then its name.
+constexpr std::string_view kQosUsagePrefix = "qos_usage\n";
+
 template <typename T>
 concept HasToken = requires(T event) {
   event.token;
@@ -112,7 +115,15 @@ Status EngineLoop::Restore() {
   for (const auto& [key, value] : *usage) {
     size_t split = key.find('\n');
     if (split != std::string::npos)
-      engine_.RestoreUsage(key.substr(0, split), key.substr(split + 1), std::atof(value.c_str()));
+      engine_.RestoreUsage(key.substr(0, split), key.substr(split + 1), value);
+  }
+  // The QOS's usage and the last PriorityUsageResetPeriod reset live with the accounting.
+  auto kept = store_->Load("accounting");
+  if (!kept) return std::move(kept).take_error();
+  for (const auto& [key, value] : *kept) {
+    if (key.starts_with(kQosUsagePrefix))
+      engine_.RestoreQosUsage(key.substr(kQosUsagePrefix.size()), value);
+    if (key == "usage_reset") engine_.RestoreUsageReset(std::atoll(value.c_str()));
   }
   MutexLock lock(mutex_);
   snapshot_ = engine_.Publish();
@@ -377,11 +388,18 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
     wire::ToProto(engine_.accounting(), &accounting);
     batch.puts.push_back({"accounting", "database", accounting.SerializeAsString()});
   }
-  if (out.changed_usage)
+  if (out.changed_usage) {
     for (const sched::Association& association : engine_.associations())
       if (!association.user.empty())
         batch.puts.push_back({"usage", association.account + "\n" + association.user,
-                              fmt::format("{:.6f}", association.usage)});
+                              FormatUsage(association.usage, association.used)});
+    for (const sched::Qos& qos : engine_.qos())
+      batch.puts.push_back(
+          {"accounting", std::string(kQosUsagePrefix) + qos.name, FormatUsage(0, qos.used)});
+    if (engine_.TakeUsageReset())
+      batch.puts.push_back(
+          {"accounting", "usage_reset", std::to_string(engine_.last_usage_reset())});
+  }
   return batch;
 }
 

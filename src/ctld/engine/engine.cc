@@ -144,8 +144,17 @@ void Engine::RestoreNode(int node, const NodeStatus& status) {
   }
 }
 
-void Engine::RestoreUsage(const std::string& account, const std::string& user, double usage) {
-  associations_[Association(account, user)].usage = usage;
+void Engine::RestoreUsage(const std::string& account, const std::string& user,
+                          const std::string& usage) {
+  sched::Association& association = associations_[Association(account, user)];
+  ParseUsage(usage, association.usage, association.used);
+}
+
+void Engine::RestoreQosUsage(const std::string& qos, const std::string& usage) {
+  for (sched::Qos& entry : qos_) {
+    double billing = 0;
+    if (entry.name == qos) ParseUsage(usage, billing, entry.used);
+  }
 }
 
 const Job* Engine::FindJob(uint64_t id) const {
@@ -227,6 +236,7 @@ void Engine::Release(Job& job) {
 
 void Engine::Finish(Job& job, JobState state) {
   if (job.state == JobState::kRunning || job.state == JobState::kSuspended) Release(job);
+  if (!IsFinal(job.state)) CountActive(job.spec, -1);
   job.state = state;
   ++finished_total_[state];
   job.end_time = clock_.Now();
@@ -279,7 +289,11 @@ int Engine::Association(const std::string& account, const std::string& user) {
   // Until accounts are managed explicitly, jobs' accounts and users form the tree.
   auto account_it = association_index_.find({account, ""});
   if (account_it == association_index_.end()) {
-    associations_.push_back({account, "", 0, 1, 0, {}, 0});
+    sched::Association made;
+    made.account = account;
+    made.parent = 0;
+    associations_.push_back(std::move(made));
+    active_by_association_.resize(associations_.size());
     account_it =
         association_index_
             .emplace(std::pair(account, std::string()), static_cast<int>(associations_.size() - 1))
@@ -287,7 +301,12 @@ int Engine::Association(const std::string& account, const std::string& user) {
   }
   auto user_it = association_index_.find({account, user});
   if (user_it == association_index_.end()) {
-    associations_.push_back({account, user, account_it->second, 1, 0, {}, 0});
+    sched::Association made;
+    made.account = account;
+    made.user = user;
+    made.parent = account_it->second;
+    associations_.push_back(std::move(made));
+    active_by_association_.resize(associations_.size());
     user_it = association_index_
                   .emplace(std::pair(account, user), static_cast<int>(associations_.size() - 1))
                   .first;

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/accounting.h"
@@ -127,6 +128,12 @@ struct EnforcedAccounting {
 };
 EnforcedAccounting EnforcedAccountingOf(const ClusterSettings& settings);
 
+// The stored usage of an association or QOS: "<usage> <cpu> <mem> <node> <gpu> <billing>
+// <wall>", the decayed billing-seconds of fair share, then the TRES-seconds the limits count.
+// A value stored before TRES were counted holds the first number alone.
+std::string FormatUsage(double usage, const sched::TresSeconds& used);
+void ParseUsage(const std::string& text, double& usage, sched::TresSeconds& used);
+
 class Engine : private sched::JobOutcomes {
  public:
   // The engine shares the configuration: `scontrol reconfigure` replaces it (Reconfigure).
@@ -143,7 +150,15 @@ class Engine : private sched::JobOutcomes {
   // Start-up: jobs, node states and usage loaded from the store.
   void Restore(std::vector<Job> jobs, uint64_t next_job_id);
   void RestoreNode(int node, const NodeStatus& status);
-  void RestoreUsage(const std::string& account, const std::string& user, double usage);
+  // `usage` is the stored value: the billing usage, then optionally the TRES usage
+  // (FormatUsage); a QOS's is restored with RestoreQosUsage after the accounting.
+  void RestoreUsage(const std::string& account, const std::string& user, const std::string& usage);
+  void RestoreQosUsage(const std::string& qos, const std::string& usage);
+  // When usage was last reset (PriorityUsageResetPeriod); 0 when never.
+  void RestoreUsageReset(int64_t when) { last_usage_reset_ = when; }
+  int64_t last_usage_reset() const { return last_usage_reset_; }
+  // Whether usage was reset since the last call (the daemon then stores when).
+  bool TakeUsageReset() { return std::exchange(usage_reset_changed_, false); }
   void RestoreReservation(Reservation reservation);
   // Before the usage: the accounting database as stored (a new engine starts with
   // acct::Database::Initial for its cluster).
@@ -214,6 +229,16 @@ class Engine : private sched::JobOutcomes {
   // A submission's default account and QOS, and what AccountingStorageEnforce refuses, in
   // Slurm's words; "" when it may run.
   std::string AdmitAccounting(JobSpec& spec) const;
+  // What submitting `count` jobs like `spec` would break: MaxSubmitJobs, GrpSubmitJobs and the
+  // QOS's, and with DenyOnLimit (or safe and a GrpTRESMins budget) the limits the job breaks
+  // on its own; "" when none, else Slurm's message with what to do.
+  std::string CheckSubmitLimits(const JobSpec& spec, size_t count) const;
+  // Pending and running jobs by association (with their subtree) and QOS, for the submit
+  // limits; kept only while some such limit is set.
+  void RecountActiveJobs();
+  void CountActive(const JobSpec& spec, int64_t delta);
+  // PriorityUsageResetPeriod: clears usage when a period boundary has passed (engine_cycle.cc).
+  void ResetUsageIfDue();
   // Why `next` cannot replace the running configuration, or "".
   std::string ReconfigureRefusal(const ClusterConfig& next) const;
   // steps and interactive allocations (engine_steps.cc)
@@ -311,6 +336,16 @@ class Engine : private sched::JobOutcomes {
   std::map<std::pair<std::string, std::string>, int> association_index_;
   std::shared_ptr<const acct::Database> accounting_;
   std::vector<sched::Qos> qos_;
+  // The submit limits' counts (CountActive): each association's jobs with its subtree's, and
+  // by QOS, QOS and user, QOS and account.
+  bool submit_limits_ = false;
+  std::vector<int64_t> active_by_association_;
+  std::map<std::string, int64_t> active_by_qos_;
+  std::map<std::pair<std::string, std::string>, int64_t> active_by_qos_user_,
+      active_by_qos_account_;
+  int64_t last_usage_reset_ = 0;
+  bool usage_reset_now_done_ = false;  // PriorityUsageResetPeriod=NOW has been carried out
+  bool usage_reset_changed_ = false;   // last_usage_reset_ changed: the store keeps it
   uint64_t next_job_id_;
   bool schedule_requested_ = true;
   int64_t last_cycle_ = INT64_MIN / 2;

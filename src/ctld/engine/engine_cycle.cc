@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <ctime>
 
 #include "common/text.h"
 #include "ctld/engine/engine.h"
@@ -82,11 +83,77 @@ void Engine::AccrueUsage() {
   int64_t elapsed = now - last_accrual_;
   if (elapsed <= 0) return;
   last_accrual_ = now;
+  ResetUsageIfDue();
   int64_t half_life = cluster().settings.decay_half_life_seconds;
-  for (sched::Association& association : associations_)
-    association.usage = sched::DecayUsage(association.usage, elapsed, half_life);
+  double decay = sched::DecayUsage(1.0, elapsed, half_life);
+  for (sched::Association& association : associations_) {
+    association.usage *= decay;
+    association.used.Scale(decay);
+  }
+  // A NoDecay QOS keeps its usage: its GrpTRESMins is a budget that is not replenished.
+  for (sched::Qos& qos : qos_)
+    if (!(qos.flags & acct::kNoDecay)) qos.used.Scale(decay);
   for (const auto& [id, job] : jobs_)
     if (job->state == JobState::kRunning) Charge(*job, std::min(elapsed, now - job->start_time));
+}
+
+namespace {
+
+// The start of the PriorityUsageResetPeriod period that holds `now`, in local time as Slurm
+// counts it (weeks begin on Sunday); 0 for NONE and NOW.
+int64_t PeriodStart(UsageResetPeriod period, int64_t now) {
+  if (period == UsageResetPeriod::kNone || period == UsageResetPeriod::kNow) return 0;
+  time_t clock = static_cast<time_t>(now);
+  struct tm local {};
+  localtime_r(&clock, &local);
+  local.tm_sec = local.tm_min = local.tm_hour = 0;
+  local.tm_isdst = -1;
+  switch (period) {
+    case UsageResetPeriod::kWeekly:
+      local.tm_mday -= local.tm_wday;
+      break;
+    case UsageResetPeriod::kMonthly:
+      local.tm_mday = 1;
+      break;
+    case UsageResetPeriod::kQuarterly:
+      local.tm_mday = 1;
+      local.tm_mon -= local.tm_mon % 3;
+      break;
+    case UsageResetPeriod::kYearly:
+      local.tm_mday = 1;
+      local.tm_mon = 0;
+      break;
+    default:
+      break;
+  }
+  return static_cast<int64_t>(mktime(&local));
+}
+
+}  // namespace
+
+void Engine::ResetUsageIfDue() {
+  UsageResetPeriod period = cluster().settings.usage_reset;
+  int64_t now = clock_.Now();
+  bool due = false;
+  if (period == UsageResetPeriod::kNow) {
+    // NOW: once, when the controller starts with it (Slurm's advice: set it back afterwards).
+    due = !usage_reset_now_done_;
+    usage_reset_now_done_ = true;
+  } else if (period != UsageResetPeriod::kNone) {
+    int64_t start = PeriodStart(period, now);
+    // A controller's first reading only notes the period; usage is cleared when one ends.
+    if (last_usage_reset_ == 0) last_usage_reset_ = start;
+    due = start > last_usage_reset_;
+    if (due) last_usage_reset_ = start;
+  }
+  if (!due) return;
+  usage_reset_changed_ = true;
+  for (sched::Association& association : associations_) {
+    association.usage = 0;
+    association.used = sched::TresSeconds();
+  }
+  for (sched::Qos& qos : qos_)
+    if (!(qos.flags & acct::kNoDecay)) qos.used = sched::TresSeconds();
 }
 
 void Engine::Charge(const Job& job, int64_t seconds) {
@@ -95,11 +162,23 @@ void Engine::Charge(const Job& job, int64_t seconds) {
   double billing = sched::BillingOf(cluster().partitions[job.partition].billing_weights, usage,
                                     job.spec.gpu_type);
   // A QOS's UsageFactor scales what its jobs are charged (0: nothing).
-  double factor = 1.0;
-  if (const acct::Qos* qos = accounting_->FindQos(job.spec.qos.empty() ? "normal" : job.spec.qos))
-    factor = qos->usage_factor;
-  associations_[Association(job.spec.account, job.spec.user)].usage +=
-      billing * factor * static_cast<double>(seconds);
+  std::string qos_name = job.spec.qos.empty() ? "normal" : job.spec.qos;
+  sched::Qos* qos = nullptr;
+  for (sched::Qos& entry : qos_)
+    if (entry.name == qos_name) qos = &entry;
+  double factor = qos ? qos->usage_factor : 1.0;
+  double time = factor * static_cast<double>(seconds);
+  sched::TresSeconds used;
+  used.cpu = static_cast<double>(usage.cpus) * time;
+  used.mem = static_cast<double>(usage.memory_mb) * time;
+  used.node = static_cast<double>(usage.nodes) * time;
+  used.gpu = static_cast<double>(usage.gpus) * time;
+  used.billing = billing * time;
+  used.wall = time;
+  sched::Association& association = associations_[Association(job.spec.account, job.spec.user)];
+  association.usage += billing * time;
+  association.used.Add(used);
+  if (qos) qos->used.Add(used);
 }
 
 void Engine::PurgeOldJobs(EngineOutput& out) {
@@ -164,6 +243,8 @@ void Engine::RunCycle(EngineOutput& out) {
   input.node_states = NodeStates();
   input.reservations = SchedulerReservations();
   input.policy = options_.policy;
+  input.safe_limits = EnforcedAccountingOf(cluster().settings).safe;
+  RecountActiveJobs();  // a count a rare path (an update of a job's account) left stale heals
   ExpireDeadlines(out);
   for (const auto& [id, job] : jobs_) {
     if (job->state == JobState::kPending) input.pending.push_back(&job->spec);

@@ -51,6 +51,10 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
   }
   if (settings.enforce_part_limits == EnforcePartLimits::kNo || spec.time_limit_seconds == 0)
     return "";
+  // A QOS with Flags=PartitionTimeLimit may run past its partitions' MaxTime.
+  if (const acct::Qos* qos = accounting_->FindQos(spec.qos);
+      qos && (qos->flags & acct::kPartitionTimeLimit) && EnforcedAccountingOf(settings).limits)
+    return "";
   std::vector<int> partitions;
   for (const std::string& name : spec.partitions)
     partitions.push_back(cluster().FindPartition(name));
@@ -95,6 +99,9 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
   }
   if (std::string error = Validate(spec, std::max<size_t>(tasks.size(), 1)); !error.empty())
     return out.effects.push_back(Error(event.token, std::move(error)));
+  if (std::string error = CheckSubmitLimits(spec, std::max<size_t>(tasks.size(), 1));
+      !error.empty())
+    return out.effects.push_back(Error(event.token, std::move(error)));
   uint64_t first = next_job_id_;
   size_t count = std::max<size_t>(tasks.size(), 1);
   // The environment (often kilobytes) goes to the store with the script, not into the record
@@ -119,6 +126,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
       array_tasks_[{first, tasks[i]}] = job->spec.job_id;
     }
     Association(job->spec.account, job->spec.user);
+    CountActive(job->spec, 1);
     out.changed_jobs.push_back(job->spec.job_id);
     uint64_t id = job->spec.job_id;
     unseen_.insert(id);
