@@ -2,7 +2,8 @@
 // one a line ("add account physics parent=root fairshare=10"), applied in turn to a new
 // database. Whatever they say, every change either applies whole or fails with a message, and
 // the database stays whole: each association's parent exists, every user has an association,
-// every QOS named exists, and the stored record reads back as the same database.
+// every QOS named exists, and the stored record reads back as the same database. An input
+// that starts with "#load" is a sacctmgr dump file instead (FuzzLoad).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "common/accounting_change.h"
+#include "common/accounting_dump.h"
 #include "common/text.h"
 #include "wire/accounting_codec.h"
 
@@ -45,10 +47,44 @@ void CheckWhole(const acct::Database& database) {
   if (again.SerializeAsString() != record.SerializeAsString()) __builtin_trap();
 }
 
+// "#load" first: the rest is a sacctmgr dump file (accounting_dump.h), loaded into a new
+// database; what loads must be whole, and its own dump must load back to the same file.
+void FuzzLoad(std::string_view text) {
+  auto file = acct::ParseDumpFile(text);
+  if (!file) {
+    if (file.error().empty()) __builtin_trap();
+    return;
+  }
+  acct::Database database = acct::Database::Initial("fuzz");
+  acct::LoadOptions options;
+  options.add_missing_qos = text.size() % 2 == 0;
+  options.clean = text.size() % 3 == 0;
+  auto loaded = acct::LoadDumpFile(database, *file, options);
+  if (!loaded) {
+    if (loaded.error().empty()) __builtin_trap();
+    return;
+  }
+  CheckWhole(database);
+  std::string cluster = file->cluster;
+  std::string dumped = acct::FormatDumpFile(database, cluster);
+  auto again = acct::ParseDumpFile(dumped);
+  if (!again) __builtin_trap();
+  acct::Database fresh = acct::Database::Initial(cluster);
+  fresh.qos = database.qos;
+  fresh.users = database.users;  // the administrator levels of users the file does not name
+  auto reloaded = acct::LoadDumpFile(fresh, *again, {});
+  if (!reloaded) __builtin_trap();
+  if (acct::FormatDumpFile(fresh, cluster) != dumped) __builtin_trap();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (text.starts_with("#load\n")) {
+    FuzzLoad(text.substr(6));
+    return 0;
+  }
   acct::Database database = acct::Database::Initial("fuzz");
   int commands = 0;
   for (const std::string& line : Split(text, '\n')) {

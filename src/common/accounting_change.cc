@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "common/accounting_dump.h"
 #include "common/accounting_settings.h"
 #include "common/text.h"
 
@@ -919,6 +920,7 @@ Result<Verb> ParseVerb(std::string_view word) {
   if (verb == "add" || verb == "create") return Verb::kAdd;
   if (verb == "modify" || verb == "update") return Verb::kModify;
   if (verb == "delete" || verb == "remove") return Verb::kDelete;
+  if (verb == "load") return Verb::kLoad;
   return MakeError(fmt::format("invalid keyword: {}", word));
 }
 
@@ -928,7 +930,10 @@ Result<Entity> ParseEntity(Verb verb, std::string_view word) {
   if (entity == "user" || entity == "users") return Entity::kUser;
   if (entity == "qos" || entity == "qoss") return Entity::kQos;
   if (entity == "cluster" || entity == "clusters") return Entity::kCluster;
-  std::string_view name = verb == Verb::kAdd ? "add" : verb == Verb::kModify ? "modify" : "delete";
+  std::string_view name = verb == Verb::kAdd      ? "add"
+                          : verb == Verb::kModify ? "modify"
+                          : verb == Verb::kLoad   ? "load"
+                                                  : "delete";
   return MakeError(fmt::format(
       "No valid entity in {} command\nInput line must include \"Account\", \"Cluster\", "
       "\"QOS\", or \"User\"",
@@ -936,6 +941,22 @@ Result<Entity> ParseEntity(Verb verb, std::string_view word) {
 }
 
 Result<ChangeOutcome> ApplyChange(Database& database, const ChangeRequest& request) {
+  if (request.verb == Verb::kLoad) {
+    LoadOptions options;
+    for (const std::string& text : request.words) {
+      Word word = SplitWord(text);
+      if (word.key.empty() && EqualsIgnoreCase(word.value, "clean")) {
+        options.clean = true;
+      } else if (word.op == "=" && EqualsIgnoreCase(word.key, "cluster")) {
+        options.cluster = word.value;
+      } else {
+        return MakeError(fmt::format(" Unknown option: {}", text));
+      }
+    }
+    auto file = ParseDumpFile(request.file);
+    if (!file) return std::move(file).take_error();
+    return LoadDumpFile(database, *file, options);
+  }
   auto parsed = ParseWords(request);
   if (!parsed) return std::move(parsed).take_error();
   Database copy = database;

@@ -12,7 +12,9 @@
 
 namespace drover::acct {
 
-enum class Verb { kAdd, kModify, kDelete };
+// kLoad: sacctmgr load, the cluster file in ChangeRequest::file (accounting_dump.h), with the
+// words "clean" and "Cluster=NAME".
+enum class Verb { kAdd, kModify, kDelete, kLoad };
 enum class Entity { kCluster, kAccount, kUser, kQos };
 
 // sacctmgr's keywords: add/create, modify/update, delete/remove; account/acct, cluster, user,
@@ -24,6 +26,7 @@ struct ChangeRequest {
   Verb verb = Verb::kAdd;
   Entity entity = Entity::kAccount;
   std::vector<std::string> words;
+  std::string file{};  // kLoad's cluster file
 };
 
 // What a change did, as sacctmgr prints it; `changed` false when nothing was new or matched

@@ -8,12 +8,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/accounting_dump.h"
+#include "common/accounting_settings.h"
 #include "common/cluster_config.h"
+#include "common/text.h"
 #include "sim/cluster_source.h"
 #include "sim/options.h"
 #include "sim/report.h"
@@ -51,6 +56,24 @@ Result<ClusterConfig> ClusterOf(const Options& options, const std::string& conf)
   return ClusterOf(options, path);
 }
 
+// --accounts: a sacctmgr dump file loaded for the configuration's cluster (whatever cluster the
+// file names); the QOS it names are added with Slurm's defaults, as the file holds none.
+Result<acct::Database> AccountsOf(const std::string& path, const ClusterConfig& cluster) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError(fmt::format("--accounts {}: cannot read it", path));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto file = acct::ParseDumpFile(text);
+  if (!file) return MakeError(fmt::format("--accounts {}: {}", path, Trim(file.error())));
+  std::string name = acct::NameOf(cluster.settings.cluster_name);
+  acct::Database database = acct::Database::Initial(name);
+  acct::LoadOptions load;
+  load.cluster = name;
+  load.add_missing_qos = true;
+  auto loaded = acct::LoadDumpFile(database, *file, load);
+  if (!loaded) return MakeError(fmt::format("--accounts {}: {}", path, Trim(loaded.error())));
+  return database;
+}
+
 // One result per configuration: the --compare pair, else the one cluster the options name.
 Result<std::vector<SimResult>> SimulateEach(const Options& options,
                                             const std::vector<std::string>& confs) {
@@ -66,7 +89,13 @@ Result<std::vector<SimResult>> SimulateEach(const Options& options,
       if (!read) return MakeError(read.error());
       trace = std::move(*read);
     }
-    auto result = Simulate(*cluster, trace, options.sim);
+    SimOptions sim = options.sim;
+    if (!options.accounts.empty()) {
+      auto accounts = AccountsOf(options.accounts, *cluster);
+      if (!accounts) return MakeError(accounts.error());
+      sim.accounts = std::make_shared<const acct::Database>(std::move(*accounts));
+    }
+    auto result = Simulate(*cluster, trace, sim);
     if (!result) return MakeError(result.error());
     results.push_back(std::move(*result));
   }

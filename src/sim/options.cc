@@ -29,6 +29,7 @@ constexpr OptionSpec kSpecs[] = {{0, "trace", OptionSpec::kRequired},
                                  {0, "no-timing", OptionSpec::kNone},
                                  {0, "tick", OptionSpec::kRequired},
                                  {0, "compare", OptionSpec::kRequired},
+                                 {0, "accounts", OptionSpec::kRequired},
                                  {'h', "help", OptionSpec::kNone}};
 
 Result<int> Number(const std::string& option, const std::string& value, int least) {
@@ -49,6 +50,7 @@ Status Apply(const std::string& option, const std::string& value, Options& optio
   if (option == "json") options.json = true;
   if (option == "no-timing") options.sim.timing = false;
   if (option == "compare") options.compare.push_back(value);
+  if (option == "accounts") options.accounts = value;
   if (option == "nodes" || option == "cores-per-node" || option == "gpus-per-node" ||
       option == "leaf" || option == "tick") {
     auto number = Number(option, value, option == "nodes" || option == "cores-per-node" ? 1 : 0);

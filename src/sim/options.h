@@ -23,6 +23,7 @@ inline constexpr std::string_view kUsage =
     "                   [--leaf L] | --alibaba-nodes NODES.csv]   the cluster\n"
     "                  [--policy fcfs|easy|conservative] [--priority basic|multifactor]\n"
     "                  [--strict] [--json] [--jobs OUT.csv] [--no-timing] [--tick SECONDS]\n"
+    "                  [--accounts DUMP.cfg]   associations and limits from sacctmgr dump\n"
     "       drover sim --trace FILE --compare A.conf B.conf [options above]\n"
     "Traces: SWF (.swf, .swf.gz), Alibaba GPU pod lists (.csv; the cluster is the node list\n"
     "openb_node_list_gpu_node.csv beside it unless given), sacct --json output (.json).\n"
@@ -30,6 +31,7 @@ inline constexpr std::string_view kUsage =
 
 struct Options {
   std::string trace, conf, alibaba_nodes, jobs_csv;
+  std::string accounts;  // --accounts: a sacctmgr dump file
   std::optional<std::pair<uint64_t, uint64_t>> synthetic;
   std::vector<std::string> compare;
   GeneratedCluster generated;

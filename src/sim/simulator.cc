@@ -70,6 +70,7 @@ class Replay {
     engine_options.policy = options.policy;
     engine_ = std::make_unique<ctld::Engine>(std::shared_ptr<const ClusterConfig>(config_), clock_,
                                              engine_options);
+    if (options.accounts) engine_->RestoreAccounting(*options.accounts);
     min_interval_ = ctld::MinCycleInterval(engine_options, *config_);
     result_.trace = trace.name;
     result_.policy =

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/accounting.h"
 #include "common/cluster_config.h"
 #include "common/result.h"
 #include "ctld/engine/job.h"
@@ -25,6 +27,9 @@ struct SimOptions {
   std::optional<PriorityType> priority;     // --priority; unset: the configuration's
   int64_t tick_seconds = 60;  // time passing (fair-share usage, purges) at most this often
   bool timing = true;         // measure the scheduler's cost (wall clock)
+  // --accounts: the accounting (associations, shares, limits) from a sacctmgr dump file;
+  // null: the engine's own (every account and user with one share).
+  std::shared_ptr<const acct::Database> accounts;
 };
 
 // One job of the trace as it went.

@@ -139,6 +139,29 @@ grep -qx "physics|alice|1|5" "$state/after.txt" || fail "after restart: $(cat "$
   sacctmgr -i delete account chemistry
 } | check_golden sacctmgr_delete.txt
 
+# dump and load: the cluster file, written as Slurm's, loads back to the same accounting.
+cluster="$(sacctmgr -n -P show cluster format=cluster | head -1)"
+(cd "$state" && sacctmgr dump "$cluster") >"$state/dump.txt"
+grep -qx " No filename given, using ./$cluster.cfg." "$state/dump.txt" || fail "$(cat "$state/dump.txt")"
+grep -qx "Cluster - '$cluster':DefaultQOS='normal':Fairshare=1:QOS='normal'" "$state/$cluster.cfg" ||
+  fail "dump: $(cat "$state/$cluster.cfg")"
+grep -qx "Account - 'physics':Description='physics':Organization='science':Fairshare=40:GrpTRES=gres/gpu=8" \
+  "$state/$cluster.cfg" || fail "dump: $(cat "$state/$cluster.cfg")"
+sacctmgr -i delete account physics >/dev/null
+[ -z "$(sacctmgr -n show assoc where account=physics)" ] || fail "physics was not deleted"
+sacctmgr -i load file="$state/$cluster.cfg" >"$state/load.txt" || fail "load: $(cat "$state/load.txt")"
+grep -qx "For cluster $cluster" "$state/load.txt" || fail "load: $(cat "$state/load.txt")"
+sacctmgr dump cluster="$cluster" file="$state/again.cfg" >/dev/null
+cmp -s "$state/$cluster.cfg" "$state/again.cfg" ||
+  fail "load did not restore the dump: $(diff "$state/$cluster.cfg" "$state/again.cfg")"
+expect_code 1 sacctmgr -i load file="$state/again.cfg"
+grep -qx " Nothing new added." "$state/out.txt" || fail "load again: $(cat "$state/out.txt")"
+printf 'Cluster - %s\nAccount - x:Colour=blue\n' "$cluster" >"$state/bad.cfg"
+expect_code 1 sacctmgr -i load "$state/bad.cfg"
+grep -q "Unknown option: Colour=blue" "$state/out.txt" || fail "bad load: $(cat "$state/out.txt")"
+expect_code 1 sacctmgr dump nosuchcluster
+grep -qx " Cluster nosuchcluster doesn't exist." "$state/out.txt" || fail "$(cat "$state/out.txt")"
+
 # As root: a user without an AdminLevel may not change accounting; an Operator may.
 if [ "$(id -u)" = 0 ] && command -v useradd >/dev/null; then
   user="drover_acct_$$"

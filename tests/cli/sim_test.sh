@@ -48,6 +48,31 @@ done
 "$drover" sim --trace "$here/five.swf" --compare builtin.conf backfill.conf > compare.txt
 grep -q "^mean_wait_s  *62.8  *30  *-52.2%$" compare.txt || fail "compare: $(cat compare.txt)"
 
+# --accounts: a sacctmgr dump file's limits change the schedule (GrpJobs=1: one at a time).
+cat > limits.conf <<CONF
+ClusterName=c
+SchedulerType=sched/backfill
+PriorityType=priority/basic
+AccountingStorageEnforce=limits
+SlurmdTimeout=0
+NodeName=n[1-4] CPUs=1 RealMemory=1000
+PartitionName=p Nodes=ALL Default=YES MaxTime=UNLIMITED
+CONF
+"$drover" sim --trace "$here/five.swf" --conf limits.conf --accounts "$here/five_accounts.cfg" \
+  --no-timing --jobs limited.csv > limited.txt
+[ "$(tail -n +2 limited.csv | cut -d, -f5 | tr '\n' ' ')" = "0 100 130 140 180 " ] ||
+  fail "--accounts starts: $(cat limited.csv)"
+# Without it the enforced associations refuse every job.
+"$drover" sim --trace "$here/five.swf" --conf limits.conf --no-timing > unlimited.txt
+grep -q "^skipped             5 (5 refused at submission: Invalid account" unlimited.txt ||
+  fail "without --accounts: $(cat unlimited.txt)"
+printf 'Cluster - c\nAccount - x:Colour=blue\n' > bad.cfg
+set +e
+"$drover" sim --trace "$here/five.swf" --conf limits.conf --accounts bad.cfg 2> err3.txt; rc3=$?
+set -e
+[ "$rc3" = 1 ] && grep -q "^drover sim: error: --accounts bad.cfg: Unknown option: Colour=blue" err3.txt ||
+  fail "bad --accounts: $rc3 $(cat err3.txt)"
+
 # Bad input: skipped and counted, or with --strict the line named.
 cp "$here/five.swf" bad.swf
 echo "6 4 -1 20" >> bad.swf

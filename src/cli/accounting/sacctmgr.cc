@@ -7,7 +7,10 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -19,6 +22,7 @@
 #include "cli/query/query_common.h"
 #include "cli/scontrol/scontrol_keywords.h"
 #include "common/accounting_change.h"
+#include "common/accounting_dump.h"
 #include "common/accounting_settings.h"
 #include "common/getopt.h"
 #include "common/text.h"
@@ -53,10 +57,14 @@ constexpr const char* kSacctmgrHelp =
     "    Valid <COMMAND> values are:\n"
     "     add <ENTITY> <SPECS>     add entity (also create)\n"
     "     delete <ENTITY> where <SPECS>  delete the specified entity(s) (also remove)\n"
+    "     dump <CLUSTER> [File=FILENAME]  dump database information of the\n"
+    "                              specified cluster to the flat file.\n"
     "     exit                     terminate sacctmgr (also quit)\n"
     "     help                     print this description of use.\n"
     "     list <ENTITY> [<SPECS>]  display info of identified entity, default\n"
     "                              is display all (also show).\n"
+    "     load <FILE> [clean] [Cluster=NAME]  read in the file to update\n"
+    "                              the database with the file contents.\n"
     "     modify <ENTITY> where <SPECS> set <SPECS>  modify entity (also update)\n"
     "     version                  display tool version number.\n"
     "\n"
@@ -175,6 +183,16 @@ std::optional<AccountingListing> ListingOf(std::string_view word) {
   return std::nullopt;
 }
 
+// The controller's accounting database (its Show call), for show and dump.
+Result<acct::Database> FetchDatabase(Session& session) {
+  v1::AccountingDatabase reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = session.stub->Show(&context, v1::AccountingQuery(), &reply);
+  if (!status.ok()) return MakeError("Problem talking to the database: " + Unreachable(status));
+  return wire::FromProto(reply);
+}
+
 int Show(Session& session, const std::vector<std::string>& words) {
   if (words.size() < 2) {
     std::fputs(
@@ -209,13 +227,7 @@ int Show(Session& session, const std::vector<std::string>& words) {
     options.control_host = host.address.empty() ? host.name : host.address;
   }
   options.control_port = settings.controller_port;
-  v1::AccountingDatabase reply;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = session.stub->Show(&context, v1::AccountingQuery(), &reply);
-  if (!status.ok())
-    return Fail("sacctmgr", "Problem talking to the database: " + Unreachable(status));
-  auto database = wire::FromProto(reply);
+  auto database = FetchDatabase(session);
   if (!database) return Fail("sacctmgr", database.error());
   auto text = FormatAccounting(*database, options);
   if (!text) {
@@ -270,13 +282,15 @@ bool NoConditions(const std::vector<std::string>& words) {
   return true;
 }
 
-int Change(Session& session, acct::Verb verb, const std::vector<std::string>& words) {
+int Change(Session& session, acct::Verb verb, const std::vector<std::string>& words,
+           const std::string& file = "") {
   if (session.readonly) {
     std::fputs("Can't run this command in readonly mode.\n", stderr);
     return 1;
   }
   std::string_view verb_name = verb == acct::Verb::kAdd      ? "add"
                                : verb == acct::Verb::kModify ? "modify"
+                               : verb == acct::Verb::kLoad   ? "load"
                                                              : "delete";
   if (words.size() < 2) {
     auto entity = acct::ParseEntity(verb, "");
@@ -296,6 +310,7 @@ int Change(Session& session, acct::Verb verb, const std::vector<std::string>& wo
     request.set_entity(words[1]);
     for (const std::string& spec : specs) request.add_words(spec);
     request.set_dry_run(dry_run);
+    request.set_file(file);
     if (session.verbose)
       std::fprintf(stderr, "sacctmgr: %s %s %s%s\n", std::string(verb_name).c_str(),
                    words[1].c_str(), Join(specs, " ").c_str(), dry_run ? " (asking first)" : "");
@@ -311,7 +326,9 @@ int Change(Session& session, acct::Verb verb, const std::vector<std::string>& wo
     if (message == "Access/permission denied")
       message = verb == acct::Verb::kAdd
                     ? " Problem adding " + EntityPlural(*entity) + ": " + message
-                    : " Error with request: " + message;
+                : verb == acct::Verb::kLoad ? " Your user does not have sufficient privileges to "
+                                              "load files."
+                                            : " Error with request: " + message;
     std::fprintf(stderr, "%s\n", message.c_str());
     return 1;
   };
@@ -338,6 +355,100 @@ int Change(Session& session, acct::Verb verb, const std::vector<std::string>& wo
   return 0;
 }
 
+// The file at `path`, refused when larger than `cap` bytes.
+Result<std::string> ReadCapped(const std::string& path, size_t cap) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError(std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > cap) return MakeError(fmt::format("larger than {} bytes", cap));
+  }
+  if (in.bad()) return MakeError("read error");
+  return text;
+}
+
+// sacctmgr dump <cluster> [File=<path>]: the cluster file of accounting_dump.h.
+int Dump(Session& session, const std::vector<std::string>& words) {
+  std::string cluster, path;
+  for (size_t i = 1; i < words.size(); ++i) {
+    acct::Word word = acct::SplitWord(words[i]);
+    if (word.key.empty()) {
+      cluster = acct::NameOf(word.value);
+    } else if (word.op == "=" && Keyword(word.key, "cluster", 1)) {
+      cluster = acct::NameOf(word.value);
+    } else if (word.op == "=" && Keyword(word.key, "file", 1)) {
+      path = word.value;
+    } else {
+      std::fprintf(stderr, " Unknown option: %s\n", words[i].c_str());
+      return 1;
+    }
+  }
+  if (cluster.empty()) {
+    std::fputs(" We need a cluster to dump.\n", stderr);
+    return 1;
+  }
+  if (Status connected = Connected(session); !connected) return Fail("sacctmgr", connected.error());
+  auto database = FetchDatabase(session);
+  if (!database) return Fail("sacctmgr", database.error());
+  if (!database->FindCluster(cluster)) {
+    std::fprintf(stderr, " Cluster %s doesn't exist.\n", cluster.c_str());
+    return 1;
+  }
+  if (path.empty()) {
+    path = "./" + cluster + ".cfg";
+    std::printf(" No filename given, using %s.\n", path.c_str());
+  }
+  std::string text = acct::FormatDumpFile(*database, cluster);
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) return Fail("sacctmgr", fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !written)
+    return Fail("sacctmgr", fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  return 0;
+}
+
+// sacctmgr load [File=]<file> [clean] [Cluster=<name>]: asked of the controller as a dry run,
+// shown, then committed as add is.
+int Load(Session& session, const std::vector<std::string>& words) {
+  std::string path;
+  std::vector<std::string> change = {"load", "cluster"};
+  bool clean = false;
+  for (size_t i = 1; i < words.size(); ++i) {
+    acct::Word word = acct::SplitWord(words[i]);
+    if (word.key.empty() && Keyword(word.value, "clean", 3)) {
+      clean = true;
+      change.push_back("clean");
+    } else if (word.key.empty()) {
+      path = word.value;
+    } else if (word.op == "=" && Keyword(word.key, "file", 1)) {
+      path = word.value;
+    } else if (word.op == "=" && Keyword(word.key, "cluster", 1)) {
+      change.push_back("cluster=" + word.value);
+    } else {
+      std::fprintf(stderr, " Unknown option: %s\n", words[i].c_str());
+      return 1;
+    }
+  }
+  if (path.empty()) {
+    std::fputs(" No filename given, specify one with file=''\n", stderr);
+    return 1;
+  }
+  auto file = ReadCapped(path, 4 << 20);
+  if (!file) {
+    std::fprintf(stderr, " Unable to read \"%s\": %s\n", path.c_str(), file.error().c_str());
+    return 1;
+  }
+  if (clean && !session.immediate &&
+      !Confirm("You requested to flush the cluster before adding it again.\nAre you sure you "
+               "want to continue?")) {
+    std::printf("Aborted\n");
+    return 0;
+  }
+  return Change(session, acct::Verb::kLoad, change, *file);
+}
+
 int RunWords(Session& session, const std::vector<std::string>& words) {
   if (words.empty()) return 0;
   std::string_view command = words.front();
@@ -348,6 +459,12 @@ int RunWords(Session& session, const std::vector<std::string>& words) {
     return Change(session, acct::Verb::kModify, words);
   if (Keyword(command, "delete", 3) || Keyword(command, "remove", 3))
     return Change(session, acct::Verb::kDelete, words);
+  if (Keyword(command, "dump", 3)) return Dump(session, words);
+  if (Keyword(command, "load", 2)) {
+    if (session.readonly)
+      return std::fputs("Can't run this command in readonly mode.\n", stderr), 1;
+    return Load(session, words);
+  }
   if (Keyword(command, "help", 2)) return std::fputs(kSacctmgrHelp, stdout), 0;
   if (Keyword(command, "version", 4)) return PrintSlurmVersion();
   if (Keyword(command, "associations", 3)) return session.with_associations = true, 0;
@@ -355,8 +472,7 @@ int RunWords(Session& session, const std::vector<std::string>& words) {
   if (Keyword(command, "verbose", 4)) return session.verbose = true, 0;
   if (Keyword(command, "readonly", 4)) return session.readonly = true, 0;
   if (Keyword(command, "oneliner", 1)) return 0;  // every record is one line already
-  for (std::string_view later :
-       {"dump", "load", "archive", "reconfigure", "shutdown", "rollup", "clear"}) {
+  for (std::string_view later : {"archive", "reconfigure", "shutdown", "rollup", "clear"}) {
     if (EqualsIgnoreCase(command, later)) {
       std::fprintf(stderr, "sacctmgr: error: '%.*s' is not supported by Drover's sacctmgr yet\n",
                    static_cast<int>(command.size()), command.data());

@@ -15,6 +15,7 @@ namespace {
 // sacctmgr sends a handful of words; these bound what one request may carry.
 constexpr int kMaxWords = 256;
 constexpr size_t kMaxWordBytes = 4096;
+constexpr size_t kMaxFileBytes = 4 << 20;  // sacctmgr load's file
 
 }  // namespace
 
@@ -32,7 +33,12 @@ AccountingService::Reactor* AccountingService::Change(Context* context,
   if (request->words_size() > kMaxWords)
     return Finished(context, Invalid(fmt::format("too many words ({}; at most {})",
                                                  request->words_size(), kMaxWords)));
-  ChangeAccounting event{0, caller, {*verb, *entity, {}}, request->dry_run()};
+  if (request->file().size() > kMaxFileBytes)
+    return Finished(context, Invalid(fmt::format("a file of {} bytes (at most {})",
+                                                 request->file().size(), kMaxFileBytes)));
+  if (*verb == acct::Verb::kLoad && *entity != acct::Entity::kCluster)
+    return Finished(context, Invalid("load takes a cluster file"));
+  ChangeAccounting event{0, caller, {*verb, *entity, {}, request->file()}, request->dry_run()};
   for (const std::string& word : request->words()) {
     if (word.size() > kMaxWordBytes)
       return Finished(context, Invalid(fmt::format("a word of {} bytes (at most {})", word.size(),
