@@ -7,6 +7,11 @@
 //   MainPass/NODES/JOBS   the main pass alone, as under FIFO (part 1's figure)
 //   FullCycle/NODES/JOBS  the whole cycle: priorities, main pass, EASY backfill over every
 //                         pending job with its reservations and expected starts, preemption
+//   FullCycleAccounting/NODES/JOBS  the same with accounting as a site runs it: 1,001
+//                         associations (10 departments, 90 groups, 900 users) with GrpTRES,
+//                         GrpTRESMins budgets (safe), MaxJobs and priorities, and 5 QOS with
+//                         per-user, per-job, group and wall limits; jobs spread over the 900
+//                         users and the QOS
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -15,8 +20,10 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <tuple>
 
 #include "common/cluster_config.h"
+#include "common/tres.h"
 #include "sched/scheduler.h"
 
 namespace drover::sched {
@@ -133,9 +140,74 @@ void AddAssociations(Workload& w, std::mt19937& random) {
                     0});
 }
 
-Workload& GetWorkload(int nodes, int jobs) {
-  static std::map<std::pair<int, int>, std::unique_ptr<Workload>> cache;
-  auto& slot = cache[{nodes, jobs}];
+// 10 departments, 9 groups each, 10 users a group; the pending jobs move to those users.
+void AddAccounting(Workload& w, std::mt19937& random) {
+  auto& tree = w.input.associations;
+  tree.clear();
+  auto add = [&tree](std::string account, std::string user, int parent, uint32_t shares) {
+    Association association;
+    association.account = std::move(account);
+    association.user = std::move(user);
+    association.parent = parent;
+    association.shares = shares;
+    tree.push_back(std::move(association));
+    return static_cast<int>(tree.size() - 1);
+  };
+  add("root", "", -1, 1);
+  for (int d = 0; d < 10; ++d) {
+    int dept = add(fmt::format("d{}", d), "", 0, 1 + static_cast<uint32_t>(d % 3));
+    tree[dept].limits.grp_tres = *ParseTres("gres/gpu=16000");
+    tree[dept].priority = d * 10;
+    for (int g = 0; g < 9; ++g) {
+      int group = add(fmt::format("g{}", d * 9 + g), "", dept, 1 + static_cast<uint32_t>(g % 4));
+      tree[group].limits.grp_tres_mins = *ParseTres("gres/gpu=1000000000");
+      tree[group].limits.grp_jobs = 400;
+      tree[group].used.gpu = static_cast<double>(random() % 1'000'000'000);
+      for (int u = 0; u < 10; ++u) {
+        int user =
+            add(fmt::format("g{}", d * 9 + g), fmt::format("u{}", (d * 9 + g) * 10 + u), group, 1);
+        tree[user].usage = static_cast<double>(random() % 1'000'000);
+        tree[user].limits.max_jobs = 64;
+        tree[user].limits.max_wall_seconds = 7 * 86400;
+      }
+    }
+  }
+  auto qos = [&w](std::string name, uint32_t priority) -> Qos& {
+    Qos& entry = w.input.qos.emplace_back();
+    entry.name = std::move(name);
+    entry.priority = priority;
+    return entry;
+  };
+  qos("normal", 100).max_tres_per_user = *ParseTres("gres/gpu=64");
+  Qos& high = qos("high", 1000);
+  high.max_tres_per_user = *ParseTres("gres/gpu=128");
+  high.limits.grp_tres = *ParseTres("gres/gpu=20000");
+  Qos& low = qos("low", 10);
+  low.limits.max_wall_seconds = 3 * 86400;
+  low.max_jobs_per_account = 200;
+  qos("scavenger", 0).limits.grp_tres_run_mins = *ParseTres("gres/gpu=1000000000");
+  Qos& debug = qos("debug", 500);
+  debug.limits.max_tres_per_job = *ParseTres("gres/gpu=8");
+  debug.limits.max_jobs = 2;
+  static const char* kQos[] = {"normal", "normal", "high", "low", "scavenger", "debug"};
+  for (JobSpec& job : w.jobs) {
+    int user = static_cast<int>(random() % 900);
+    job.user = fmt::format("u{}", user);
+    job.account = fmt::format("g{}", user / 10);
+    job.qos = kQos[random() % 6];
+  }
+  for (RunningJob& job : w.input.running) {
+    int user = static_cast<int>(random() % 900);
+    job.user = fmt::format("u{}", user);
+    job.account = fmt::format("g{}", user / 10);
+    job.qos = kQos[random() % 6];
+  }
+  w.input.safe_limits = true;
+}
+
+Workload& GetWorkload(int nodes, int jobs, bool accounting = false) {
+  static std::map<std::tuple<int, int, bool>, std::unique_ptr<Workload>> cache;
+  auto& slot = cache[{nodes, jobs, accounting}];
   if (!slot) {
     slot = std::make_unique<Workload>();
     std::mt19937 random(42);
@@ -145,6 +217,7 @@ Workload& GetWorkload(int nodes, int jobs) {
     AddRunning(*slot, random);
     AddPending(*slot, jobs, random);
     AddAssociations(*slot, random);
+    if (accounting) AddAccounting(*slot, random);
     AdvanceReservation maintenance;
     maintenance.name = "maint";
     maintenance.start_time = slot->input.now + 6 * 3600;
@@ -156,8 +229,9 @@ Workload& GetWorkload(int nodes, int jobs) {
   return *slot;
 }
 
-void Pass(benchmark::State& state, std::optional<PolicyKind> policy) {
-  Workload& w = GetWorkload(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+void Pass(benchmark::State& state, std::optional<PolicyKind> policy, bool accounting = false) {
+  Workload& w =
+      GetWorkload(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), accounting);
   w.input.policy = policy;
   size_t started = 0, planned = 0, reserved = 0, preempted = 0;
   SchedulerResult result;  // kept between passes, as the controller keeps it
@@ -185,9 +259,16 @@ void MainPass(benchmark::State& state) {
 void FullCycle(benchmark::State& state) {
   Pass(state, std::nullopt);
 }
+void FullCycleAccounting(benchmark::State& state) {
+  Pass(state, std::nullopt, true);
+}
 
 BENCHMARK(MainPass)->Args({1000, 10000})->Args({10000, 100000})->Unit(benchmark::kMillisecond);
 BENCHMARK(FullCycle)->Args({1000, 10000})->Args({10000, 100000})->Unit(benchmark::kMillisecond);
+BENCHMARK(FullCycleAccounting)
+    ->Args({1000, 10000})
+    ->Args({10000, 100000})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace drover::sched

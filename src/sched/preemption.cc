@@ -32,6 +32,8 @@ PreemptMode VictimMode(const ClusterConfig& cluster, const std::vector<Qos>& qos
 
 int64_t VictimGraceSeconds(const ClusterConfig& cluster, const std::vector<Qos>& qos, int partition,
                            const std::string& victim_qos) {
+  // A suspended victim stops at once: there is no grace to wait for.
+  if (VictimMode(cluster, qos, partition, victim_qos).base == PreemptMode::Base::kSuspend) return 0;
   if (cluster.settings.preempt == PreemptType::kQos) {
     for (const Qos& entry : qos)
       if (entry.name == victim_qos) return entry.grace_time_seconds;
@@ -103,6 +105,14 @@ Preemptor::Cost Preemptor::CostOf(const RunningJob& victim) const {
   return cost;
 }
 
+Amount Preemptor::Released(const RunningJob& victim, int node) const {
+  Amount held = HeldOn(cluster_, victim, node);
+  // A suspended victim's processes are stopped, not gone: its memory stays taken.
+  if (VictimMode(cluster_, qos_, victim.partition, victim.qos).base == PreemptMode::Base::kSuspend)
+    held.memory_mb = 0;
+  return held;
+}
+
 std::optional<PreemptionPlan> Preemptor::Plan(int partition, int qos, const NodeRequest& need,
                                               int count, const std::vector<int>& nodes,
                                               const PlacementRequest& placement) const {
@@ -128,7 +138,7 @@ std::optional<PreemptionPlan> Preemptor::Plan(int partition, int qos, const Node
     for (size_t victim : on_node_[node]) {
       const RunningJob& job = running_[victim];
       if (in_grace_[victim]) {
-        free += HeldOn(cluster_, job, node);
+        free += Released(job, node);
         choice.ready = std::max(choice.ready, release_[victim]);
       } else if (MayPreempt(partition, qos, job)) {
         preemptable.push_back(victim);
@@ -139,7 +149,7 @@ std::optional<PreemptionPlan> Preemptor::Plan(int partition, int qos, const Node
     });
     for (size_t k = 0; k < preemptable.size() && !free.Holds(wanted); ++k) {
       const RunningJob& job = running_[preemptable[k]];
-      free += HeldOn(cluster_, job, node);
+      free += Released(job, node);
       Cost cost = CostOf(job);
       choice.gpu_seconds += cost.gpu_seconds;
       choice.cpu_seconds += cost.cpu_seconds;

@@ -59,6 +59,9 @@ class Preemptor {
     auto Key() const { return std::tuple(gpu_seconds, cpu_seconds, priority, -start_time); }
   };
   bool MayPreempt(int partition, int qos, const RunningJob& victim) const;
+  // What preempting `victim` gives back on `node`: all it holds, but its memory when it is
+  // suspended.
+  Amount Released(const RunningJob& victim, int node) const;
   Cost CostOf(const RunningJob& victim) const;
 
   const ClusterConfig& cluster_;

@@ -35,6 +35,9 @@ void ToProto(const ShareInfo& share, v1::Share* out) {
   out->set_effective_usage(share.effective_usage);
   out->set_level_fs(share.level_fs);
   out->set_fairshare(share.fairshare);
+  out->set_grp_tres_mins(share.grp_tres_mins);
+  out->set_tres_run_mins(share.tres_run_mins);
+  out->set_grp_tres_raw(share.grp_tres_raw);
 }
 
 void ToProto(const std::vector<ShareInfo>& shares, v1::ShareList* out) {

@@ -106,6 +106,8 @@ struct ShareInfo {
   uint32_t raw_shares = 0;
   double raw_usage = 0, norm_shares = 0, norm_usage = 0, effective_usage = 0, level_fs = 0;
   double fairshare = 0;
+  // "cpu=60,mem=0,energy=0,..." as sshare -l prints them (see proto Share).
+  std::string grp_tres_mins{}, tres_run_mins{}, grp_tres_raw{};
 };
 
 // squeue --start: when a waiting job is expected to start, and where.

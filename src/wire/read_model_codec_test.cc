@@ -150,7 +150,8 @@ TEST(PriorityCodec, EveryFieldInItsPlace) {
 }
 
 TEST(PriorityCodec, SharesEveryFieldInItsPlace) {
-  ShareInfo share{"research", "alice", "root", 4, 10.5, 0.25, 0.5, 0.75, 1.5, 0.875};
+  ShareInfo share{"research",    "alice",       "root",       4, 10.5, 0.25, 0.5, 0.75, 1.5, 0.875,
+                  "gres/gpu=60", "cpu=2,mem=0", "cpu=5,mem=1"};
   v1::ShareList list;
   ToProto(std::vector<ShareInfo>{share}, &list);
   const v1::Share out = Reread(list).shares(0);
@@ -165,6 +166,9 @@ TEST(PriorityCodec, SharesEveryFieldInItsPlace) {
   EXPECT_EQ(out.effective_usage(), 0.75);
   EXPECT_EQ(out.level_fs(), 1.5);
   EXPECT_EQ(out.fairshare(), 0.875);
+  EXPECT_EQ(out.grp_tres_mins(), "gres/gpu=60");
+  EXPECT_EQ(out.tres_run_mins(), "cpu=2,mem=0");
+  EXPECT_EQ(out.grp_tres_raw(), "cpu=5,mem=1");
 }
 
 TEST(JobListingCodec, RecordsGoAsTheyWereEncodedWithThePlan) {

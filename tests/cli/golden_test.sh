@@ -112,15 +112,16 @@ mask() {
       -e "s/\\b($me|root)\\b/USER/g"
 }
 # sshare's usage grows while the runner runs: RawUsage and EffectvUsage of the default table,
-# and RawUsage, NormUsage, EffectvUsage and LevelFS of -l -P, are masked; so is sprio -n's AGE.
+# and RawUsage, NormUsage, EffectvUsage and LevelFS of -l -P, are masked, and so are the counts
+# of TRESRunMins (time left of the running jobs); so is sprio -n's AGE.
 mask_usage() {
   case "$1" in
   table) awk 'NR > 3 && length($0) >= 81 {
            $0 = substr($0, 1, 55) "      USAGE      #.######" substr($0, 81) } { print }' ;;
   age) awk 'NR > 2 && length($0) >= 47 { $0 = substr($0, 1, 37) "#.####### " substr($0, 48) }
            { print }' ;;
-  parsable) awk -F'|' -v OFS='|' 'NR > 2 { $5 = "USAGE"; $6 = $7 = "#.######"; $9 = "#.######" }
-           { print }' ;;
+  parsable) awk -F'|' -v OFS='|' 'NR > 2 { $5 = "USAGE"; $6 = $7 = "#.######"; $9 = "#.######";
+           gsub(/=[0-9]+/, "=N", $11) } { print }' ;;
   esac
 }
 compare() {  # NAME COMMAND...: the command's output (and exit code when not 0), masked

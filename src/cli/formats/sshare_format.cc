@@ -31,6 +31,7 @@ enum class Column {
   kRawUsage,
   kUser,
   kGrpTresMins,
+  kGrpTresRaw,
   kTresRunMins
 };
 
@@ -55,6 +56,7 @@ constexpr Field kFields[] = {
     {11, "RawUsage", Column::kRawUsage},
     {10, "User", Column::kUser},
     {30, "GrpTRESMins", Column::kGrpTresMins},
+    {30, "GrpTRESRaw", Column::kGrpTresRaw},
     {30, "TRESRunMins", Column::kTresRunMins},
 };
 
@@ -177,8 +179,11 @@ Cell Value(const Row& row, Column column, const SshareOptions& options) {
     case Column::kUser:
       return user ? Cell{share.user()} : Cell{};
     case Column::kGrpTresMins:
+      return Cell{share.grp_tres_mins()};
+    case Column::kGrpTresRaw:
+      return Cell{share.grp_tres_raw()};
     case Column::kTresRunMins:
-      return Cell{std::string()};
+      return Cell{share.tres_run_mins()};
   }
   return Cell{};
 }

@@ -306,6 +306,8 @@ class Engine : private sched::JobOutcomes {
   // preemption (engine_preempt.cc)
   void Preempt(const sched::PreemptDecision& decision, EngineOutput& out);
   void EnforcePreemptions(EngineOutput& out);
+  // Victims of PreemptMode=SUSPEND whose cores and GPUs are free again run on (SIGCONT).
+  void ResumeSuspendedVictims(EngineOutput& out);
   void EndPreempted(Job& job, EngineOutput& out);  // requeued or cancelled, as its mode says
   std::vector<sched::AdvanceReservation> SchedulerReservations() const;
   void CheckNodeLiveness(EngineOutput& out);

@@ -203,5 +203,59 @@ TEST_F(QosPreemptionTest, UrgentPreemptsScavengerAfterItsGraceTime) {
   EXPECT_EQ(State(high), JobState::kRunning);
 }
 
+TEST_F(QosPreemptionTest, SuspendStopsTheVictimAndResumesItWhenItsGpusAreFree) {
+  Admin(acct::Verb::kAdd, acct::Entity::kQos, {"scavenger", "priority=0", "preemptmode=suspend"});
+  Admin(acct::Verb::kAdd, acct::Entity::kQos, {"urgent", "priority=1000", "preempt=scavenger"});
+  std::vector<uint64_t> scavengers;
+  for (int i = 0; i < 2; ++i) {
+    JobSpec spec = Gpus(2);
+    spec.qos = "scavenger";
+    scavengers.push_back(Submit(spec));
+  }
+  Pass(1);
+  for (uint64_t id : scavengers) ASSERT_EQ(State(id), JobState::kRunning);
+  JobSpec urgent = Gpus(2);
+  urgent.qos = "urgent";
+  uint64_t high = Submit(urgent);
+  std::vector<SignalJob> signals = Effects<SignalJob>();  // a cycle may run at submission
+  Pass(10);
+  for (const SignalJob& signal : Effects<SignalJob>()) signals.push_back(signal);
+  uint64_t victim = 0;
+  for (uint64_t id : scavengers)
+    if (State(id) == JobState::kSuspended) victim = id;
+  ASSERT_NE(victim, 0u);
+  // Stopped at once, not signalled to end.
+  bool stopped = false;
+  for (const SignalJob& signal : signals) {
+    EXPECT_NE(signal.signal, SIGTERM);
+    stopped = stopped || (signal.job_id == victim && signal.signal == SIGSTOP);
+  }
+  EXPECT_TRUE(stopped);
+  int64_t limit = engine_.FindJob(victim)->end_time;
+  int64_t stopped_at = engine_.FindJob(victim)->suspend_time;
+  Pass(10);
+  EXPECT_EQ(State(high), JobState::kRunning) << Reason(high);
+  EXPECT_EQ(State(victim), JobState::kSuspended);
+  EXPECT_EQ(engine_.FindJob(high)->NodeIndexes(), engine_.FindJob(victim)->NodeIndexes());
+  // The urgent job ends: the victim runs on, its limit moved by the time it was stopped.
+  Pass(100);
+  EXPECT_EQ(State(victim), JobState::kSuspended);  // its GPUs are still the urgent job's
+  signals.clear();
+  for (int node : engine_.FindJob(high)->NodeIndexes())
+    Apply(JobEnded{high, engine_.cluster().nodes[node].name, 0, 0});
+  for (const SignalJob& signal : Effects<SignalJob>()) signals.push_back(signal);
+  Pass(10);
+  for (const SignalJob& signal : Effects<SignalJob>()) signals.push_back(signal);
+  EXPECT_EQ(State(victim), JobState::kRunning);
+  EXPECT_EQ(engine_.FindJob(victim)->preempted_at, 0);
+  int64_t resumed_at = engine_.FindJob(victim)->suspend_time;
+  EXPECT_GE(resumed_at - stopped_at, 110);
+  EXPECT_EQ(engine_.FindJob(victim)->end_time, limit + (resumed_at - stopped_at));
+  bool continued = false;
+  for (const SignalJob& signal : signals)
+    continued = continued || (signal.job_id == victim && signal.signal == SIGCONT);
+  EXPECT_TRUE(continued);
+}
+
 }  // namespace
 }  // namespace drover::ctld

@@ -246,11 +246,23 @@ void Engine::RunCycle(EngineOutput& out) {
   input.safe_limits = EnforcedAccountingOf(cluster().settings).safe;
   RecountActiveJobs();  // a count a rare path (an update of a job's account) left stale heals
   ExpireDeadlines(out);
+  ResumeSuspendedVictims(out);  // before anything else may take their cores
   for (const auto& [id, job] : jobs_) {
     if (job->state == JobState::kPending) input.pending.push_back(&job->spec);
-    // Suspended jobs keep their resources: the scheduler sees them as running.
+    // Suspended jobs keep their resources: the scheduler sees them as running. A victim of
+    // PreemptMode=SUSPEND keeps only its memory (its processes are stopped, not gone).
     if (job->state != JobState::kRunning && job->state != JobState::kSuspended) continue;
-    input.running.push_back(RunningOf(*job));
+    sched::RunningJob running = RunningOf(*job);
+    if (job->state == JobState::kSuspended && job->preempted_at) {
+      running.shared_allocation = nullptr;
+      running.allocation = job->allocation;
+      for (sched::NodeAllocation& part : running.allocation.nodes) {
+        part.cores.clear();
+        part.gpus.clear();
+      }
+      running.allocation.exclusive = false;
+    }
+    input.running.push_back(std::move(running));
   }
   sched::Schedule(input, last_result_);
   // The factors are handed to snapshots without copying them: this cycle's go into a buffer no

@@ -2,8 +2,13 @@
 // gets its notice at once — SIGCONT, then SIGTERM or the signal it asked for with --signal — its
 // end moves to now + GraceTime, and when it ends, or when the grace time is over, it is
 // requeued (same ID, one more restart, the run recorded as PREEMPTED) or, with PreemptMode
-// CANCEL or --no-requeue, ends PREEMPTED. PreemptMode SUSPEND is carried out as REQUEUE.
+// CANCEL or --no-requeue, ends PREEMPTED. With PreemptMode SUSPEND the victim is stopped at
+// once (SIGSTOP) and keeps only its memory; it resumes (SIGCONT) when its cores and GPUs are
+// free again, its time limit moved by the time it spent suspended.
+#include <algorithm>
 #include <csignal>
+#include <set>
+#include <utility>
 
 #include "ctld/engine/engine.h"
 #include "sched/preemption.h"
@@ -21,6 +26,18 @@ void Engine::Preempt(const sched::PreemptDecision& decision, EngineOutput& out) 
   int64_t grace = sched::VictimGraceSeconds(cluster(), qos_, victim.partition, victim.spec.qos);
   int64_t now = clock_.Now();
   Job& job = Mutable(decision.victim, out);
+  if (mode.base == PreemptMode::Base::kSuspend) {
+    if (job.state != JobState::kRunning) return;  // suspended by an operator: it holds nothing
+    job.preempted_at = now;
+    job.preempt_deadline = 0;
+    job.state = JobState::kSuspended;
+    job.suspend_time = now;
+    job.suspended_for = decision.preemptor;
+    out.effects.push_back(
+        SignalJob{job.spec.job_id, job.NodeIndexes(), SIGSTOP, SignalScope::kFull});
+    schedule_requested_ = true;  // its cores and GPUs are the preemptor's from the next cycle
+    return;
+  }
   job.preempted_at = now;
   job.preempt_deadline = now + grace;
   job.preempt_cancel = mode.base == PreemptMode::Base::kCancel || !job.spec.requeue;
@@ -37,6 +54,53 @@ void Engine::Preempt(const sched::PreemptDecision& decision, EngineOutput& out) 
   if (job.state == JobState::kSuspended) {  // SIGCONT woke it: its clock runs again
     job.suspended_seconds += std::max<int64_t>(now - job.suspend_time, 0);
     job.state = JobState::kRunning;
+  }
+}
+
+void Engine::ResumeSuspendedVictims(EngineOutput& out) {
+  // The cores and GPUs running jobs hold, by node.
+  std::vector<std::set<int>> cores(nodes_.size()), gpus(nodes_.size());
+  auto hold = [&](const Job& job) {
+    for (const sched::NodeAllocation& part : job.allocation.nodes) {
+      if (part.node < 0 || static_cast<size_t>(part.node) >= nodes_.size()) continue;
+      cores[part.node].insert(part.cores.begin(), part.cores.end());
+      gpus[part.node].insert(part.gpus.begin(), part.gpus.end());
+    }
+  };
+  std::vector<std::pair<int64_t, uint64_t>> victims;  // the longest suspended first
+  for (const auto& [id, job] : jobs_) {
+    if (job->state == JobState::kRunning) hold(*job);
+    if (job->state == JobState::kSuspended && job->preempted_at)
+      victims.emplace_back(job->preempted_at, id);
+  }
+  std::sort(victims.begin(), victims.end());
+  int64_t now = clock_.Now();
+  for (const auto& [since, id] : victims) {
+    const Job& current = *jobs_.at(id);
+    // Its preemptor has yet to take the resources: they are not free for it to run on.
+    if (const Job* preemptor = FindJob(current.suspended_for);
+        preemptor && preemptor->state == JobState::kPending)
+      continue;
+    bool free = std::all_of(
+        current.allocation.nodes.begin(), current.allocation.nodes.end(),
+        [&](const sched::NodeAllocation& part) {
+          if (part.node < 0 || static_cast<size_t>(part.node) >= nodes_.size()) return false;
+          return std::none_of(part.cores.begin(), part.cores.end(),
+                              [&](int core) { return cores[part.node].count(core) > 0; }) &&
+                 std::none_of(part.gpus.begin(), part.gpus.end(),
+                              [&](int gpu) { return gpus[part.node].count(gpu) > 0; });
+        });
+    if (!free) continue;
+    Job& job = Mutable(id, out);
+    int64_t paused = std::max<int64_t>(now - job.suspend_time, 0);
+    job.suspended_seconds += paused;
+    if (job.end_time < kUnlimitedSeconds) job.end_time += paused;
+    job.state = JobState::kRunning;
+    job.preempted_at = 0;
+    job.suspended_for = 0;
+    job.suspend_time = now;
+    out.effects.push_back(SignalJob{id, job.NodeIndexes(), SIGCONT, SignalScope::kFull});
+    hold(job);
   }
 }
 

@@ -98,7 +98,10 @@ struct Job {
   bool preempt_cancel = false;
   int64_t suspend_time = 0;       // when last suspended (or resumed)
   int64_t suspended_seconds = 0;  // time spent suspended (not counted against the limit)
-  double cpu_seconds = 0;         // the run's CPU time and peak memory, once it ended
+  // PreemptMode=SUSPEND: the job it was stopped for; it is not resumed while that one waits to
+  // start on its resources (kept in memory only: after a restart, free resources resume it).
+  uint64_t suspended_for = 0;
+  double cpu_seconds = 0;  // the run's CPU time and peak memory, once it ended
   uint64_t max_rss_mib = 0;
   std::vector<JobRun> history;  // earlier runs (requeued, preempted)
   std::vector<Step> steps;      // srun's steps of the current run

@@ -1,10 +1,18 @@
 // See priorities.h.
 #include "ctld/views/priorities.h"
 
-#include <algorithm>
-#include <unordered_map>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "common/accounting_settings.h"
+#include "common/tres.h"
 #include "ctld/views/privacy.h"
+#include "sched/billing.h"
+#include "sched/limits.h"
 
 namespace drover::ctld::views {
 namespace {
@@ -61,8 +69,57 @@ wire::PriorityListing ListPriorities(const Snapshot& snapshot, const Caller& cal
   return listing;
 }
 
+namespace {
+
+// TRES-seconds as sshare prints TRES-minutes: every TRES Slurm counts by default, in its
+// order, gres/gpu when the cluster has GPUs.
+std::string TresMinutes(const sched::TresSeconds& seconds, bool gpus) {
+  auto minutes = [](double value) { return static_cast<uint64_t>(std::max(0.0, value) / 60.0); };
+  std::string text = fmt::format(
+      "cpu={},mem={},energy=0,node={},billing={},fs/disk=0,vmem=0,pages=0", minutes(seconds.cpu),
+      minutes(seconds.mem), minutes(seconds.node), minutes(seconds.billing));
+  if (gpus) text += fmt::format(",gres/gpu={}", minutes(seconds.gpu));
+  return text;
+}
+
+}  // namespace
+
 std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot, const Caller& caller) {
   const auto& tree = snapshot.associations;
+  const ClusterConfig& cluster = *snapshot.cluster;
+  bool gpus = std::any_of(cluster.nodes.begin(), cluster.nodes.end(),
+                          [](const NodeConfig& node) { return !node.gpus.empty(); });
+  // TRESRunMins: each running job's TRES times what is left of its time limit, in its
+  // association and every ancestor; GrpTRESRaw: the decayed usage, summed the same way.
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  for (size_t i = 0; i < tree.size(); ++i) index[{tree[i].account, tree[i].user}] = i;
+  std::vector<sched::TresSeconds> run(tree.size()), used(tree.size());
+  for (const JobPtr& job : snapshot.jobs) {
+    if (job->state != JobState::kRunning && job->state != JobState::kSuspended) continue;
+    auto found = index.find({job->spec.account, job->spec.user});
+    if (found == index.end() || job->end_time >= kUnlimitedSeconds) continue;
+    double left = static_cast<double>(std::max<int64_t>(job->end_time - snapshot.time, 0));
+    sched::JobUsage usage = sched::UsageOf(cluster, job->allocation);
+    double billing =
+        job->partition >= 0 && static_cast<size_t>(job->partition) < cluster.partitions.size()
+            ? sched::BillingOf(cluster.partitions[job->partition].billing_weights, usage,
+                               job->spec.gpu_type)
+            : static_cast<double>(usage.cpus);
+    sched::TresSeconds add;
+    add.cpu = static_cast<double>(usage.cpus) * left;
+    add.mem = static_cast<double>(usage.memory_mb) * left;
+    add.node = static_cast<double>(usage.nodes) * left;
+    add.gpu = static_cast<double>(usage.gpus) * left;
+    add.billing = billing * left;
+    run[found->second].Add(add);
+  }
+  for (size_t i = 0; i < tree.size(); ++i) used[i].Add(tree[i].used);
+  for (size_t i = tree.size(); i-- > 0;) {
+    if (tree[i].parent < 0 || static_cast<size_t>(tree[i].parent) >= i) continue;
+    run[tree[i].parent].Add(run[i]);
+    used[tree[i].parent].Add(used[i]);
+  }
+  std::string accounting_cluster = acct::NameOf(cluster.settings.cluster_name);
   const sched::FairShare& fair = *snapshot.fair_share;
   auto at = [](const std::vector<double>& values, size_t i) {
     return i < values.size() ? values[i] : 0.0;
@@ -88,6 +145,13 @@ std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot, const Caller& 
     share.effective_usage = at(fair.effective_usage, i);
     share.level_fs = at(fair.level_fs, i);
     share.fairshare = at(fair.factor, i);
+    if (const acct::Association* record =
+            snapshot.accounting ? snapshot.accounting->FindAssociation(
+                                      accounting_cluster, tree[i].account, tree[i].user)
+                                : nullptr)
+      share.grp_tres_mins = FormatTres(record->limits.grp_tres_mins);
+    share.tres_run_mins = TresMinutes(run[i], gpus);
+    share.grp_tres_raw = TresMinutes(used[i], gpus);
     if (SeesShare(share, caller, snapshot.cluster->settings)) shares.push_back(std::move(share));
   }
   return shares;
