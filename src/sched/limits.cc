@@ -59,6 +59,17 @@ void TresSeconds::Scale(double factor) {
   wall *= factor;
 }
 
+TresSeconds TresSecondsOf(const JobUsage& usage, double billing, double seconds) {
+  TresSeconds out;
+  out.cpu = static_cast<double>(usage.cpus) * seconds;
+  out.mem = static_cast<double>(usage.memory_mb) * seconds;
+  out.node = static_cast<double>(usage.nodes) * seconds;
+  out.gpu = static_cast<double>(usage.gpus) * seconds;
+  out.billing = billing * seconds;
+  out.wall = seconds;
+  return out;
+}
+
 JobUsage UsageOf(const ClusterConfig& cluster, const Allocation& allocation) {
   JobUsage usage;
   for (const NodeAllocation& part : allocation.nodes) {

@@ -28,6 +28,9 @@ struct JobUsage {
 // What an allocation holds: CPUs (its cores' threads), GPUs, memory and nodes.
 JobUsage UsageOf(const ClusterConfig& cluster, const Allocation& allocation);
 
+// `usage` held for `seconds`, its billing TRES given: TRES-seconds (wall: the seconds).
+TresSeconds TresSecondsOf(const JobUsage& usage, double billing, double seconds);
+
 // A job's request as the limits see it.
 struct LimitRequest {
   JobUsage total, per_node;

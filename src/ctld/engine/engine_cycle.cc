@@ -168,13 +168,7 @@ void Engine::Charge(const Job& job, int64_t seconds) {
     if (entry.name == qos_name) qos = &entry;
   double factor = qos ? qos->usage_factor : 1.0;
   double time = factor * static_cast<double>(seconds);
-  sched::TresSeconds used;
-  used.cpu = static_cast<double>(usage.cpus) * time;
-  used.mem = static_cast<double>(usage.memory_mb) * time;
-  used.node = static_cast<double>(usage.nodes) * time;
-  used.gpu = static_cast<double>(usage.gpus) * time;
-  used.billing = billing * time;
-  used.wall = time;
+  sched::TresSeconds used = sched::TresSecondsOf(usage, billing, time);
   sched::Association& association = associations_[Association(job.spec.account, job.spec.user)];
   association.usage += billing * time;
   association.used.Add(used);

@@ -105,13 +105,7 @@ std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot, const Caller& 
             ? sched::BillingOf(cluster.partitions[job->partition].billing_weights, usage,
                                job->spec.gpu_type)
             : static_cast<double>(usage.cpus);
-    sched::TresSeconds add;
-    add.cpu = static_cast<double>(usage.cpus) * left;
-    add.mem = static_cast<double>(usage.memory_mb) * left;
-    add.node = static_cast<double>(usage.nodes) * left;
-    add.gpu = static_cast<double>(usage.gpus) * left;
-    add.billing = billing * left;
-    run[found->second].Add(add);
+    run[found->second].Add(sched::TresSecondsOf(usage, billing, left));
   }
   for (size_t i = 0; i < tree.size(); ++i) used[i].Add(tree[i].used);
   for (size_t i = tree.size(); i-- > 0;) {
