@@ -40,6 +40,7 @@ int RunSprio(Arguments args);     // priority/sprio.cc
 int RunSshare(Arguments args);    // priority/sshare.cc
 int RunScontrol(Arguments args);  // scontrol/scontrol.cc
 int RunSacctmgr(Arguments args);  // accounting/sacctmgr.cc
+int RunSreport(Arguments args);   // query/sreport.cc
 // --version of the Slurm-named commands: "slurm 22.05.8 (drover X.Y.Z)" (drover/version.cc).
 std::string SlurmVersionLine();
 int PrintSlurmVersion();
@@ -60,6 +61,7 @@ std::vector<OptionSpec> SprioOptionTable();     // priority/sprio.cc
 std::vector<OptionSpec> SshareOptionTable();    // priority/sshare.cc
 std::vector<OptionSpec> ScontrolOptionTable();  // scontrol/scontrol.cc
 std::vector<OptionSpec> SacctmgrOptionTable();  // accounting/sacctmgr.cc
+std::vector<OptionSpec> SreportOptionTable();   // query/sreport.cc
 int RunOptions(Arguments args);                 // drover/option_tables.cc
 
 // --help, --usage and --version (-V) of the query commands (drover/version.cc): prints `help`,

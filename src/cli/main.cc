@@ -41,6 +41,8 @@ constexpr std::array kCommands = {
     Command{"sacctmgr",
             "show and change accounts, users, QOS and associations (as Slurm's sacctmgr)",
             RunSacctmgr},
+    Command{"sreport", "reports of the cluster's use from the job history (as Slurm's sreport)",
+            RunSreport},
     Command{"options", "print a Slurm-named command's option table: drover options sbatch",
             RunOptions},
 #endif

@@ -16,12 +16,12 @@ namespace drover::cli {
 namespace {
 
 constexpr std::pair<std::string_view, std::vector<OptionSpec> (*)()> kTables[] = {
-    {"sbatch", SbatchOptionTable},     {"srun", SrunOptionTable},
-    {"salloc", SallocOptionTable},     {"squeue", SqueueOptionTable},
-    {"sinfo", SinfoOptionTable},       {"sacct", SacctOptionTable},
-    {"scancel", ScancelOptionTable},   {"sprio", SprioOptionTable},
-    {"sshare", SshareOptionTable},     {"sacctmgr", SacctmgrOptionTable},
-    {"scontrol", ScontrolOptionTable},
+    {"sbatch", SbatchOptionTable},   {"srun", SrunOptionTable},
+    {"salloc", SallocOptionTable},   {"squeue", SqueueOptionTable},
+    {"sinfo", SinfoOptionTable},     {"sacct", SacctOptionTable},
+    {"scancel", ScancelOptionTable}, {"sprio", SprioOptionTable},
+    {"sshare", SshareOptionTable},   {"sacctmgr", SacctmgrOptionTable},
+    {"sreport", SreportOptionTable}, {"scontrol", ScontrolOptionTable},
 };
 
 std::string_view ArgumentName(OptionSpec::Argument argument) {

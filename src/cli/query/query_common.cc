@@ -50,6 +50,21 @@ bool Requested(const v1::JobFilter& filter, const v1::Job& job) {
 // The commands here never print a job's environment: it is left out of the parse.
 // The controller's records hold no environment (it lives in the store with the script), so a
 // plain parse of each entry is all a listing needs.
+Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery query) {
+  v1::JobList list;
+  do {
+    v1::JobList page;
+    grpc::ClientContext context;
+    SetDeadline(context);
+    grpc::Status status = stub.History(&context, query, &page);
+    if (!status.ok()) return MakeError(Unreachable(status));
+    if (list.time() == 0) list.set_time(page.time());
+    for (std::string& job : *page.mutable_jobs()) list.add_jobs(std::move(job));
+    query.set_after(page.next());
+  } while (!query.after().empty());
+  return list;
+}
+
 std::vector<v1::Job> ParseJobs(const v1::JobList& list) {
   std::vector<v1::Job> jobs(list.jobs_size());
   for (int i = 0; i < list.jobs_size(); ++i) jobs[i].ParseFromString(list.jobs(i));

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/result.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::cli {
@@ -21,6 +22,9 @@ bool Requested(const v1::JobFilter& filter, const v1::Job& job);
 // The jobs of a listing. The commands here never print a job's environment, and the controller's
 // records hold none (it lives in the store with the script): a plain parse of each entry.
 std::vector<v1::Job> ParseJobs(const v1::JobList& list);
+// Every page of the history (sacct, sreport): the controller answers at most a page of stored
+// records per call and the cursor of the next.
+Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery query);
 // Every partition; none when the controller cannot say.
 std::vector<v1::Partition> Partitions(v1::Controller::Stub& stub);
 // "COMMAND: error: MESSAGE" on stderr; returns 1.

@@ -237,23 +237,6 @@ constexpr OptionSpec kSacctOptions[] = {{'a', "allusers", OptionSpec::kNone},
                                         {0, "whole-hetjob", OptionSpec::kOptional},
                                         {0, "yaml", OptionSpec::kNone}};
 
-// Every page of the history: the controller answers at most a page of stored records per call
-// and the cursor of the next.
-Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery query) {
-  v1::JobList list;
-  do {
-    v1::JobList page;
-    grpc::ClientContext context;
-    SetDeadline(context);
-    grpc::Status status = stub.History(&context, query, &page);
-    if (!status.ok()) return MakeError(Unreachable(status));
-    if (list.time() == 0) list.set_time(page.time());
-    for (std::string& job : *page.mutable_jobs()) list.add_jobs(std::move(job));
-    query.set_after(page.next());
-  } while (!query.after().empty());
-  return list;
-}
-
 }  // namespace
 
 std::vector<OptionSpec> SacctOptionTable() {
