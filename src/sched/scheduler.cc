@@ -326,17 +326,15 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   if (partition.state == PartitionState::kInactive) return PendingReason::kPartitionInactive;
   ResolvedRequest r = ResolveRequest(cluster_, job, partition, max_cpus_[p]);
   // A QOS with PartitionMaxNodes, PartitionMinNodes or PartitionTimeLimit lifts that limit.
-  uint32_t flags = 0;
-  if (int named = limits_.FindQos(job.qos); named >= 0) flags = in_.qos[named].flags;
+  int qos = limits_.FindQos(job.qos);
+  uint32_t flags = qos >= 0 ? in_.qos[qos].flags : 0;
   if ((static_cast<uint64_t>(r.nodes) > partition.max_nodes &&
        !(flags & acct::kPartitionMaxNodes)) ||
       (static_cast<uint64_t>(r.nodes) < partition.min_nodes &&
        !(flags & acct::kPartitionMinNodes)) ||
       static_cast<size_t>(r.nodes) > partition.nodes.size())
     return PendingReason::kPartitionNodeLimit;
-  int qos = limits_.FindQos(job.qos);
-  if (!(qos >= 0 && (in_.qos[qos].flags & acct::kPartitionTimeLimit)) &&
-      r.time_limit_seconds > partition.max_time_seconds)
+  if (!(flags & acct::kPartitionTimeLimit) && r.time_limit_seconds > partition.max_time_seconds)
     return PendingReason::kPartitionTimeLimit;
   LimitRequest limited;
   limited.total = Billed({r.total_cpus, r.total_gpus, static_cast<uint64_t>(r.nodes),

@@ -183,16 +183,6 @@ std::optional<AccountingListing> ListingOf(std::string_view word) {
   return std::nullopt;
 }
 
-// The controller's accounting database (its Show call), for show and dump.
-Result<acct::Database> FetchDatabase(Session& session) {
-  v1::AccountingDatabase reply;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = session.stub->Show(&context, v1::AccountingQuery(), &reply);
-  if (!status.ok()) return MakeError("Problem talking to the database: " + Unreachable(status));
-  return wire::FromProto(reply);
-}
-
 int Show(Session& session, const std::vector<std::string>& words) {
   if (words.size() < 2) {
     std::fputs(
@@ -227,7 +217,7 @@ int Show(Session& session, const std::vector<std::string>& words) {
     options.control_host = host.address.empty() ? host.name : host.address;
   }
   options.control_port = settings.controller_port;
-  auto database = FetchDatabase(session);
+  auto database = FetchAccounting(session.connection->channel);
   if (!database) return Fail("sacctmgr", database.error());
   auto text = FormatAccounting(*database, options);
   if (!text) {
@@ -390,7 +380,7 @@ int Dump(Session& session, const std::vector<std::string>& words) {
     return 1;
   }
   if (Status connected = Connected(session); !connected) return Fail("sacctmgr", connected.error());
-  auto database = FetchDatabase(session);
+  auto database = FetchAccounting(session.connection->channel);
   if (!database) return Fail("sacctmgr", database.error());
   if (!database->FindCluster(cluster)) {
     std::fprintf(stderr, " Cluster %s doesn't exist.\n", cluster.c_str());

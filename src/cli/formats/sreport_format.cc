@@ -7,9 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cinttypes>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <map>
@@ -214,16 +212,6 @@ struct Tree {
       account = it->second;
     }
     return false;
-  }
-  int Depth(std::string account) const {
-    int depth = 0;
-    while (account != "root" && depth < 64) {
-      auto it = parent.find(account);
-      if (it == parent.end()) break;
-      account = it->second;
-      ++depth;
-    }
-    return depth;
   }
 };
 

@@ -7,6 +7,8 @@
 
 #include "cli/client.h"
 #include "common/text.h"
+#include "proto/accounting.grpc.pb.h"
+#include "wire/accounting_codec.h"
 
 namespace drover::cli {
 
@@ -63,6 +65,16 @@ Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery que
     query.set_after(page.next());
   } while (!query.after().empty());
   return list;
+}
+
+Result<acct::Database> FetchAccounting(const std::shared_ptr<grpc::Channel>& channel) {
+  auto stub = v1::Accounting::NewStub(channel);
+  v1::AccountingDatabase reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = stub->Show(&context, v1::AccountingQuery(), &reply);
+  if (!status.ok()) return MakeError("Problem talking to the database: " + Unreachable(status));
+  return wire::FromProto(reply);
 }
 
 std::vector<v1::Job> ParseJobs(const v1::JobList& list) {

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/accounting.h"
 #include "common/result.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -25,6 +27,8 @@ std::vector<v1::Job> ParseJobs(const v1::JobList& list);
 // Every page of the history (sacct, sreport): the controller answers at most a page of stored
 // records per call and the cursor of the next.
 Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery query);
+// The controller's accounting database (its Accounting service's Show: sacctmgr, sreport).
+Result<acct::Database> FetchAccounting(const std::shared_ptr<grpc::Channel>& channel);
 // Every partition; none when the controller cannot say.
 std::vector<v1::Partition> Partitions(v1::Controller::Stub& stub);
 // "COMMAND: error: MESSAGE" on stderr; returns 1.

@@ -25,8 +25,6 @@
 #include "common/accounting_settings.h"
 #include "common/getopt.h"
 #include "common/text.h"
-#include "proto/accounting.grpc.pb.h"
-#include "wire/accounting_codec.h"
 
 namespace drover::cli {
 namespace {
@@ -166,16 +164,6 @@ bool ReadReportWords(const std::vector<std::string>& words, SreportOptions& opti
   return ok;
 }
 
-Result<acct::Database> FetchAccounting(const Connection& connection) {
-  auto stub = v1::Accounting::NewStub(connection.channel);
-  v1::AccountingDatabase reply;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = stub->Show(&context, v1::AccountingQuery(), &reply);
-  if (!status.ok()) return MakeError("Problem talking to the database: " + Unreachable(status));
-  return wire::FromProto(reply);
-}
-
 int Report(Session& session, const std::vector<std::string>& words) {
   std::string_view kind = words.front();
   bool cluster = Keyword(kind, "cluster", 2), job = Keyword(kind, "job", 1),
@@ -241,7 +229,7 @@ int Report(Session& session, const std::vector<std::string>& words) {
   } else if (which == Which::kTop) {
     text = FormatTopUsage(connection.cluster, jobs, options);
   } else {
-    auto accounting = FetchAccounting(connection);
+    auto accounting = FetchAccounting(connection.channel);
     if (!accounting) return Fail("sreport", accounting.error());
     if (which == Which::kAccounts) {
       text = FormatAccountUtilizationByUser(connection.cluster, *accounting, jobs, options);

@@ -100,11 +100,13 @@ std::vector<wire::ShareInfo> ListShares(const Snapshot& snapshot, const Caller& 
     if (found == index.end() || job->end_time >= kUnlimitedSeconds) continue;
     double left = static_cast<double>(std::max<int64_t>(job->end_time - snapshot.time, 0));
     sched::JobUsage usage = sched::UsageOf(cluster, job->allocation);
+    static const std::vector<std::pair<std::string, double>> kNoWeights;
+    bool known =
+        job->partition >= 0 && static_cast<size_t>(job->partition) < cluster.partitions.size();
+    // Without weights BillingOf is the CPU count, as Slurm's billing TRES.
     double billing =
-        job->partition >= 0 && static_cast<size_t>(job->partition) < cluster.partitions.size()
-            ? sched::BillingOf(cluster.partitions[job->partition].billing_weights, usage,
-                               job->spec.gpu_type)
-            : static_cast<double>(usage.cpus);
+        sched::BillingOf(known ? cluster.partitions[job->partition].billing_weights : kNoWeights,
+                         usage, job->spec.gpu_type);
     run[found->second].Add(sched::TresSecondsOf(usage, billing, left));
   }
   for (size_t i = 0; i < tree.size(); ++i) used[i].Add(tree[i].used);
