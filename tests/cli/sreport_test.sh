@@ -33,8 +33,11 @@ sreport -n -P -t seconds cluster utilization "${window[@]}" >util.P
 IFS='|' read -r cluster allocated down pdown idle planned reported <util.P
 [ "$((allocated + idle))" = "$reported" ] || fail "allocated + idle != reported: $(cat util.P)"
 sreport -n -P -T gres/gpu -t seconds cluster utilization "${window[@]}" >gpu.P
-IFS='|' read -r cluster tres gpu_allocated rest <gpu.P
-[ "$tres" = gres/gpu ] && [ "$gpu_allocated" -ge 0 ] || fail "GPU seconds: $(cat gpu.P)"
+IFS='|' read -r cluster tres gpu_allocated gpu_down gpu_pdown gpu_idle gpu_planned gpu_reported <gpu.P
+# The demo's 4 nodes have 8 GPUs each: Reported is 32 GPUs times the window.
+[ "$tres" = gres/gpu ] && [ "$((gpu_allocated + gpu_idle))" = "$gpu_reported" ] &&
+  [ "$((gpu_reported % 32))" = 0 ] && [ "$((gpu_reported / 32))" = "$((reported / 64))" ] ||
+  fail "GPU seconds: $(cat gpu.P) against CPU seconds $(cat util.P)"
 sreport -n -t percent cluster utilization "${window[@]}" | grep -q "100.00%" ||
   fail "percent: $(sreport -n -t percent cluster utilization "${window[@]}")"
 

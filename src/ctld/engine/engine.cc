@@ -123,6 +123,7 @@ void Engine::Restore(std::vector<Job> jobs, uint64_t next_job_id) {
     next_job_id_ = std::max(next_job_id_, id + 1);
     if (job.spec.array_job_id) array_tasks_[{job.spec.array_job_id, job.spec.array_task_id}] = id;
     Association(job.spec.account, job.spec.user);
+    if (!IsFinal(job.state)) CountActive(job.spec, 1);
     if (job.state == JobState::kRunning)
       for (const sched::NodeAllocation& part : job.allocation.nodes)
         nodes_[part.node].jobs.insert(id);

@@ -238,7 +238,6 @@ void Engine::RunCycle(EngineOutput& out) {
   input.reservations = SchedulerReservations();
   input.policy = options_.policy;
   input.safe_limits = EnforcedAccountingOf(cluster().settings).safe;
-  RecountActiveJobs();  // a count a rare path (an update of a job's account) left stale heals
   ExpireDeadlines(out);
   ResumeSuspendedVictims(out);  // before anything else may take their cores
   for (const auto& [id, job] : jobs_) {

@@ -259,6 +259,7 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   }
   job.history.push_back(JobRun{job.start_time, clock_.Now(), run_state, job.exit_code,
                                job.exit_signal, nodes, job.restart_count});
+  if (IsFinal(job.state)) CountActive(job.spec, 1);  // back in the queue
   job.state = JobState::kPending;
   job.reason = sched::PendingReason::kNone;
   job.allocation = {};
@@ -346,6 +347,10 @@ void Engine::On(const UpdateJob& event, EngineOutput& out) {
             [&](uint64_t id, const Job& current, size_t) -> std::optional<std::string> {
               Job updated = current;
               if (std::string error = UpdateOne(event, updated); !error.empty()) return error;
+              if (!IsFinal(current.state)) {  // its account, user or QOS may have changed
+                CountActive(current.spec, -1);
+                CountActive(updated.spec, 1);
+              }
               Mutable(id, out) = std::move(updated);
               return std::nullopt;
             });

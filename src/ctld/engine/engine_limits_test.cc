@@ -150,6 +150,22 @@ TEST_F(SubmitLimitTest, MaxSubmitJobsRefusesTheNextJobUntilOneEnds) {
       << over.error;
 }
 
+TEST_F(SubmitLimitTest, AJobMovedToAnotherQosLeavesItsCount) {
+  Admin(acct::Verb::kAdd, acct::Entity::kQos, {"other"});
+  Admin(acct::Verb::kModify, acct::Entity::kQos, {"normal", "set", "GrpSubmitJobs=1"});
+  JobSpec held = Gpus(1);
+  held.hold = HoldKind::kUser;
+  uint64_t first = Submit(held);
+  EXPECT_FALSE(Try(Gpus(1)).ok);
+  JobFilter only;
+  only.job_ids = {first};
+  UpdateJob update{++token_, kOperator, only, {}, {}, {}, {}, std::string("other"), {}};
+  Reply moved = AskEngine(engine_, token_, last_, update);
+  ASSERT_TRUE(moved.ok) << moved.error;
+  EXPECT_TRUE(Try(Gpus(1)).ok);  // normal's one job is the new one
+  EXPECT_FALSE(Try(Gpus(1)).ok);
+}
+
 TEST_F(SubmitLimitTest, DenyOnLimitRefusesWhatWouldOtherwiseWait) {
   Admin(acct::Verb::kModify, acct::Entity::kQos, {"normal", "set", "MaxTRESPerJob=gres/gpu=1"});
   uint64_t waits = Submit(Gpus(2));
