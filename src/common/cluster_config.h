@@ -13,6 +13,7 @@
 #include "common/duration.h"
 #include "common/gres.h"
 #include "common/licenses.h"
+#include "common/retention.h"
 
 namespace drover {
 
@@ -181,6 +182,8 @@ struct ClusterSettings {
   std::vector<std::string> priority_flags;  // upper case, e.g. NO_FAIR_TREE
   int64_t priority_calc_period_seconds = 300;
   UsageResetPeriod usage_reset = UsageResetPeriod::kNone;
+  // PurgeJobAfter: how long the job history keeps a finished job (default: for ever).
+  Retention purge_job_after{};
   PreemptType preempt = PreemptType::kNone;
   PreemptMode preempt_mode;
   int64_t preempt_exempt_seconds = 0;

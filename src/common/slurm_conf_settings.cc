@@ -269,6 +269,13 @@ SetResult SetOverTimeLimit(S& s, std::string_view value) {
   return std::nullopt;
 }
 
+SetResult SetPurgeJobAfter(S& s, std::string_view value) {
+  auto retention = ParseRetention(value);
+  if (!retention) return Invalid(value, retention.error().substr(retention.error().find(": ") + 2));
+  s.purge_job_after = *retention;
+  return std::nullopt;
+}
+
 SetResult SetJobRequeue(S& s, std::string_view value) {
   auto number = ParseInt64(value);
   if (!number || (*number != 0 && *number != 1)) return Invalid(value, "expected 0 or 1");
@@ -465,6 +472,7 @@ std::vector<ConfField<S>> BuildFields() {
       {"MaxArraySize", Integer(&S::max_array_size, 0, 4000001)},
       {"MaxStepCount", Integer(&S::max_step_count, 1, UINT32_MAX)},
       {"MinJobAge", Integer(&S::min_job_age_seconds, 0, UINT32_MAX)},
+      {"PurgeJobAfter", SetPurgeJobAfter},
       {"OverTimeLimit", SetOverTimeLimit},
       {"JobRequeue", SetJobRequeue},
       {"KillWait", Integer(&S::kill_wait_seconds, 0, 65533)},

@@ -19,6 +19,7 @@
 #include "wire/node_codec.h"
 #include "wire/repeated.h"
 #include "wire/reservation_codec.h"
+#include "wire/usage_codec.h"
 
 namespace drover::ctld {
 namespace {
@@ -117,6 +118,7 @@ void ScalarsToProto(const Job& job, v1::Job* out) {
   out->set_preempt_cancel(job.preempt_cancel);
   out->set_cpu_seconds(job.cpu_seconds);
   out->set_max_rss_mib(job.max_rss_mib);
+  wire::ToProto(job.batch_usage, out->mutable_batch_usage());
   out->set_user_signal_sent(job.user_signal_sent);
   out->set_next_step_id(job.next_step_id);
   out->set_released(job.released);
@@ -145,6 +147,7 @@ void ScalarsFromProto(const v1::Job& job, Job* out) {
   out->preempt_cancel = job.preempt_cancel();
   out->cpu_seconds = job.cpu_seconds();
   out->max_rss_mib = job.max_rss_mib();
+  out->batch_usage = wire::FromProto(job.batch_usage());
   out->user_signal_sent = job.user_signal_sent();
   out->next_step_id = job.next_step_id();
   out->released = job.released();
@@ -198,6 +201,7 @@ void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out) {
     s->set_cpus(step.cpus);
     s->set_cpu_seconds(step.cpu_seconds);
     s->set_max_rss_mib(step.max_rss_mib);
+    wire::ToProto(step.task_usage, s->mutable_task_usage());
     for (const sched::NodeAllocation& part : step.usage) ToProto(part, s->add_usage());
     s->set_overlap(step.overlap);
     s->set_gpus_given(step.gpus_given);
@@ -258,6 +262,7 @@ Result<Job> FromProto(const v1::Job& job, const ClusterConfig& cluster) {
     step.cpus = s.cpus();
     step.cpu_seconds = s.cpu_seconds();
     step.max_rss_mib = s.max_rss_mib();
+    step.task_usage = wire::FromProto(s.task_usage());
     for (const v1::NodeAllocation& part : s.usage()) step.usage.push_back(FromProto(part));
     step.overlap = s.overlap();
     step.gpus_given = s.gpus_given();

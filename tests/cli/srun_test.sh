@@ -57,6 +57,35 @@ diff steps.expected steps.txt || fail "sacct steps differ"
 # -j with a step ID lists that step alone, as Slurm does.
 [ "$(sacct -j "$id.1,$id.batch" -n -P -o JobID)" = "$id.batch
 $id.1" ] || fail "sacct -j $id.1,$id.batch: $(sacct -j "$id.1,$id.batch" -n -P -o JobID)"
+# Measured use: each task's CPU time and peak memory, merged over the step's nodes; the batch
+# step is the script's own processes; the job row adds up the CPU times of its steps.
+cat > burn.sh <<'SCRIPT'
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1 -o burn.out
+srun bash -c 'x=$(head -c 30000000 /dev/zero | tr "\0" a); i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo ${#x}'
+SCRIPT
+burn=$(sbatch --parsable burn.sh)
+[ "$(wait_done "$burn")" = COMPLETED ] || fail "job $burn: $(sacct -j "$burn"; cat burn.out)"
+sacct -j "$burn" -n -P -o JobID,TotalCPU,UserCPU,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,MinCPUNode,TRESUsageInTot > usage.txt
+kib() { awk -v v="$1" 'BEGIN { n = v + 0; u = substr(v, length(v));
+  if (u == "K") n *= 1; else if (u == "M") n *= 1024; else if (u == "G") n *= 1048576; else n /= 1024;
+  printf "%d", n }'; }
+secs() { awk -v v="$1" 'BEGIN { n = split(v, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; printf "%.3f", s }'; }
+IFS='|' read -r _ job_total _ job_rss _ < <(grep "^$burn|" usage.txt)
+IFS='|' read -r _ step_total step_user step_rss rss_node rss_task ave_rss cpu_node tres < <(grep "^$burn.0|" usage.txt)
+IFS='|' read -r _ batch_total _ batch_rss batch_node batch_task _ _ _ < <(grep "^$burn.batch|" usage.txt)
+[ -z "$job_rss" ] || fail "the job row has no MaxRSS of its own: $(cat usage.txt)"
+[ "$(kib "$step_rss")" -ge 29000 ] || fail "step MaxRSS $step_rss is below the 30 MB a task held: $(cat usage.txt)"
+[ "$(kib "$ave_rss")" -ge 29000 ] || fail "step AveRSS $ave_rss: $(cat usage.txt)"
+case "$rss_node,$cpu_node" in node[12],node[12]) ;; *) fail "MaxRSSNode/MinCPUNode: $(cat usage.txt)" ;; esac
+case "$rss_task" in 0|1) ;; *) fail "MaxRSSTask $rss_task" ;; esac
+case "$tres" in cpu=*,mem=*) ;; *) fail "TRESUsageInTot $tres" ;; esac
+[ "$batch_node,$batch_task" = "node1,0" ] || fail "batch step's MaxRSSNode/Task: $(cat usage.txt)"
+[ -n "$batch_rss" ] || fail "the batch step's MaxRSS is blank: $(cat usage.txt)"
+awk -v s="$(secs "$step_total")" -v u="$(secs "$step_user")" -v j="$(secs "$job_total")" \
+    -v b="$(secs "$batch_total")" 'BEGIN { exit !(s > 0.05 && u > 0 && u <= s && j + 0.002 >= s + b) }' ||
+  fail "CPU times: step $step_total (user $step_user), batch $batch_total, job $job_total"
+[ "$(sacct -X -j "$burn" -n -P -o TotalCPU)" = "00:00:00" ] || fail "-X fetches no steps: TotalCPU 0"
 # The same in sacct --json, and squeue/sinfo --json parse as JSON (python3 comes with the tests'
 # Snakemake; without it these checks are skipped).
 if command -v python3 >/dev/null; then

@@ -11,6 +11,7 @@
 
 #include "auth/tls.h"
 #include "common/text.h"
+#include "wire/usage_codec.h"
 
 namespace drover::agent {
 namespace {
@@ -213,6 +214,10 @@ void ControllerLink::ReportEnded() {
     request.set_restart_count(ended.restart_count);
     request.set_cpu_seconds(ended.status.cpu_seconds);
     request.set_max_rss_mib(ended.status.max_rss_mib);
+    if (ended.status.start_time != 0 && !ended.status.launch_failed)  // the batch shell ran
+      wire::ToProto(OneTask(agent_.node_name(), 0, ended.status.batch_user_cpu,
+                            ended.status.batch_system_cpu, ended.status.batch_rss_kib),
+                    request.mutable_batch_usage());
     call->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     Call* raw = call.get();
     calls.push_back(std::move(call));

@@ -14,9 +14,15 @@
 
 #include "agent/daemon/step_session.h"
 #include "common/fd_io.h"
+#include "common/task_usage.h"
+#include "wire/usage_codec.h"
 
 namespace drover::agent {
 namespace {
+
+double Seconds(const timeval& time) {
+  return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+}
 
 constexpr size_t kChunk = 32 * 1024;
 // srun closes its side once it has every task's end; one that does not is cut off after this.
@@ -136,9 +142,11 @@ void StepSession::Reap(size_t index, v1::StepOutput& ends) {
     if (::wait4(task.pid, &status, WNOHANG, &usage) != task.pid) return;
     task.ended = true;
     task.status = status;
-    cpu_seconds_ += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                    static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-    max_rss_kib_ = std::max<uint64_t>(max_rss_kib_, static_cast<uint64_t>(usage.ru_maxrss));
+    task.user_cpu_seconds = Seconds(usage.ru_utime);
+    task.system_cpu_seconds = Seconds(usage.ru_stime);
+    task.rss_kib = static_cast<uint64_t>(std::max<long>(usage.ru_maxrss, 0));
+    cpu_seconds_ += task.user_cpu_seconds + task.system_cpu_seconds;
+    max_rss_kib_ = std::max(max_rss_kib_, task.rss_kib);
     if (!task_epilog_.empty()) RunTaskScript(task_epilog_, task.environment);
   }
   for (int* fd : {&task.out, &task.err})
@@ -150,6 +158,9 @@ void StepSession::Reap(size_t index, v1::StepOutput& ends) {
   if (launch_.debug_level() >= kStepdVerbose) SayTaskEnd(task);
   v1::StepOutput::TaskEnd* end = ends.add_ended();
   end->set_task(task.rank);
+  wire::ToProto(OneTask(agent_.node_name_, task.rank, task.user_cpu_seconds,
+                        task.system_cpu_seconds, task.rss_kib),
+                end->mutable_usage());
   if (WIFSIGNALED(task.status)) {
     end->set_signal(WTERMSIG(task.status));
   } else {

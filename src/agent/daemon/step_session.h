@@ -48,7 +48,9 @@ class StepSession {
     int out = -1, err = -1;  // our ends of its stdout/stderr (-1: to a file, or closed)
     bool ended = false;
     int status = 0;
-    std::vector<std::string> environment;  // for its --task-epilog
+    std::vector<std::string> environment;                 // for its --task-epilog
+    double user_cpu_seconds = 0, system_cpu_seconds = 0;  // its rusage, once reaped
+    uint64_t rss_kib = 0;
   };
   // A task's descriptors while it starts: the child's ends go to Spawn, ours stay.
   struct TaskIo {

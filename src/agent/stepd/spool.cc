@@ -223,6 +223,16 @@ FieldSetter<Record> TextField(std::string Record::*field) {
 }
 
 template <typename Record>
+FieldSetter<Record> SecondsField(double Record::*field) {
+  return [field](Record& record, const std::string& text) -> Status {
+    auto value = ParseSeconds(text);
+    if (!value) return std::move(value).take_error();
+    record.*field = *value;
+    return OkStatus();
+  };
+}
+
+template <typename Record>
 FieldSetter<Record> FlagField(bool Record::*field) {
   return [field](Record& record, const std::string& text) -> Status {
     auto value = ParseFlag(text);
@@ -356,14 +366,11 @@ const std::map<std::string, FieldSetter<BatchStatus>, std::less<>>& StatusFields
       {"launch_failed", FlagField(&S::launch_failed)},
       {"prolog_failed", FlagField(&S::prolog_failed)},
       {"epilog_failed", FlagField(&S::epilog_failed)},
-      {"cpu_seconds",
-       [](S& status, const std::string& text) -> Status {
-         auto seconds = ParseSeconds(text);
-         if (!seconds) return std::move(seconds).take_error();
-         status.cpu_seconds = *seconds;
-         return OkStatus();
-       }},
+      {"cpu_seconds", SecondsField(&S::cpu_seconds)},
       {"max_rss_mib", IntegerField(&S::max_rss_mib)},
+      {"batch_user_cpu", SecondsField(&S::batch_user_cpu)},
+      {"batch_system_cpu", SecondsField(&S::batch_system_cpu)},
+      {"batch_rss_kib", IntegerField(&S::batch_rss_kib)},
       {"start_time", IntegerField(&S::start_time)},
       {"end_time", IntegerField(&S::end_time)},
       {"cgroup_mode", TextField(&S::cgroup_mode)},
@@ -492,6 +499,9 @@ Status WriteStatus(const fs::path& job_dir, const BatchStatus& status) {
   Line(out, "epilog_failed", status.epilog_failed ? "1" : "0");
   Line(out, "cpu_seconds", fmt::format("{:.3f}", status.cpu_seconds));
   Line(out, "max_rss_mib", std::to_string(status.max_rss_mib));
+  Line(out, "batch_user_cpu", fmt::format("{:.3f}", status.batch_user_cpu));
+  Line(out, "batch_system_cpu", fmt::format("{:.3f}", status.batch_system_cpu));
+  Line(out, "batch_rss_kib", std::to_string(status.batch_rss_kib));
   Line(out, "start_time", std::to_string(status.start_time));
   Line(out, "end_time", std::to_string(status.end_time));
   Line(out, "cgroup_mode", status.cgroup_mode);

@@ -65,7 +65,9 @@ namespace drover::agent {
 // cancelled, launch_failed (the script never ran: exit_code is 1, or errno when execve failed,
 // as with Slurm), prolog_failed, epilog_failed, cpu_seconds (three decimals), max_rss_mib (the
 // cgroup's peak, page cache included; without a cgroup the largest ru_maxrss of the job's
-// processes), start_time and end_time (Unix seconds, of the batch shell; 0 when none was
+// processes), batch_user_cpu and batch_system_cpu (seconds, three decimals) and batch_rss_kib
+// (the batch script's own processes, from wait4: srun's steps are not among them), start_time
+// and end_time (Unix seconds, of the batch shell; 0 when none was
 // started), cgroup_mode (v1, v2, none), and reason (what went wrong, for a person; empty when
 // nothing did).
 
@@ -107,6 +109,8 @@ struct BatchStatus {
   bool epilog_failed = false;
   double cpu_seconds = 0;
   uint64_t max_rss_mib = 0;
+  double batch_user_cpu = 0, batch_system_cpu = 0;
+  uint64_t batch_rss_kib = 0;
   int64_t start_time = 0, end_time = 0;
   std::string cgroup_mode = "none";
   std::string reason;

@@ -161,6 +161,7 @@ class Supervisor {
   // What wait4 reports for every process of the job reaped here: the shell (with what it
   // reaped) and the orphans this subreaper inherits. Used where the cgroup cannot tell.
   double job_cpu_seconds_ = 0;
+  double job_user_cpu_seconds_ = 0, job_system_cpu_seconds_ = 0;
   uint64_t job_max_rss_kib_ = 0;
 };
 
@@ -227,8 +228,13 @@ void Supervisor::Reap() {
       continue;
     }
     if (phase_ == Phase::kJob) {
-      job_cpu_seconds_ += usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
-                          (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+      double user = static_cast<double>(usage.ru_utime.tv_sec) +
+                    static_cast<double>(usage.ru_utime.tv_usec) / 1e6;
+      double system = static_cast<double>(usage.ru_stime.tv_sec) +
+                      static_cast<double>(usage.ru_stime.tv_usec) / 1e6;
+      job_user_cpu_seconds_ += user;
+      job_system_cpu_seconds_ += system;
+      job_cpu_seconds_ += user + system;
       job_max_rss_kib_ = std::max<uint64_t>(job_max_rss_kib_, usage.ru_maxrss);
     }
     if (pid == shell_pid_) shell_status_ = wait_status;
@@ -394,6 +400,9 @@ void Supervisor::KillEverything() {
 void Supervisor::RecordUsage(BatchStatus& status) {
   status.cpu_seconds = job_cpu_seconds_;
   status.max_rss_mib = (job_max_rss_kib_ + 1023) / 1024;
+  status.batch_user_cpu = job_user_cpu_seconds_;
+  status.batch_system_cpu = job_system_cpu_seconds_;
+  status.batch_rss_kib = job_max_rss_kib_;
   if (cgroup_->mode() == CgroupMode::kNone) return;
   if (auto cpu = cgroup_->CpuTimeNanoseconds())
     status.cpu_seconds = static_cast<double>(*cpu) / 1e9;

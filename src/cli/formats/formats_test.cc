@@ -776,6 +776,76 @@ TEST(Sacct, AllFieldsMatchSlurmButWhatIsNotRecorded) {
       "00||00:00:00|||00:00:00|||||||||||||||||||00:00:00|||\n");
 }
 
+void SetUsage(v1::Usage* usage, uint32_t tasks, double user, double system,
+              std::pair<double, double> cpu_max_min, std::pair<double, double> rss_max_min,
+              double rss_total) {
+  usage->set_tasks(tasks);
+  usage->set_user_cpu_seconds(user);
+  usage->set_system_cpu_seconds(system);
+  v1::UsageStat* cpu = usage->mutable_cpu();
+  cpu->set_total(user + system);
+  cpu->set_max(cpu_max_min.first), cpu->set_max_node("n2"), cpu->set_max_task(3);
+  cpu->set_min(cpu_max_min.second), cpu->set_min_node("n1"), cpu->set_min_task(0);
+  v1::UsageStat* rss = usage->mutable_rss();
+  rss->set_total(rss_total);
+  rss->set_max(rss_max_min.first), rss->set_max_node("n1"), rss->set_max_task(1);
+  rss->set_min(rss_max_min.second), rss->set_min_node("n2"), rss->set_min_task(2);
+}
+
+TEST(Sacct, UsageFieldsOfStepsAndTheJobRowsSum) {
+  v1::Job job = Finished(50, "train", "COMPLETED", "n[1-2]", {{0, 2}, {1, 2}});
+  SetUsage(job.mutable_batch_usage(), 1, 0.012, 0.010, {0.022, 0.022}, {1036, 1036}, 1036);
+  job.mutable_batch_usage()->mutable_cpu()->set_max_node("n1");
+  job.mutable_batch_usage()->mutable_cpu()->set_max_task(0);
+  v1::Step* step = job.add_steps();
+  step->set_step_id(0);
+  step->set_name("python");
+  step->set_state("COMPLETED");
+  step->set_start_time(job.start_time());
+  step->set_end_time(job.end_time());
+  step->set_node_list("n[1-2]");
+  step->set_ntasks(4);
+  SetUsage(step->mutable_task_usage(), 4, 3600, 125.5, {1000.25, 862.75}, {1536, 1024}, 5120);
+  v1::Step* running = job.add_steps();  // still running: measured nothing yet, adds nothing
+  running->set_step_id(1);
+  running->set_state("RUNNING");
+  running->set_start_time(job.start_time());
+  running->set_node_list("n1");
+  running->set_ntasks(1);
+  SacctOptions options = AcctOptions();
+  options.parsable2 = options.no_header = true;
+  options.fields = "JobID,TotalCPU,UserCPU,SystemCPU,AveCPU,MinCPU,MinCPUNode,MinCPUTask";
+  EXPECT_EQ(Sacct(options, {job}),
+            "50|01:02:05|01:00:00|02:05.510||||\n"
+            "50.batch|00:00.022|00:00.012|00:00.010|00:00:00|00:00:00|n1|0\n"
+            "50.0|01:02:05|01:00:00|02:05.500|00:15:31|00:14:22|n1|0\n"
+            "50.1|00:00:00|00:00:00|00:00:00||||\n");
+  options.fields = "JobID,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,ConsumedEnergy";
+  EXPECT_EQ(Sacct(options, {job}),
+            "50|||||\n50.batch|1036K|n1|1|1036K|0\n50.0|1.50M|n1|1|1280K|0\n50.1|||||0\n");
+  options.fields =
+      "JobID,TRESUsageInTot,TRESUsageInMax,TRESUsageInMaxNode,TRESUsageInMaxTask,"
+      "TRESUsageInMin,TRESUsageInMinNode,TRESUsageInMinTask,TRESUsageInAve";
+  std::string rows = Sacct(options, {job});
+  EXPECT_NE(rows.find("\n50.0|cpu=01:02:05,mem=5M|cpu=00:16:40,mem=1.50M|cpu=n2,mem=n1|cpu=3,mem=1|"
+                      "cpu=00:14:22,mem=1M|cpu=n1,mem=n2|cpu=0,mem=2|cpu=00:15:31,mem=1280K\n"),
+            std::string::npos)
+      << rows;
+  EXPECT_EQ(rows.substr(0, 12), "50||||||||\n5");
+  // --noconvert prints bytes, --units a fixed unit.
+  options.fields = "JobID,MaxRSS";
+  options.no_convert = true;
+  EXPECT_EQ(Sacct(options, {job}), "50|\n50.batch|1060864\n50.0|1572864\n50.1|\n");
+  options.no_convert = false;
+  options.units = 'M';
+  EXPECT_EQ(Sacct(options, {job}), "50|\n50.batch|1.01M\n50.0|1.50M\n50.1|\n");
+  // -X fetches no steps in Slurm: the job row's CPU times are 0 there.
+  options.units = 0;
+  options.allocations = true;
+  options.fields = "JobID,TotalCPU";
+  EXPECT_EQ(Sacct(options, {job}), "50|00:00:00\n");
+}
+
 TEST(Sacct, ParsableEndsEveryFieldWithTheDelimiter) {
   SacctOptions options = AcctOptions();
   options.parsable = true;

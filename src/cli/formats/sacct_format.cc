@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <ctime>
 #include <deque>
 #include <map>
@@ -34,6 +35,10 @@ enum class Id {
   kReqCpus, kReqMem, kReqNodes, kReqTres, kReservation, kStart, kState, kSubmit, kSuspended,
   kTimelimit, kTimelimitRaw, kUid, kUser, kWorkDir, kReserved, kResvCpu, kResvCpuRaw, kFlags,
   kAdminComment,
+  // Measured use (a step's own; the job's row sums the CPU times of its ended steps).
+  kTotalCpu, kUserCpu, kSystemCpu, kAveCpu, kMinCpu, kMinCpuNode, kMinCpuTask, kAveRss, kMaxRss,
+  kMaxRssNode, kMaxRssTask, kTresInAve, kTresInMax, kTresInMaxNode, kTresInMaxTask, kTresInMin,
+  kTresInMinNode, kTresInMinTask, kTresInTot,
 };
 // clang-format on
 
@@ -48,18 +53,19 @@ struct Field {
 };
 
 // Every field of sacct 22.05, in its order (prefixes match the first). Fields the records do
-// not hold (usage statistics, energy, ...) print blank.
+// not hold (disk, pages and virtual memory statistics, ...) print blank; energy is 0, as
+// Slurm's with no energy plugin.
 // clang-format off
 constexpr Field kFields[] = {
     {"Account", 10, Kind::kText, Id::kAccount}, {"AdminComment", 15, Kind::kText, Id::kAdminComment},
     {"AllocCPUS", 10, Kind::kNumber, Id::kAllocCpus},
     {"AllocNodes", 10, Kind::kText, Id::kAllocNodes},
     {"AllocTRES", 10, Kind::kText, Id::kAllocTres}, {"AssocID", 7, Kind::kNumber, Id::kUnknown},
-    {"AveCPU", 10, Kind::kText, Id::kUnknown},
+    {"AveCPU", 10, Kind::kText, Id::kAveCpu},
     {"AveCPUFreq", 10, Kind::kText, Id::kUnknown, nullptr, "0"},
     {"AveDiskRead", 14, Kind::kText, Id::kUnknown},
     {"AveDiskWrite", 14, Kind::kText, Id::kUnknown}, {"AvePages", 10, Kind::kText, Id::kUnknown},
-    {"AveRSS", 10, Kind::kText, Id::kUnknown}, {"AveVMSize", 10, Kind::kText, Id::kUnknown},
+    {"AveRSS", 10, Kind::kText, Id::kAveRss}, {"AveVMSize", 10, Kind::kText, Id::kUnknown},
     {"BlockID", 16, Kind::kText, Id::kUnknown}, {"Cluster", 10, Kind::kText, Id::kCluster},
     {"Comment", 14, Kind::kText, Id::kComment}, {"Constraints", 19, Kind::kText, Id::kConstraints},
     {"ConsumedEnergy", 14, Kind::kText, Id::kUnknown, nullptr, "0"},
@@ -82,12 +88,12 @@ constexpr Field kFields[] = {
     {"MaxDiskWriteNode", 16, Kind::kText, Id::kUnknown},
     {"MaxDiskWriteTask", 16, Kind::kNumber, Id::kUnknown},
     {"MaxPages", 8, Kind::kText, Id::kUnknown}, {"MaxPagesNode", 12, Kind::kText, Id::kUnknown},
-    {"MaxPagesTask", 14, Kind::kNumber, Id::kUnknown}, {"MaxRSS", 10, Kind::kText, Id::kUnknown},
-    {"MaxRSSNode", 10, Kind::kText, Id::kUnknown}, {"MaxRSSTask", 10, Kind::kNumber, Id::kUnknown},
+    {"MaxPagesTask", 14, Kind::kNumber, Id::kUnknown}, {"MaxRSS", 10, Kind::kText, Id::kMaxRss},
+    {"MaxRSSNode", 10, Kind::kText, Id::kMaxRssNode}, {"MaxRSSTask", 10, Kind::kNumber, Id::kMaxRssTask},
     {"MaxVMSize", 10, Kind::kText, Id::kUnknown}, {"MaxVMSizeNode", 14, Kind::kText, Id::kUnknown},
     {"MaxVMSizeTask", 14, Kind::kNumber, Id::kUnknown},
-    {"McsLabel", 12, Kind::kText, Id::kUnknown}, {"MinCPU", 10, Kind::kText, Id::kUnknown},
-    {"MinCPUNode", 10, Kind::kText, Id::kUnknown}, {"MinCPUTask", 10, Kind::kNumber, Id::kUnknown},
+    {"McsLabel", 12, Kind::kText, Id::kUnknown}, {"MinCPU", 10, Kind::kText, Id::kMinCpu},
+    {"MinCPUNode", 10, Kind::kText, Id::kMinCpuNode}, {"MinCPUTask", 10, Kind::kNumber, Id::kMinCpuTask},
     {"NCPUS", 10, Kind::kNumber, Id::kAllocCpus}, {"NNodes", 8, Kind::kNumber, Id::kNNodes},
     {"NodeList", 15, Kind::kText, Id::kNodeList}, {"NTasks", 8, Kind::kNumber, Id::kNTasks},
     {"Partition", 10, Kind::kText, Id::kPartition}, {"Priority", 10, Kind::kNumber, Id::kUnknown},
@@ -106,18 +112,18 @@ constexpr Field kFields[] = {
     {"State", 10, Kind::kText, Id::kState}, {"Submit", 19, Kind::kTime, Id::kSubmit},
     {"SubmitLine", 20, Kind::kText, Id::kUnknown}, {"Suspended", 10, Kind::kTime, Id::kSuspended},
     {"SystemComment", 15, Kind::kText, Id::kUnknown},
-    {"SystemCPU", 10, Kind::kText, Id::kUnknown, "00:00:00", "00:00:00"},
+    {"SystemCPU", 10, Kind::kText, Id::kSystemCpu},
     {"Timelimit", 10, Kind::kText, Id::kTimelimit},
     {"TimelimitRaw", 10, Kind::kText, Id::kTimelimitRaw},
-    {"TotalCPU", 10, Kind::kText, Id::kUnknown, "00:00:00", "00:00:00"},
-    {"TRESUsageInAve", 14, Kind::kText, Id::kUnknown},
-    {"TRESUsageInMax", 14, Kind::kText, Id::kUnknown},
-    {"TRESUsageInMaxNode", 18, Kind::kText, Id::kUnknown},
-    {"TRESUsageInMaxTask", 18, Kind::kText, Id::kUnknown},
-    {"TRESUsageInMin", 14, Kind::kText, Id::kUnknown},
-    {"TRESUsageInMinNode", 18, Kind::kText, Id::kUnknown},
-    {"TRESUsageInMinTask", 18, Kind::kText, Id::kUnknown},
-    {"TRESUsageInTot", 14, Kind::kText, Id::kUnknown},
+    {"TotalCPU", 10, Kind::kText, Id::kTotalCpu},
+    {"TRESUsageInAve", 14, Kind::kText, Id::kTresInAve},
+    {"TRESUsageInMax", 14, Kind::kText, Id::kTresInMax},
+    {"TRESUsageInMaxNode", 18, Kind::kText, Id::kTresInMaxNode},
+    {"TRESUsageInMaxTask", 18, Kind::kText, Id::kTresInMaxTask},
+    {"TRESUsageInMin", 14, Kind::kText, Id::kTresInMin},
+    {"TRESUsageInMinNode", 18, Kind::kText, Id::kTresInMinNode},
+    {"TRESUsageInMinTask", 18, Kind::kText, Id::kTresInMinTask},
+    {"TRESUsageInTot", 14, Kind::kText, Id::kTresInTot},
     {"TRESUsageOutAve", 15, Kind::kText, Id::kUnknown},
     {"TRESUsageOutMax", 15, Kind::kText, Id::kUnknown},
     {"TRESUsageOutMaxNode", 19, Kind::kText, Id::kUnknown},
@@ -127,7 +133,7 @@ constexpr Field kFields[] = {
     {"TRESUsageOutMinTask", 19, Kind::kText, Id::kUnknown},
     {"TRESUsageOutTot", 15, Kind::kText, Id::kUnknown}, {"UID", 6, Kind::kNumber, Id::kUid},
     {"User", 9, Kind::kText, Id::kUser},
-    {"UserCPU", 10, Kind::kText, Id::kUnknown, "00:00:00", "00:00:00"},
+    {"UserCPU", 10, Kind::kText, Id::kUserCpu},
     {"WCKey", 10, Kind::kText, Id::kUnknown}, {"WCKeyID", 10, Kind::kNumber, Id::kUnknown, "0"},
     {"WorkDir", 20, Kind::kText, Id::kWorkDir},
 };
@@ -150,6 +156,7 @@ struct Row {
   bool batch = false;                  // the ".batch" step
   const v1::Step* step = nullptr;      // an srun step ("N.0")
   std::vector<uint32_t> folded_tasks;  // pending array tasks shown as "123_[1-5]"
+  bool current = true;                 // the job's current run (-D shows earlier ones too)
 };
 
 struct Context {
@@ -393,8 +400,147 @@ std::optional<std::string> StepValue(Id id, const Row& row) {
   // clang-format on
 }
 
+// sacct's TotalCPU, UserCPU and SystemCPU: milliseconds under an hour ("01:05.500"), whole
+// seconds from an hour up ("01:02:05", "1-01:00:00"), "00:MM:SS" with no milliseconds.
+std::string CpuTimeText(double seconds) {
+  auto millis = static_cast<uint64_t>(std::max(seconds, 0.0) * 1000);
+  uint64_t whole = millis / 1000, ms = millis % 1000;
+  uint64_t days = whole / 86400, hours = whole / 3600 % 24, minutes = whole / 60 % 60;
+  if (days) return fmt::format("{}-{:02}:{:02}:{:02}", days, hours, minutes, whole % 60);
+  if (hours) return fmt::format("{:02}:{:02}:{:02}", hours, minutes, whole % 60);
+  if (ms) return fmt::format("{:02}:{:02}.{:03}", minutes, whole % 60, ms);
+  return fmt::format("00:{:02}:{:02}", minutes, whole % 60);
+}
+
+// A memory figure given in KiB, printed as sacct prints bytes: the raw byte count with
+// --noconvert, in --units' unit, else scaled by 1024 while it stays a whole or half unit
+// ("1036K", "1.50M", "2G").
+std::string SizeText(double kib, const Context& ctx) {
+  static constexpr std::string_view kUnits = " KMGTP";
+  double value = std::floor(std::max(kib, 0.0)) * 1024;
+  size_t unit = 0;
+  if (size_t forced = kUnits.find(ctx.options.units);
+      ctx.options.units && forced != 0 && forced != std::string_view::npos) {
+    for (; unit < forced; ++unit) value /= 1024;
+  } else if (ctx.options.no_convert) {
+    return fmt::format("{}", static_cast<uint64_t>(value));
+  } else {
+    if (value < 1) return "0";
+    for (; value >= 1024 && std::fmod(std::floor(value), 512) == 0 && unit + 1 < kUnits.size();
+         ++unit)
+      value /= 1024;
+  }
+  std::string suffix = unit ? std::string(1, kUnits[unit]) : "";
+  if (value == std::floor(value)) return fmt::format("{}{}", static_cast<uint64_t>(value), suffix);
+  return fmt::format("{:.2f}{}", value, suffix);
+}
+
+// What a step row's tasks used (the batch script's for .batch); nullptr when nothing was
+// measured (a running step, the extern step, an earlier run's batch step).
+const v1::Usage* UsageOf(const Row& row) {
+  const v1::Usage* usage = nullptr;
+  if (row.step) usage = &row.step->task_usage();
+  if (row.batch && row.current) usage = &row.job->batch_usage();
+  return usage && usage->tasks() ? usage : nullptr;
+}
+
+// The job row's CPU times: the sum over its ended steps, as sacct adds them; 0 with -X, which
+// fetches no steps.
+struct CpuTimes {
+  double user = 0, system = 0;
+};
+CpuTimes JobCpuTimes(const Row& row, const Context& ctx) {
+  CpuTimes sum;
+  if (!row.current || ctx.options.allocations) return sum;
+  const v1::Job& job = *row.job;
+  auto add = [&](const v1::Usage& usage) {
+    sum.user += usage.user_cpu_seconds();
+    sum.system += usage.system_cpu_seconds();
+  };
+  if (SacctShowsRow(ctx.options.selection, job, "batch")) add(job.batch_usage());
+  for (const v1::Step& step : job.steps())
+    if (step.end_time() && SacctShowsRow(ctx.options.selection, job, StepIdText(step.step_id())))
+      add(step.task_usage());
+  return sum;
+}
+
+// TRESUsageIn*: the measured TRES (cpu and mem; energy, disk, pages and vmem are not gathered,
+// and Slurm leaves out what it did not gather) in Slurm's order.
+enum class TresPart { kValue, kNode, kTask };
+std::string TresUsageText(const v1::UsageStat& cpu, const v1::UsageStat& rss, TresPart part,
+                          double cpu_value, double rss_value, bool max, const Context& ctx) {
+  switch (part) {
+    case TresPart::kNode:
+      return fmt::format("cpu={},mem={}", max ? cpu.max_node() : cpu.min_node(),
+                         max ? rss.max_node() : rss.min_node());
+    case TresPart::kTask:
+      return fmt::format("cpu={},mem={}", max ? cpu.max_task() : cpu.min_task(),
+                         max ? rss.max_task() : rss.min_task());
+    case TresPart::kValue:
+      break;
+  }
+  return fmt::format("cpu={},mem={}", FormatDurationPadded(static_cast<int64_t>(cpu_value)),
+                     SizeText(rss_value, ctx));
+}
+
+// The measured-use fields; nullopt prints blank.
+std::optional<std::string> UsageValue(Id id, const Row& row, const Context& ctx) {
+  if (!row.batch && !row.step) {
+    CpuTimes times = JobCpuTimes(row, ctx);
+    switch (id) {
+      case Id::kTotalCpu:
+        return CpuTimeText(times.user + times.system);
+      case Id::kUserCpu:
+        return CpuTimeText(times.user);
+      case Id::kSystemCpu:
+        return CpuTimeText(times.system);
+      default:
+        return std::nullopt;  // the statistics belong to steps
+    }
+  }
+  const v1::Usage* usage = UsageOf(row);
+  if (!usage) {
+    bool time = id == Id::kTotalCpu || id == Id::kUserCpu || id == Id::kSystemCpu;
+    return time ? std::optional<std::string>("00:00:00") : std::nullopt;
+  }
+  const v1::UsageStat& cpu = usage->cpu();
+  const v1::UsageStat& rss = usage->rss();
+  // Averages as Slurm takes them: the total over the tasks, in whole milliseconds and bytes.
+  double ave_cpu = std::floor(cpu.total() * 1000 / usage->tasks()) / 1000;
+  double ave_rss = std::floor(rss.total() * 1024 / usage->tasks()) / 1024;
+  // clang-format off
+  switch (id) {
+    case Id::kTotalCpu: return CpuTimeText(usage->user_cpu_seconds() + usage->system_cpu_seconds());
+    case Id::kUserCpu: return CpuTimeText(usage->user_cpu_seconds());
+    case Id::kSystemCpu: return CpuTimeText(usage->system_cpu_seconds());
+    case Id::kAveCpu: return CpuTimeText(std::floor(ave_cpu));
+    case Id::kMinCpu: return CpuTimeText(std::floor(cpu.min()));
+    case Id::kMinCpuNode: return cpu.min_node();
+    case Id::kMinCpuTask: return std::to_string(cpu.min_task());
+    case Id::kAveRss: return SizeText(ave_rss, ctx);
+    case Id::kMaxRss: return SizeText(rss.max(), ctx);
+    case Id::kMaxRssNode: return rss.max_node();
+    case Id::kMaxRssTask: return std::to_string(rss.max_task());
+    case Id::kTresInAve: return TresUsageText(cpu, rss, TresPart::kValue, ave_cpu, ave_rss, true, ctx);
+    case Id::kTresInMax: return TresUsageText(cpu, rss, TresPart::kValue, cpu.max(), rss.max(), true, ctx);
+    case Id::kTresInMaxNode: return TresUsageText(cpu, rss, TresPart::kNode, 0, 0, true, ctx);
+    case Id::kTresInMaxTask: return TresUsageText(cpu, rss, TresPart::kTask, 0, 0, true, ctx);
+    case Id::kTresInMin: return TresUsageText(cpu, rss, TresPart::kValue, cpu.min(), rss.min(), false, ctx);
+    case Id::kTresInMinNode: return TresUsageText(cpu, rss, TresPart::kNode, 0, 0, false, ctx);
+    case Id::kTresInMinTask: return TresUsageText(cpu, rss, TresPart::kTask, 0, 0, false, ctx);
+    case Id::kTresInTot: return TresUsageText(cpu, rss, TresPart::kValue, cpu.total(), rss.total(), true, ctx);
+    default: return std::nullopt;
+  }
+  // clang-format on
+}
+
+bool IsUsageField(Id id) {
+  return id >= Id::kTotalCpu && id <= Id::kTresInTot;
+}
+
 // nullopt prints blank. A batch step has values of its own (StepValue), else the job's.
 std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
+  if (IsUsageField(id)) return UsageValue(id, row, ctx);
   if (row.batch || row.step) {
     std::optional<std::string> step = StepValue(id, row);
     if (step) return step->empty() ? std::nullopt : step;
@@ -562,10 +708,12 @@ std::vector<Row> BuildRows(const std::vector<v1::Job>& jobs, const Context& ctx,
       if (pending_task) pending_arrays[spec.array_job_id()] = rows.size();  // the last run's
       bool steps = run.started() && !run.nodes.empty() && !ctx.options.allocations;
       const SacctSelection* selection = ctx.options.selection;
-      if (SacctShowsRow(selection, job, "")) rows.push_back({&job, run, false, nullptr, {}});
+      bool current = r + 1 == runs.size();
+      if (SacctShowsRow(selection, job, ""))
+        rows.push_back({&job, run, false, nullptr, {}, current});
       // salloc's and srun's own jobs run no batch script: only their srun steps.
       if (steps && !spec.interactive() && SacctShowsRow(selection, job, "batch"))
-        rows.push_back({&job, run, true, nullptr, {}});
+        rows.push_back({&job, run, true, nullptr, {}, current});
       if (!steps || r + 1 != runs.size()) continue;  // steps belong to the current run
       if (auto step = ExternStep(run, ctx); step && SacctShowsRow(selection, job, "extern"))
         rows.push_back(StepRow(job, externs.emplace_back(std::move(*step))));
@@ -608,7 +756,7 @@ Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOpt
     std::vector<std::optional<std::string>> values;
     for (const Column& column : selected) {
       const Field& field = *column.field;
-      const char* constant = row.batch ? field.step_constant : field.job_constant;
+      const char* constant = row.batch || row.step ? field.step_constant : field.job_constant;
       values.push_back(constant ? std::optional<std::string>(constant) : Value(field.id, row, ctx));
     }
     out += Line(selected, values, options);
@@ -617,6 +765,12 @@ Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOpt
 }
 
 namespace {
+
+// {"seconds": 1, "microseconds": 500000}, as slurmrestd writes a CPU time.
+nlohmann::json CpuTimeJson(double seconds) {
+  auto micros = static_cast<int64_t>(std::max(seconds, 0.0) * 1e6);
+  return {{"seconds", micros / 1000000}, {"microseconds", micros % 1000000}};
+}
 
 nlohmann::json ExitCodeJson(const std::string& state, int32_t code, int32_t signal) {
   nlohmann::json exit = {{"status", signal ? "SIGNALED"
@@ -647,13 +801,16 @@ nlohmann::json StepsJson(const v1::Job& job, const Run& run, const Context& ctx)
   const v1::JobSpec& spec = job.spec();
   nlohmann::json steps = nlohmann::json::array();
   auto step_json = [&](const std::string& id, const std::string& name, const Run& r, uint32_t tasks,
-                       const std::string& nodes, size_t node_count) {
+                       const std::string& nodes, size_t node_count, const v1::Usage& usage) {
     return nlohmann::json{
         {"step", {{"job_id", spec.job_id()}, {"id", id}, {"name", name}}},
         {"time",
          {{"start", r.start},
           {"end", r.end},
-          {"elapsed", r.started() ? Elapsed({&job, r, true, nullptr, {}}, ctx) : 0}}},
+          {"elapsed", r.started() ? Elapsed({&job, r, true, nullptr, {}}, ctx) : 0},
+          {"total", CpuTimeJson(usage.user_cpu_seconds() + usage.system_cpu_seconds())},
+          {"user", CpuTimeJson(usage.user_cpu_seconds())},
+          {"system", CpuTimeJson(usage.system_cpu_seconds())}}},
         {"state", r.state},
         {"exit_code", ExitCodeJson(r.state, r.exit_code, r.exit_signal)},
         {"nodes", {{"count", node_count}, {"range", nodes}}},
@@ -665,7 +822,7 @@ nlohmann::json StepsJson(const v1::Job& job, const Run& run, const Context& ctx)
     batch.cpus = run.first_node_cpus;
     batch.state = EndedByController(run.state) ? "CANCELLED" : run.state;
     steps.push_back(step_json(fmt::format("{}.batch", spec.job_id()), "batch", batch, 1,
-                              run.nodes.empty() ? "" : run.nodes.front(), 1));
+                              run.nodes.empty() ? "" : run.nodes.front(), 1, job.batch_usage()));
   }
   std::vector<v1::Step> all;
   if (auto step = ExternStep(run, ctx)) all.push_back(std::move(*step));
@@ -679,7 +836,7 @@ nlohmann::json StepsJson(const v1::Job& job, const Run& run, const Context& ctx)
     r.cpus = step.cpus();
     steps.push_back(step_json(fmt::format("{}.{}", spec.job_id(), StepIdText(step.step_id())),
                               step.name(), r, step.ntasks(), step.node_list(),
-                              static_cast<size_t>(step.nodes_size())));
+                              static_cast<size_t>(step.nodes_size()), step.task_usage()));
   }
   return steps;
 }
@@ -687,6 +844,7 @@ nlohmann::json StepsJson(const v1::Job& job, const Run& run, const Context& ctx)
 nlohmann::json TimeJson(const v1::Job& job, const Row& row, const Context& ctx) {
   const v1::JobSpec& spec = job.spec();
   int64_t limit = job.time_limit_seconds() ? job.time_limit_seconds() : spec.time_limit_seconds();
+  CpuTimes times = JobCpuTimes(row, ctx);
   return {
       {"submission", spec.submit_time()},
       {"eligible", spec.begin_time() ? spec.begin_time() : spec.submit_time()},
@@ -695,7 +853,9 @@ nlohmann::json TimeJson(const v1::Job& job, const Row& row, const Context& ctx) 
       {"elapsed", Elapsed(row, ctx)},
       {"suspended", job.suspended_seconds()},
       {"limit", columns::IsUnlimited(limit) ? nlohmann::json(nullptr) : nlohmann::json(limit / 60)},
-      {"total", {{"seconds", static_cast<int64_t>(job.cpu_seconds())}}}};
+      {"total", CpuTimeJson(times.user + times.system)},
+      {"user", CpuTimeJson(times.user)},
+      {"system", CpuTimeJson(times.system)}};
 }
 
 nlohmann::json TresRecordJson(const v1::JobSpec& spec, const Run& run, const Context& ctx) {

@@ -37,6 +37,7 @@
 #include "common/resource_limits.h"
 #include "common/step_launch.h"
 #include "common/text.h"
+#include "wire/usage_codec.h"
 
 namespace drover::cli {
 namespace {
@@ -176,7 +177,8 @@ constexpr InputVariable kSrunInputs[] = {
 
 // Options srun accepts and does not act on: each said once, unless --quiet.
 constexpr std::string_view kSrunNoEffect[] = {
-    "ctrl-comm-ifhn", "no-allocate",
+    "ctrl-comm-ifhn",
+    "no-allocate",
 };
 
 // Allocation options srun reads itself (step_binding.h) rather than through sbatch's parser.
@@ -791,6 +793,7 @@ void Srun::Finish(const StepOutcome& outcome, const v1::CreateStepReply& step, b
   ended.set_restart_count(step.job().restart_count());
   ended.set_cpu_seconds(outcome.cpu_seconds);
   ended.set_max_rss_mib(outcome.max_rss_mib);
+  wire::ToProto(outcome.usage, ended.mutable_usage());
   ReportStepEnded(std::move(ended));
   Release(exit_code >= 128 && signal ? 0 : exit_code, signal);
   std::fflush(stdout);

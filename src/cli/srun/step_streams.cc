@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "auth/grpc_auth.h"
+#include "wire/usage_codec.h"
 
 namespace drover::cli {
 namespace {
@@ -120,8 +121,9 @@ void StepStreams::FlushPartialLines() {
 }
 
 StepOutcome StepStreams::Outcome() const {
-  return {worst_exit_.load(), first_signal_.load(), bad_exit_seen_.load(), cpu_total_.load(),
-          rss_max_.load()};
+  MutexLock lock(usage_mutex_);
+  return {worst_exit_.load(), first_signal_.load(), bad_exit_seen_.load(),
+          cpu_total_.load(),  rss_max_.load(),      usage_};
 }
 
 void StepStreams::Emit(uint32_t task, bool is_stderr, const std::string& data) {
@@ -175,6 +177,8 @@ void StepStreams::Read(NodeStream& node) {
     for (const auto& end : output.ended()) {
       ++ended;
       TaskEnded(node, end);
+      MutexLock lock(usage_mutex_);
+      Merge(usage_, wire::FromProto(end.usage()));
     }
     if (output.cpu_seconds() > 0) cpu_total_ = cpu_total_.load() + output.cpu_seconds();
     if (output.max_rss_mib() > rss_max_) rss_max_ = output.max_rss_mib();

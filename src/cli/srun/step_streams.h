@@ -15,6 +15,7 @@
 
 #include "cli/client.h"
 #include "common/mutex.h"
+#include "common/task_usage.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::cli {
@@ -39,6 +40,7 @@ struct StepOutcome {
   bool bad_exit = false;  // --kill-on-bad-exit stopped the step
   double cpu_seconds = 0;
   uint64_t max_rss_mib = 0;
+  TaskUsage usage{};  // each task's measurement, merged (sacct's step statistics)
 };
 
 class StepStreams {
@@ -90,6 +92,8 @@ class StepStreams {
   std::atomic<uint32_t> tasks_ended_{0};
   std::atomic<double> cpu_total_{0};
   std::atomic<uint64_t> rss_max_{0};
+  mutable Mutex usage_mutex_;
+  TaskUsage usage_ GUARDED_BY(usage_mutex_);
 };
 
 }  // namespace drover::cli

@@ -64,6 +64,48 @@ Result<std::optional<JobHistory::Owner>> JobHistory::FindOwner(const Snapshot& s
   return owner(job.spec().uid(), job.spec().array_job_id());
 }
 
+Result<size_t> JobHistory::Purge(int64_t cutoff, const std::set<uint64_t>& live_arrays) {
+  size_t purged = 0;
+  // An array's script and environment are kept under its first task's ID for every task: they
+  // go once no task of it is left, in the history or in the live queue.
+  std::set<uint64_t> purged_arrays, kept_arrays = live_arrays;
+  std::string after;
+  auto drop_script = [](WriteBatch& batch, const std::string& key) {
+    batch.deletes.push_back({"scripts", key});
+    batch.deletes.push_back({"environments", key});
+  };
+  for (;;) {
+    MutexLock lock(mutex_);
+    if (!store_) return purged;
+    auto rows = store_->LoadPage("job_history", after, kMaxPage);
+    if (!rows) return std::move(rows).take_error();
+    WriteBatch batch;
+    v1::Job job;
+    for (const auto& [key, value] : *rows) {
+      if (!job.ParseFromString(value)) continue;
+      const v1::JobSpec& spec = job.spec();
+      if (job.end_time() == 0 || spec.submit_time() > cutoff) {
+        if (spec.array_job_id()) kept_arrays.insert(spec.array_job_id());
+        continue;
+      }
+      batch.deletes.push_back({"job_history", key});
+      if (spec.array_job_id())
+        purged_arrays.insert(spec.array_job_id());
+      else
+        drop_script(batch, key);
+      ++purged;
+    }
+    if (rows->size() < kMaxPage)
+      for (uint64_t array : purged_arrays)
+        if (!kept_arrays.count(array)) drop_script(batch, JobKey(array));
+    if (!batch.empty())
+      if (Status committed = store_->Commit(batch); !committed)
+        return std::move(committed).take_error();
+    if (rows->size() < kMaxPage) return purged;
+    after = rows->back().first;
+  }
+}
+
 Result<std::optional<std::string>> JobHistory::Stored(const std::string& table,
                                                       uint64_t script_id) {
   MutexLock lock(mutex_);

@@ -1,10 +1,13 @@
 // sacct's source: the jobs the store keeps in its history (read through a second connection of
 // the store's own) and the jobs still in the live queue. Called from the service's query
-// threads, so the connection is used by one at a time; never writes the store.
+// threads, so the connection is used by one at a time. It writes the store only to purge old
+// history (PurgeJobAfter): rows the engine wrote once, when the job left the live queue, and
+// never writes again, so the two connections never change the same row.
 #pragma once
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "common/mutex.h"
@@ -46,6 +49,12 @@ class JobHistory {
   // The row of `table` ("scripts" or "environments") kept for `script_id`; nullopt when none.
   Result<std::optional<std::string>> Stored(const std::string& table, uint64_t script_id)
       EXCLUDES(mutex_);
+
+  // PurgeJobAfter: deletes the records of finished jobs submitted at or before `cutoff`, with
+  // the script and environment kept for them (an array's once none of its tasks is left here
+  // or in `live_arrays`), one page (kMaxPage records) and one commit at a time, so queries go
+  // on between pages. How many were purged, or why the store failed.
+  Result<size_t> Purge(int64_t cutoff, const std::set<uint64_t>& live_arrays = {}) EXCLUDES(mutex_);
 
  private:
   Mutex mutex_;  // the store is not thread-safe; queries are concurrent

@@ -15,6 +15,7 @@
 #include "ctld/views/steps.h"
 #include "wire/job_listing_codec.h"
 #include "wire/job_spec_codec.h"
+#include "wire/usage_codec.h"
 
 namespace drover::ctld {
 
@@ -313,12 +314,13 @@ ControllerService::Reactor* ControllerService::StepEnded(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Act(context,
-             drover::ctld::StepEnded{0, caller, request->job_id(), request->step_id(),
-                                     request->exit_code(), request->exit_signal(),
-                                     request->cancelled(), request->cpu_seconds(),
-                                     request->max_rss_mib(), request->restart_count()},
-             reply);
+  return Act(
+      context,
+      drover::ctld::StepEnded{0, caller, request->job_id(), request->step_id(),
+                              request->exit_code(), request->exit_signal(), request->cancelled(),
+                              request->cpu_seconds(), request->max_rss_mib(),
+                              request->restart_count(), wire::FromProto(request->usage())},
+      reply);
 }
 
 ControllerService::Reactor* ControllerService::Release(Context* context,
@@ -460,7 +462,7 @@ ControllerService::Reactor* ControllerService::JobEnded(Context* context,
       request->job_id(),        request->node(),          request->exit_code(),
       request->signal(),        request->out_of_memory(), request->prolog_failed(),
       request->epilog_failed(), request->restart_count(), request->reason(),
-      request->cpu_seconds(),   request->max_rss_mib()};
+      request->cpu_seconds(),   request->max_rss_mib(),   wire::FromProto(request->batch_usage())};
   return Tell(context, std::move(event));
 }
 

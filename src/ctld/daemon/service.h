@@ -37,6 +37,9 @@ class ControllerService final : public v1::Controller::CallbackService {
                     std::string conf_path = "");
   // Where registering agents' addresses go (their launches and signals are sent there).
   void SetAgents(AgentDispatcher* agents) { agents_ = agents; }
+  // PurgeJobAfter: purges the history when the cutoff has moved on since the last purge (once
+  // an hour, a day or a month, as the unit is). Called by the daemon's main thread.
+  void PurgeHistoryIfDue(int64_t now);
 
   using Context = grpc::CallbackServerContext;
   using Reactor = grpc::ServerUnaryReactor;
@@ -120,6 +123,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   BusyRetries busy_retries_;
   std::string conf_path_;
   JobHistory history_;
+  int64_t purged_up_to_ = INT64_MIN;  // the last cutoff purged (the main thread's)
   QueryPool queries_{2};
   AgentDispatcher* agents_ = nullptr;
 };

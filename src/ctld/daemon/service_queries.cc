@@ -2,7 +2,9 @@
 // (ctld/views) and builds its reply with a wire codec; none waits for the engine.
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/resource_limits.h"
+#include "common/retention.h"
 #include "ctld/daemon/requests.h"
 #include "ctld/daemon/service.h"
 #include "ctld/records.h"
@@ -75,6 +77,27 @@ grpc::Status ControllerService::DoHistory(const Caller& caller, const v1::Histor
   page->listing.next = page->next;
   wire::ToProto(page->listing, reply);
   return grpc::Status::OK;
+}
+
+void ControllerService::PurgeHistoryIfDue(int64_t now) {
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  const Retention& retention = snapshot->cluster->settings.purge_job_after;
+  if (!retention.enabled()) return;
+  int64_t cutoff = RetentionCutoff(retention, now);
+  if (cutoff <= purged_up_to_) return;
+  std::set<uint64_t> live_arrays;
+  for (const JobPtr& job : snapshot->jobs)
+    if (job->spec.array_job_id) live_arrays.insert(job->spec.array_job_id);
+  auto purged = history_.Purge(cutoff, live_arrays);
+  if (!purged) {
+    log::Error("PurgeJobAfter: the job history could not be purged (tried again in a minute): {}",
+               purged.error());
+    return;
+  }
+  purged_up_to_ = cutoff;
+  if (*purged)
+    log::Info("PurgeJobAfter: purged {} jobs submitted before Unix time {} from the job history",
+              *purged, cutoff + 1);
 }
 
 ControllerService::Reactor* ControllerService::JobScript(Context* context,

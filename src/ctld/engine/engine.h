@@ -244,6 +244,7 @@ class Engine : private sched::JobOutcomes {
   // steps and interactive allocations (engine_steps.cc)
   void On(const CreateStep& event, EngineOutput& out);
   void On(const StepEnded& event, EngineOutput& out);
+  bool PlausibleUsage(const TaskUsage& usage, const Step& step) const;
   void On(const ReleaseJob& event, EngineOutput& out);
   // The job the caller may act on, or nullptr after replying with Slurm's refusal.
   const Job* OwnJob(uint64_t token, const Caller& caller, uint64_t job_id, EngineOutput& out) const;
@@ -286,6 +287,7 @@ class Engine : private sched::JobOutcomes {
 
   // time (engine_cycle.cc)
   void EnforceTimeLimits(EngineOutput& out);
+  void EnforceRunningLimits(EngineOutput& out);
   // scancel N.S: the step's SIGKILL, KillWait after its SIGTERM.
   void KillCancelledSteps(EngineOutput& out);
   // --deadline: pending jobs that can no longer end before theirs end DEADLINE (engine_cycle.cc).

@@ -274,6 +274,7 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   job.sched_by.clear();
   job.steps.clear();  // the next run numbers its steps from 0 again
   job.next_step_id = 0;
+  job.batch_usage = {};
   job.released = false;
   ++job.restart_count;
   schedule_requested_ = true;
@@ -397,6 +398,7 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
   job.exit_signal = event.signal;
   job.cpu_seconds = event.cpu_seconds;
   job.max_rss_mib = event.max_rss_mib;
+  job.batch_usage = event.batch_usage;
   if (job.preempted_at) return EndPreempted(job, out);  // it ended in its grace time
   JobState state = JobState::kFailed;
   if (job.released) {

@@ -86,8 +86,13 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   elsewhere.nodelist = {"n9"};
   EXPECT_FALSE(step(elsewhere).ok);
 
-  Apply(StepEnded{++token_, Caller{1000, 1000}, id, 0, 0, 0, false, 1.5, 10});
-  Apply(StepEnded{++token_, Caller{1000, 1000}, id, 1, 3, 0, false, 0, 0});
+  // What srun relays of the nodes' measurements is kept when it could be true of the step.
+  TaskUsage measured;
+  for (uint32_t task = 0; task < 4; ++task)
+    Merge(measured, OneTask(task < 2 ? "n1" : "n2", task, 0.25 * task, 0.125, 1024 + task));
+  Apply(StepEnded{++token_, Caller{1000, 1000}, id, 0, 0, 0, false, 1.5, 10, 0, measured});
+  TaskUsage elsewhere_usage = OneTask("n9", 0, 1, 1, 1);  // a node the step never had
+  Apply(StepEnded{++token_, Caller{1000, 1000}, id, 1, 3, 0, false, 0, 0, 0, elsewhere_usage});
   Apply(StepEnded{++token_, Caller{2000, 2000}, id, 2, 0, 0, false, 0, 0});
   EXPECT_EQ(FindReply(last_, token_)->error, "Access/permission denied");
   // The end of a step of an earlier run (restart count 1 was never this job's) changes nothing.
@@ -98,10 +103,17 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   EXPECT_EQ(job->steps[0].state, JobState::kCompleted);
   EXPECT_EQ(job->steps[1].state, JobState::kFailed);
   EXPECT_EQ(job->steps[1].exit_code, 3);
+  EXPECT_EQ(job->steps[0].task_usage.tasks, 4u);
+  EXPECT_EQ(job->steps[0].task_usage.rss.max_task, 3u);
+  EXPECT_EQ(job->steps[0].task_usage.cpu.max_node, "n2");
+  EXPECT_FALSE(job->steps[1].task_usage.measured());
   EXPECT_EQ(job->steps[2].end_time, 0);
   Apply(JobEnded{id, "n2", 0, SIGTERM});  // a holder's end on the second node says nothing
   EXPECT_EQ(State(id), JobState::kRunning);
-  Apply(JobEnded{id, "n1", 0, 0});
+  JobEnded batch{id, "n1", 0, 0};
+  batch.batch_usage = OneTask("n1", 0, 0.5, 0.25, 4096);
+  Apply(batch);
+  EXPECT_EQ(engine_.FindJob(id)->batch_usage.rss.max, 4096);
   EXPECT_EQ(engine_.FindJob(id)->steps[2].state, JobState::kCompleted);
   EXPECT_NE(engine_.FindJob(id)->steps[2].end_time, 0);
   EXPECT_FALSE(step({}).ok);  // no steps in a finished job

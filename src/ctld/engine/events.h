@@ -255,6 +255,7 @@ struct StepEnded {
   double cpu_seconds = 0;
   uint64_t max_rss_mib = 0;
   uint32_t restart_count = 0;  // the run the step belonged to: a requeued job numbers anew
+  TaskUsage usage{};           // what its tasks used, as srun relays the nodes' measurements
 };
 
 // salloc, or srun outside an allocation, is done with its interactive job: it ends with the
@@ -298,6 +299,7 @@ struct JobEnded {
   std::string reason{};
   double cpu_seconds = 0;
   uint64_t max_rss_mib = 0;
+  TaskUsage batch_usage{};  // the batch script's own processes
 };
 
 // Time passed: enforce limits, notice silent nodes, run a scheduling cycle when due.

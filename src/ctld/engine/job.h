@@ -11,6 +11,7 @@
 
 #include "common/job_spec.h"
 #include "common/job_state.h"
+#include "common/task_usage.h"
 #include "sched/model.h"
 #include "sched/pending_reason.h"
 
@@ -43,6 +44,7 @@ struct Step {
   uint32_t cpus = 0;
   double cpu_seconds = 0;
   uint64_t max_rss_mib = 0;
+  TaskUsage task_usage;  // what its tasks used, once it ended
   // What the step holds of the job's resources on each of its nodes while it runs (cores,
   // memory it asked for, GPUs it asked for); an --overlap step holds nothing.
   std::vector<sched::NodeAllocation> usage{};
@@ -103,6 +105,7 @@ struct Job {
   uint64_t suspended_for = 0;
   double cpu_seconds = 0;  // the run's CPU time and peak memory, once it ended
   uint64_t max_rss_mib = 0;
+  TaskUsage batch_usage;        // the batch script's own processes (sacct's N.batch), once it ended
   std::vector<JobRun> history;  // earlier runs (requeued, preempted)
   std::vector<Step> steps;      // srun's steps of the current run
   uint32_t next_step_id = 0;
