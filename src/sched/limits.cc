@@ -321,6 +321,49 @@ PendingReason LimitTracker::CheckAlone(int qos, int association, const LimitRequ
   return PendingReason::kNone;
 }
 
+PendingReason LimitTracker::CheckRunning(int qos, int partition_qos, int association,
+                                         const JobUsage& usage, int64_t run_seconds) const {
+  double minutes = static_cast<double>(std::max<int64_t>(run_seconds, 0) / 60 + 1);
+  auto job_over = [&](LimitScope scope, const TresList& list) {
+    for (const auto& [tres, limit] : list.items())
+      if (static_cast<double>(Amount(usage, tres)) * minutes > static_cast<double>(limit))
+        if (PendingReason reason = LimitReason(scope, LimitKind::kMinutesPerJob, tres);
+            reason != PendingReason::kNone)
+          return reason;
+    return PendingReason::kNone;
+  };
+  auto used_up = [&](LimitScope scope, const Limits& limits, const TresSeconds& used) {
+    for (const auto& [tres, limit] : limits.grp_tres_mins.items())
+      if (Minutes(used.Of(tres)) >= static_cast<double>(limit))
+        if (PendingReason reason = LimitReason(scope, LimitKind::kGrpMinutes, tres);
+            reason != PendingReason::kNone)
+          return reason;
+    if (limits.grp_wall_seconds != kNoLimit &&
+        used.wall >= static_cast<double>(limits.grp_wall_seconds))
+      return scope == LimitScope::kQos ? PendingReason::kQosGrpWallLimit
+                                       : PendingReason::kAssocGrpWallLimit;
+    return PendingReason::kNone;
+  };
+  bool over_part = qos >= 0 && (qos_[qos].flags & acct::kOverPartQos);
+  for (int q : {qos, partition_qos == qos || over_part ? -1 : partition_qos}) {
+    if (q < 0) continue;
+    for (PendingReason reason : {job_over(LimitScope::kQos, qos_[q].limits.max_tres_mins_per_job),
+                                 used_up(LimitScope::kQos, qos_[q].limits, qos_[q].used)})
+      if (reason != PendingReason::kNone) return reason;
+  }
+  if (association < 0) return PendingReason::kNone;
+  if (PendingReason reason = job_over(LimitScope::kAssociation,
+                                      associations_[association].limits.max_tres_mins_per_job);
+      reason != PendingReason::kNone)
+    return reason;
+  for (int a = association; a >= 0; a = associations_[a].parent)
+    if (PendingReason reason =
+            used_up(LimitScope::kAssociation, associations_[a].limits, subtree_used_[a]);
+        reason != PendingReason::kNone)
+      return reason;
+  return PendingReason::kNone;
+}
+
 PendingReason LimitTracker::Check(const JobSpec& job, int qos, int partition_qos, int association,
                                   const LimitRequest& request) const {
   if (qos == -2) return PendingReason::kInvalidQos;

@@ -186,6 +186,38 @@ TEST_F(LimitsScenario, UsageThresholdHoldsAnAssociationBelowIt) {
   EXPECT_EQ(s.Outcome(1), "QOSUsageThreshold");
 }
 
+TEST_F(LimitsScenario, RunningJobsAreTimedOutWhenABudgetIsUsedUpOrTheirOwnMinutesPassAMax) {
+  JobUsage two_gpus{8, 2, 1, 800, 8};
+  auto check = [&](int qos, int partition_qos, int64_t run_seconds) {
+    LimitTracker tracker(s.associations(), s.qos());
+    return std::string(
+        PendingReasonName(tracker.CheckRunning(qos, partition_qos, 2, two_gpus, run_seconds)));
+  };
+  EXPECT_EQ(check(0, -1, 36000), "None");  // no limit
+  // The account's budget, counted over its subtree: alice's usage spends it.
+  research().limits.grp_tres_mins = *ParseTres("gres/gpu=100");
+  alice().used.gpu = 99 * 60;
+  EXPECT_EQ(check(0, -1, 60), "None");
+  alice().used.gpu = 100 * 60;
+  EXPECT_EQ(check(0, -1, 60), "AssocGrpGRESMinutes");
+  research().limits.grp_tres_mins = TresList();
+  // GrpWall of the QOS.
+  normal().limits.grp_wall_seconds = 3600;
+  normal().used.wall = 3600;
+  EXPECT_EQ(check(0, -1, 60), "QOSGrpWallLimit");
+  normal().limits.grp_wall_seconds = kNoLimit;
+  // The job's own GPU-minutes, in whole minutes with the current one counted: 2 x (14 + 1).
+  alice().limits.max_tres_mins_per_job = *ParseTres("gres/gpu=30");
+  EXPECT_EQ(check(0, -1, 14 * 60 + 59), "None");
+  EXPECT_EQ(check(0, -1, 15 * 60), "AssocMaxGRESMinutesPerJob");
+  alice().limits.max_tres_mins_per_job = TresList();
+  // A partition's QOS counts, unless the job's QOS has OverPartQOS.
+  cap().limits.max_tres_mins_per_job = *ParseTres("cpu=60");
+  EXPECT_EQ(check(0, 1, 10 * 60), "QOSMaxCpuMinutesPerJobLimit");
+  normal().flags |= acct::kOverPartQos;
+  EXPECT_EQ(check(0, 1, 10 * 60), "None");
+}
+
 TEST_F(LimitsScenario, ANoReserveJobHoldsNothingForItsPlannedStart) {
   s.Running(100, "n[1-2]", {0, 1, 2, 3}, 8);  // everything busy until 3600
   Gpus(s, 1, 4);

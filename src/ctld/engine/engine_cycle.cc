@@ -4,6 +4,7 @@
 // MinJobAge, and scheduling cycles.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <ctime>
 
@@ -16,6 +17,7 @@ namespace drover::ctld {
 void Engine::On(const Tick&, EngineOutput& out) {
   EnforcePreemptions(out);  // first: a victim whose grace is over is requeued, not timed out
   EnforceTimeLimits(out);
+  EnforceRunningLimits(out);
   KillCancelledSteps(out);
   CheckNodeLiveness(out);
   CheckReboots(out);
@@ -54,6 +56,47 @@ void Engine::EnforceTimeLimits(EngineOutput& out) {
       job.time_limit_signalled_at = now;
       out.effects.push_back(TerminateJob{id, nodes, s.kill_wait_seconds});
     }
+  }
+}
+
+// AccountingStorageEnforce=limits on running jobs, as Slurm's acct_policy_job_time_out: a job
+// whose GrpTRESMins budget (or GrpWall) is used up, or whose own TRES x run time passes a
+// MaxTRESMinsPerJob, is timed out; its Reason names the limit. Without such limits (or without
+// `limits`, which leaves every limit unset) nothing is looked at.
+void Engine::EnforceRunningLimits(EngineOutput& out) {
+  auto has_budget = [](const sched::Limits& limits) {
+    return !limits.grp_tres_mins.empty() || !limits.max_tres_mins_per_job.empty() ||
+           limits.grp_wall_seconds != sched::kNoLimit;
+  };
+  bool any = std::any_of(associations_.begin(), associations_.end(),
+                         [&](const sched::Association& a) { return has_budget(a.limits); }) ||
+             std::any_of(qos_.begin(), qos_.end(),
+                         [&](const sched::Qos& q) { return has_budget(q.limits); });
+  if (!any) return;
+  int64_t now = clock_.Now();
+  sched::LimitTracker tracker(associations_, qos_);
+  std::vector<std::pair<uint64_t, sched::PendingReason>> over;
+  for (const auto& [id, job] : jobs_) {
+    if (job->state != JobState::kRunning || job->time_limit_signalled_at || job->partition < 0)
+      continue;
+    const PartitionConfig& partition = cluster().partitions[job->partition];
+    sched::JobUsage usage = sched::UsageOf(cluster(), job->allocation);
+    usage.billing = static_cast<uint64_t>(
+        std::ceil(sched::BillingOf(partition.billing_weights, usage, job->spec.gpu_type)));
+    int partition_qos = partition.qos.empty() ? -1 : std::max(tracker.FindQos(partition.qos), -1);
+    auto found = association_index_.find({job->spec.account, job->spec.user});
+    int association = found == association_index_.end() ? -1 : found->second;
+    int64_t run = now - job->start_time - job->suspended_seconds;
+    sched::PendingReason reason = tracker.CheckRunning(std::max(tracker.FindQos(job->spec.qos), -1),
+                                                       partition_qos, association, usage, run);
+    if (reason != sched::PendingReason::kNone) over.emplace_back(id, reason);
+  }
+  for (const auto& [id, reason] : over) {
+    Job& job = Mutable(id, out);
+    job.time_limit_signalled_at = now;
+    job.reason = reason;
+    out.effects.push_back(
+        TerminateJob{id, job.NodeIndexes(), cluster().settings.kill_wait_seconds});
   }
 }
 

@@ -77,21 +77,42 @@ TEST_F(BudgetTest, AnAccountOverItsGrpTresMinsStopsStartingJobs) {
   uint64_t second = Submit(GpuHours(1, 7200));
   Pass(10);
   EXPECT_EQ(State(second), JobState::kRunning);
-  // Two GPUs for 15 more minutes: 60 GPU-minutes, the budget is spent.
+  // Two GPUs for 15 more minutes: 60 GPU-minutes, the budget is spent. A new job waits, and
+  // the running ones are timed out as Slurm's acct_policy_job_time_out does, their Reason
+  // naming the limit (only safe would have kept them from starting).
   for (int i = 0; i < 3; ++i) Pass(300);
   EXPECT_GE(Alice().used.gpu, 3600.0 * 60 / 60);
+  EXPECT_EQ(engine_.FindJob(first)->time_limit_signalled_at, 0);
   uint64_t third = Submit(GpuHours(1, 600));
   Pass(10);
   EXPECT_EQ(State(third), JobState::kPending);
   EXPECT_EQ(Reason(third), "AssocGrpGRESMinutes");
-  // The running jobs go on (only safe would have kept them from starting); a raised budget
-  // starts the waiting one at the next cycle.
-  EXPECT_EQ(State(first), JobState::kRunning);
+  for (uint64_t id : {first, second}) {
+    EXPECT_NE(engine_.FindJob(id)->time_limit_signalled_at, 0) << id;
+    EXPECT_EQ(Reason(id), "AssocGrpGRESMinutes");
+    End(id);
+    EXPECT_EQ(State(id), JobState::kTimeout);
+  }
+  // A raised budget starts the waiting one at the next cycle.
   Admin(acct::Verb::kModify, acct::Entity::kAccount,
         {"research", "set", "GrpTRESMins=gres/gpu=1000"});
-  End(first);
   Pass(10);
   EXPECT_EQ(State(third), JobState::kRunning);
+  EXPECT_EQ(engine_.FindJob(third)->time_limit_signalled_at, 0);
+}
+
+TEST_F(BudgetTest, ARunningJobPastAMaxTresMinsPerJobIsTimedOut) {
+  uint64_t job = Submit(GpuHours(2, 3600));
+  Pass(1);
+  ASSERT_EQ(State(job), JobState::kRunning);
+  Pass(600);  // 10 minutes on 2 GPUs: 22 GPU-minutes counting the one under way
+  EXPECT_EQ(engine_.FindJob(job)->time_limit_signalled_at, 0);
+  Admin(acct::Verb::kModify, acct::Entity::kUser, {"alice", "set", "MaxTRESMins=gres/gpu=30"});
+  Pass(60);  // 11 minutes: 24 GPU-minutes
+  EXPECT_EQ(engine_.FindJob(job)->time_limit_signalled_at, 0);
+  Pass(240);  // 15 minutes: 32
+  EXPECT_NE(engine_.FindJob(job)->time_limit_signalled_at, 0);
+  EXPECT_EQ(Reason(job), "AssocMaxGRESMinutesPerJob");
 }
 
 class SafeTest : public LimitsEngineTest {
