@@ -28,9 +28,12 @@ Result<Retention> ParseRetention(std::string_view text) {
         "24hours; months when no unit is given)",
         text));
   };
-  if (digits == 0 || digits > 5) return refuse();
+  if (digits == 0) return refuse();
+  std::string_view number = text.substr(0, digits);
+  while (number.size() > 1 && number.front() == '0') number.remove_prefix(1);  // "012"
+  if (number.size() > 5) return refuse();
   Retention retention;
-  retention.count = std::stoll(std::string(text.substr(0, digits)));
+  retention.count = std::stoll(std::string(number));
   if (retention.count > 65535) return refuse();
   std::string_view unit = text.substr(digits);
   if (unit.empty() || IsPrefixOf(unit, "months")) {

@@ -18,6 +18,7 @@ TEST(RetentionTest, ParsesSlurmdbdsForms) {
   EXPECT_EQ(*ParseRetention("24hours"), (Retention{24, U::kHours}));
   EXPECT_EQ(*ParseRetention("0h"), (Retention{0, U::kHours}));
   EXPECT_EQ(*ParseRetention("65535"), (Retention{65535, U::kMonths}));
+  EXPECT_EQ(*ParseRetention("000012d"), (Retention{12, U::kDays}));
   for (const char* bad :
        {"", "h", "12 months", "12min", "12weeks", "65536", "-1", "1.5d", "999999999999999999999"}) {
     auto parsed = ParseRetention(bad);

@@ -323,10 +323,11 @@ PendingReason LimitTracker::CheckAlone(int qos, int association, const LimitRequ
 
 PendingReason LimitTracker::CheckRunning(int qos, int partition_qos, int association,
                                          const JobUsage& usage, int64_t run_seconds) const {
-  double minutes = static_cast<double>(std::max<int64_t>(run_seconds, 0) / 60 + 1);
+  // Whole minutes run, plus one, as Slurm counts a running job's TRES-minutes.
+  double minutes = static_cast<double>(std::max<int64_t>(run_seconds, 0) / 60);
   auto job_over = [&](LimitScope scope, const TresList& list) {
     for (const auto& [tres, limit] : list.items())
-      if (static_cast<double>(Amount(usage, tres)) * minutes > static_cast<double>(limit))
+      if (static_cast<double>(Amount(usage, tres)) * minutes + 1 > static_cast<double>(limit))
         if (PendingReason reason = LimitReason(scope, LimitKind::kMinutesPerJob, tres);
             reason != PendingReason::kNone)
           return reason;
@@ -356,7 +357,8 @@ PendingReason LimitTracker::CheckRunning(int qos, int partition_qos, int associa
                                       associations_[association].limits.max_tres_mins_per_job);
       reason != PendingReason::kNone)
     return reason;
-  for (int a = association; a >= 0; a = associations_[a].parent)
+  // As Slurm: the root association's limits are not applied to running jobs.
+  for (int a = association; a >= 0 && associations_[a].parent >= 0; a = associations_[a].parent)
     if (PendingReason reason =
             used_up(LimitScope::kAssociation, associations_[a].limits, subtree_used_[a]);
         reason != PendingReason::kNone)

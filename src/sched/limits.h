@@ -68,8 +68,9 @@ class LimitTracker {
   // A running job, as Slurm's acct_policy_job_time_out: the limit it has run out of (it is
   // then timed out), else kNone. A GrpTRESMins budget or the GrpWall of its QOS, its
   // partition's QOS or an association from its own up to the root used up, or its own TRES x
-  // run time (whole minutes, the current one counted) over a MaxTRESMinsPerJob of its QOS or
-  // its association. `usage` as Add takes it; `run_seconds` leaves out time suspended.
+  // whole minutes run, plus one (Slurm's count), over a MaxTRESMinsPerJob of its QOS or
+  // its association. `usage` as Add takes it; `run_seconds` leaves out time suspended. The
+  // root association's limits are not applied, as in Slurm.
   PendingReason CheckRunning(int qos, int partition_qos, int association, const JobUsage& usage,
                              int64_t run_seconds) const;
 

@@ -206,11 +206,18 @@ TEST_F(LimitsScenario, RunningJobsAreTimedOutWhenABudgetIsUsedUpOrTheirOwnMinute
   normal().used.wall = 3600;
   EXPECT_EQ(check(0, -1, 60), "QOSGrpWallLimit");
   normal().limits.grp_wall_seconds = kNoLimit;
-  // The job's own GPU-minutes, in whole minutes with the current one counted: 2 x (14 + 1).
-  alice().limits.max_tres_mins_per_job = *ParseTres("gres/gpu=30");
-  EXPECT_EQ(check(0, -1, 14 * 60 + 59), "None");
-  EXPECT_EQ(check(0, -1, 15 * 60), "AssocMaxGRESMinutesPerJob");
+  // The job's own TRES-minutes as Slurm counts them, whole minutes run x TRES, plus one: with
+  // 8 CPUs and a limit of 25, 3 minutes make 25 (not over), 4 make 33.
+  alice().limits.max_tres_mins_per_job = *ParseTres("cpu=25");
+  EXPECT_EQ(check(0, -1, 3 * 60 + 59), "None");
+  EXPECT_EQ(check(0, -1, 4 * 60), "AssocMaxCpuMinutesPerJobLimit");
   alice().limits.max_tres_mins_per_job = TresList();
+  // The root association's limits do not apply to running jobs.
+  s.associations()[0].limits.grp_tres_mins = *ParseTres("gres/gpu=1");
+  alice().used.gpu = 10 * 60;
+  EXPECT_EQ(check(0, -1, 60), "None");
+  s.associations()[0].limits.grp_tres_mins = TresList();
+  alice().used.gpu = 0;
   // A partition's QOS counts, unless the job's QOS has OverPartQOS.
   cap().limits.max_tres_mins_per_job = *ParseTres("cpu=60");
   EXPECT_EQ(check(0, 1, 10 * 60), "QOSMaxCpuMinutesPerJobLimit");

@@ -499,8 +499,8 @@ Status WriteStatus(const fs::path& job_dir, const BatchStatus& status) {
   Line(out, "epilog_failed", status.epilog_failed ? "1" : "0");
   Line(out, "cpu_seconds", fmt::format("{:.3f}", status.cpu_seconds));
   Line(out, "max_rss_mib", std::to_string(status.max_rss_mib));
-  Line(out, "batch_user_cpu", fmt::format("{:.3f}", status.batch_user_cpu));
-  Line(out, "batch_system_cpu", fmt::format("{:.3f}", status.batch_system_cpu));
+  Line(out, "batch_user_cpu", fmt::format("{:.6f}", status.batch_user_cpu));
+  Line(out, "batch_system_cpu", fmt::format("{:.6f}", status.batch_system_cpu));
   Line(out, "batch_rss_kib", std::to_string(status.batch_rss_kib));
   Line(out, "start_time", std::to_string(status.start_time));
   Line(out, "end_time", std::to_string(status.end_time));

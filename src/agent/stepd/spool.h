@@ -65,7 +65,7 @@ namespace drover::agent {
 // cancelled, launch_failed (the script never ran: exit_code is 1, or errno when execve failed,
 // as with Slurm), prolog_failed, epilog_failed, cpu_seconds (three decimals), max_rss_mib (the
 // cgroup's peak, page cache included; without a cgroup the largest ru_maxrss of the job's
-// processes), batch_user_cpu and batch_system_cpu (seconds, three decimals) and batch_rss_kib
+// processes), batch_user_cpu and batch_system_cpu (seconds, six decimals) and batch_rss_kib
 // (the batch script's own processes, from wait4: srun's steps are not among them), start_time
 // and end_time (Unix seconds, of the batch shell; 0 when none was
 // started), cgroup_mode (v1, v2, none), and reason (what went wrong, for a person; empty when

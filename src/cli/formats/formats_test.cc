@@ -839,8 +839,26 @@ TEST(Sacct, UsageFieldsOfStepsAndTheJobRowsSum) {
   options.no_convert = false;
   options.units = 'M';
   EXPECT_EQ(Sacct(options, {job}), "50|\n50.batch|1.01M\n50.0|1.50M\n50.1|\n");
-  // -X fetches no steps in Slurm: the job row's CPU times are 0 there.
+  // Averages to the byte, as Slurm divides: 3 tasks holding 7168 KiB in all.
   options.units = 0;
+  v1::Job uneven = job;
+  uneven.mutable_steps(0)->mutable_task_usage()->set_tasks(3);
+  uneven.mutable_steps(0)->mutable_task_usage()->mutable_rss()->set_total(7168);
+  options.fields = "JobID,AveRSS";
+  EXPECT_NE(Sacct(options, {uneven}).find("\n50.0|2446677\n"), std::string::npos);
+  options.units = 'M';
+  uneven.mutable_steps(0)->mutable_task_usage()->mutable_rss()->set_total(0);
+  EXPECT_NE(Sacct(options, {uneven}).find("\n50.0|0\n"), std::string::npos);  // 0 in any unit
+  // Figures from srun are not trusted to be sane: a huge CPU time prints, bounded.
+  uneven.mutable_steps(0)->mutable_task_usage()->set_user_cpu_seconds(1e300);
+  options.fields = "JobID,UserCPU";
+  EXPECT_NE(Sacct(options, {uneven}).find("\n50.0|104166666-16:00:00\n"), std::string::npos);
+  // The srun steps keep the job's fixed values (ReqCPUFreq Unknown), the batch step its own;
+  // energy is 0 on every step.
+  options.units = 0;
+  options.fields = "JobID,ReqCPUFreq,ConsumedEnergy";
+  EXPECT_EQ(Sacct(options, {job}), "50|Unknown|\n50.batch|0|0\n50.0|Unknown|0\n50.1|Unknown|0\n");
+  // -X fetches no steps in Slurm: the job row's CPU times are 0 there.
   options.allocations = true;
   options.fields = "JobID,TotalCPU";
   EXPECT_EQ(Sacct(options, {job}), "50|00:00:00\n");

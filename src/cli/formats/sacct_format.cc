@@ -400,11 +400,18 @@ std::optional<std::string> StepValue(Id id, const Row& row) {
   // clang-format on
 }
 
+// Whole microseconds (as Slurm keeps CPU times), at most 285,000 years: the figures come
+// from the user's srun, bounded but not trusted.
+uint64_t Microseconds(double seconds) {
+  constexpr double kMost = 9e12;  // seconds: 9e18 microseconds still fit
+  return static_cast<uint64_t>(std::llround(std::clamp(seconds, 0.0, kMost) * 1e6));
+}
+
 // sacct's TotalCPU, UserCPU and SystemCPU: milliseconds under an hour ("01:05.500"), whole
 // seconds from an hour up ("01:02:05", "1-01:00:00"), "00:MM:SS" with no milliseconds.
 std::string CpuTimeText(double seconds) {
-  auto millis = static_cast<uint64_t>(std::max(seconds, 0.0) * 1000);
-  uint64_t whole = millis / 1000, ms = millis % 1000;
+  uint64_t micros = Microseconds(seconds);
+  uint64_t whole = micros / 1000000, ms = micros % 1000000 / 1000;
   uint64_t days = whole / 86400, hours = whole / 3600 % 24, minutes = whole / 60 % 60;
   if (days) return fmt::format("{}-{:02}:{:02}:{:02}", days, hours, minutes, whole % 60);
   if (hours) return fmt::format("{:02}:{:02}:{:02}", hours, minutes, whole % 60);
@@ -412,12 +419,13 @@ std::string CpuTimeText(double seconds) {
   return fmt::format("00:{:02}:{:02}", minutes, whole % 60);
 }
 
-// A memory figure given in KiB, printed as sacct prints bytes: the raw byte count with
-// --noconvert, in --units' unit, else scaled by 1024 while it stays a whole or half unit
-// ("1036K", "1.50M", "2G").
-std::string SizeText(double kib, const Context& ctx) {
+// A memory figure in bytes, printed as sacct prints it: the raw count with --noconvert, in
+// --units' unit, else scaled by 1024 while it stays a whole or half unit ("1036K", "1.50M",
+// "2G"); 0 is "0" in every form.
+std::string SizeText(uint64_t bytes, const Context& ctx) {
   static constexpr std::string_view kUnits = " KMGTP";
-  double value = std::floor(std::max(kib, 0.0)) * 1024;
+  if (bytes == 0) return "0";
+  auto value = static_cast<double>(bytes);
   size_t unit = 0;
   if (size_t forced = kUnits.find(ctx.options.units);
       ctx.options.units && forced != 0 && forced != std::string_view::npos) {
@@ -425,7 +433,6 @@ std::string SizeText(double kib, const Context& ctx) {
   } else if (ctx.options.no_convert) {
     return fmt::format("{}", static_cast<uint64_t>(value));
   } else {
-    if (value < 1) return "0";
     for (; value >= 1024 && std::fmod(std::floor(value), 512) == 0 && unit + 1 < kUnits.size();
          ++unit)
       value /= 1024;
@@ -468,7 +475,7 @@ CpuTimes JobCpuTimes(const Row& row, const Context& ctx) {
 // and Slurm leaves out what it did not gather) in Slurm's order.
 enum class TresPart { kValue, kNode, kTask };
 std::string TresUsageText(const v1::UsageStat& cpu, const v1::UsageStat& rss, TresPart part,
-                          double cpu_value, double rss_value, bool max, const Context& ctx) {
+                          double cpu_value, uint64_t rss_bytes, bool max, const Context& ctx) {
   switch (part) {
     case TresPart::kNode:
       return fmt::format("cpu={},mem={}", max ? cpu.max_node() : cpu.min_node(),
@@ -479,8 +486,9 @@ std::string TresUsageText(const v1::UsageStat& cpu, const v1::UsageStat& rss, Tr
     case TresPart::kValue:
       break;
   }
-  return fmt::format("cpu={},mem={}", FormatDurationPadded(static_cast<int64_t>(cpu_value)),
-                     SizeText(rss_value, ctx));
+  return fmt::format("cpu={},mem={}",
+                     FormatDurationPadded(static_cast<int64_t>(Microseconds(cpu_value) / 1000000)),
+                     SizeText(rss_bytes, ctx));
 }
 
 // The measured-use fields; nullopt prints blank.
@@ -507,7 +515,8 @@ std::optional<std::string> UsageValue(Id id, const Row& row, const Context& ctx)
   const v1::UsageStat& rss = usage->rss();
   // Averages as Slurm takes them: the total over the tasks, in whole milliseconds and bytes.
   double ave_cpu = std::floor(cpu.total() * 1000 / usage->tasks()) / 1000;
-  double ave_rss = std::floor(rss.total() * 1024 / usage->tasks()) / 1024;
+  auto bytes = [](double kib) { return static_cast<uint64_t>(std::clamp(kib, 0.0, 1e15) * 1024); };
+  uint64_t ave_rss = bytes(rss.total()) / usage->tasks();
   // clang-format off
   switch (id) {
     case Id::kTotalCpu: return CpuTimeText(usage->user_cpu_seconds() + usage->system_cpu_seconds());
@@ -518,17 +527,17 @@ std::optional<std::string> UsageValue(Id id, const Row& row, const Context& ctx)
     case Id::kMinCpuNode: return cpu.min_node();
     case Id::kMinCpuTask: return std::to_string(cpu.min_task());
     case Id::kAveRss: return SizeText(ave_rss, ctx);
-    case Id::kMaxRss: return SizeText(rss.max(), ctx);
+    case Id::kMaxRss: return SizeText(bytes(rss.max()), ctx);
     case Id::kMaxRssNode: return rss.max_node();
     case Id::kMaxRssTask: return std::to_string(rss.max_task());
     case Id::kTresInAve: return TresUsageText(cpu, rss, TresPart::kValue, ave_cpu, ave_rss, true, ctx);
-    case Id::kTresInMax: return TresUsageText(cpu, rss, TresPart::kValue, cpu.max(), rss.max(), true, ctx);
+    case Id::kTresInMax: return TresUsageText(cpu, rss, TresPart::kValue, cpu.max(), bytes(rss.max()), true, ctx);
     case Id::kTresInMaxNode: return TresUsageText(cpu, rss, TresPart::kNode, 0, 0, true, ctx);
     case Id::kTresInMaxTask: return TresUsageText(cpu, rss, TresPart::kTask, 0, 0, true, ctx);
-    case Id::kTresInMin: return TresUsageText(cpu, rss, TresPart::kValue, cpu.min(), rss.min(), false, ctx);
+    case Id::kTresInMin: return TresUsageText(cpu, rss, TresPart::kValue, cpu.min(), bytes(rss.min()), false, ctx);
     case Id::kTresInMinNode: return TresUsageText(cpu, rss, TresPart::kNode, 0, 0, false, ctx);
     case Id::kTresInMinTask: return TresUsageText(cpu, rss, TresPart::kTask, 0, 0, false, ctx);
-    case Id::kTresInTot: return TresUsageText(cpu, rss, TresPart::kValue, cpu.total(), rss.total(), true, ctx);
+    case Id::kTresInTot: return TresUsageText(cpu, rss, TresPart::kValue, cpu.total(), bytes(rss.total()), true, ctx);
     default: return std::nullopt;
   }
   // clang-format on
@@ -536,6 +545,14 @@ std::optional<std::string> UsageValue(Id id, const Row& row, const Context& ctx)
 
 bool IsUsageField(Id id) {
   return id >= Id::kTotalCpu && id <= Id::kTresInTot;
+}
+
+// A field's fixed value on this row, or nullptr: the batch and extern steps have the step's,
+// the job and its srun steps the job's, but energy is 0 on every step (no energy plugin).
+const char* Constant(const Field& field, const Row& row) {
+  bool step = row.batch || (row.step && row.step->step_id() == kExternStep);
+  if (row.step && !step && field.name.starts_with("ConsumedEnergy")) return field.step_constant;
+  return step ? field.step_constant : field.job_constant;
 }
 
 // nullopt prints blank. A batch step has values of its own (StepValue), else the job's.
@@ -756,7 +773,7 @@ Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOpt
     std::vector<std::optional<std::string>> values;
     for (const Column& column : selected) {
       const Field& field = *column.field;
-      const char* constant = row.batch || row.step ? field.step_constant : field.job_constant;
+      const char* constant = Constant(field, row);
       values.push_back(constant ? std::optional<std::string>(constant) : Value(field.id, row, ctx));
     }
     out += Line(selected, values, options);
@@ -768,7 +785,7 @@ namespace {
 
 // {"seconds": 1, "microseconds": 500000}, as slurmrestd writes a CPU time.
 nlohmann::json CpuTimeJson(double seconds) {
-  auto micros = static_cast<int64_t>(std::max(seconds, 0.0) * 1e6);
+  uint64_t micros = Microseconds(seconds);
   return {{"seconds", micros / 1000000}, {"microseconds", micros % 1000000}};
 }
 

@@ -94,6 +94,12 @@ Result<size_t> JobHistory::Purge(int64_t cutoff, const std::set<uint64_t>& live_
       else
         drop_script(batch, key);
       ++purged;
+      // Small commits: the engine's own commits wait for SQLite's write lock meanwhile.
+      if (batch.deletes.size() >= kPurgeCommit) {
+        if (Status committed = store_->Commit(batch); !committed)
+          return std::move(committed).take_error();
+        batch = WriteBatch();
+      }
     }
     if (rows->size() < kMaxPage)
       for (uint64_t array : purged_arrays)

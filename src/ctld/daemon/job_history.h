@@ -52,9 +52,12 @@ class JobHistory {
 
   // PurgeJobAfter: deletes the records of finished jobs submitted at or before `cutoff`, with
   // the script and environment kept for them (an array's once none of its tasks is left here
-  // or in `live_arrays`), one page (kMaxPage records) and one commit at a time, so queries go
-  // on between pages. How many were purged, or why the store failed.
+  // or in `live_arrays`), one page (kMaxPage records) at a time, so queries go on between
+  // pages, in commits of at most kPurgeCommit deletes, so the engine's commits wait little for
+  // the write lock. How many were purged, or why the store failed.
   Result<size_t> Purge(int64_t cutoff, const std::set<uint64_t>& live_arrays = {}) EXCLUDES(mutex_);
+  // Deletes per purge commit (a job's record, script and environment are three).
+  static constexpr size_t kPurgeCommit = 1'500;
 
  private:
   Mutex mutex_;  // the store is not thread-safe; queries are concurrent

@@ -232,8 +232,8 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, [](int) { stopping = true; });
   std::signal(SIGINT, [](int) { stopping = true; });
   // PurgeJobAfter is looked at once a minute; it purges when its cutoff has moved on.
-  for (int tick = 0; !stopping; ++tick) {
-    if (tick % 600 == 0) service.PurgeHistoryIfDue(clock.Now());
+  for (int tick = 0; !stopping; tick = (tick + 1) % 600) {
+    if (tick == 0) service.PurgeHistoryIfDue(clock.Now());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

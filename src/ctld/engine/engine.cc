@@ -247,7 +247,8 @@ void Engine::Finish(Job& job, JobState state) {
       step.end_time = job.end_time;
       step.state = state == JobState::kCompleted ? JobState::kCompleted : JobState::kCancelled;
     }
-  job.reason = sched::PendingReason::kNone;
+  // A job timed out by an accounting limit keeps the limit as its reason (EnforceRunningLimits).
+  if (state != JobState::kTimeout) job.reason = sched::PendingReason::kNone;
 }
 
 sched::JobOutcome Engine::Find(uint64_t job_id) const {

@@ -134,6 +134,11 @@ EnforcedAccounting EnforcedAccountingOf(const ClusterSettings& settings);
 std::string FormatUsage(double usage, const sched::TresSeconds& used);
 void ParseUsage(const std::string& text, double& usage, sched::TresSeconds& used);
 
+// What srun says a step's tasks used could be true of a step of `ntasks` tasks on the nodes
+// `names`: no more tasks, its own nodes and task ranks, finite non-negative numbers within
+// bounds, CPU times that add up. srun is the user's process: anything else is dropped.
+bool PlausibleUsage(const TaskUsage& usage, uint32_t ntasks, const std::vector<std::string>& names);
+
 class Engine : private sched::JobOutcomes {
  public:
   // The engine shares the configuration: `scontrol reconfigure` replaces it (Reconfigure).
@@ -244,7 +249,6 @@ class Engine : private sched::JobOutcomes {
   // steps and interactive allocations (engine_steps.cc)
   void On(const CreateStep& event, EngineOutput& out);
   void On(const StepEnded& event, EngineOutput& out);
-  bool PlausibleUsage(const TaskUsage& usage, const Step& step) const;
   void On(const ReleaseJob& event, EngineOutput& out);
   // The job the caller may act on, or nullptr after replying with Slurm's refusal.
   const Job* OwnJob(uint64_t token, const Caller& caller, uint64_t job_id, EngineOutput& out) const;

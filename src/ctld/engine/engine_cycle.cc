@@ -62,8 +62,11 @@ void Engine::EnforceTimeLimits(EngineOutput& out) {
 // AccountingStorageEnforce=limits on running jobs, as Slurm's acct_policy_job_time_out: a job
 // whose GrpTRESMins budget (or GrpWall) is used up, or whose own TRES x run time passes a
 // MaxTRESMinsPerJob, is timed out; its Reason names the limit. Without such limits (or without
-// `limits`, which leaves every limit unset) nothing is looked at.
+// `limits`, which leaves every limit unset) nothing is looked at; with `safe` neither, as in
+// Slurm: a job was started only if it could finish within its budgets, and a limit lowered
+// since does not end it.
 void Engine::EnforceRunningLimits(EngineOutput& out) {
+  if (EnforcedAccountingOf(cluster().settings).safe) return;
   auto has_budget = [](const sched::Limits& limits) {
     return !limits.grp_tres_mins.empty() || !limits.max_tres_mins_per_job.empty() ||
            limits.grp_wall_seconds != sched::kNoLimit;
@@ -77,7 +80,8 @@ void Engine::EnforceRunningLimits(EngineOutput& out) {
   sched::LimitTracker tracker(associations_, qos_);
   std::vector<std::pair<uint64_t, sched::PendingReason>> over;
   for (const auto& [id, job] : jobs_) {
-    if (job->state != JobState::kRunning || job->time_limit_signalled_at || job->partition < 0)
+    if (job->state != JobState::kRunning || job->time_limit_signalled_at ||
+        job->cancel_requested_at || job->preempted_at || job->partition < 0)
       continue;
     const PartitionConfig& partition = cluster().partitions[job->partition];
     sched::JobUsage usage = sched::UsageOf(cluster(), job->allocation);

@@ -398,8 +398,8 @@ void Engine::On(const JobEnded& event, EngineOutput& out) {
   job.exit_signal = event.signal;
   job.cpu_seconds = event.cpu_seconds;
   job.max_rss_mib = event.max_rss_mib;
-  job.batch_usage = event.batch_usage;
-  if (job.preempted_at) return EndPreempted(job, out);  // it ended in its grace time
+  if (!job.spec.interactive) job.batch_usage = event.batch_usage;  // salloc's holder is no step
+  if (job.preempted_at) return EndPreempted(job, out);             // it ended in its grace time
   JobState state = JobState::kFailed;
   if (job.released) {
     job.exit_code = job.release_exit_code;

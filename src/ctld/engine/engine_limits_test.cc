@@ -105,20 +105,35 @@ TEST_F(BudgetTest, ARunningJobPastAMaxTresMinsPerJobIsTimedOut) {
   uint64_t job = Submit(GpuHours(2, 3600));
   Pass(1);
   ASSERT_EQ(State(job), JobState::kRunning);
-  Pass(600);  // 10 minutes on 2 GPUs: 22 GPU-minutes counting the one under way
+  Pass(600);  // 10 minutes on 2 GPUs: 20 GPU-minutes, 21 as Slurm counts (one more)
   EXPECT_EQ(engine_.FindJob(job)->time_limit_signalled_at, 0);
   Admin(acct::Verb::kModify, acct::Entity::kUser, {"alice", "set", "MaxTRESMins=gres/gpu=30"});
-  Pass(60);  // 11 minutes: 24 GPU-minutes
+  Pass(60);  // 11 minutes: 23
   EXPECT_EQ(engine_.FindJob(job)->time_limit_signalled_at, 0);
-  Pass(240);  // 15 minutes: 32
+  Pass(240);  // 15 minutes: 31
   EXPECT_NE(engine_.FindJob(job)->time_limit_signalled_at, 0);
   EXPECT_EQ(Reason(job), "AssocMaxGRESMinutesPerJob");
+  End(job);
+  EXPECT_EQ(State(job), JobState::kTimeout);
+  EXPECT_EQ(Reason(job), "AssocMaxGRESMinutesPerJob");  // the ended job keeps it
 }
 
 class SafeTest : public LimitsEngineTest {
  protected:
   SafeTest() : LimitsEngineTest("AccountingStorageEnforce=safe\nPriorityDecayHalfLife=0\n") {}
 };
+
+TEST_F(SafeTest, ARunningJobIsNotTimedOutByABudgetLoweredAfterItStarted) {
+  uint64_t job = Submit(GpuHours(2, 3600));
+  Pass(1);
+  ASSERT_EQ(State(job), JobState::kRunning);
+  Admin(acct::Verb::kModify, acct::Entity::kUser, {"alice", "set", "MaxTRESMins=gres/gpu=10"});
+  Admin(acct::Verb::kModify, acct::Entity::kAccount,
+        {"research", "set", "GrpTRESMins=gres/gpu=10"});
+  for (int i = 0; i < 3; ++i) Pass(600);
+  EXPECT_EQ(engine_.FindJob(job)->time_limit_signalled_at, 0);
+  EXPECT_EQ(State(job), JobState::kRunning);
+}
 
 TEST_F(SafeTest, AJobThatCouldNotFinishWithinTheBudgetIsRefusedOrWaits) {
   Admin(acct::Verb::kModify, acct::Entity::kAccount,

@@ -16,10 +16,15 @@
 namespace drover::ctld {
 namespace {
 
+constexpr double kLargest = 1e15;  // far above any real CPU seconds or KiB
+
+bool Sane(double value) {
+  return std::isfinite(value) && value >= 0 && value <= kLargest;
+}
+
 bool PlausibleStat(const UsageStat& stat, const std::vector<std::string>& names) {
-  constexpr double kLargest = 1e15;  // far above any real CPU seconds or KiB
   for (double value : {stat.total, stat.max, stat.min})
-    if (!std::isfinite(value) || value < 0 || value > kLargest) return false;
+    if (!Sane(value)) return false;
   auto named = [&](const std::string& node) {
     return std::find(names.begin(), names.end(), node) != names.end();
   };
@@ -29,15 +34,13 @@ bool PlausibleStat(const UsageStat& stat, const std::vector<std::string>& names)
 
 }  // namespace
 
-// What srun says a step's tasks used: no more tasks than the step has, on its nodes, in sane
-// numbers.
-bool Engine::PlausibleUsage(const TaskUsage& usage, const Step& step) const {
-  if (!usage.measured() || usage.tasks > step.ntasks) return false;
-  std::vector<std::string> names;
-  for (int node : step.nodes) names.push_back(cluster().nodes[static_cast<size_t>(node)].name);
-  for (double value : {usage.user_cpu_seconds, usage.system_cpu_seconds})
-    if (!std::isfinite(value) || value < 0) return false;
-  auto task_ok = [&](uint32_t task) { return task < step.ntasks; };
+bool PlausibleUsage(const TaskUsage& usage, uint32_t ntasks,
+                    const std::vector<std::string>& names) {
+  if (!usage.measured() || usage.tasks > ntasks) return false;
+  if (!Sane(usage.user_cpu_seconds) || !Sane(usage.system_cpu_seconds)) return false;
+  double cpu = usage.user_cpu_seconds + usage.system_cpu_seconds;
+  if (std::abs(cpu - usage.cpu.total) > 1e-6 * cpu + 1e-3) return false;
+  auto task_ok = [&](uint32_t task) { return task < ntasks; };
   return PlausibleStat(usage.cpu, names) && PlausibleStat(usage.rss, names) &&
          task_ok(usage.cpu.max_task) && task_ok(usage.cpu.min_task) &&
          task_ok(usage.rss.max_task) && task_ok(usage.rss.min_task);
@@ -380,7 +383,9 @@ void Engine::On(const StepEnded& event, EngineOutput& out) {
   step.max_rss_mib = event.max_rss_mib;
   // srun relays what the nodes measured; it is the user's own process, so what it says is
   // kept only when it could be true of this step (it bills nothing: sacct shows it).
-  if (PlausibleUsage(event.usage, step)) step.task_usage = event.usage;
+  std::vector<std::string> names;
+  for (int node : step.nodes) names.push_back(cluster().nodes[static_cast<size_t>(node)].name);
+  if (PlausibleUsage(event.usage, step.ntasks, names)) step.task_usage = event.usage;
   step.state = event.cancelled                                  ? JobState::kCancelled
                : event.exit_code == 0 && event.exit_signal == 0 ? JobState::kCompleted
                                                                 : JobState::kFailed;

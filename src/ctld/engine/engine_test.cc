@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <csignal>
@@ -117,6 +119,30 @@ TEST_F(EngineTest, StepsAreLaidOutRecordedAndClosedWithTheirJob) {
   EXPECT_EQ(engine_.FindJob(id)->steps[2].state, JobState::kCompleted);
   EXPECT_NE(engine_.FindJob(id)->steps[2].end_time, 0);
   EXPECT_FALSE(step({}).ok);  // no steps in a finished job
+}
+
+TEST(PlausibleUsageTest, WhatSrunSaysIsKeptOnlyWhenItCouldBeTrue) {
+  const std::vector<std::string> nodes = {"n1", "n2"};
+  TaskUsage two;
+  Merge(two, OneTask("n1", 0, 1.0, 0.5, 1024));
+  Merge(two, OneTask("n2", 1, 2.0, 0.25, 2048));
+  EXPECT_TRUE(PlausibleUsage(two, 2, nodes));
+  EXPECT_FALSE(PlausibleUsage(TaskUsage{}, 2, nodes));  // nothing measured
+  EXPECT_FALSE(PlausibleUsage(two, 1, nodes));          // more tasks than the step has
+  EXPECT_FALSE(PlausibleUsage(two, 2, {"n1"}));         // a node the step does not have
+  auto broken = [&](auto change) {
+    TaskUsage usage = two;
+    change(usage);
+    return PlausibleUsage(usage, 2, nodes);
+  };
+  EXPECT_FALSE(broken([](TaskUsage& u) { u.user_cpu_seconds = std::nan(""); }));
+  EXPECT_FALSE(broken([](TaskUsage& u) { u.system_cpu_seconds = -1; }));
+  EXPECT_FALSE(broken([](TaskUsage& u) { u.user_cpu_seconds = 1e300; }));
+  EXPECT_FALSE(broken([](TaskUsage& u) { u.user_cpu_seconds += 100; }));  // does not add up
+  EXPECT_FALSE(broken([](TaskUsage& u) { u.rss.max = 1e20; }));
+  EXPECT_FALSE(broken([](TaskUsage& u) { u.rss.min = u.rss.max + 1; }));
+  EXPECT_FALSE(broken([](TaskUsage& u) { u.cpu.max_task = 2; }));  // no such rank
+  EXPECT_FALSE(broken([](TaskUsage& u) { u.rss.min_node = "n3"; }));
 }
 
 // -m cyclic deals the ranks over the nodes in turn; -m arbitrary puts task t where
