@@ -164,9 +164,11 @@ Result<LaunchContext> Agent::ContextFor(const v1::Job& job, const JobSpec& spec,
   if (!mine)
     return MakeError(fmt::format("job {} has no allocation on node {}", spec.job_id, node_name_));
   for (int gpu : mine->gpus()) context.gpu_indexes.push_back(static_cast<uint32_t>(gpu));
-  // Devices are hidden (and CUDA_VISIBLE_DEVICES renumbered from 0) only with ConstrainDevices.
-  context.devices_constrained = !options_.emulated && gpus_.source == GpuSource::kNvml &&
-                                EnforcementOf(cluster_.settings).constrain_devices;
+  // Devices are hidden (and CUDA_VISIBLE_DEVICES renumbered from 0, as Slurm does) only with
+  // ConstrainDevices, and only GPUs with device files can be.
+  context.devices_constrained =
+      EnforcementOf(cluster_.settings).constrain_devices &&
+      std::any_of(gpus_.gpus.begin(), gpus_.gpus.end(), [](const Gpu& gpu) { return gpu.device; });
   context.partition = job.partition_name();
   context.cluster_name = cluster_.settings.cluster_name;
   context.restart_count = job.restart_count();
@@ -206,15 +208,18 @@ void Agent::Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const {
     launch.over_memory_kill_mib = mine.memory_mb();
     launch.memory_poll_seconds = static_cast<uint64_t>(enforcement.poll_seconds);
   }
-  if (options_.emulated) return;
-  std::vector<int> cores(mine.cores().begin(), mine.cores().end());
-  auto cpus = CpusOfCores(host_, cores);
-  if (cpus && enforcement.constrain_cores) launch.cpus = std::move(*cpus);
+  // An emulated node shares the host's cores with the others; its GPUs have device files only
+  // where gres.conf names real ones (tests), and those are isolated as on a real node.
+  if (!options_.emulated) {
+    std::vector<int> cores(mine.cores().begin(), mine.cores().end());
+    auto cpus = CpusOfCores(host_, cores);
+    if (cpus && enforcement.constrain_cores) launch.cpus = std::move(*cpus);
+  }
   if (!enforcement.constrain_devices) return;
   for (const Gpu& gpu : gpus_.gpus) {
-    if (gpu.minor < 0) continue;
+    if (!gpu.device) continue;
     bool given = std::find(mine.gpus().begin(), mine.gpus().end(), gpu.index) != mine.gpus().end();
-    (given ? launch.gpu_minors : launch.gpu_minors_denied).push_back(gpu.minor);
+    if (!given) launch.devices_denied.push_back(*gpu.device);
   }
 }
 

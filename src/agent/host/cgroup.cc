@@ -25,7 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kNvidiaMajor = 195;
 constexpr auto kFreezeWait = std::chrono::seconds(2);
 constexpr auto kPoll = std::chrono::milliseconds(10);
 const char* const kV1Required[] = {"memory", "cpuset", "freezer"};
@@ -362,26 +361,23 @@ Status JobCgroup::SetCpus(const std::vector<int>& cpus) {
   return WriteControl(dir / "cpuset.cpus", FormatIndexRanges(cpus));
 }
 
-Result<DeviceIsolation> JobCgroup::RestrictGpus(const std::vector<int>& node_minors,
-                                                const std::vector<int>& job_minors) {
+Result<DeviceIsolation> JobCgroup::RestrictDevices(const std::vector<DeviceNumber>& denied) {
   if (mode_ == CgroupMode::kNone) return DeviceIsolation{false, reason_};
-  if (mode_ == CgroupMode::kV2)
-    return DeviceIsolation{false,
-                           "cgroup v2 controls devices only through an eBPF program "
-                           "(BPF_CGROUP_DEVICE), which Drover does not load yet: the job can "
-                           "open every GPU; CUDA_VISIBLE_DEVICES still steers it"};
+  if (mode_ == CgroupMode::kV2) {
+    if (Status ok = DenyDevices(dirs_.front().second, denied); !ok)
+      return std::move(ok).take_error();
+    return DeviceIsolation{true, ""};
+  }
   const fs::path dir = Dir("devices");
   if (dir.empty())
     return DeviceIsolation{false,
                            "the v1 devices controller is not mounted: GPUs are not "
                            "isolated"};
-  std::set<int> allowed(job_minors.begin(), job_minors.end());
-  for (int minor : node_minors) {
-    if (allowed.count(minor)) continue;
-    std::string rule = fmt::format("c {}:{} rwm", kNvidiaMajor, minor);
-    if (Status ok = WriteControl(dir / "devices.deny", rule + "\n", true); !ok)
+  for (const DeviceNumber& device : denied)
+    if (Status ok =
+            WriteControl(dir / "devices.deny", fmt::format("c {} rwm\n", DeviceText(device)), true);
+        !ok)
       return std::move(ok).take_error();
-  }
   return DeviceIsolation{true, ""};
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/host/device_filter.h"
 #include "common/result.h"
 
 namespace drover::agent {
@@ -69,10 +70,11 @@ class JobCgroup {
   // RAM at `ram_bytes`, RAM+swap at `ram_and_swap_bytes`; 0: that one not limited.
   Status SetMemoryLimits(uint64_t ram_bytes, uint64_t ram_and_swap_bytes);
   Status SetCpus(const std::vector<int>& cpus);  // OS CPU ids (CpusOfCores)
-  // Denies the node's GPUs (device minors, 195:N) that are not the job's. Enforced on v1 only:
-  // v2 needs an eBPF device program, which Drover does not load yet.
-  Result<DeviceIsolation> RestrictGpus(const std::vector<int>& node_minors,
-                                       const std::vector<int>& job_minors);
+  // Denies the job the character devices `denied` (the node's GPUs it was not given): v1
+  // through devices.deny, v2 through an eBPF device program attached to the job's cgroup
+  // (device_filter.h). Without a devices controller (v1) isolation is not enforced, and says
+  // why; an error when the rule or the program could not be set.
+  Result<DeviceIsolation> RestrictDevices(const std::vector<DeviceNumber>& denied);
 
   // Processes. kNone: AddProcess records the process's session (the job's leader must have
   // called setsid(); the agent's own session is refused), and the rest acts on every live

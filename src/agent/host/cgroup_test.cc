@@ -5,9 +5,11 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,7 +130,7 @@ TEST_F(FakeTree, DetectsV1WithoutOptionalControllers) {
             "v1 devices controller not mounted: GPUs are not isolated; v1 cpuacct controller not "
             "mounted: CPU time is not measured");
   JobCgroup job = CreateJob();
-  auto isolation = job.RestrictGpus({0, 1}, {0});
+  auto isolation = job.RestrictDevices({{195, 1}});
   ASSERT_TRUE(isolation.ok()) << isolation.error();
   EXPECT_FALSE(isolation->enforced);
   auto cpu = job.CpuTimeNanoseconds();
@@ -179,7 +181,7 @@ TEST_F(FakeTree, V1LimitsAndProcesses) {
   EXPECT_EQ(Read(Job("cpuset") / "cpuset.cpus"), "2-3,5");
   EXPECT_FALSE(job.SetCpus({}).ok());
 
-  auto isolation = job.RestrictGpus({0, 1, 2, 3}, {1, 2});
+  auto isolation = job.RestrictDevices({{195, 0}, {195, 3}});
   ASSERT_TRUE(isolation.ok()) << isolation.error();
   EXPECT_TRUE(isolation->enforced);
   EXPECT_EQ(Read(Job("devices") / "devices.deny"), "c 195:0 rwm\nc 195:3 rwm\n");
@@ -276,10 +278,10 @@ TEST_F(FakeTree, V2LimitsAndUsage) {
   ASSERT_TRUE(job.SetCpus({0, 1}).ok());
   EXPECT_EQ(Read(Job("") / "cpuset.cpus"), "0-1");
 
-  auto isolation = job.RestrictGpus({0, 1}, {1});
-  ASSERT_TRUE(isolation.ok());
-  EXPECT_FALSE(isolation->enforced);
-  EXPECT_NE(isolation->reason.find("eBPF"), std::string::npos);
+  // v2 attaches an eBPF program to the job's cgroup: a folder that is no cgroup refuses it.
+  auto isolation = job.RestrictDevices({{195, 0}});
+  ASSERT_FALSE(isolation.ok());
+  EXPECT_NE(isolation.error().find("device program"), std::string::npos) << isolation.error();
 
   ASSERT_TRUE(job.AddProcess(kFakePid).ok());
   EXPECT_EQ(Read(Job("") / "cgroup.procs"), "2000000001\n");
@@ -452,7 +454,7 @@ TEST(SessionTracking, RefusesTheAgentsOwnSessionAndSaysWhatIsNotMeasured) {
   ASSERT_FALSE(peak.ok());
   EXPECT_EQ(peak.error(),
             "job 3 on node n1: peak memory is not measured: cgroups are off for this test");
-  auto isolation = job.RestrictGpus({0}, {});
+  auto isolation = job.RestrictDevices({{195, 0}});
   ASSERT_TRUE(isolation.ok());
   EXPECT_FALSE(isolation->enforced);
   EXPECT_EQ(isolation->reason, "cgroups are off for this test");
@@ -639,7 +641,7 @@ TEST_F(RealCgroup, GpusNotGivenCannotBeOpened) {
                  << "driver (" << (fd >= 0 ? "it opened" : std::strerror(error)) << ")";
   }
   JobCgroup& job = Make(6);
-  auto isolation = job.RestrictGpus({0, 1}, {1});
+  auto isolation = job.RestrictDevices({{195, 0}});
   ASSERT_TRUE(isolation.ok()) << isolation.error();
   EXPECT_TRUE(isolation->enforced);
   Child opener([dir](int report) {
@@ -656,6 +658,49 @@ TEST_F(RealCgroup, GpusNotGivenCannotBeOpened) {
   EXPECT_EQ(denied, EPERM) << std::strerror(denied);
   // No NVIDIA driver here: the device the job was given fails further on, not with EPERM.
   EXPECT_NE(given, EPERM) << std::strerror(given);
+}
+
+// cgroup v2's device control: the eBPF program DenyDevices attaches refuses the listed devices
+// and lets every other through. On any writable cgroup2 mount (the unified one of a hybrid
+// host too), as root; /dev/random (1:8) is denied, /dev/urandom (1:9) is not.
+TEST(DeviceFilter, AProgramOnACgroupV2DeniesOnlyTheListedDevices) {
+  fs::path mount;
+  for (const char* candidate : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    struct statfs info {};
+    if (::statfs(candidate, &info) == 0 && info.f_type == CGROUP2_SUPER_MAGIC) mount = candidate;
+  }
+  if (mount.empty() || ::geteuid() != 0)
+    GTEST_SKIP() << "needs root and a cgroup2 mount (at /sys/fs/cgroup or /sys/fs/cgroup/unified)";
+  fs::path dir = mount / ("drover_device_filter_" + std::to_string(::getpid()));
+  if (::mkdir(dir.c_str(), 0755) != 0) GTEST_SKIP() << dir << ": " << std::strerror(errno);
+  Status denied = DenyDevices(dir, {{1, 8}, {1, 99}});
+  if (!denied) {
+    ::rmdir(dir.c_str());
+    FAIL() << denied.error();
+  }
+  Child opener([](int report) {
+    for (const char* device : {"/dev/random", "/dev/urandom"}) {
+      int fd = ::open(device, O_RDONLY);
+      Send(report, fd >= 0 ? 0 : errno);
+    }
+  });
+  std::ofstream(dir / "cgroup.procs") << opener.pid() << "\n";
+  opener.Go();
+  int random = opener.Report(), urandom = opener.Report();
+  opener.Wait();
+  ::rmdir(dir.c_str());
+  EXPECT_EQ(random, EPERM) << std::strerror(random);
+  EXPECT_EQ(urandom, 0) << std::strerror(urandom);
+}
+
+TEST(DeviceFilter, DeviceNumbersParseAndPrint) {
+  EXPECT_EQ(*ParseDeviceNumber("195:3"), (DeviceNumber{195, 3}));
+  EXPECT_EQ(DeviceText({226, 128}), "226:128");
+  for (const char* bad : {"", "195", "195:", ":3", "a:b", "195:3:1", "-1:2", "4294967296:0"})
+    EXPECT_FALSE(ParseDeviceNumber(bad).ok()) << bad;
+  EXPECT_EQ(*CharDeviceAt("/dev/null"), (DeviceNumber{1, 3}));
+  EXPECT_FALSE(CharDeviceAt("/").ok());
+  EXPECT_FALSE(CharDeviceAt("/no/such/device").ok());
 }
 
 }  // namespace

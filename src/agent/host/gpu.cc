@@ -15,6 +15,8 @@
 namespace drover::agent {
 namespace {
 
+constexpr uint32_t kNvidiaMajor = 195;  // /dev/nvidiaN
+
 // ---- NVML's ABI (nvml.h), the few pieces used here --------------------------------------
 using nvmlReturn_t = int;
 constexpr nvmlReturn_t kNvmlSuccess = 0;
@@ -173,6 +175,7 @@ Result<Gpu> ReadDevice(const NvmlApi& api, unsigned index, nvmlDevice_t device,
     return fail("nvmlDeviceGetMinorNumber", code);
   gpu.minor = static_cast<int>(minor);
   gpu.device_path = fmt::format("/dev/nvidia{}", minor);
+  gpu.device = DeviceNumber{kNvidiaMajor, minor};
   gpu.cores = AffinityCores(api, device, options.core_cpus);
   return gpu;
 }
@@ -269,6 +272,10 @@ std::vector<Gpu> GpusFromConfig(const NodeConfig& node) {
     if (!device.file.empty()) {
       gpu.device_path = device.file;
       gpu.minor = device.index;  // gres.conf's index is the device file's number
+      // The file's own number; NVIDIA's when it cannot be read (the driver not loaded yet).
+      auto number = CharDeviceAt(device.file);
+      gpu.device =
+          number ? *number : DeviceNumber{kNvidiaMajor, static_cast<uint32_t>(device.index)};
     }
     gpus.push_back(std::move(gpu));
   }
@@ -277,7 +284,15 @@ std::vector<Gpu> GpusFromConfig(const NodeConfig& node) {
 
 std::vector<Gpu> EmulatedGpus(const NodeConfig& node) {
   std::vector<Gpu> gpus;
-  for (const GpuDevice& device : node.gpus) gpus.push_back(FromDevice(device));
+  for (const GpuDevice& device : node.gpus) {
+    Gpu gpu = FromDevice(device);
+    if (auto number = device.file.empty() ? Result<DeviceNumber>(MakeError("no file"))
+                                          : CharDeviceAt(device.file)) {
+      gpu.device_path = device.file;
+      gpu.device = *number;
+    }
+    gpus.push_back(std::move(gpu));
+  }
   return gpus;
 }
 

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/host/device_filter.h"
 #include "common/cluster_config.h"
 #include "common/result.h"
 
@@ -20,8 +22,11 @@ struct Gpu {
   uint64_t memory_mb = 0;   // 0 when unknown
   int minor = -1;           // N of /dev/nvidiaN (195:N); -1 for emulated GPUs
   std::string device_path;  // "/dev/nvidia3"; empty for emulated GPUs
-  std::vector<int> cores;   // cores local to the GPU (core indexes, as gres.conf Cores=)
-  std::vector<int> links;   // per GPU index: NVLink count, -1 for itself; empty: unknown
+  // The device file's number, what ConstrainDevices denies the jobs not given this GPU: NVML's
+  // 195:minor, or gres.conf File='s character device; none for a GPU without a device file.
+  std::optional<DeviceNumber> device;
+  std::vector<int> cores;  // cores local to the GPU (core indexes, as gres.conf Cores=)
+  std::vector<int> links;  // per GPU index: NVLink count, -1 for itself; empty: unknown
   bool operator==(const Gpu&) const = default;
 };
 
@@ -56,7 +61,9 @@ Result<std::vector<Gpu>> DiscoverNvmlGpus(const GpuDiscoveryOptions& options);
 // gres.conf's GPUs of `node` (File=, Type=, Cores=, Links=).
 std::vector<Gpu> GpusFromConfig(const NodeConfig& node);
 
-// One GPU per GPU the node's configuration declares, with no device files.
+// One GPU per GPU the node's configuration declares. An emulated GPU has no device file,
+// unless gres.conf's File= names a character device that exists (a test's mknod): that one
+// is isolated like a real GPU's.
 std::vector<Gpu> EmulatedGpus(const NodeConfig& node);
 
 // The GRES type of a GPU that NVML found and gres.conf does not type: NVML's name in lower

@@ -194,12 +194,6 @@ Result<std::vector<int>> ParseList(std::string_view text) {
   return ParseIndexList(text);
 }
 
-std::string FormatList(const std::vector<int>& list) {
-  std::vector<std::string> parts;
-  for (int item : list) parts.push_back(std::to_string(item));
-  return Join(parts, ",");
-}
-
 // A key's parser: stores the value into the record or says what is wrong with it.
 template <typename Record>
 using FieldSetter = std::function<Status(Record&, const std::string&)>;
@@ -325,8 +319,26 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
       {"memory_and_swap_limit_mib", IntegerField(&L::memory_and_swap_limit_mib)},
       {"over_memory_kill_mib", IntegerField(&L::over_memory_kill_mib)},
       {"memory_poll_seconds", IntegerField(&L::memory_poll_seconds)},
-      {"gpu_minors", ListField(&L::gpu_minors)},
-      {"gpu_minors_denied", ListField(&L::gpu_minors_denied)},
+      {"devices_denied",
+       [](L& launch, const std::string& text) -> Status {
+         if (text.empty()) return OkStatus();
+         for (std::string_view item : Split(text, ',')) {
+           auto device = ParseDeviceNumber(item);
+           if (!device) return std::move(device).take_error();
+           launch.devices_denied.push_back(*device);
+         }
+         return OkStatus();
+       }},
+      // An older agent's spool: NVIDIA's major with the minors it named.
+      {"gpu_minors", [](L&, const std::string&) { return OkStatus(); }},
+      {"gpu_minors_denied",
+       [](L& launch, const std::string& text) -> Status {
+         auto minors = ParseList(text);
+         if (!minors) return std::move(minors).take_error();
+         for (int minor : *minors)
+           launch.devices_denied.push_back({195, static_cast<uint32_t>(minor)});
+         return OkStatus();
+       }},
       {"prolog", TextField(&L::prolog)},
       {"epilog", TextField(&L::epilog)},
       {"kill_wait", IntegerField(&L::kill_wait_seconds)},
@@ -417,8 +429,9 @@ Status WriteLaunch(const fs::path& job_dir, const BatchLaunch& launch) {
   Line(out, "memory_and_swap_limit_mib", std::to_string(launch.memory_and_swap_limit_mib));
   Line(out, "over_memory_kill_mib", std::to_string(launch.over_memory_kill_mib));
   Line(out, "memory_poll_seconds", std::to_string(launch.memory_poll_seconds));
-  Line(out, "gpu_minors", FormatList(launch.gpu_minors));
-  Line(out, "gpu_minors_denied", FormatList(launch.gpu_minors_denied));
+  std::vector<std::string> denied;
+  for (const DeviceNumber& device : launch.devices_denied) denied.push_back(DeviceText(device));
+  Line(out, "devices_denied", Join(denied, ","));
   if (!launch.prolog.empty()) Line(out, "prolog", launch.prolog);
   if (!launch.epilog.empty()) Line(out, "epilog", launch.epilog);
   Line(out, "kill_wait", std::to_string(launch.kill_wait_seconds));

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/host/device_filter.h"
 #include "common/process_file.h"  // supervisor.pid and job.pid: WriteProcessFile, ...
 #include "common/result.h"
 
@@ -51,8 +52,10 @@ namespace drover::agent {
 //   over_memory_kill_mib=N          OverMemoryKill: the job is killed once its processes' RSS
 //                                   passes N; 0: not watched (default)
 //   memory_poll_seconds=N           how often that RSS is looked at (default 30)
-//   gpu_minors=0,1                  /dev/nvidiaN minors the job may open
-//   gpu_minors_denied=2,3           the node's other GPUs, hidden from the job
+//   devices_denied=195:2,195:3      character devices the job may not open (the node's GPUs
+//                                   it was not given; ConstrainDevices). An older agent's
+//                                   gpu_minors_denied=2,3 reads as 195:2,195:3
+//                                   (gpu_minors, the given ones, is ignored)
 //   prolog=/path  epilog=/path      run as the supervisor's user (root) before / after
 //   kill_wait=30                    seconds from SIGTERM to SIGKILL on cancel (KillWait)
 //   rlimits=NOFILE=U256:4096,...    limits carried from the submitting shell, set in the batch
@@ -90,7 +93,7 @@ struct BatchLaunch {
   uint64_t memory_and_swap_limit_mib = 0;
   uint64_t over_memory_kill_mib = 0;
   uint64_t memory_poll_seconds = 30;
-  std::vector<int> gpu_minors, gpu_minors_denied;
+  std::vector<DeviceNumber> devices_denied;
   std::string prolog, epilog;  // empty: none
   uint32_t kill_wait_seconds = 30;
   std::vector<std::string> rlimits;  // "NAME=soft:hard" (--propagate, PropagateResourceLimits)

@@ -72,8 +72,7 @@ BatchLaunch FullLaunch() {
   launch.cgroup_root = "/sys/fs/cgroup";
   launch.cpus = {0, 1, 2, 3, 8};
   launch.memory_limit_mib = 4096;
-  launch.gpu_minors = {2, 0};
-  launch.gpu_minors_denied = {1, 3};
+  launch.devices_denied = {{195, 1}, {195, 3}};
   launch.prolog = "/etc/drover/prolog";
   launch.epilog = "/etc/drover/epilog";
   launch.kill_wait_seconds = 45;

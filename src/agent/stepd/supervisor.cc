@@ -304,11 +304,8 @@ void Supervisor::SetUpCgroup() {
       Log("memory limit not set: {}", ok.error());
   if (!launch_.cpus.empty())
     if (Status ok = cgroup_->SetCpus(launch_.cpus); !ok) Log("CPUs not confined: {}", ok.error());
-  if (!launch_.gpu_minors.empty() || !launch_.gpu_minors_denied.empty()) {
-    std::vector<int> node_minors = launch_.gpu_minors;
-    node_minors.insert(node_minors.end(), launch_.gpu_minors_denied.begin(),
-                       launch_.gpu_minors_denied.end());
-    auto isolation = cgroup_->RestrictGpus(node_minors, launch_.gpu_minors);
+  if (!launch_.devices_denied.empty()) {
+    auto isolation = cgroup_->RestrictDevices(launch_.devices_denied);
     if (!isolation)
       Log("GPUs not isolated: {}", isolation.error());
     else if (!isolation->enforced)

@@ -133,7 +133,7 @@ std::string Key(std::string_view line) {
 }
 
 // Writes state/slurm.conf: the configuration with this cluster's ports and directories, and
-// its gres.conf and topology.conf beside it.
+// its gres.conf, topology.conf and cgroup.conf beside it.
 Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int port) {
   std::ifstream in(conf);
   if (!in) return MakeError(fmt::format("cannot read {}", conf.string()));
@@ -171,7 +171,7 @@ Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int por
       << ",socket=" << (state / "run" / "auth.socket").string() << "\n"
       << "SlurmUser=" << Me().user << "\n";
   std::ofstream(state / "slurm.conf") << out.str();
-  for (const char* companion : {"gres.conf", "topology.conf"}) {
+  for (const char* companion : {"gres.conf", "topology.conf", "cgroup.conf"}) {
     std::error_code error;
     if (fs::exists(dir / companion))
       fs::copy_file(dir / companion, state / companion, fs::copy_options::overwrite_existing,
