@@ -74,4 +74,22 @@ visible=0 job_gpus=0
 visible=0 job_gpus=1
 TEXT
 diff both.expected both.txt || fail "two jobs: $(cat both.txt)"
+# A step given one of its job's two GPUs gets a cgroup of its own that denies the other; a step
+# that asked for none sees both, numbered from 0.
+cat > steps.sh <<SCRIPT
+#!/bin/bash
+#SBATCH --gpus=2 -o steps.out
+$(declare -f probe)
+srun --gpus=1 -n1 bash -c "\$(declare -f probe); echo \"one: visible=\\\$CUDA_VISIBLE_DEVICES step_gpus=\\\$SLURM_STEP_GPUS gpu0=\\\$(probe $conf/dev/gpu0) gpu1=\\\$(probe $conf/dev/gpu1)\""
+srun -n1 bash -c "\$(declare -f probe); echo \"all: visible=\\\$CUDA_VISIBLE_DEVICES gpu0=\\\$(probe $conf/dev/gpu0) gpu1=\\\$(probe $conf/dev/gpu1)\""
+SCRIPT
+steps=$(sbatch --parsable steps.sh)
+for _ in $(seq 1 300); do
+  case "$(sacct -X -n -P -j "$steps" -o State)" in PENDING|RUNNING|"") sleep 0.1 ;; *) break ;; esac
+done
+cat > steps.expected <<TEXT
+one: visible=0 step_gpus=0 gpu0=ok gpu1=Operation not permitted
+all: visible=0,1 gpu0=ok gpu1=ok
+TEXT
+diff steps.expected steps.out || fail "steps: $(cat steps.out)"
 echo PASS

@@ -166,9 +166,7 @@ Result<LaunchContext> Agent::ContextFor(const v1::Job& job, const JobSpec& spec,
   for (int gpu : mine->gpus()) context.gpu_indexes.push_back(static_cast<uint32_t>(gpu));
   // Devices are hidden (and CUDA_VISIBLE_DEVICES renumbered from 0, as Slurm does) only with
   // ConstrainDevices, and only GPUs with device files can be.
-  context.devices_constrained =
-      EnforcementOf(cluster_.settings).constrain_devices &&
-      std::any_of(gpus_.gpus.begin(), gpus_.gpus.end(), [](const Gpu& gpu) { return gpu.device; });
+  context.devices_constrained = DevicesConstrained();
   context.partition = job.partition_name();
   context.cluster_name = cluster_.settings.cluster_name;
   context.restart_count = job.restart_count();
@@ -196,6 +194,12 @@ Result<LaunchContext> Agent::ContextFor(const v1::Job& job, const JobSpec& spec,
 // TaskPlugin=task/cgroup wants one; its RAM (and swap) limit with ConstrainRAMSpace
 // (ConstrainSwapSpace); its CPUs with ConstrainCores; its GPUs with ConstrainDevices; a watch on
 // the job's RSS with JobAcctGatherParams=OverMemoryKill.
+bool Agent::DevicesConstrained() const {
+  return EnforcementOf(cluster_.settings).constrain_devices &&
+         std::any_of(gpus_.gpus.begin(), gpus_.gpus.end(),
+                     [](const Gpu& gpu) { return gpu.device; });
+}
+
 void Agent::Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const {
   const ClusterSettings& settings = cluster_.settings;
   Enforcement enforcement = EnforcementOf(settings);

@@ -110,6 +110,8 @@ class Agent {
                               std::vector<std::string>& env);
   Result<LaunchContext> ContextFor(const v1::Job& job, const JobSpec& spec,
                                    const v1::NodeAllocation*& mine);
+  // ConstrainDevices holds on this node: it is set, and some GPU has a device file to deny.
+  bool DevicesConstrained() const;
   void Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const;
   std::string TopologyAddress() const;
   std::string CgroupParent() const;

@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "agent/daemon/step_session.h"
 #include "common/fd_io.h"
+#include "common/log.h"
 #include "common/task_usage.h"
 #include "wire/usage_codec.h"
 
@@ -72,6 +74,10 @@ void StepSession::PumpOutput() {
     if (done) break;
   }
   all_ended_ = true;
+  // The step's own cgroup goes with its tasks (what they left behind was killed with them).
+  if (!step_cgroup_.empty() && ::rmdir(step_cgroup_.c_str()) != 0 && errno != ENOENT)
+    log::Warning("job {}: cannot remove {}: {}", job_id_, step_cgroup_.string(),
+                 std::strerror(errno));
 }
 
 // One chunk from each descriptor that has output, waiting up to 50 ms for some.

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 
+#include "common/log.h"
 #include "common/step_launch.h"
 #include "common/text.h"
 #include "wire/job_spec_codec.h"
@@ -216,11 +218,13 @@ void StepSession::SetGpuVariables() {
   std::sort(gpus.begin(), gpus.end());
   std::sort(job_gpus.begin(), job_gpus.end());
   std::vector<uint32_t> visible = gpus;
-  // The job's cgroup shows only its GPUs, numbered from 0 in index order.
-  if (!agent_.options_.emulated && agent_.gpus_.source == GpuSource::kNvml)
+  // With ConstrainDevices the step's cgroup shows only its GPUs (ConfineStepDevices), the
+  // job's its own: numbered from 0 in index order, as CUDA enumerates what it can open.
+  if (agent_.DevicesConstrained()) {
+    const std::vector<uint32_t>& seen = ConfineStepDevices(job_gpus, gpus) ? gpus : job_gpus;
     for (uint32_t& gpu : visible)
-      gpu = static_cast<uint32_t>(std::lower_bound(job_gpus.begin(), job_gpus.end(), gpu) -
-                                  job_gpus.begin());
+      gpu = static_cast<uint32_t>(std::lower_bound(seen.begin(), seen.end(), gpu) - seen.begin());
+  }
   step_gpus_ = gpus;
   visible_gpus_ = visible;
   std::string list = fmt::format("{}", fmt::join(visible, ","));
@@ -229,6 +233,31 @@ void StepSession::SetGpuVariables() {
   for (std::string_view name :
        {"CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"})
     SetVariable(environment_, name, list);
+}
+
+// A step given only some of the job's GPUs on this node: a cgroup of its own in the job's that
+// denies the others. True when its tasks will be confined so; false when they see every GPU
+// of the job (the agent's log says why when that was not meant).
+bool StepSession::ConfineStepDevices(const std::vector<uint32_t>& job_gpus,
+                                     const std::vector<uint32_t>& step_gpus) {
+  if (!cgroup_ || step_gpus.size() == job_gpus.size()) return false;
+  std::vector<DeviceNumber> denied;
+  for (const Gpu& gpu : agent_.gpus_.gpus)
+    if (gpu.device &&
+        std::count(job_gpus.begin(), job_gpus.end(), static_cast<uint32_t>(gpu.index)) &&
+        !std::count(step_gpus.begin(), step_gpus.end(), static_cast<uint32_t>(gpu.index)))
+      denied.push_back(*gpu.device);
+  if (denied.empty()) return false;
+  static std::atomic<uint64_t> launches{0};
+  std::string name = fmt::format("step_{}.{}", launch_.step_id(), ++launches);
+  auto dir = cgroup_->MakeStepDevices(name, denied);
+  if (!dir || dir->empty()) {
+    log::Warning("job {} step {}: its GPUs are not confined to it: {}", job_id_, launch_.step_id(),
+                 dir ? "no devices controller" : dir.error());
+    return false;
+  }
+  step_cgroup_ = *dir;
+  return true;
 }
 
 // srun's --chdir, else the user's home; /tmp where the agent cannot enter it. The output

@@ -67,6 +67,8 @@ class StepSession {
   void FindCgroup();
   void BuildEnvironment();
   void SetGpuVariables();
+  bool ConfineStepDevices(const std::vector<uint32_t>& job_gpus,
+                          const std::vector<uint32_t>& step_gpus);
   void SetDistribution();
   void ChooseWorkDir();
   Status PrepareOutputFile(const std::string& pattern, uint32_t rank, std::string& resolved);
@@ -124,6 +126,7 @@ class StepSession {
   UserAccount account_;
   std::optional<ProcessUser> user_;  // set when the agent is root and switches to the job's user
   std::optional<JobCgroup> cgroup_;
+  std::filesystem::path step_cgroup_;      // the step's own, inside the job's (ConfineStepDevices)
   std::vector<std::string> environment_;   // what every task shares
   std::string task_prolog_, task_epilog_;  // srun --task-prolog/--task-epilog, if given
   std::vector<PropagatedLimit> limits_;    // srun --propagate, PropagateResourceLimits

@@ -224,7 +224,7 @@ Status StepSession::OpenPipes(uint32_t rank, const std::string& out_path,
 // group (a signal for the steps must not reach the batch shell, which shares the cgroup), and so
 // does Terminate() where the job has no cgroup.
 Status StepSession::JoinJob(pid_t pid, uint32_t rank, uint32_t local) {
-  if (cgroup_) (void)cgroup_->AddProcess(pid);
+  if (cgroup_) (void)cgroup_->AddProcessTo(pid, step_cgroup_);
   agent_.AddStepGroup(job_id_, launch_.step_id(), pid, cgroup_.has_value(), local, rank);
   return OkStatus();
 }

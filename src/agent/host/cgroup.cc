@@ -381,6 +381,31 @@ Result<DeviceIsolation> JobCgroup::RestrictDevices(const std::vector<DeviceNumbe
   return DeviceIsolation{true, ""};
 }
 
+Result<fs::path> JobCgroup::MakeStepDevices(std::string_view name,
+                                            const std::vector<DeviceNumber>& denied) {
+  if (mode_ == CgroupMode::kNone) return fs::path();
+  const fs::path job = Dir("devices");
+  if (job.empty()) return fs::path();
+  const fs::path dir = job / name;
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return MakeError(Failure(dir, "create it", errno));
+  if (mode_ == CgroupMode::kV2) {
+    if (Status ok = DenyDevices(dir, denied); !ok) return std::move(ok).take_error();
+    return dir;
+  }
+  for (const DeviceNumber& device : denied)
+    if (Status ok =
+            WriteControl(dir / "devices.deny", fmt::format("c {} rwm\n", DeviceText(device)), true);
+        !ok)
+      return std::move(ok).take_error();
+  return dir;
+}
+
+Status JobCgroup::AddProcessTo(pid_t pid, const fs::path& dir) {
+  if (Status ok = AddProcess(pid); !ok || dir.empty()) return ok;
+  return WriteControl(dir / "cgroup.procs", std::to_string(pid) + "\n", true);
+}
+
 Status JobCgroup::AddProcess(pid_t pid) {
   if (mode_ != CgroupMode::kNone) {
     for (const auto& [controller, dir] : dirs_)

@@ -75,6 +75,15 @@ class JobCgroup {
   // (device_filter.h). Without a devices controller (v1) isolation is not enforced, and says
   // why; an error when the rule or the program could not be set.
   Result<DeviceIsolation> RestrictDevices(const std::vector<DeviceNumber>& denied);
+  // A step that was given some of the job's GPUs: a cgroup of its own inside the job's (v1: in
+  // the devices controller only; v2: a child without controllers, so the job's limits hold)
+  // that also denies `denied`, named `name` (unique per step launch). Its directory, which
+  // AddProcessTo puts the step's tasks in; empty with the reason when devices are not
+  // isolated here (kNone, no v1 devices controller).
+  Result<std::filesystem::path> MakeStepDevices(std::string_view name,
+                                                const std::vector<DeviceNumber>& denied);
+  // The job's cgroup (AddProcess), then the step's `dir` from MakeStepDevices.
+  Status AddProcessTo(pid_t pid, const std::filesystem::path& dir);
 
   // Processes. kNone: AddProcess records the process's session (the job's leader must have
   // called setsid(); the agent's own session is refused), and the rest acts on every live
