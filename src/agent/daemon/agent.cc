@@ -265,6 +265,8 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec,
   launch.prolog = cluster_.settings.prolog;
   launch.epilog = cluster_.settings.epilog;
   launch.kill_wait_seconds = static_cast<uint32_t>(cluster_.settings.kill_wait_seconds);
+  launch.prolog_epilog_timeout_seconds =
+      static_cast<uint32_t>(cluster_.settings.prolog_epilog_timeout_seconds);
   return launch;
 }
 

@@ -54,6 +54,27 @@ class ClusterTest : public ::testing::Test {
     ASSERT_TRUE(testing::LocalCluster::WaitFor(done, limit)) << "timed out waiting for " << what;
   }
 
+  // A failing Prolog (`script`, with `extra` slurm.conf lines) keeps a job on n1 from running:
+  // the node drains with a reason holding `reason`, the job is requeued, its script never ran.
+  void PrologFailure(const std::string& script, const std::string& extra,
+                     const std::string& reason) {
+    fs::path prolog = fs::temp_directory_path() / ("drover_prolog_" + std::to_string(getpid()));
+    std::ofstream(prolog) << script;
+    fs::permissions(prolog, fs::perms::owner_all);
+    struct Remove {
+      fs::path path;
+      ~Remove() { fs::remove(path); }
+    } remove{prolog};
+    Boot("Prolog=" + prolog.string() + "\n" + extra);
+    uint64_t id = Submit("#!/bin/sh\necho ran\n", 0, "n1");
+    WaitFor([&] { return NodeState("n1") == "DRAINED"; }, "n1 DRAINED");
+    EXPECT_NE(Nodes()["n1"].reason().find(reason), std::string::npos) << Nodes()["n1"].reason();
+    v1::Job job = Job(id);
+    EXPECT_EQ(job.state(), "PENDING");
+    EXPECT_EQ(job.restart_count(), 1u);
+    EXPECT_EQ(Output(id), "") << "the script never ran";
+  }
+
   std::map<std::string, v1::NodeStatus> Nodes() { return cluster_->Nodes(); }
   std::string NodeState(const std::string& node) { return cluster_->NodeState(node); }
   v1::Job Job(uint64_t id) { return cluster_->Job(id); }
@@ -262,21 +283,12 @@ TEST_F(ClusterTest, AFailingHealthCheckDrainsTheNodeAndAPassingOneResumesIt) {
 }
 
 TEST_F(ClusterTest, AFailingPrologDrainsTheNodeAndRequeuesTheJob) {
-  fs::path prolog = fs::temp_directory_path() / ("drover_prolog_" + std::to_string(getpid()));
-  std::ofstream(prolog) << "#!/bin/sh\necho no scratch space >&2\nexit 1\n";
-  fs::permissions(prolog, fs::perms::owner_all);
-  Boot("Prolog=" + prolog.string() + "\n");
-  struct Remove {
-    fs::path path;
-    ~Remove() { fs::remove(path); }
-  } remove{prolog};
-  uint64_t id = Submit("#!/bin/sh\necho ran\n", 0, "n1");
-  WaitFor([&] { return NodeState("n1") == "DRAINED"; }, "n1 DRAINED");
-  EXPECT_NE(Nodes()["n1"].reason().find("Prolog error"), std::string::npos);
-  v1::Job job = Job(id);
-  EXPECT_EQ(job.state(), "PENDING");
-  EXPECT_EQ(job.restart_count(), 1u);
-  EXPECT_EQ(Output(id), "") << "the script never ran";
+  PrologFailure("#!/bin/sh\necho no scratch space >&2\nexit 1\n", "", "Prolog error");
+}
+
+TEST_F(ClusterTest, AHungPrologIsKilledAtPrologEpilogTimeoutDrainingTheNode) {
+  PrologFailure("#!/bin/sh\nsleep 300\n", "PrologEpilogTimeout=1\n",
+                "timed out after 1 s (PrologEpilogTimeout)");
 }
 
 // A job past its memory request is limited only where the configuration asks: by its cgroup

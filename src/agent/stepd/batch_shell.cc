@@ -90,6 +90,7 @@ Result<pid_t> ForkProgram(const std::string& program, const std::vector<std::str
   spec.environment = environment;
   spec.stdin_source = StdioSource::File("/dev/null", O_RDONLY);
   spec.stderr_prefix = kStderrPrefix;
+  spec.session = SessionKind::kProcessGroup;  // what it starts is killed with it on a timeout
   auto spawned = Spawn(spec);
   if (!spawned) return std::move(spawned).take_error();
   // Its failure is in stepd.log and in its exit code (execve's errno); the report is not needed.

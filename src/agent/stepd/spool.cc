@@ -342,6 +342,7 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
       {"prolog", TextField(&L::prolog)},
       {"epilog", TextField(&L::epilog)},
       {"kill_wait", IntegerField(&L::kill_wait_seconds)},
+      {"prolog_epilog_timeout", IntegerField(&L::prolog_epilog_timeout_seconds)},
       {"rlimits",
        [](L& launch, const std::string& text) -> Status {
          launch.rlimits.clear();
@@ -435,6 +436,7 @@ Status WriteLaunch(const fs::path& job_dir, const BatchLaunch& launch) {
   if (!launch.prolog.empty()) Line(out, "prolog", launch.prolog);
   if (!launch.epilog.empty()) Line(out, "epilog", launch.epilog);
   Line(out, "kill_wait", std::to_string(launch.kill_wait_seconds));
+  Line(out, "prolog_epilog_timeout", std::to_string(launch.prolog_epilog_timeout_seconds));
   if (!launch.rlimits.empty()) Line(out, "rlimits", Join(launch.rlimits, ","));
   if (!launch.get_user_env.empty()) Line(out, "get_user_env", launch.get_user_env);
   for (const std::string& argument : launch.arguments) Line(out, "arg", argument);

@@ -58,6 +58,8 @@ namespace drover::agent {
 //                                   (gpu_minors, the given ones, is ignored)
 //   prolog=/path  epilog=/path      run as the supervisor's user (root) before / after
 //   kill_wait=30                    seconds from SIGTERM to SIGKILL on cancel (KillWait)
+//   prolog_epilog_timeout=N         PrologEpilogTimeout: the prolog or epilog is killed and has
+//                                   failed after N seconds; 0: no limit (default)
 //   rlimits=NOFILE=U256:4096,...    limits carried from the submitting shell, set in the batch
 //                                   shell as the user (common/resource_limits.h's entries)
 //   get_user_env=8L                 sbatch --get-user-env: the user's login environment is
@@ -96,6 +98,7 @@ struct BatchLaunch {
   std::vector<DeviceNumber> devices_denied;
   std::string prolog, epilog;  // empty: none
   uint32_t kill_wait_seconds = 30;
+  uint32_t prolog_epilog_timeout_seconds = 0;
   std::vector<std::string> rlimits;  // "NAME=soft:hard" (--propagate, PropagateResourceLimits)
   std::string get_user_env;          // "[timeout][S|L]" (--get-user-env); empty: not asked
   std::vector<std::string> arguments;

@@ -263,8 +263,29 @@ std::string Supervisor::RunProgram(const std::string& program, std::string_view 
   if (!pid) return fmt::format("{} {} could not be started: {}", what, program, pid.error());
   program_pid_ = *pid;
   program_status_.reset();
-  while (!program_status_) OnSignal(NextSignal(std::nullopt));
+  // PrologEpilogTimeout: past it the program and what it started are killed, and it failed.
+  std::optional<Clock::time_point> deadline;
+  if (launch_.prolog_epilog_timeout_seconds)
+    deadline = Clock::now() + std::chrono::seconds(launch_.prolog_epilog_timeout_seconds);
+  bool timed_out = false;
+  while (!program_status_) {
+    int signal = NextSignal(timed_out ? std::nullopt : deadline);
+    if (signal == 0) {
+      timed_out = true;
+      ::kill(-program_pid_, SIGKILL);
+      ::kill(program_pid_, SIGKILL);
+      continue;
+    }
+    OnSignal(signal);
+  }
   program_pid_ = 0;
+  if (timed_out) {
+    std::string failure =
+        fmt::format("{} {} timed out after {} s (PrologEpilogTimeout) and was killed", what,
+                    program, launch_.prolog_epilog_timeout_seconds);
+    Log("{}", failure);
+    return failure;
+  }
   if (WIFEXITED(*program_status_) && WEXITSTATUS(*program_status_) == 0) return {};
   std::string failure = fmt::format("{} {} {}", what, program, DescribeWait(*program_status_));
   Log("{}", failure);
