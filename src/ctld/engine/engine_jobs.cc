@@ -28,6 +28,16 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
         "again later",
         settings.max_job_count);
   if (Status ok = sched::CheckSatisfiable(cluster(), spec); !ok) return ok.error();
+  // Only GPUs are scheduled: another GRES (shard, mps, nic, ...) would be carried and never
+  // given, so it is refused, in Slurm's words for a GRES it cannot give.
+  if (!spec.other_gres.empty()) {
+    const GresSpec& gres = spec.other_gres.front();
+    return fmt::format(
+        "Invalid generic resource (gres) specification: {}{}: Drover schedules gres/gpu only "
+        "(shard, mps and other GRES are not supported yet); ask for GPUs with --gpus or "
+        "--gres=gpu",
+        gres.name, gres.type.empty() ? "" : ":" + gres.type);
+  }
   if (!spec.reservation.empty()) {
     auto reservation = reservations_->find(spec.reservation);
     if (reservation == reservations_->end())
