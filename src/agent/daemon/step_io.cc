@@ -66,10 +66,6 @@ void StepSession::PumpOutput() {
     v1::StepOutput ends;
     for (size_t i = 0; i < tasks_.size(); ++i) Reap(i, ends);
     bool done = std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.pid < 0; });
-    if (done) {
-      ends.set_cpu_seconds(cpu_seconds_);
-      ends.set_max_rss_mib(max_rss_kib_ / 1024);
-    }
     if (ends.ended_size() > 0 || done) write_(ends);
     if (done) break;
   }
@@ -151,8 +147,6 @@ void StepSession::Reap(size_t index, v1::StepOutput& ends) {
     task.user_cpu_seconds = Seconds(usage.ru_utime);
     task.system_cpu_seconds = Seconds(usage.ru_stime);
     task.rss_kib = static_cast<uint64_t>(std::max<long>(usage.ru_maxrss, 0));
-    cpu_seconds_ += task.user_cpu_seconds + task.system_cpu_seconds;
-    max_rss_kib_ = std::max(max_rss_kib_, task.rss_kib);
     if (!task_epilog_.empty()) RunTaskScript(task_epilog_, task.environment);
   }
   for (int* fd : {&task.out, &task.err})

@@ -148,8 +148,6 @@ class StepSession {
   std::vector<uint32_t> step_gpus_, visible_gpus_;
 
   std::vector<Task> tasks_;
-  double cpu_seconds_ = 0;
-  uint64_t max_rss_kib_ = 0;
 
   // Signals from srun (the input thread) and the end of each task (this thread) meet here: a
   // process group is signalled only while its task is not yet reaped.

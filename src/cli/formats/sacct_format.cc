@@ -245,18 +245,26 @@ Run EarlierRun(const v1::Job& job, const v1::JobRun& earlier, const Context& ctx
   return run;
 }
 
-// ReqMem: the largest exact unit, or --noconvert's M, or --units' unit ("0.10G").
-std::string MemoryField(uint64_t mb, const Context& ctx) {
-  char unit = ctx.options.units;
-  if (!unit) return ctx.options.no_convert ? fmt::format("{}M", mb) : MemoryText(mb);
-  static constexpr std::string_view kUnits = "KMGTP";
-  double value = static_cast<double>(mb);
-  int shift = static_cast<int>(kUnits.find(unit)) - 1;
-  for (; shift > 0; --shift) value /= 1024;
-  for (; shift < 0; ++shift) value *= 1024;
-  if (value == static_cast<double>(static_cast<uint64_t>(value)))
-    return fmt::format("{}{}", static_cast<uint64_t>(value), unit);
-  return fmt::format("{:.2f}{}", value, unit);
+// A memory figure as sacct's convert_num_unit prints it, `value` counted in kUnits[`unit`]
+// (0: bytes, 2: MB): with --noconvert as it is, with its unit's letter; in --units' unit; else
+// scaled by 1024 while it stays a whole or half unit ("1036K", "1.50M", "2G"). 0 is "0".
+constexpr std::string_view kUnits = " KMGTP";
+std::string SizeText(uint64_t value, size_t unit, const Context& ctx) {
+  if (value == 0) return "0";
+  auto scaled = static_cast<double>(value);
+  size_t forced = ctx.options.units ? kUnits.find(ctx.options.units) : std::string_view::npos;
+  if (forced != std::string_view::npos && forced != 0) {
+    for (; unit < forced; ++unit) scaled /= 1024;
+    for (; unit > forced; --unit) scaled *= 1024;
+  } else if (!ctx.options.no_convert) {
+    for (; scaled >= 1024 && std::fmod(std::floor(scaled), 512) == 0 && unit + 1 < kUnits.size();
+         ++unit)
+      scaled /= 1024;
+  }
+  std::string suffix = unit ? std::string(1, kUnits[unit]) : "";
+  if (scaled == std::floor(scaled))
+    return fmt::format("{}{}", static_cast<uint64_t>(scaled), suffix);
+  return fmt::format("{:.2f}{}", scaled, suffix);
 }
 
 bool EndedByController(std::string_view state) {  // the job's own exit code then reads 0:0
@@ -419,29 +427,6 @@ std::string CpuTimeText(double seconds) {
   return fmt::format("00:{:02}:{:02}", minutes, whole % 60);
 }
 
-// A memory figure in bytes, printed as sacct prints it: the raw count with --noconvert, in
-// --units' unit, else scaled by 1024 while it stays a whole or half unit ("1036K", "1.50M",
-// "2G"); 0 is "0" in every form.
-std::string SizeText(uint64_t bytes, const Context& ctx) {
-  static constexpr std::string_view kUnits = " KMGTP";
-  if (bytes == 0) return "0";
-  auto value = static_cast<double>(bytes);
-  size_t unit = 0;
-  if (size_t forced = kUnits.find(ctx.options.units);
-      ctx.options.units && forced != 0 && forced != std::string_view::npos) {
-    for (; unit < forced; ++unit) value /= 1024;
-  } else if (ctx.options.no_convert) {
-    return fmt::format("{}", static_cast<uint64_t>(value));
-  } else {
-    for (; value >= 1024 && std::fmod(std::floor(value), 512) == 0 && unit + 1 < kUnits.size();
-         ++unit)
-      value /= 1024;
-  }
-  std::string suffix = unit ? std::string(1, kUnits[unit]) : "";
-  if (value == std::floor(value)) return fmt::format("{}{}", static_cast<uint64_t>(value), suffix);
-  return fmt::format("{:.2f}{}", value, suffix);
-}
-
 // What a step row's tasks used (the batch script's for .batch); nullptr when nothing was
 // measured (a running step, the extern step, an earlier run's batch step).
 const v1::Usage* UsageOf(const Row& row) {
@@ -488,7 +473,7 @@ std::string TresUsageText(const v1::UsageStat& cpu, const v1::UsageStat& rss, Tr
   }
   return fmt::format("cpu={},mem={}",
                      FormatDurationPadded(static_cast<int64_t>(Microseconds(cpu_value) / 1000000)),
-                     SizeText(rss_bytes, ctx));
+                     SizeText(rss_bytes, 0, ctx));
 }
 
 // The measured-use fields; nullopt prints blank.
@@ -526,8 +511,8 @@ std::optional<std::string> UsageValue(Id id, const Row& row, const Context& ctx)
     case Id::kMinCpu: return CpuTimeText(std::floor(cpu.min()));
     case Id::kMinCpuNode: return cpu.min_node();
     case Id::kMinCpuTask: return std::to_string(cpu.min_task());
-    case Id::kAveRss: return SizeText(ave_rss, ctx);
-    case Id::kMaxRss: return SizeText(bytes(rss.max()), ctx);
+    case Id::kAveRss: return SizeText(ave_rss, 0, ctx);
+    case Id::kMaxRss: return SizeText(bytes(rss.max()), 0, ctx);
     case Id::kMaxRssNode: return rss.max_node();
     case Id::kMaxRssTask: return std::to_string(rss.max_task());
     case Id::kTresInAve: return TresUsageText(cpu, rss, TresPart::kValue, ave_cpu, ave_rss, true, ctx);
@@ -606,7 +591,7 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kQos: return spec.qos().empty() ? "normal" : spec.qos();
     case Id::kReason: return job.reason().empty() ? "None" : job.reason();
     case Id::kReqCpus: return std::to_string(columns::RequestedCpus(spec));
-    case Id::kReqMem: return MemoryField(RequestedMemory(spec, ctx), ctx);
+    case Id::kReqMem: return SizeText(RequestedMemory(spec, ctx), 2, ctx);  // MB
     case Id::kReqNodes: return std::to_string(RequestedNodes(spec));
     case Id::kReqTres: return ReqTres(row, ctx);
     case Id::kReservation: return or_blank(spec.reservation());

@@ -791,8 +791,6 @@ void Srun::Finish(const StepOutcome& outcome, const v1::CreateStepReply& step, b
   ended.set_exit_signal(signal);
   ended.set_cancelled(outcome.bad_exit || aborted);
   ended.set_restart_count(step.job().restart_count());
-  ended.set_cpu_seconds(outcome.cpu_seconds);
-  ended.set_max_rss_mib(outcome.max_rss_mib);
   wire::ToProto(outcome.usage, ended.mutable_usage());
   ReportStepEnded(std::move(ended));
   Release(exit_code >= 128 && signal ? 0 : exit_code, signal);

@@ -122,8 +122,7 @@ void StepStreams::FlushPartialLines() {
 
 StepOutcome StepStreams::Outcome() const {
   MutexLock lock(usage_mutex_);
-  return {worst_exit_.load(), first_signal_.load(), bad_exit_seen_.load(),
-          cpu_total_.load(),  rss_max_.load(),      usage_};
+  return {worst_exit_.load(), first_signal_.load(), bad_exit_seen_.load(), usage_};
 }
 
 void StepStreams::Emit(uint32_t task, bool is_stderr, const std::string& data) {
@@ -180,8 +179,6 @@ void StepStreams::Read(NodeStream& node) {
       MutexLock lock(usage_mutex_);
       Merge(usage_, wire::FromProto(end.usage()));
     }
-    if (output.cpu_seconds() > 0) cpu_total_ = cpu_total_.load() + output.cpu_seconds();
-    if (output.max_rss_mib() > rss_max_) rss_max_ = output.max_rss_mib();
     if (ended >= expected && !output.started() && output.ended_size() > 0) node.Close();
   }
   grpc::Status status = node.stream->Finish();

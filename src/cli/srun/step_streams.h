@@ -38,9 +38,7 @@ struct StepOutcome {
   int worst_exit = 0;     // the highest exit code, 128 + signal for a signalled task
   int first_signal = 0;   // the first signal a task died of
   bool bad_exit = false;  // --kill-on-bad-exit stopped the step
-  double cpu_seconds = 0;
-  uint64_t max_rss_mib = 0;
-  TaskUsage usage{};  // each task's measurement, merged (sacct's step statistics)
+  TaskUsage usage{};      // each task's measurement, merged (sacct's step statistics)
 };
 
 class StepStreams {
@@ -90,8 +88,6 @@ class StepStreams {
   std::atomic<int> first_signal_{0};
   std::atomic<bool> bad_exit_seen_{false};
   std::atomic<uint32_t> tasks_ended_{0};
-  std::atomic<double> cpu_total_{0};
-  std::atomic<uint64_t> rss_max_{0};
   mutable Mutex usage_mutex_;
   TaskUsage usage_ GUARDED_BY(usage_mutex_);
 };
