@@ -37,8 +37,9 @@ start_cluster devices --conf "$conf/slurm.conf"
 trap 'cleanup_cluster; rm -rf "$conf"' EXIT
 cd "$state/work"
 
-probe() {  # DEVICE: "ok" when it opens, else the error
-  if head -c 1 "$1" > /dev/null 2> err.txt; then echo ok; else sed 's/.*: //' err.txt; fi
+probe() {  # DEVICE: "ok" when it opens, else the error (no file: jobs probe at once)
+  local err
+  if err=$(head -c 1 "$1" 2>&1 >/dev/null); then echo ok; else echo "${err##*: }"; fi
 }
 cat > probe.sh <<SCRIPT
 #!/bin/bash
