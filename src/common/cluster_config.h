@@ -203,6 +203,9 @@ struct ClusterSettings {
   std::string health_check_program;
   int64_t health_check_interval_seconds = 0;
   std::vector<std::string> health_check_node_state = {"ANY"};
+  // DroverGpuHealthResume=yes: a node drained by the built-in GPU probes for a condition that
+  // clears (throttling, a link, a pending retirement) resumes once it has; XIDs never do.
+  bool gpu_health_resume = false;
   std::string prolog, epilog;
   std::vector<std::string> prolog_flags;
   int64_t prolog_epilog_timeout_seconds = 0;  // 0: none
@@ -235,6 +238,9 @@ struct GpuDevice {
   std::string file;        // empty for emulated GPUs and NVML-discovered ones
   std::vector<int> cores;  // cores local to this GPU (gres.conf Cores=); empty: any
   std::vector<int> links;  // per GPU index on the node: NVLink count, -1 for itself
+  // What the node's agent found (NVML), once it registered; empty from the configuration.
+  std::string uuid, name, pci_bus_id;
+  uint64_t memory_mb = 0;
   bool operator==(const GpuDevice&) const = default;
 };
 

@@ -484,6 +484,7 @@ std::vector<ConfField<S>> BuildFields() {
       // nodes, health, faults
       {"HealthCheckProgram", String(&S::health_check_program)},
       {"HealthCheckInterval", Integer(&S::health_check_interval_seconds, 0, UINT32_MAX)},
+      {"DroverGpuHealthResume", Bool(&S::gpu_health_resume)},
       {"HealthCheckNodeState", List(&S::health_check_node_state, /*upper=*/true)},
       {"Prolog", String(&S::prolog)},
       {"Epilog", String(&S::epilog)},

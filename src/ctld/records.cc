@@ -168,6 +168,8 @@ Status PlacementFromProto(const v1::Job& job, const ClusterConfig& cluster, Job*
   for (const v1::NodeAllocation& node : job.allocation()) {
     if (Status s = CheckNode(node.node(), cluster, id); !s) return s;
     out->allocation.nodes.push_back(FromProto(node));
+    if (node.gpu_uuids_size() > 0)
+      out->gpu_uuids[node.node()].assign(node.gpu_uuids().begin(), node.gpu_uuids().end());
   }
   if (!job.batch_host().empty()) out->batch_node = cluster.FindNode(job.batch_host());
   return OkStatus();
@@ -179,7 +181,10 @@ void ToProto(const Job& job, const ClusterConfig& cluster, v1::Job* out) {
   ToProto(job.spec, out->mutable_spec());
   ScalarsToProto(job, out);
   for (const sched::NodeAllocation& node : job.allocation.nodes) {
-    ToProto(node, out->add_allocation());
+    v1::NodeAllocation* part = out->add_allocation();
+    ToProto(node, part);
+    if (auto uuids = job.gpu_uuids.find(node.node); uuids != job.gpu_uuids.end())
+      for (const std::string& uuid : uuids->second) part->add_gpu_uuids(uuid);
   }
   for (const JobRun& run : job.history) ToProto(run, out->add_history());
   for (const Step& step : job.steps) {

@@ -116,7 +116,7 @@ class Pass {
   // Per (partition, advance reservation tag): blocked jobs reserved this pass.
   std::map<std::pair<int, int>, int64_t> reserved_;
   std::vector<std::vector<char>> member_;
-  std::vector<int> max_cpus_;
+  std::vector<NodeMaxima> most_;                             // each partition's largest nodes
   std::unordered_set<std::string> running_names_;            // "user\nname" running
   std::unordered_map<std::string, uint64_t> first_pending_;  // "user\nname" -> lowest job ID
   std::map<std::pair<std::string_view, std::string_view>, int> associations_;  // (account, user)

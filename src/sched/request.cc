@@ -20,16 +20,27 @@ uint32_t SpreadNodeCount(const JobSpec& job, const PartitionConfig& partition) {
   return static_cast<uint32_t>(std::max<uint64_t>(nodes, job.min_nodes));
 }
 
-int NodeCount(const JobSpec& job, const PartitionConfig& partition, int max_node_cpus,
+int NodeCount(const JobSpec& job, const PartitionConfig& partition, const NodeMaxima& most,
               bool spread) {
   uint32_t nodes = std::max<uint32_t>(job.min_nodes, 1);
   if (spread) nodes = std::max(nodes, SpreadNodeCount(job, partition));
-  if (job.ntasks_per_node == 0 && max_node_cpus > 0 && !job.overcommit) {
+  if (job.ntasks_per_node == 0 && most.cpus > 0 && !job.overcommit) {
     uint64_t cpus = uint64_t{job.ntasks} * std::max<uint32_t>(job.cpus_per_task, 1);
-    nodes = std::max(nodes, CeilDiv(cpus, static_cast<uint64_t>(max_node_cpus)));
+    nodes = std::max(nodes, CeilDiv(cpus, static_cast<uint64_t>(most.cpus)));
   }
   if (job.gpus > 0 && job.gpus_per_node > 0)
     nodes = std::max(nodes, CeilDiv(job.gpus, job.gpus_per_node));
+  // GPUs no one node has spread over as many nodes as they need (Slurm's --gpus=16 on 8-GPU
+  // nodes without -N: two nodes); a node count the job fixed is kept, and then it cannot run.
+  int gpus_here = most.Gpus(job.gpu_type);
+  if (gpus_here > 0 && job.gpus_per_node == 0) {
+    if (job.gpus > 0) nodes = std::max(nodes, CeilDiv(job.gpus, static_cast<uint64_t>(gpus_here)));
+    if (job.gpus_per_task > 0 && job.ntasks_per_node == 0 &&
+        job.gpus_per_task <= static_cast<uint32_t>(gpus_here)) {
+      uint64_t tasks_per_node = static_cast<uint64_t>(gpus_here) / job.gpus_per_task;
+      nodes = std::max(nodes, CeilDiv(job.ntasks, tasks_per_node));
+    }
+  }
   uint32_t cap = job.max_nodes ? std::max(job.max_nodes, job.min_nodes) : UINT32_MAX;
   return static_cast<int>(std::min(nodes, cap));
 }
@@ -52,15 +63,35 @@ uint64_t MemoryPerNode(const ClusterConfig& cluster, const JobSpec& job,
 
 }  // namespace
 
+int NodeMaxima::Gpus(std::string_view type) const {
+  if (type.empty()) return gpus;
+  auto it = gpus_of_type.find(type);
+  return it == gpus_of_type.end() ? 0 : it->second;
+}
+
+NodeMaxima MaximaOf(const ClusterConfig& cluster, const PartitionConfig& partition) {
+  NodeMaxima most;
+  std::map<std::string, int, std::less<>> here;
+  for (int n : partition.nodes) {
+    const NodeConfig& node = cluster.nodes[n];
+    most.cpus = std::max(most.cpus, node.cpus);
+    most.gpus = std::max(most.gpus, static_cast<int>(node.gpus.size()));
+    here.clear();
+    for (const GpuDevice& gpu : node.gpus) ++here[gpu.type];
+    for (const auto& [type, count] : here)
+      most.gpus_of_type[type] = std::max(most.gpus_of_type[type], count);
+  }
+  return most;
+}
+
 ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
-                               const PartitionConfig& partition, int max_node_cpus) {
-  return ResolveOnNodes(cluster, job, partition,
-                        NodeCount(job, partition, max_node_cpus, job.spread_job));
+                               const PartitionConfig& partition, const NodeMaxima& most) {
+  return ResolveOnNodes(cluster, job, partition, NodeCount(job, partition, most, job.spread_job));
 }
 
 ResolvedRequest ResolveLeast(const ClusterConfig& cluster, const JobSpec& job,
-                             const PartitionConfig& partition, int max_node_cpus) {
-  return ResolveOnNodes(cluster, job, partition, NodeCount(job, partition, max_node_cpus, false));
+                             const PartitionConfig& partition, const NodeMaxima& most) {
+  return ResolveOnNodes(cluster, job, partition, NodeCount(job, partition, most, false));
 }
 
 ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,

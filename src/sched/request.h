@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 
 #include "common/cluster_config.h"
 #include "common/job_spec.h"
@@ -19,11 +22,22 @@ struct ResolvedRequest {
   uint64_t total_cpus = 0, total_gpus = 0;
 };
 
-// `max_node_cpus` is the most CPUs of any node in the partition: a task count that no one
-// node can hold spreads over more nodes, up to the job's max_nodes. --spread-job asks for as
-// many nodes as it has tasks, within its -N maximum and the partition's nodes and MaxNodes.
+// The most CPUs and GPUs (by type, and of any type) of any one node of a partition.
+struct NodeMaxima {
+  int cpus = 0;
+  int gpus = 0;
+  std::map<std::string, int, std::less<>> gpus_of_type;
+  int Gpus(std::string_view type) const;  // of `type`; any type when empty
+};
+NodeMaxima MaximaOf(const ClusterConfig& cluster, const PartitionConfig& partition);
+
+// `most` holds the partition's largest nodes: a task count that no one node can hold spreads
+// over more nodes, and so do a job's GPUs (--gpus=N, or -n with --gpus-per-task) that no one
+// node has, as Slurm spreads them when -N does not fix the count; up to the job's max_nodes.
+// --spread-job asks for as many nodes as it has tasks, within its -N maximum and the
+// partition's nodes and MaxNodes.
 ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
-                               const PartitionConfig& partition, int max_node_cpus);
+                               const PartitionConfig& partition, const NodeMaxima& most);
 
 // The same on exactly `nodes` nodes (a --spread-job job that starts on fewer than it asked).
 ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,
@@ -31,7 +45,7 @@ ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,
 // On the fewest nodes the job may have: what --spread-job falls back to, and what decides
 // whether it could ever run.
 ResolvedRequest ResolveLeast(const ClusterConfig& cluster, const JobSpec& job,
-                             const PartitionConfig& partition, int max_node_cpus);
+                             const PartitionConfig& partition, const NodeMaxima& most);
 
 // How many jobs may share each of a job's cores in `partition` (OverSubscribe=FORCE:N, or YES:N
 // with --oversubscribe); 1 for an --exclusive job and everywhere else.

@@ -47,12 +47,20 @@ TEST(Request, DefaultsAsSlurmAppliesThem) {
        0, 2, 8, 2, 16000, false, 1800},
       {"tasks beyond one node spread up to max_nodes",
        [](JobSpec& j) { j.ntasks = 24, j.max_nodes = 4; }, 1, 2, 12, 0, 12000, false, 0},
+      {"--gpus beyond one node spread without -N", [](JobSpec& j) { j.gpus = 16; }, 0, 2, 32, 8,
+       64000, false, 1800},
+      {"-n with --gpus-per-task beyond one node spread",
+       [](JobSpec& j) { j.ntasks = 8, j.gpus_per_task = 2; }, 0, 2, 32, 8, 64000, false, 1800},
+      {"-N1 keeps its one node (and cannot run)",
+       [](JobSpec& j) { j.gpus = 16, j.min_nodes = j.max_nodes = 1; }, 0, 1, 64, 16, 128000, false,
+       1800},
   };
   ClusterConfig cluster = Cluster("DefMemPerCPU=1000\n");
   for (const Case& c : cases) {
     JobSpec job;
     c.shape(job);
-    ResolvedRequest r = ResolveRequest(cluster, job, cluster.partitions[c.partition], 16);
+    const PartitionConfig& partition = cluster.partitions[c.partition];
+    ResolvedRequest r = ResolveRequest(cluster, job, partition, MaximaOf(cluster, partition));
     EXPECT_EQ(r.nodes, c.nodes) << c.name;
     EXPECT_EQ(r.per_node.cpus, c.cpus) << c.name;
     EXPECT_EQ(r.per_node.gpus, c.gpus) << c.name;
@@ -64,7 +72,8 @@ TEST(Request, DefaultsAsSlurmAppliesThem) {
   }
   ClusterConfig no_default = Cluster("");
   JobSpec plain;
-  ResolvedRequest r = ResolveRequest(no_default, plain, no_default.partitions[1], 16);
+  ResolvedRequest r = ResolveRequest(no_default, plain, no_default.partitions[1],
+                                     MaximaOf(no_default, no_default.partitions[1]));
   EXPECT_TRUE(r.per_node.whole_memory) << "no --mem and no default: the whole node, as Slurm";
   EXPECT_EQ(r.time_limit_seconds, kUnlimitedSeconds) << "no DefaultTime: MaxTime";
 }

@@ -100,12 +100,11 @@ Pass::Pass(const SchedulerInput& input)
       limits_(input.associations, input.qos, input.safe_limits),
       blocked_(cluster_.partitions.size(), false),
       member_(cluster_.partitions.size(), std::vector<char>(cluster_.nodes.size(), 0)),
-      max_cpus_(cluster_.partitions.size(), 0) {
-  for (size_t p = 0; p < cluster_.partitions.size(); ++p)
-    for (int node : cluster_.partitions[p].nodes) {
-      member_[p][node] = 1;
-      max_cpus_[p] = std::max(max_cpus_[p], cluster_.nodes[node].cpus);
-    }
+      most_(cluster_.partitions.size()) {
+  for (size_t p = 0; p < cluster_.partitions.size(); ++p) {
+    for (int node : cluster_.partitions[p].nodes) member_[p][node] = 1;
+    most_[p] = MaximaOf(cluster_, cluster_.partitions[p]);
+  }
   for (size_t a = 0; a < input.associations.size(); ++a)
     if (!input.associations[a].user.empty())
       associations_.emplace(std::pair<std::string_view, std::string_view>(
@@ -324,7 +323,7 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   const PartitionConfig& partition = cluster_.partitions[p];
   if (partition.state == PartitionState::kDown) return PendingReason::kPartitionDown;
   if (partition.state == PartitionState::kInactive) return PendingReason::kPartitionInactive;
-  ResolvedRequest r = ResolveRequest(cluster_, job, partition, max_cpus_[p]);
+  ResolvedRequest r = ResolveRequest(cluster_, job, partition, most_[p]);
   // A QOS with PartitionMaxNodes, PartitionMinNodes or PartitionTimeLimit lifts that limit.
   int qos = limits_.FindQos(job.qos);
   uint32_t flags = qos >= 0 ? in_.qos[qos].flags : 0;
@@ -361,8 +360,7 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
     allocation = PlaceNow(job, p, r, constraint, reservation, end);
   if (!allocation) {
     // A --spread-job job can run on as few nodes as it may have.
-    ResolvedRequest least =
-        job.spread_job ? ResolveLeast(cluster_, job, partition, max_cpus_[p]) : r;
+    ResolvedRequest least = job.spread_job ? ResolveLeast(cluster_, job, partition, most_[p]) : r;
     if (!EverFits(job, p, least, constraint)) return PendingReason::kBadConstraints;
     for (const std::string& name : job.nodelist)
       if (int node = cluster_.FindNode(name); node >= 0 && !pool_.usable(node))
@@ -405,7 +403,7 @@ std::optional<Allocation> Pass::PlaceSpread(const JobSpec& job, int p, ResolvedR
   if (auto allocation = Place(job, p, r, constraint, reservation, end)) return allocation;
   if (!job.spread_job) return std::nullopt;
   const PartitionConfig& partition = cluster_.partitions[p];
-  int minimum = ResolveLeast(cluster_, job, partition, max_cpus_[p]).nodes;
+  int minimum = ResolveLeast(cluster_, job, partition, most_[p]).nodes;
   if (r.nodes <= minimum) return std::nullopt;
   int holding = 0;
   for (int node : partition.nodes)
@@ -583,10 +581,8 @@ namespace {
 Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
                       const Constraint& constraint) {
   const PartitionConfig& partition = cluster.partitions[p];
-  int max_cpus = 0;
-  for (int node : partition.nodes) max_cpus = std::max(max_cpus, cluster.nodes[node].cpus);
   // A --spread-job job can run on as few nodes as it may have.
-  ResolvedRequest r = ResolveLeast(cluster, job, partition, max_cpus);
+  ResolvedRequest r = ResolveLeast(cluster, job, partition, MaximaOf(cluster, partition));
   if (static_cast<size_t>(r.nodes) > partition.nodes.size())
     return MakeError(
         fmt::format("Node count specification invalid (partition {} has {} nodes, "

@@ -153,11 +153,22 @@ bool LocalCluster::Boot() {
 bool LocalCluster::StartAgent(const std::string& node) {
   auto& agent = agents_[node];
   if (!agent) agent = std::make_unique<Daemon>();
-  int port = agent->Start(
-      {paths_.droverd, "-N", node, "--conf", (dir_ / "slurm.conf").string(), "--emulate", "--spool",
-       (dir_ / "spool" / node).string(), "--listen", "127.0.0.1:0", "--port-file",
-       (dir_ / (node + ".port")).string(), "--controller", controller_},
-      dir_ / (node + ".log"), dir_ / (node + ".port"));
+  std::vector<std::string> argv = {paths_.droverd,
+                                   "-N",
+                                   node,
+                                   "--conf",
+                                   (dir_ / "slurm.conf").string(),
+                                   "--emulate",
+                                   "--spool",
+                                   (dir_ / "spool" / node).string(),
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--port-file",
+                                   (dir_ / (node + ".port")).string(),
+                                   "--controller",
+                                   controller_};
+  argv.insert(argv.end(), agent_args_.begin(), agent_args_.end());
+  int port = agent->Start(std::move(argv), dir_ / (node + ".log"), dir_ / (node + ".port"));
   if (port == 0) error_ = "droverd " + node + " did not start";
   return port != 0;
 }

@@ -54,6 +54,8 @@ class LocalCluster {
   // reason in error()) when that does not happen within 60 s.
   bool Boot();
   bool StartAgent(const std::string& node);
+  // More arguments for every droverd started after this (e.g. --nvml with a stand-in library).
+  void SetAgentArgs(std::vector<std::string> args) { agent_args_ = std::move(args); }
   void StopAgent(const std::string& node, int signal);
   void StopController(int signal) { ctld_.Stop(signal); }
 
@@ -76,6 +78,7 @@ class LocalCluster {
   ClusterPaths paths_;
   std::filesystem::path dir_;
   std::vector<std::string> nodes_;
+  std::vector<std::string> agent_args_;
   Daemon ctld_;
   std::map<std::string, std::unique_ptr<Daemon>> agents_;
   std::string controller_;

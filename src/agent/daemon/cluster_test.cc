@@ -46,6 +46,7 @@ class ClusterTest : public ::testing::Test {
         std::vector<std::string>{"n1", "n2"});
     dir_ = cluster_->dir();
     if (!cgroup_conf.empty()) std::ofstream(dir_ / "cgroup.conf") << cgroup_conf;
+    cluster_->SetAgentArgs(agent_args_);
     ASSERT_TRUE(cluster_->Boot()) << cluster_->error();
   }
 
@@ -164,6 +165,7 @@ class ClusterTest : public ::testing::Test {
 
   std::unique_ptr<testing::LocalCluster> cluster_;
   fs::path dir_;
+  std::vector<std::string> agent_args_;  // more droverd arguments for Boot
 };
 
 TEST_F(ClusterTest, AJobRunsWithSlurmsEnvironmentAndItsOutputFile) {
@@ -281,6 +283,54 @@ TEST_F(ClusterTest, AFailingHealthCheckDrainsTheNodeAndAPassingOneResumesIt) {
   WaitFor([&] { return NodeState("n1") == "IDLE"; }, "n1 IDLE again");
   fs::remove_all(scratch);
 }
+
+#ifdef DROVER_FAKE_NVML
+// Agents whose GPUs come from NVML (the fake library, described by a file): the controller
+// learns their types, UUIDs and affinity, a job's GPUs are recorded by UUID, and the built-in
+// probes drain a node for an XID on one GPU, naming it, and hold it drained once it passed.
+TEST_F(ClusterTest, NvmlIdentityReachesTheControllerAndAnXidDrainsTheNode) {
+  fs::path conf = fs::temp_directory_path() / ("drover_nvml_" + std::to_string(getpid()));
+  struct Remove {
+    fs::path path;
+    ~Remove() { fs::remove(path); }
+  } remove{conf};
+  int writes = 0;
+  auto describe = [&](const std::string& n2_gpu3) {
+    std::ofstream out(conf, std::ios::trunc);
+    out << "#" << std::string(++writes, '.') << "\n";
+    for (std::string node : {"n1", "n2"}) {
+      out << "node " << node << "\n";
+      for (int i = 0; i < 4; ++i)
+        out << "gpu name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-" << node << "-" << i << " minor=" << i
+            << " bus=" << 0x18 + i << " cpus=" << (i < 2 ? "0-3" : "4-7")
+            << (node == "n2" && i == 3 ? " " + n2_gpu3 : "") << "\n";
+    }
+  };
+  describe("");
+  setenv("FAKE_NVML_CONFIG", conf.c_str(), 1);  // the agents inherit it
+  agent_args_ = {"--nvml", DROVER_FAKE_NVML};
+  Boot("HealthCheckInterval=1\n");
+  unsetenv("FAKE_NVML_CONFIG");
+  // CPUs=8 alone is 8 one-core sockets, as Slurm reads it.
+  EXPECT_EQ(Nodes()["n2"].gres(), "gpu:nvidia_h100_80gb_hbm3:4(S:0-7)");
+  uint64_t id = Submit("#!/bin/sh\nsleep 30\n", 4, "n2");
+  WaitForState(id, "RUNNING");
+  v1::Job job = Job(id);
+  ASSERT_EQ(job.allocation_size(), 1);
+  EXPECT_EQ(std::vector<std::string>(job.allocation(0).gpu_uuids().begin(),
+                                     job.allocation(0).gpu_uuids().end()),
+            (std::vector<std::string>{"GPU-n2-0", "GPU-n2-1", "GPU-n2-2", "GPU-n2-3"}));
+  describe("xid=79");
+  WaitFor([&] { return NodeState("n2") == "DRAINING" || NodeState("n2") == "DRAINED"; },
+          "n2 draining");
+  EXPECT_EQ(Nodes()["n2"].reason(), "gpu 3 (GPU-n2-3): XID 79");
+  Cancel(id);
+  WaitFor([&] { return NodeState("n2") == "DRAINED"; }, "n2 DRAINED");
+  std::this_thread::sleep_for(2500ms);  // probes that find nothing new since
+  EXPECT_EQ(NodeState("n2"), "DRAINED") << "an XID holds the node until an operator resumes it";
+  EXPECT_EQ(NodeState("n1"), "IDLE");
+}
+#endif
 
 TEST_F(ClusterTest, AFailingPrologDrainsTheNodeAndRequeuesTheJob) {
   PrologFailure("#!/bin/sh\necho no scratch space >&2\nexit 1\n", "", "Prolog error");

@@ -82,6 +82,13 @@ bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
 ControllerLink::ControllerLink(Agent& agent, LinkOptions options)
     : agent_(agent), options_(std::move(options)) {
   stub_ = v1::Controller::NewStub(options_.channel);
+  if (!options_.nvml_library.empty()) {
+    auto probe = GpuHealthProbe::Open(options_.nvml_library, agent_.gpus().gpus);
+    if (probe)
+      gpu_probe_ = std::move(*probe);
+    else
+      Log("the GPU health probes cannot run: " + probe.error());
+  }
 }
 
 ControllerLink::~ControllerLink() {
@@ -149,6 +156,17 @@ bool ControllerLink::Register() {
   request.set_memory_mb(host.memory_mb);
   request.set_gpus(static_cast<uint32_t>(agent_.gpus().gpus.size()));
   request.set_gpu_source(GpuSourceName(agent_.gpus().source));
+  for (const Gpu& gpu : agent_.gpus().gpus) {
+    v1::GpuIdentity* identity = request.add_gpu_list();
+    identity->set_index(gpu.index);
+    identity->set_type(gpu.type);
+    identity->set_name(gpu.name);
+    identity->set_uuid(gpu.uuid);
+    identity->set_memory_mb(gpu.memory_mb);
+    identity->set_pci_bus_id(gpu.pci_bus_id);
+    for (int core : gpu.cores) identity->add_cores(core);
+    for (int link : gpu.links) identity->add_links(link);
+  }
   for (uint64_t id : agent_.RunningJobs()) request.add_running_jobs(id);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
@@ -174,11 +192,33 @@ void ControllerLink::Heartbeat() {
   request.set_node(agent_.node_name());
   request.set_healthy(healthy_);
   request.set_health_output(health_output_);
+  request.set_health_latched(health_latched_);
+  for (const GpuReading& reading : gpu_readings_) {
+    v1::GpuHealth* health = request.add_gpus();
+    health->set_index(reading.index);
+    health->set_uuid(reading.uuid);
+    health->set_xid_errors(reading.xid_errors);
+    health->set_last_xid(reading.last_xid);
+    health->set_ecc_dbe_volatile(reading.ecc_dbe_volatile);
+    health->set_ecc_dbe_aggregate(reading.ecc_dbe_aggregate);
+    health->set_retired_pages_dbe(reading.retired_pages_dbe);
+    health->set_retired_pages_pending(reading.retired_pages_pending);
+    health->set_remapped_rows_failure(reading.remapped_rows_failure);
+    health->set_remapped_rows_pending(reading.remapped_rows_pending);
+    health->set_nvlinks_down(reading.nvlinks_down);
+    health->set_throttle_reasons(reading.throttle_reasons);
+    health->set_lost(reading.lost);
+    health->set_temperature_c(reading.temperature_c);
+    health->set_problem(reading.problem);
+  }
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   v1::HeartbeatReply reply;
   grpc::Status status = stub_->Heartbeat(&context, request, &reply);
-  if (status.ok()) agent_.NoteController();
+  if (status.ok()) {
+    agent_.NoteController();
+    health_delivered_ = true;
+  }
   if (!status.ok() || reply.reregister()) registered_ = false;
 }
 
@@ -238,16 +278,36 @@ void ControllerLink::ReportEnded() {
 
 void ControllerLink::RunHealthCheck() {
   std::string output;
-  bool ok = RunHealthProgram(options_.health_program, std::chrono::seconds(60), output);
-  if (ok != healthy_) Log(ok ? "health check passes again" : "health check failed: " + output);
+  bool ok = options_.health_program.empty() ||
+            RunHealthProgram(options_.health_program, std::chrono::seconds(60), output);
+  // The built-in GPU probes: their problems come first in the reason, since they name the GPU.
+  bool event = false;
+  std::string gpu_problem;
+  if (gpu_probe_) {
+    gpu_readings_ = gpu_probe_->Probe();
+    gpu_problem = GpuHealthVerdict(gpu_readings_, event);
+  }
+  // A latched problem is reported until the controller has heard it, even once it cleared.
+  if (ok && gpu_problem.empty() && !healthy_ && health_latched_ && !health_delivered_) return;
+  if (!gpu_problem.empty()) {
+    output = ok ? gpu_problem : gpu_problem + "; " + output;
+    if (output.size() > 200) output = output.substr(0, 200);
+    ok = false;
+  }
+  if (ok != healthy_ || (!ok && output != health_output_))
+    Log(ok ? "health check passes again" : "health check failed: " + output);
+  if (ok != healthy_ || (!ok && output != health_output_)) health_delivered_ = false;
   healthy_ = ok;
   health_output_ = ok ? "" : output;
+  // A GPU's trouble holds the node drained once cleared unless the site resumes such nodes; an
+  // XID (an event that leaves no condition behind) always does.
+  health_latched_ = !gpu_problem.empty() && (event || !options_.gpu_health_resume);
 }
 
 void ControllerLink::Run() {
   auto next_heartbeat = Clock::now();
   auto next_health = Clock::now();
-  bool health = !options_.health_program.empty();
+  bool health = !options_.health_program.empty() || gpu_probe_;
   while (true) {
     {
       MutexLock lock(mutex_);

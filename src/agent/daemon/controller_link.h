@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "agent/daemon/agent.h"
+#include "agent/host/gpu_health.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
 
@@ -26,6 +27,10 @@ struct LinkOptions {
   std::chrono::milliseconds poll{std::chrono::milliseconds(20)};  // for ended jobs
   std::string health_program;                                     // empty: none
   std::chrono::seconds health_interval{0};
+  // The built-in GPU probes (NVML, every health_interval): the library, or empty for none;
+  // whether a node drained by a condition that clears (not an XID) resumes by itself.
+  std::string nvml_library;
+  bool gpu_health_resume = false;
 };
 
 class ControllerLink {
@@ -54,7 +59,11 @@ class ControllerLink {
   std::unique_ptr<v1::Controller::Stub> stub_;
   bool registered_ = false;
   bool healthy_ = true;
+  bool health_latched_ = false;
+  bool health_delivered_ = true;  // the controller has heard the verdict
   std::string health_output_;
+  std::unique_ptr<GpuHealthProbe> gpu_probe_;  // null: no NVML GPUs to watch
+  std::vector<GpuReading> gpu_readings_;
   Mutex mutex_;
   CondVar wake_;
   bool stop_ GUARDED_BY(mutex_) = false;

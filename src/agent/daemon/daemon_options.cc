@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: droverd -N NODE [--conf FILE] [--spool DIR] [--listen ADDR:PORT] [--port-file FILE]\n"
-    "               [--controller HOST:PORT] [--emulate] [--stepd PATH]\n"
+    "               [--controller HOST:PORT] [--emulate] [--stepd PATH] [--nvml LIB]\n"
     "  -N NODE            the node of slurm.conf this agent is\n"
     "  --conf FILE        slurm.conf (default: $DROVER_CONF, $SLURM_CONF, /etc/slurm/slurm.conf)\n"
     "  --spool DIR        job directories (default: SlurmdSpoolDir, %n replaced by NODE)\n"
@@ -25,14 +25,16 @@ constexpr const char* kUsage =
     "  --controller H:P   the controller (default: SlurmctldHost:SlurmctldPort)\n"
     "  --emulate          an emulated node: resources from slurm.conf, GPUs without devices,\n"
     "                     several agents per host\n"
-    "  --stepd PATH       the step supervisor (default: droverstepd beside droverd)\n";
+    "  --stepd PATH       the step supervisor (default: droverstepd beside droverd)\n"
+    "  --nvml LIB         the NVML library (default: libnvidia-ml.so.1); with --emulate the\n"
+    "                     node's GPUs are that library's (a stand-in for tests)\n";
 
 constexpr OptionSpec kOptions[] = {
     {'N', "node", OptionSpec::kRequired},    {0, "conf", OptionSpec::kRequired},
     {0, "spool", OptionSpec::kRequired},     {0, "listen", OptionSpec::kRequired},
     {0, "port-file", OptionSpec::kRequired}, {0, "controller", OptionSpec::kRequired},
     {0, "stepd", OptionSpec::kRequired},     {0, "emulate", OptionSpec::kNone},
-    {'h', "help", OptionSpec::kNone},
+    {0, "nvml", OptionSpec::kRequired},      {'h', "help", OptionSpec::kNone},
 };
 
 [[noreturn]] void PrintUsage() {
@@ -62,7 +64,7 @@ bool ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions& opt
       {"node", &options.node},           {"conf", &options.conf},
       {"spool", &options.spool},         {"listen", &options.listen},
       {"port-file", &options.port_file}, {"controller", &options.controller},
-      {"stepd", &options.stepd},
+      {"stepd", &options.stepd},         {"nvml", &options.nvml},
   };
   for (const OptionUse& use : scan.uses) {  // a repeated option: the last one counts
     if (use.spec->long_name == "emulate") options.emulate = true;

@@ -9,6 +9,7 @@ namespace drover::agent {
 
 struct DaemonOptions {
   std::string node, conf, spool, listen, port_file, controller, stepd;
+  std::string nvml;  // --nvml: the NVML library to load (also for an emulated node)
   bool emulate = false;
 };
 

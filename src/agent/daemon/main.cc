@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -230,6 +231,7 @@ agent::LinkOptions LinkOptionsFor(const agent::DaemonOptions& options,
   link_options.health_program = cluster.settings.health_check_program;
   link_options.health_interval =
       std::chrono::seconds(cluster.settings.health_check_interval_seconds);
+  link_options.gpu_health_resume = cluster.settings.gpu_health_resume;
   return link_options;
 }
 
@@ -261,6 +263,9 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
     broker = std::move(*started);
   }
   agent::LinkOptions link_options = LinkOptionsFor(options, cluster);
+  // The built-in GPU probes watch the GPUs NVML found, through the same library.
+  if (agent.gpus().source == agent::GpuSource::kNvml)
+    link_options.nvml_library = options.nvml.empty() ? "libnvidia-ml.so.1" : options.nvml;
   // A controller that restarts is back within seconds: retry connecting at least every second
   // (gRPC's default backoff grows to two minutes).
   grpc::ChannelArguments args;
@@ -339,8 +344,12 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "droverd: error: {}\n", host.error());
     return 1;
   }
+  // Programs the agent runs (HealthCheckProgram, and NVML's stand-in in tests) see the node.
+  setenv("SLURMD_NODENAME", options.node.c_str(), 1);
   agent::GpuDiscoveryOptions gpu_options;
-  gpu_options.emulated = options.emulate;
+  // An emulated node given --nvml asks that library (a test's stand-in) for its GPUs.
+  gpu_options.emulated = options.emulate && options.nvml.empty();
+  if (!options.nvml.empty()) gpu_options.nvml_library = options.nvml;
   gpu_options.core_cpus = host->core_cpus;
   agent::GpuDiscovery gpus = agent::DiscoverGpus(config, gpu_options);
   auto agent_options = AgentOptionsFor(options, cluster, path);

@@ -1,8 +1,6 @@
-// GPU discovery through NVML, gres.conf or emulation; see gpu.h. NVML's types and functions
-// are declared here as NVML's documentation gives them, so the build needs no NVIDIA headers.
+// GPU discovery through NVML (nvml_api.h), gres.conf or emulation; see gpu.h.
 #include "agent/host/gpu.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,93 +8,25 @@
 #include <memory>
 #include <tuple>
 
+#include "agent/host/nvml_api.h"
 #include "common/text.h"
 
 namespace drover::agent {
 namespace {
 
 constexpr uint32_t kNvidiaMajor = 195;  // /dev/nvidiaN
-
-// ---- NVML's ABI (nvml.h), the few pieces used here --------------------------------------
-using nvmlReturn_t = int;
-constexpr nvmlReturn_t kNvmlSuccess = 0;
-struct nvmlDevice_st;
-using nvmlDevice_t = nvmlDevice_st*;
-struct nvmlMemory_t {
-  unsigned long long total, free, used;
-};
-struct nvmlPciInfo_t {
-  char busIdLegacy[16];
-  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-  char busId[32];
-};
-constexpr unsigned kNvmlNameSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-constexpr unsigned kNvmlUuidSize = 80;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-constexpr unsigned kNvmlMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS (Hopper)
 constexpr unsigned kCpuMaskWords = 64;  // 4096 CPUs in unsigned longs
-constexpr int kNvmlFeatureEnabled = 1;  // NVML_FEATURE_ENABLED
 
-struct NvmlApi {
-  nvmlReturn_t (*init)();
-  nvmlReturn_t (*shutdown)();
-  const char* (*error_string)(nvmlReturn_t);
-  nvmlReturn_t (*get_count)(unsigned*);
-  nvmlReturn_t (*get_handle)(unsigned, nvmlDevice_t*);
-  nvmlReturn_t (*get_name)(nvmlDevice_t, char*, unsigned);
-  nvmlReturn_t (*get_uuid)(nvmlDevice_t, char*, unsigned);
-  nvmlReturn_t (*get_memory)(nvmlDevice_t, nvmlMemory_t*);
-  nvmlReturn_t (*get_minor)(nvmlDevice_t, unsigned*);
-  nvmlReturn_t (*get_cpu_affinity)(nvmlDevice_t, unsigned, unsigned long*);     // optional
-  nvmlReturn_t (*get_pci)(nvmlDevice_t, nvmlPciInfo_t*);                        // optional
-  nvmlReturn_t (*get_link_state)(nvmlDevice_t, unsigned, int*);                 // optional
-  nvmlReturn_t (*get_link_remote_pci)(nvmlDevice_t, unsigned, nvmlPciInfo_t*);  // optional
-
-  std::string Describe(nvmlReturn_t code) const {
-    const char* text = error_string ? error_string(code) : nullptr;
-    return fmt::format("{} ({})", text ? text : "error", code);
-  }
-};
-
-struct LibraryCloser {
-  void operator()(void* handle) const { dlclose(handle); }
-};
-using Library = std::unique_ptr<void, LibraryCloser>;
-
-template <typename Function>
-void Bind(void* library, const char* symbol, Function& function, std::string& missing) {
-  function = reinterpret_cast<Function>(dlsym(library, symbol));
-  if (!function && missing.empty()) missing = symbol;
-}
-
-Result<NvmlApi> BindNvml(void* library, const std::string& path) {
-  NvmlApi api{};
-  std::string missing;
-  Bind(library, "nvmlInit_v2", api.init, missing);
-  Bind(library, "nvmlShutdown", api.shutdown, missing);
-  Bind(library, "nvmlDeviceGetCount_v2", api.get_count, missing);
-  Bind(library, "nvmlDeviceGetHandleByIndex_v2", api.get_handle, missing);
-  Bind(library, "nvmlDeviceGetName", api.get_name, missing);
-  Bind(library, "nvmlDeviceGetUUID", api.get_uuid, missing);
-  Bind(library, "nvmlDeviceGetMemoryInfo", api.get_memory, missing);
-  Bind(library, "nvmlDeviceGetMinorNumber", api.get_minor, missing);
-  if (!missing.empty())
-    return MakeError(fmt::format("NVML not usable: {} has no {} (driver too old?)", path, missing));
-  std::string optional;
-  Bind(library, "nvmlErrorString", api.error_string, optional);
-  Bind(library, "nvmlDeviceGetCpuAffinity", api.get_cpu_affinity, optional);
-  Bind(library, "nvmlDeviceGetPciInfo_v3", api.get_pci, optional);
-  Bind(library, "nvmlDeviceGetNvLinkState", api.get_link_state, optional);
-  Bind(library, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api.get_link_remote_pci, optional);
-  return api;
-}
+using nvml::Api;
+using nvml::Device;
 
 using PciAddress = std::tuple<unsigned, unsigned, unsigned>;  // domain, bus, device
 
-std::vector<int> AffinityCores(const NvmlApi& api, nvmlDevice_t device,
+std::vector<int> AffinityCores(const Api& api, Device device,
                                const std::vector<std::vector<int>>& core_cpus) {
   if (!api.get_cpu_affinity) return {};
   unsigned long mask[kCpuMaskWords] = {};
-  if (api.get_cpu_affinity(device, kCpuMaskWords, mask) != kNvmlSuccess) return {};
+  if (api.get_cpu_affinity(device, kCpuMaskWords, mask) != nvml::kSuccess) return {};
   constexpr int kBits = 8 * sizeof(unsigned long);
   std::vector<int> cpus;
   for (unsigned word = 0; word < kCpuMaskWords; ++word)
@@ -116,25 +46,24 @@ std::vector<int> AffinityCores(const NvmlApi& api, nvmlDevice_t device,
 // Fills every GPU's `links` from its active NVLinks' remote PCI addresses. Links that end on
 // something other than a GPU (an NVSwitch) also join the GPU to every other GPU with switch
 // links: as many links as the lesser of the two has.
-void FillLinks(const NvmlApi& api, const std::vector<nvmlDevice_t>& devices,
-               std::vector<Gpu>& gpus) {
+void FillLinks(const Api& api, const std::vector<Device>& devices, std::vector<Gpu>& gpus) {
   if (!api.get_pci || !api.get_link_state || !api.get_link_remote_pci) return;
   std::map<PciAddress, size_t> gpu_at;
   for (size_t i = 0; i < devices.size(); ++i) {
-    nvmlPciInfo_t pci{};
-    if (api.get_pci(devices[i], &pci) != kNvmlSuccess) return;
+    nvml::PciInfo pci{};
+    if (api.get_pci(devices[i], &pci) != nvml::kSuccess) return;
     gpu_at[{pci.domain, pci.bus, pci.device}] = i;
   }
   std::vector<int> switch_links(devices.size(), 0);
   for (size_t i = 0; i < devices.size(); ++i) {
     gpus[i].links.assign(devices.size(), 0);
     gpus[i].links[i] = -1;
-    for (unsigned link = 0; link < kNvmlMaxLinks; ++link) {
+    for (unsigned link = 0; link < nvml::kMaxLinks; ++link) {
       int state = 0;
-      nvmlPciInfo_t remote{};
-      if (api.get_link_state(devices[i], link, &state) != kNvmlSuccess ||
-          state != kNvmlFeatureEnabled ||
-          api.get_link_remote_pci(devices[i], link, &remote) != kNvmlSuccess)
+      nvml::PciInfo remote{};
+      if (api.get_link_state(devices[i], link, &state) != nvml::kSuccess ||
+          state != nvml::kFeatureEnabled ||
+          api.get_link_remote_pci(devices[i], link, &remote) != nvml::kSuccess)
         continue;
       auto peer = gpu_at.find({remote.domain, remote.bus, remote.device});
       if (peer == gpu_at.end()) {
@@ -149,46 +78,48 @@ void FillLinks(const NvmlApi& api, const std::vector<nvmlDevice_t>& devices,
       if (i != j) gpus[i].links[j] += std::min(switch_links[i], switch_links[j]);
 }
 
-Result<Gpu> ReadDevice(const NvmlApi& api, unsigned index, nvmlDevice_t device,
+Result<Gpu> ReadDevice(const Api& api, unsigned index, Device device,
                        const GpuDiscoveryOptions& options) {
-  auto fail = [&](const char* call, nvmlReturn_t code) {
+  auto fail = [&](const char* call, nvml::Return code) {
     return MakeError(
         fmt::format("NVML: {} failed for GPU {}: {}", call, index, api.Describe(code)));
   };
   Gpu gpu;
   gpu.index = static_cast<int>(index);
-  char name[kNvmlNameSize] = {};
-  if (nvmlReturn_t code = api.get_name(device, name, sizeof name); code != kNvmlSuccess)
+  char name[nvml::kNameSize] = {};
+  if (nvml::Return code = api.get_name(device, name, sizeof name); code != nvml::kSuccess)
     return fail("nvmlDeviceGetName", code);
   gpu.name = name;
   gpu.type = GpuTypeFromName(gpu.name);
-  char uuid[kNvmlUuidSize] = {};
-  if (nvmlReturn_t code = api.get_uuid(device, uuid, sizeof uuid); code != kNvmlSuccess)
+  char uuid[nvml::kUuidSize] = {};
+  if (nvml::Return code = api.get_uuid(device, uuid, sizeof uuid); code != nvml::kSuccess)
     return fail("nvmlDeviceGetUUID", code);
   gpu.uuid = uuid;
-  nvmlMemory_t memory{};
-  if (nvmlReturn_t code = api.get_memory(device, &memory); code != kNvmlSuccess)
+  nvml::Memory memory{};
+  if (nvml::Return code = api.get_memory(device, &memory); code != nvml::kSuccess)
     return fail("nvmlDeviceGetMemoryInfo", code);
   gpu.memory_mb = memory.total >> 20;
   unsigned minor = 0;
-  if (nvmlReturn_t code = api.get_minor(device, &minor); code != kNvmlSuccess)
+  if (nvml::Return code = api.get_minor(device, &minor); code != nvml::kSuccess)
     return fail("nvmlDeviceGetMinorNumber", code);
   gpu.minor = static_cast<int>(minor);
   gpu.device_path = fmt::format("/dev/nvidia{}", minor);
   gpu.device = DeviceNumber{kNvidiaMajor, minor};
   gpu.cores = AffinityCores(api, device, options.core_cpus);
+  nvml::PciInfo pci{};
+  if (api.get_pci && api.get_pci(device, &pci) == nvml::kSuccess) gpu.pci_bus_id = pci.busId;
   return gpu;
 }
 
-Result<std::vector<Gpu>> ReadDevices(const NvmlApi& api, const GpuDiscoveryOptions& options) {
+Result<std::vector<Gpu>> ReadDevices(const Api& api, const GpuDiscoveryOptions& options) {
   unsigned count = 0;
-  if (nvmlReturn_t code = api.get_count(&count); code != kNvmlSuccess)
+  if (nvml::Return code = api.get_count(&count); code != nvml::kSuccess)
     return MakeError(fmt::format("NVML: nvmlDeviceGetCount_v2 failed: {}", api.Describe(code)));
-  std::vector<nvmlDevice_t> devices;
+  std::vector<Device> devices;
   std::vector<Gpu> gpus;
   for (unsigned index = 0; index < count; ++index) {
-    nvmlDevice_t device = nullptr;
-    if (nvmlReturn_t code = api.get_handle(index, &device); code != kNvmlSuccess)
+    Device device = nullptr;
+    if (nvml::Return code = api.get_handle(index, &device); code != nvml::kSuccess)
       return MakeError(fmt::format("NVML: nvmlDeviceGetHandleByIndex_v2 failed for GPU {}: {}",
                                    index, api.Describe(code)));
     auto gpu = ReadDevice(api, index, device, options);
@@ -211,7 +142,7 @@ const GpuDevice* ConfiguredFor(const NodeConfig& node, const Gpu& gpu) {
 std::string CheckAgainstConfig(const NodeConfig& node, std::vector<Gpu>& gpus) {
   for (Gpu& gpu : gpus) {
     const GpuDevice* device = ConfiguredFor(node, gpu);
-    if (device && !device->type.empty()) gpu.type = device->type;
+    gpu.type = device && !device->type.empty() ? device->type : ConfiguredTypeFor(node, gpu.type);
   }
   if (node.gpus.empty() || node.gpus.size() == gpus.size()) return "";
   return fmt::format(
@@ -246,23 +177,9 @@ const char* GpuSourceName(GpuSource source) {
 }
 
 Result<std::vector<Gpu>> DiscoverNvmlGpus(const GpuDiscoveryOptions& options) {
-  const std::string& path = options.nvml_library;
-  Library library(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
-  if (!library) {
-    const char* reason = dlerror();
-    return MakeError(
-        fmt::format("NVML not available: dlopen {}: {}", path, reason ? reason : "unknown error"));
-  }
-  auto api = BindNvml(library.get(), path);
-  if (!api) return std::move(api).take_error();
-  if (nvmlReturn_t code = api->init(); code != kNvmlSuccess)
-    return MakeError(
-        fmt::format("NVML: nvmlInit_v2 failed: {} (is the NVIDIA driver loaded? "
-                    "try nvidia-smi)",
-                    api->Describe(code)));
-  auto gpus = ReadDevices(*api, options);
-  api->shutdown();
-  return gpus;
+  auto library = nvml::Library::Open(options.nvml_library);
+  if (!library) return std::move(library).take_error();
+  return ReadDevices((*library)->api(), options);
 }
 
 std::vector<Gpu> GpusFromConfig(const NodeConfig& node) {
@@ -326,9 +243,19 @@ GpuDiscovery DiscoverGpus(const NodeConfig& node, const GpuDiscoveryOptions& opt
 
 std::string GpuTypeFromName(std::string_view name) {
   std::string type = ToLower(Trim(name));
-  if (type.starts_with("nvidia ")) type.erase(0, 7);
   std::replace(type.begin(), type.end(), ' ', '_');
   return type;
+}
+
+std::string ConfiguredTypeFor(const NodeConfig& node, std::string_view found) {
+  std::vector<std::string> types;
+  for (const GresSpec& gres : node.gres)
+    if (gres.name == "gpu" && !gres.type.empty()) types.push_back(ToLower(gres.type));
+  for (const GpuDevice& device : node.gpus)
+    if (!device.type.empty()) types.push_back(ToLower(device.type));
+  for (const std::string& type : types)
+    if (found.find(type) != std::string_view::npos) return type;
+  return std::string(found);
 }
 
 }  // namespace drover::agent

@@ -22,6 +22,7 @@ struct Gpu {
   uint64_t memory_mb = 0;   // 0 when unknown
   int minor = -1;           // N of /dev/nvidiaN (195:N); -1 for emulated GPUs
   std::string device_path;  // "/dev/nvidia3"; empty for emulated GPUs
+  std::string pci_bus_id;   // NVML's "00000000:18:00.0"; empty otherwise
   // The device file's number, what ConstrainDevices denies the jobs not given this GPU: NVML's
   // 195:minor, or gres.conf File='s character device; none for a GPU without a device file.
   std::optional<DeviceNumber> device;
@@ -66,9 +67,13 @@ std::vector<Gpu> GpusFromConfig(const NodeConfig& node);
 // is isolated like a real GPU's.
 std::vector<Gpu> EmulatedGpus(const NodeConfig& node);
 
-// The GRES type of a GPU that NVML found and gres.conf does not type: NVML's name in lower
-// case, a leading "nvidia " dropped, spaces as underscores ("NVIDIA H100 80GB HBM3" ->
-// "h100_80gb_hbm3").
+// The GRES type of a GPU that NVML found, as Slurm's AutoDetect=nvml names it: NVML's name in
+// lower case with spaces as underscores ("NVIDIA H100 80GB HBM3" -> "nvidia_h100_80gb_hbm3").
 std::string GpuTypeFromName(std::string_view name);
+
+// The type a GPU found as `found` gets on `node`: the first GPU type the node's configuration
+// declares (slurm.conf's Gres=, gres.conf's Type=) that is a substring of it ("h100" for
+// "nvidia_h100_80gb_hbm3"), as Slurm matches them; else `found` itself.
+std::string ConfiguredTypeFor(const NodeConfig& node, std::string_view found);
 
 }  // namespace drover::agent

@@ -105,8 +105,8 @@ TEST(Gpu, NodeWithoutGpus) {
 }
 
 TEST(Gpu, TypeFromNvmlName) {
-  EXPECT_EQ(GpuTypeFromName("NVIDIA H100 80GB HBM3"), "h100_80gb_hbm3");
-  EXPECT_EQ(GpuTypeFromName("NVIDIA A100-SXM4-40GB"), "a100-sxm4-40gb");
+  EXPECT_EQ(GpuTypeFromName("NVIDIA H100 80GB HBM3"), "nvidia_h100_80gb_hbm3");
+  EXPECT_EQ(GpuTypeFromName("NVIDIA A100-SXM4-40GB"), "nvidia_a100-sxm4-40gb");
   EXPECT_EQ(GpuTypeFromName("Tesla T4"), "tesla_t4");
   EXPECT_EQ(GpuSourceName(GpuSource::kGresConf), std::string("gres.conf"));
   EXPECT_EQ(GpuSourceName(GpuSource::kNvml), std::string("nvml"));
@@ -130,7 +130,7 @@ TEST_F(FakeNvml, ReadsEveryGpu) {
   const Gpu& first = (*gpus)[0];
   EXPECT_EQ(first.index, 0);
   EXPECT_EQ(first.name, "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(first.type, "h100_80gb_hbm3");
+  EXPECT_EQ(first.type, "nvidia_h100_80gb_hbm3");
   EXPECT_EQ(first.uuid, "GPU-fake-0");
   EXPECT_EQ(first.memory_mb, 81559u);
   EXPECT_EQ(first.minor, 0);
@@ -141,7 +141,7 @@ TEST_F(FakeNvml, ReadsEveryGpu) {
   EXPECT_EQ(second.device_path, "/dev/nvidia2");
   EXPECT_EQ(second.cores, (std::vector<int>{1}));
   const Gpu& third = (*gpus)[2];
-  EXPECT_EQ(third.type, "l40s");
+  EXPECT_EQ(third.type, "nvidia_l40s");
   EXPECT_EQ(third.memory_mb, 46068u);
   EXPECT_EQ(third.cores, (std::vector<int>{0, 1}));
   // 0-1: four direct NVLinks (plus none through the switch: GPU 1 has no switch link);

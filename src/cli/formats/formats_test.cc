@@ -743,6 +743,25 @@ TEST(Sacct, FieldNamesWidthsAndErrors) {
   EXPECT_EQ(std::move(bad).take_error().message, "Invalid field requested: \"Bogus\"");
 }
 
+// Drover's AllocGPUs: each GPU by node, index and UUID (the index alone without one).
+TEST(Sacct, AllocGpusTracesAJobsGpus) {
+  SacctOptions options = AcctOptions();
+  options.parsable2 = true;
+  options.allocations = true;
+  options.fields = "JobID,AllocG";
+  v1::Job job = History()[1];  // n[2-4], two GPUs each
+  for (v1::NodeAllocation& node : *job.mutable_allocation()) node.clear_gpus();
+  job.mutable_allocation(0)->add_gpus(0);
+  job.mutable_allocation(0)->add_gpus(1);
+  job.mutable_allocation(0)->add_gpu_uuids("GPU-aa");
+  job.mutable_allocation(0)->add_gpu_uuids("GPU-bb");
+  job.mutable_allocation(1)->add_gpus(3);
+  EXPECT_EQ(Sacct(options, {job}), "JobID|AllocGPUs\n26513|n2:0=GPU-aa,n2:1=GPU-bb,n3:3\n");
+  options.fields = "JobID,AllocGPUs";
+  options.allocations = false;
+  EXPECT_EQ(Sacct(options, {History()[0]}), "JobID|AllocGPUs\n26510|n1:0\n26510.batch|\n");
+}
+
 TEST(Sacct, AllFieldsMatchSlurmButWhatIsNotRecorded) {
   SacctOptions options = AcctOptions();
   options.parsable2 = true;

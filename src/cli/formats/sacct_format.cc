@@ -1,6 +1,7 @@
 // sacct's table from job records (see formats.h): Slurm 22.05's field names, widths and
 // truncation ("CANCELLED+"), its parsable forms, a job's batch step, and requeued runs (-D).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <pwd.h>
@@ -39,6 +40,7 @@ enum class Id {
   kTotalCpu, kUserCpu, kSystemCpu, kAveCpu, kMinCpu, kMinCpuNode, kMinCpuTask, kAveRss, kMaxRss,
   kMaxRssNode, kMaxRssTask, kTresInAve, kTresInMax, kTresInMaxNode, kTresInMaxTask, kTresInMin,
   kTresInMinNode, kTresInMinTask, kTresInTot,
+  kAllocGpus,  // Drover's: the job's GPUs by node, index and UUID
 };
 // clang-format on
 
@@ -136,6 +138,11 @@ constexpr Field kFields[] = {
     {"UserCPU", 10, Kind::kText, Id::kUserCpu},
     {"WCKey", 10, Kind::kText, Id::kUnknown}, {"WCKeyID", 10, Kind::kNumber, Id::kUnknown, "0"},
     {"WorkDir", 20, Kind::kText, Id::kWorkDir},
+};
+// Drover's own: found after Slurm's (so that none of their prefixes finds these first), and
+// neither in ALL nor in --helpformat, which stay Slurm's.
+constexpr Field kDroverFields[] = {
+    {"AllocGPUs", 30, Kind::kText, Id::kAllocGpus},
 };
 // clang-format on
 
@@ -381,6 +388,26 @@ std::string ReqTres(const Row& row, const Context& ctx) {
                   RequestedNodes(spec), true);
 }
 
+// "n1:0=GPU-1f…,n1:1=GPU-77…": each GPU of the job's current run by node, index and UUID (the
+// index alone where the node reported none); blank without GPUs.
+std::optional<std::string> AllocGpus(const v1::Job& job, const Context& ctx) {
+  std::vector<std::string> parts;
+  const ClusterConfig* cluster = ctx.options.cluster;
+  for (const v1::NodeAllocation& node : job.allocation()) {
+    std::string name =
+        cluster && node.node() >= 0 && static_cast<size_t>(node.node()) < cluster->nodes.size()
+            ? cluster->nodes[node.node()].name
+            : std::to_string(node.node());
+    for (int i = 0; i < node.gpus_size(); ++i) {
+      const std::string& uuid = i < node.gpu_uuids_size() ? node.gpu_uuids(i) : std::string();
+      parts.push_back(uuid.empty() ? fmt::format("{}:{}", name, node.gpus(i))
+                                   : fmt::format("{}:{}={}", name, node.gpus(i), uuid));
+    }
+  }
+  if (parts.empty()) return std::nullopt;
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
 // A batch step's own value; "" blank, nullopt the job's.
 std::optional<std::string> StepValue(Id id, const Row& row) {
   const Run& run = row.run;
@@ -401,7 +428,7 @@ std::optional<std::string> StepValue(Id id, const Row& row) {
     case Id::kGid: case Id::kGroup: case Id::kPartition: case Id::kQos: case Id::kReason:
     case Id::kReqMem: case Id::kReqTres: case Id::kReservation: case Id::kReserved: case Id::kResvCpu:
     case Id::kResvCpuRaw: case Id::kTimelimit: case Id::kTimelimitRaw: case Id::kUid:
-    case Id::kUser: case Id::kWorkDir:
+    case Id::kUser: case Id::kWorkDir: case Id::kAllocGpus:
       return "";
     default: return std::nullopt;
   }
@@ -560,6 +587,7 @@ std::optional<std::string> Value(Id id, const Row& row, const Context& ctx) {
     case Id::kAllocCpus: return std::to_string(Cpus(row));
     case Id::kAllocNodes: return std::to_string(run.started() ? run.nodes.size() : 0);
     case Id::kAllocTres: return run.started() ? std::optional(AllocTres(run)) : std::nullopt;
+    case Id::kAllocGpus: return row.current ? AllocGpus(job, ctx) : std::nullopt;
     case Id::kCluster: return or_blank(ctx.options.cluster_name);
     case Id::kAdminComment: return or_blank(spec.admin_comment());
     case Id::kComment: return or_blank(spec.comment());
@@ -635,10 +663,11 @@ Result<std::vector<Column>> ParseFields(const SacctOptions& options) {
       for (const Field& field : kFields) out.push_back({&field, width.value_or(field.width)});
       continue;
     }
-    auto found = std::find_if(std::begin(kFields), std::end(kFields), [&](const Field& field) {
-      return StartsWithIgnoreCase(field.name, name);
-    });
+    auto named = [&](const Field& field) { return StartsWithIgnoreCase(field.name, name); };
+    const Field* found = std::find_if(std::begin(kFields), std::end(kFields), named);
     if (found == std::end(kFields))
+      found = std::find_if(std::begin(kDroverFields), std::end(kDroverFields), named);
+    if (found == std::end(kDroverFields))
       return MakeError(fmt::format("Invalid field requested: \"{}\"", name));
     out.push_back({found, width.value_or(found->width)});
   }

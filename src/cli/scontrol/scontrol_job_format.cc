@@ -1,6 +1,7 @@
 // `scontrol show job`: Slurm 22.05's job record (slurm_sprint_job_info) from a job record, and
 // the rendering every scontrol record shares (see scontrol_format.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -291,6 +292,10 @@ void AddDetails(const v1::Job& job, const ShowContext& ctx, Record& record) {
     }
     std::string rest = fmt::format("CPU_IDs={} Mem={} GRES={}", columns::ArrayRanges(cpu_ids),
                                    node.memory_mb(), gres);
+    // Drover's: the GPUs' UUIDs where the node reported them (NVML), in IDX's order.
+    if (std::any_of(node.gpu_uuids().begin(), node.gpu_uuids().end(),
+                    [](const std::string& uuid) { return !uuid.empty(); }))
+      rest += fmt::format(" GPU_UUIDs={}", fmt::join(node.gpu_uuids(), ","));
     if (rest != last) flush();
     last = rest;
     names.push_back(name);

@@ -261,6 +261,59 @@ void RenderGpus(Exposition& out, const ClusterConfig& cluster,
     out.Sample("drover_gpus_allocated", {{"partition", key.first}, {"type", key.second}}, count);
 }
 
+// Each probed GPU's readings (the agents' built-in NVML probes), labelled by node, index and
+// UUID: how a dashboard finds the GPU that drained a node.
+void RenderGpuHealth(Exposition& out, const ClusterConfig& cluster, const Snapshot& snapshot) {
+  struct Metric {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*value)(const GpuHealth&);
+  };
+  static constexpr Metric kMetrics[] = {
+      {"drover_gpu_healthy", "gauge", "1 when the GPU's probes found nothing wrong, else 0.",
+       [](const GpuHealth& g) { return g.problem.empty() ? 1.0 : 0.0; }},
+      {"drover_gpu_xid_errors_total", "counter", "XID errors seen since the agent started.",
+       [](const GpuHealth& g) { return static_cast<double>(g.xid_errors); }},
+      {"drover_gpu_last_xid", "gauge", "The last XID error seen (0: none).",
+       [](const GpuHealth& g) { return static_cast<double>(g.last_xid); }},
+      {"drover_gpu_ecc_dbe_volatile", "gauge", "Uncorrectable ECC errors since the last boot.",
+       [](const GpuHealth& g) { return static_cast<double>(g.ecc_dbe_volatile); }},
+      {"drover_gpu_ecc_dbe_aggregate", "gauge", "Uncorrectable ECC errors over the GPU's life.",
+       [](const GpuHealth& g) { return static_cast<double>(g.ecc_dbe_aggregate); }},
+      {"drover_gpu_retired_pages_dbe", "gauge", "Pages retired for double-bit ECC errors.",
+       [](const GpuHealth& g) { return static_cast<double>(g.retired_pages_dbe); }},
+      {"drover_gpu_retired_pages_pending", "gauge", "1 while a page retirement awaits a reset.",
+       [](const GpuHealth& g) { return g.retired_pages_pending ? 1.0 : 0.0; }},
+      {"drover_gpu_remapped_rows_failure", "gauge", "1 when row remapping has failed.",
+       [](const GpuHealth& g) { return static_cast<double>(g.remapped_rows_failure); }},
+      {"drover_gpu_remapped_rows_pending", "gauge", "1 while a row remapping awaits a reset.",
+       [](const GpuHealth& g) { return g.remapped_rows_pending ? 1.0 : 0.0; }},
+      {"drover_gpu_nvlinks_down", "gauge", "NVLinks active at discovery that are down now.",
+       [](const GpuHealth& g) { return static_cast<double>(g.nvlinks_down); }},
+      {"drover_gpu_throttle_reasons", "gauge",
+       "NVML's clock throttle reason bits (idle and application clocks left out).",
+       [](const GpuHealth& g) { return static_cast<double>(g.throttle_reasons); }},
+      {"drover_gpu_lost", "gauge", "1 when the GPU is gone from the bus or replaced.",
+       [](const GpuHealth& g) { return g.lost ? 1.0 : 0.0; }},
+      {"drover_gpu_temperature_celsius", "gauge", "The GPU's temperature.",
+       [](const GpuHealth& g) { return g.temperature_c; }},
+  };
+  bool any = std::any_of(snapshot.nodes.begin(), snapshot.nodes.end(),
+                         [](const NodeStatus& node) { return !node.gpu_health.empty(); });
+  if (!any) return;
+  for (const Metric& metric : kMetrics) {
+    out.Family(metric.name, metric.type, metric.help);
+    for (size_t n = 0; n < snapshot.nodes.size() && n < cluster.nodes.size(); ++n)
+      for (const GpuHealth& gpu : snapshot.nodes[n].gpu_health)
+        out.Sample(metric.name,
+                   {{"node", cluster.nodes[n].name},
+                    {"gpu", std::to_string(gpu.index)},
+                    {"uuid", gpu.uuid}},
+                   metric.value(gpu));
+  }
+}
+
 // --- fair share, counters, timings ---
 
 void RenderFairShare(Exposition& out, const Snapshot& snapshot) {
@@ -331,6 +384,7 @@ std::string RenderMetrics(const ClusterConfig& cluster, const Snapshot& snapshot
   RenderCpus(out, cluster, snapshot, usage);
   RenderMemory(out, cluster, usage);
   RenderGpus(out, cluster, usage);
+  RenderGpuHealth(out, cluster, snapshot);
   RenderFairShare(out, snapshot);
   RenderJobCounters(out, snapshot);
   RenderEngine(out, snapshot, stats);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <ctime>
 #include <optional>
 #include <string_view>
@@ -248,11 +249,68 @@ Result<TopJobs> TopJobsOf(const v1::TopRequest& request, const Caller& caller) {
   return event;
 }
 
+namespace {
+
+constexpr int kMostReportedGpus = 64;
+constexpr size_t kMostGpuText = 128;
+constexpr int kMostGpuCores = 4096;
+
+std::string Bounded(const std::string& text) {
+  return text.size() > kMostGpuText ? text.substr(0, kMostGpuText) : text;
+}
+
+}  // namespace
+
 NodeRegistered NodeRegisteredOf(const v1::RegisterRequest& request) {
   NodeRegistered event{request.node(), {}};
   event.running_jobs.assign(request.running_jobs().begin(), request.running_jobs().end());
   if (request.cpus() || request.memory_mb() || !request.gpu_source().empty())
     event.resources = NodeResources{request.cpus(), request.memory_mb(), request.gpus()};
+  int count = std::min(request.gpu_list_size(), kMostReportedGpus);
+  for (int i = 0; i < count; ++i) {
+    const v1::GpuIdentity& found = request.gpu_list(i);
+    GpuDevice gpu;
+    gpu.index = found.index();
+    gpu.type = Bounded(found.type());
+    gpu.name = Bounded(found.name());
+    gpu.uuid = Bounded(found.uuid());
+    gpu.pci_bus_id = Bounded(found.pci_bus_id());
+    gpu.memory_mb = found.memory_mb();
+    for (int core : found.cores())
+      if (core >= 0 && core < kMostGpuCores) gpu.cores.push_back(core);
+    std::sort(gpu.cores.begin(), gpu.cores.end());
+    gpu.cores.erase(std::unique(gpu.cores.begin(), gpu.cores.end()), gpu.cores.end());
+    if (found.links_size() == count)
+      for (int link : found.links()) gpu.links.push_back(std::clamp(link, -1, 1024));
+    event.gpus.push_back(std::move(gpu));
+  }
+  return event;
+}
+
+Heartbeat HeartbeatOf(const v1::HeartbeatRequest& request) {
+  Heartbeat event{
+      request.node(), request.healthy(), request.health_output(), request.health_latched(), {}};
+  int count = std::min(request.gpus_size(), kMostReportedGpus);
+  for (int i = 0; i < count; ++i) {
+    const v1::GpuHealth& found = request.gpus(i);
+    GpuHealth gpu;
+    gpu.index = found.index();
+    gpu.uuid = Bounded(found.uuid());
+    gpu.xid_errors = found.xid_errors();
+    gpu.last_xid = found.last_xid();
+    gpu.ecc_dbe_volatile = found.ecc_dbe_volatile();
+    gpu.ecc_dbe_aggregate = found.ecc_dbe_aggregate();
+    gpu.retired_pages_dbe = found.retired_pages_dbe();
+    gpu.retired_pages_pending = found.retired_pages_pending();
+    gpu.remapped_rows_failure = found.remapped_rows_failure();
+    gpu.remapped_rows_pending = found.remapped_rows_pending();
+    gpu.nvlinks_down = found.nvlinks_down();
+    gpu.throttle_reasons = found.throttle_reasons();
+    gpu.lost = found.lost();
+    gpu.temperature_c = std::isfinite(found.temperature_c()) ? found.temperature_c() : 0;
+    gpu.problem = Bounded(found.problem());
+    event.gpus.push_back(std::move(gpu));
+  }
   return event;
 }
 

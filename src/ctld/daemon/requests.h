@@ -36,7 +36,10 @@ Result<UpdateJob> UpdateJobOf(const v1::UpdateJobRequest& request, const Caller&
 Result<CreateStep> CreateStepOf(const v1::CreateStepRequest& request, const Caller& caller);
 ReservationFields ReservationFieldsOf(const v1::ReservationRequest& request);
 Result<TopJobs> TopJobsOf(const v1::TopRequest& request, const Caller& caller);
+// An agent's registration and heartbeat; what they say of GPUs is bounded (at most 64 GPUs,
+// strings of 128 bytes, links and cores within the node), the rest dropped.
 NodeRegistered NodeRegisteredOf(const v1::RegisterRequest& request);
+Heartbeat HeartbeatOf(const v1::HeartbeatRequest& request);
 // A reactor already finished with `status` (a request refused before it is queued).
 grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* context, grpc::Status status);
 

@@ -447,8 +447,7 @@ ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
                     Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
   if (static_cast<size_t>(node) < snapshot->nodes.size() && !snapshot->nodes[node].registered)
     reply->set_reregister(true);
-  return Tell(context, drover::ctld::Heartbeat{request->node(), request->healthy(),
-                                               request->health_output()});
+  return Tell(context, HeartbeatOf(*request));
 }
 
 ControllerService::Reactor* ControllerService::JobEnded(Context* context,

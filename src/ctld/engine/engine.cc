@@ -138,7 +138,7 @@ void Engine::RestoreNode(int node, const NodeStatus& status) {
   nodes_[node].jobs = std::move(jobs);
   nodes_[node].registered = false;  // until its agent registers again
   nodes_[node].last_heard = clock_.Now();
-  if (status.weight || status.features || status.active_features) {
+  if (status.weight || status.features || status.active_features || !status.reported_gpus.empty()) {
     auto next = std::make_shared<ClusterConfig>(*config_);
     ApplyNodeOverrides(status, next->nodes[node]);
     config_ = std::move(next);

@@ -49,6 +49,7 @@ struct NodeStatus {
   bool down = false;
   bool drain = false;
   bool drained_by_health = false;
+  bool health_latched = false;  // that drain stays when the node is healthy again
   bool not_responding = false;
   std::string reason;
   int64_t reason_time = 0;
@@ -67,6 +68,10 @@ struct NodeStatus {
   bool reboot_requested = false, reboot_issued = false;
   std::string next_state{};  // after the reboot: "RESUME" (back to service) or "DOWN"
   int64_t boot_time = 0;     // the agent's last registration after a boot
+  // The GPUs the agent reported at registration (merged over the configuration's by
+  // ApplyNodeOverrides), and the built-in probes' last readings.
+  std::vector<GpuDevice> reported_gpus{};
+  std::vector<GpuHealth> gpu_health{};
 };
 
 // What scontrol changed in a partition: its settings in the order given, applied over
@@ -81,8 +86,13 @@ struct PartitionOverride {
 // while not responding, as sinfo does.
 std::string NodeStateName(const NodeStatus& node, bool fully_allocated);
 
-// scontrol's Weight and Features of `status` over the node's slurm.conf values.
+// scontrol's Weight and Features of `status` over the node's slurm.conf values, and what its
+// agent reported of its GPUs (MergeReportedGpus).
 void ApplyNodeOverrides(const NodeStatus& status, NodeConfig& node);
+// The agent's GPUs over the configuration's, when it found as many: their UUIDs, names, PCI
+// addresses and memory; and their types, local cores and NVLinks where the configuration gives
+// none (gres.conf's Cores= and Links= win, as Slurm merges them).
+void MergeReportedGpus(const std::vector<GpuDevice>& reported, NodeConfig& node);
 
 // What readers see: an immutable copy published after each batch.
 struct Snapshot {

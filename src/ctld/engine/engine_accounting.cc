@@ -365,9 +365,8 @@ std::string Engine::CheckSubmitLimits(const JobSpec& spec, size_t count) const {
                                   : cluster().FindPartition(spec.partitions.front());
   if (p < 0) return "";
   const PartitionConfig& partition = cluster().partitions[p];
-  int max_cpus = 0;
-  for (int node : partition.nodes) max_cpus = std::max(max_cpus, cluster().nodes[node].cpus);
-  sched::ResolvedRequest r = sched::ResolveRequest(cluster(), spec, partition, max_cpus);
+  sched::ResolvedRequest r =
+      sched::ResolveRequest(cluster(), spec, partition, sched::MaximaOf(cluster(), partition));
   sched::LimitRequest request;
   request.total = {r.total_cpus, r.total_gpus, static_cast<uint64_t>(r.nodes),
                    r.per_node.memory_mb * static_cast<uint64_t>(r.nodes), 0};

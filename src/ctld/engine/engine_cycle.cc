@@ -343,6 +343,18 @@ void Engine::ApplyStart(const sched::StartDecision& start, EngineOutput& out) {
   job.reason = sched::PendingReason::kNone;
   job.partition = start.partition;
   job.allocation = start.allocation;
+  job.gpu_uuids.clear();
+  for (const sched::NodeAllocation& part : job.allocation.nodes) {
+    const std::vector<GpuDevice>& gpus = cluster().nodes[part.node].gpus;
+    std::vector<std::string> uuids;
+    for (int index : part.gpus) {
+      auto gpu = std::find_if(gpus.begin(), gpus.end(),
+                              [&](const GpuDevice& device) { return device.index == index; });
+      uuids.push_back(gpu != gpus.end() ? gpu->uuid : "");
+    }
+    if (std::any_of(uuids.begin(), uuids.end(), [](const auto& uuid) { return !uuid.empty(); }))
+      job.gpu_uuids[part.node] = std::move(uuids);
+  }
   job.start_time = now;
   job.time_limit_seconds = start.time_limit_seconds;
   job.end_time = start.end_time;

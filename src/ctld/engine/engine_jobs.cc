@@ -273,6 +273,7 @@ void Engine::Requeue(Job& job, JobState run_state, EngineOutput& out) {
   job.state = JobState::kPending;
   job.reason = sched::PendingReason::kNone;
   job.allocation = {};
+  job.gpu_uuids.clear();
   job.partition = -1;
   job.start_time = job.end_time = 0;
   job.exit_code = job.exit_signal = 0;

@@ -194,6 +194,18 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
       node.reason_uid = 0;
     }
   }
+  // What the agent found of its GPUs (NVML's UUIDs, affinity, links) joins the configuration
+  // the scheduler places by; the configuration is copied only when that changes something.
+  if (!event.gpus.empty() && event.gpus != node.reported_gpus) {
+    node.reported_gpus = event.gpus;
+    NodeConfig merged = base_->nodes[index];
+    MergeReportedGpus(node.reported_gpus, merged);
+    if (merged.gpus != cluster().nodes[index].gpus) {
+      auto next = std::make_shared<ClusterConfig>(cluster());
+      next->nodes[index].gpus = std::move(merged.gpus);
+      Adopt(std::move(next), &out);
+    }
+  }
   // Jobs the agent runs that this controller does not think run there are ended; jobs it runs
   // that are ours are re-adopted as they are.
   for (uint64_t id : event.running_jobs) {
@@ -217,17 +229,25 @@ void Engine::On(const Heartbeat& event, EngineOutput& out) {
     node.not_responding = false;
     out.changed_nodes.push_back(index);
   }
+  node.gpu_health = event.gpus;
   if (!event.healthy && !node.drain) {
     node.drain = node.drained_by_health = true;
+    node.health_latched = event.health_latched;
     node.reason = event.health_output.empty() ? "Health check failed" : event.health_output;
     node.reason_time = clock_.Now();
     node.reason_uid = 0;
     out.changed_nodes.push_back(index);
+  } else if (!event.healthy && node.drained_by_health && event.health_latched) {
+    node.health_latched = true;  // a GPU's trouble joined the program's: it holds the drain
   } else if (event.healthy && node.drained_by_health) {
-    node.drain = node.drained_by_health = false;
-    node.reason.clear();
+    // A latched drain (an XID, or DroverGpuHealthResume=no) stays until an operator resumes.
+    if (!node.health_latched) {
+      node.drain = false;
+      node.reason.clear();
+      schedule_requested_ = true;
+    }
+    node.drained_by_health = node.health_latched = false;
     out.changed_nodes.push_back(index);
-    schedule_requested_ = true;
   }
 }
 

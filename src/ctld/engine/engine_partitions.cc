@@ -23,11 +23,34 @@ Status ApplyOverride(ClusterConfig& config, const std::string& name,
 }  // namespace
 
 void ApplyNodeOverrides(const NodeStatus& status, NodeConfig& node) {
+  MergeReportedGpus(status.reported_gpus, node);
   if (status.weight) node.weight = *status.weight;
   if (status.active_features)
     node.features = *status.active_features;
   else if (status.features)
     node.features = *status.features;
+}
+
+void MergeReportedGpus(const std::vector<GpuDevice>& reported, NodeConfig& node) {
+  // A different count is the configuration's to settle (fewer drains the node at registration).
+  if (reported.empty() || reported.size() != node.gpus.size()) return;
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    GpuDevice& gpu = node.gpus[i];
+    auto found = std::find_if(reported.begin(), reported.end(),
+                              [&](const GpuDevice& r) { return r.index == gpu.index; });
+    const GpuDevice& from = found != reported.end() ? *found : reported[i];
+    if (gpu.type.empty()) gpu.type = from.type;
+    if (gpu.cores.empty()) gpu.cores = from.cores;
+    if (gpu.links.empty() && from.links.size() == node.gpus.size()) gpu.links = from.links;
+    gpu.uuid = from.uuid;
+    gpu.name = from.name;
+    gpu.pci_bus_id = from.pci_bus_id;
+    gpu.memory_mb = from.memory_mb;
+  }
+  // A core list beyond the node's cores (a mistaken report) is dropped.
+  for (GpuDevice& gpu : node.gpus)
+    if (!gpu.cores.empty() && gpu.cores.back() >= node.sockets * node.cores_per_socket)
+      gpu.cores.clear();
 }
 
 void Engine::Adopt(std::shared_ptr<const ClusterConfig> next, EngineOutput* out) {

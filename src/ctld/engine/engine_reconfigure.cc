@@ -111,6 +111,8 @@ void Engine::On(const Reconfigure& event, EngineOutput& out) {
   }
   base_ = event.cluster;
   auto next = std::make_shared<ClusterConfig>(*event.cluster);
+  for (size_t i = 0; i < nodes_.size() && i < next->nodes.size(); ++i)
+    MergeReportedGpus(nodes_[i].reported_gpus, next->nodes[i]);
   std::vector<std::string> kept = KeepRestartOnly(cluster().settings, next->settings);
   Adopt(std::move(next), &out);
   Reply reply{event.token, true, "", {}, {}};

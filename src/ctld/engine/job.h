@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -76,6 +77,9 @@ struct Job {
   sched::PendingReason reason = sched::PendingReason::kNone;
   int partition = -1;
   sched::Allocation allocation;
+  // By node index, the UUIDs of the job's GPUs there (its NodeAllocation::gpus' order) when it
+  // started: how a bad GPU is traced to the jobs that used it. Empty without UUIDs.
+  std::map<int, std::vector<std::string>> gpu_uuids;
   int64_t start_time = 0;
   int64_t end_time = 0;  // running: when the time limit ends it; final: when it ended
   int64_t time_limit_seconds = 0;

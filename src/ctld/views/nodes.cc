@@ -1,6 +1,8 @@
 // See nodes.h.
 #include "ctld/views/nodes.h"
 
+#include <algorithm>
+
 #include "common/gres.h"
 #include "common/text.h"
 #include "ctld/views/node_usage.h"
@@ -40,6 +42,47 @@ std::vector<std::string> ReservedNow(const Snapshot& snapshot) {
   return reserved;
 }
 
+// The node's GRES as scontrol show node prints them: its GPUs grouped by type, each group with
+// the sockets of its GPUs' local cores ("gpu:h100:8(S:0-1)") once known for every GPU of it
+// (gres.conf Cores=, or NVML's affinity); its other GRES as configured.
+std::string NodeGres(const NodeConfig& config) {
+  if (config.gpus.empty()) return FormatGres(config.gres);
+  std::vector<GresSpec> shown;
+  bool gpus_added = false;
+  for (const GresSpec& gres : config.gres) {
+    if (gres.name != "gpu") {
+      shown.push_back(gres);
+      continue;
+    }
+    if (gpus_added) continue;
+    gpus_added = true;
+    std::vector<GresSpec> groups;
+    std::vector<bool> unbound;
+    for (const GpuDevice& gpu : config.gpus) {
+      auto group = std::find_if(groups.begin(), groups.end(),
+                                [&](const GresSpec& g) { return g.type == gpu.type; });
+      if (group == groups.end()) {
+        groups.push_back(GresSpec{"gpu", gpu.type, 0, {}});
+        unbound.push_back(false);
+        group = groups.end() - 1;
+      }
+      ++group->count;
+      size_t at = static_cast<size_t>(group - groups.begin());
+      if (gpu.cores.empty()) unbound[at] = true;
+      for (int core : gpu.cores)
+        group->sockets.push_back(core / std::max(config.cores_per_socket, 1));
+    }
+    for (size_t g = 0; g < groups.size(); ++g) {
+      std::vector<int>& sockets = groups[g].sockets;
+      std::sort(sockets.begin(), sockets.end());
+      sockets.erase(std::unique(sockets.begin(), sockets.end()), sockets.end());
+      if (unbound[g]) sockets.clear();
+      shown.push_back(std::move(groups[g]));
+    }
+  }
+  return FormatGres(shown);
+}
+
 wire::NodeListing ListNodes(const Snapshot& snapshot) {
   const ClusterConfig& cluster = *snapshot.cluster;
   std::vector<NodeUsage> usage = UsageByNode(cluster, snapshot);
@@ -52,7 +95,7 @@ wire::NodeListing ListNodes(const Snapshot& snapshot) {
     info.reservation = reserved[i];
     const NodeConfig& config = cluster.nodes[i];
     info.weight = config.weight;
-    info.gres = FormatGres(config.gres);
+    info.gres = NodeGres(config);
     info.active_features = Join(config.features, ",");
     info.features =
         snapshot.nodes[i].features ? Join(*snapshot.nodes[i].features, ",") : info.active_features;

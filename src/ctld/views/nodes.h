@@ -19,6 +19,9 @@ std::vector<std::string> ReservedNow(const Snapshot& snapshot);
 
 // Every configured node, in configuration order. An idle node that a reservation holds shows as
 // RESERVED (or MAINT), as Slurm's sinfo does.
+// The node's GRES as scontrol show node prints them: its GPUs by type with their sockets
+// ("gpu:h100:8(S:0-1)"), its other GRES as configured.
+std::string NodeGres(const NodeConfig& config);
 wire::NodeListing ListNodes(const Snapshot& snapshot);
 
 }  // namespace drover::ctld::views

@@ -345,5 +345,28 @@ TEST_F(ViewsTest, WithoutPrivateDataEveryoneSeesEverything) {
   EXPECT_EQ(SelectJobs(*Snap(), kAlice, JobFilter{}, true, false).jobs.size(), 2u);
 }
 
+// scontrol show node's Gres=: the GPUs by type with the sockets of their local cores, once
+// every GPU of the type has them (gres.conf Cores=, or the agent's NVML affinity).
+TEST(NodeGresTest, GpusByTypeWithTheirSockets) {
+  NodeConfig node;
+  node.sockets = 2;
+  node.cores_per_socket = 4;
+  node.gres = {GresSpec{"gpu", "", 3, {}}, GresSpec{"nic", "", 1, {}}};
+  GpuDevice gpu;
+  gpu.type = "h100";
+  gpu.cores = {0, 1};
+  node.gpus = {gpu, gpu, gpu};
+  node.gpus[1].index = 1;
+  node.gpus[1].cores = {4, 5};
+  node.gpus[2].index = 2;
+  node.gpus[2].type = "l40s";
+  node.gpus[2].cores.clear();
+  EXPECT_EQ(NodeGres(node), "gpu:h100:2(S:0-1),gpu:l40s:1,nic:1");
+  node.gpus[2].cores = {7};
+  EXPECT_EQ(NodeGres(node), "gpu:h100:2(S:0-1),gpu:l40s:1(S:1),nic:1");
+  node.gpus.clear();
+  EXPECT_EQ(NodeGres(node), "gpu:3,nic:1");
+}
+
 }  // namespace
 }  // namespace drover::ctld::views

@@ -1,0 +1,76 @@
+// The agent's built-in GPU health probes (NVML), run every HealthCheckInterval beside the
+// site's HealthCheckProgram: XID errors, uncorrectable ECC errors, retired and remapped memory,
+// NVLinks gone down, hardware slowdowns, a GPU gone from the bus. A problem drains the node
+// with a reason that names the GPU ("gpu 3 (GPU-8e6a...): XID 79").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/host/gpu.h"
+#include "agent/host/nvml_api.h"
+#include "common/result.h"
+
+namespace drover::agent {
+
+struct GpuReading {
+  int index = 0;
+  std::string uuid;
+  uint64_t xid_errors = 0;  // XID events since the probe started
+  uint32_t last_xid = 0;
+  std::vector<uint32_t> new_xids;  // fatal or not, seen by this probe
+  uint64_t ecc_dbe_volatile = 0, ecc_dbe_aggregate = 0;
+  uint32_t retired_pages_dbe = 0;
+  bool retired_pages_pending = false;
+  uint32_t remapped_rows_failure = 0;
+  bool remapped_rows_pending = false;
+  uint32_t nvlinks_down = 0;  // links active at discovery that are not now
+  uint64_t throttle_reasons = 0;
+  bool lost = false;
+  double temperature_c = 0;
+  // What drains the node ("XID 79", "2 uncorrectable ECC errors since boot"); empty: healthy.
+  std::string problem;
+  bool event = false;  // the problem is an event (an XID): it does not clear by itself
+};
+
+// XIDs that mean the GPU (not the job) is in trouble: 48 double-bit ECC, 61/62 internal
+// micro-controller faults, 63/64 row remapping, 74 NVLink, 79 fallen off the bus, 92 high
+// single-bit ECC rate, 95 uncontained ECC, 119/120 GSP, 140 unrecovered ECC. Application
+// faults (13, 31, 43, 45, ...) are counted but do not drain.
+bool IsFatalXid(uint32_t xid);
+
+// Hardware slowdowns that drain: NVML's HwSlowdown, HwThermalSlowdown and HwPowerBrakeSlowdown
+// bits. Software power capping and thermal slowdown only show in the metrics.
+constexpr uint64_t kDrainingThrottleReasons = 0x8 | 0x40 | 0x80;
+
+class GpuHealthProbe {
+ public:
+  // Opens NVML at `library` to watch `gpus` (as discovered; GPUs without a UUID are skipped).
+  static Result<std::unique_ptr<GpuHealthProbe>> Open(const std::string& library,
+                                                      const std::vector<Gpu>& gpus);
+  ~GpuHealthProbe();
+  // One reading per watched GPU, in index order.
+  std::vector<GpuReading> Probe();
+
+ private:
+  struct Watched {
+    int index = 0;
+    std::string uuid;
+    uint64_t xid_errors = 0;
+    uint32_t last_xid = 0;
+    std::vector<unsigned> active_links;  // at discovery
+  };
+  GpuHealthProbe() = default;
+  void DrainEvents(std::vector<GpuReading>& readings);
+  std::unique_ptr<nvml::Library> nvml_;
+  nvml::EventSet events_ = nullptr;
+  std::vector<Watched> gpus_;
+};
+
+// The node's verdict from its readings: "" when healthy, else each problem as
+// "gpu 3 (GPU-8e6a...): XID 79", joined with "; ". `event` is set when one of them is an event.
+std::string GpuHealthVerdict(const std::vector<GpuReading>& readings, bool& event);
+
+}  // namespace drover::agent
