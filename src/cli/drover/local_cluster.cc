@@ -48,6 +48,7 @@ constexpr std::string_view kOverridden[] = {
 
 struct Options {
   std::string conf, state;
+  std::string nvml;  // up --nvml LIB: every agent's GPUs are that NVML library's
   bool help = false;
 };
 
@@ -55,6 +56,7 @@ constexpr OptionSpec kWithConf[] = {
     {'h', "help", OptionSpec::kNone},
     {0, "state", OptionSpec::kRequired},
     {0, "conf", OptionSpec::kRequired},
+    {0, "nvml", OptionSpec::kRequired},
 };
 constexpr std::span<const OptionSpec> kWithoutConf(kWithConf, 2);
 
@@ -67,6 +69,8 @@ std::optional<Options> Parse(Arguments args, std::string_view command, bool take
     const OptionSpec* lacks_value = *refused == scan.error_argument ? scan.lacks_value : nullptr;
     if (lacks_value && lacks_value->long_name == "conf")
       fmt::print(stderr, "drover {}: --conf needs a slurm.conf\n", command);
+    else if (lacks_value && lacks_value->long_name == "nvml")
+      fmt::print(stderr, "drover {}: --nvml needs a library (libnvidia-ml.so.1)\n", command);
     else if (lacks_value)
       fmt::print(stderr, "drover {}: --state needs a directory\n", command);
     else
@@ -79,6 +83,7 @@ std::optional<Options> Parse(Arguments args, std::string_view command, bool take
     if (use.spec->long_name == "help") options.help = true;
     if (use.spec->long_name == "state") options.state = *use.value;
     if (use.spec->long_name == "conf") options.conf = *use.value;
+    if (use.spec->long_name == "nvml") options.nvml = *use.value;
   }
   return options;
 }
@@ -341,7 +346,8 @@ std::optional<fs::path> PrepareState(const fs::path& conf, const std::string& st
 
 // droverctld, then (once it listens, so their first registration gets through) one droverd per
 // node. The controller's PID, or nullopt after saying why.
-std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cluster, int port) {
+std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cluster, int port,
+                                  const std::string& nvml) {
   fs::path bin = BinDir();
   std::string slurm_conf = (state / "slurm.conf").string();
   auto ctld = Spawn(
@@ -358,10 +364,18 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
     std::this_thread::sleep_for(25ms);
   }
   for (const NodeConfig& node : cluster.nodes) {
-    auto agent =
-        Spawn(state, node.name,
-              {(bin / "droverd").string(), "-N", node.name, "--conf", slurm_conf, "--emulate",
-               "--listen", "127.0.0.1:0", "--controller", fmt::format("127.0.0.1:{}", port)});
+    std::vector<std::string> argv = {(bin / "droverd").string(),
+                                     "-N",
+                                     node.name,
+                                     "--conf",
+                                     slurm_conf,
+                                     "--emulate",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--controller",
+                                     fmt::format("127.0.0.1:{}", port)};
+    if (!nvml.empty()) argv.insert(argv.end(), {"--nvml", nvml});
+    auto agent = Spawn(state, node.name, std::move(argv));
     if (!agent) {
       fmt::print(stderr, "drover up: {}\n", agent.error());
       StopAll(state);
@@ -421,11 +435,13 @@ int RunUp(Arguments args) {
   if (!options) return 2;
   if (options->help) {
     fmt::print(
-        "Usage: drover up [--conf slurm.conf] [--state DIR]\n"
+        "Usage: drover up [--conf slurm.conf] [--state DIR] [--nvml LIB]\n"
         "Starts droverctld and one emulated droverd per node of the configuration (default:\n"
         "{}) on this machine, on free loopback ports, and waits until every node is IDLE.\n"
         "State, logs and the effective configuration go to DIR (default:\n"
-        "$XDG_STATE_HOME/drover/CLUSTER). Stop it with `drover down`.\n",
+        "$XDG_STATE_HOME/drover/CLUSTER). Stop it with `drover down`.\n"
+        "--nvml LIB: the nodes' GPUs are what that NVML library finds (libnvidia-ml.so.1: this\n"
+        "machine's real GPUs, shared by every node; meant for a one-node cluster).\n",
         DefaultConf().string());
     return 0;
   }
@@ -448,7 +464,7 @@ int RunUp(Arguments args) {
     return 1;
   }
   const ClusterConfig& cluster = effective.config;
-  std::optional<pid_t> ctld = StartDaemons(*state, cluster, port);
+  std::optional<pid_t> ctld = StartDaemons(*state, cluster, port, options->nvml);
   if (!ctld) return 1;
   if (!WaitUntilIdle(*state, cluster)) return 1;
   PrintUp(*state, cluster, port, *ctld);

@@ -207,6 +207,15 @@ std::string FirstConfig(const Group& group, std::string (*get)(const NodeConfig&
   return text.empty() ? "(null)" : text;
 }
 
+// The controller's Gres= (its GPUs by type and socket, as the agents reported them), else the
+// configuration's.
+std::string GresOf(const Group& group) {
+  if (!group.nodes.empty() && group.nodes.front()->status &&
+      !group.nodes.front()->status->gres().empty())
+    return group.nodes.front()->status->gres();
+  return FirstConfig(group, [](const NodeConfig& n) { return FormatGres(n.gres); });
+}
+
 std::string AvailFeatures(const Group& group) {
   if (group.nodes.empty() || !group.nodes.front()->config) return "N/A";
   const NodeFacts& first = *group.nodes.front();
@@ -300,9 +309,6 @@ std::string JobSizeText(const v1::Partition& part) {
 std::string Features(const NodeConfig& n) {
   return Join(n.features, ",");
 }
-std::string Gres(const NodeConfig& n) {
-  return FormatGres(n.gres);
-}
 std::string Name(const NodeFacts& n) {
   return n.name;
 }
@@ -332,7 +338,7 @@ std::string Value(char letter, const Group& group, const SinfoContext& ctx) {
     case 'E': return ReasonText(group);
     case 'F': return fmt::format("{}/{}/{}/{}", c.nodes_alloc, c.nodes_idle, c.nodes_other, group.nodes.size());
     case 'g': case 'S': return "all";
-    case 'G': return FirstConfig(group, Gres);
+    case 'G': return GresOf(group);
     case 'h': return part.over_subscribe().empty() ? "NO" : part.over_subscribe();
     case 'H': return reason_time ? columns::IsoTime(reason_time) : "Unknown";
     case 'I': return std::to_string(part.priority_job_factor());

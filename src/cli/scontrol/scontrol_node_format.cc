@@ -114,8 +114,9 @@ Record NodeRecord(const v1::NodeStatus& node, int index, std::span<const v1::Job
   std::string available = columns::AvailableFeatures(node, config);
   lines.push_back("AvailableFeatures=" + (available.empty() ? "(null)" : available));
   lines.push_back("ActiveFeatures=" + ListOr(config.features, "(null)"));
-  lines.push_back("Gres=" +
-                  (config.gres.empty() ? std::string("(null)") : FormatGres(config.gres)));
+  // The controller's (the GPUs' types and sockets as the agent reported them), else slurm.conf's.
+  std::string gres = !node.gres().empty() ? node.gres() : FormatGres(config.gres);
+  lines.push_back("Gres=" + (gres.empty() ? std::string("(null)") : gres));
   std::string address = fmt::format("NodeAddr={} NodeHostName={} ",
                                     config.address.empty() ? node.name() : config.address,
                                     config.hostname.empty() ? node.name() : config.hostname);
