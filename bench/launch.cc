@@ -3,8 +3,13 @@
 // instruction — the script's first line creates a file; its timestamp is the start — median
 // and p99 over sequential jobs; and the throughput of jobs of `true` from the first submission
 // to the last completion.
+//   build/bin/launch [--latency-jobs N] [--jobs N] [--gpu | --constrain-devices]
+// --gpu: each job gets one GPU, with TaskPlugin=task/cgroup; --constrain-devices (root): the
+// same with ConstrainDevices=yes, the GPUs being character devices this run makes with mknod
+// (gres.conf File=), so the two runs' difference is what device isolation adds to a launch.
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +38,37 @@ constexpr const char* kConf =
     "NodeName=node[1-4] NodeAddr=127.0.0.1 CPUs=16 RealMemory=64000 Gres=gpu:8\n"
     "PartitionName=gpu Nodes=ALL Default=YES MaxTime=1:00:00\n";
 
+uint32_t job_gpus = 0;  // --gpu, --constrain-devices: one per job
+
+// --constrain-devices: eight character devices per node (major 240, for local use: nothing
+// opens them) as the nodes' GPUs in gres.conf, and ConstrainDevices=yes in cgroup.conf.
+bool MakeDevices(const fs::path& dir, bool constrain) {
+  std::string gres;
+  if (constrain) {
+    fs::create_directories(dir / "dev");
+    for (int node = 1; node <= 4; ++node) {
+      for (int gpu = 0; gpu < 8; ++gpu) {
+        fs::path file = dir / "dev" / ("n" + std::to_string(node) + "gpu" + std::to_string(gpu));
+        if (mknod(file.c_str(), S_IFCHR | 0666, makedev(240, node * 8 + gpu)) != 0) {
+          std::perror(("launch: mknod " + file.string()).c_str());
+          return false;
+        }
+      }
+      gres += "NodeName=node" + std::to_string(node) + " Name=gpu File=" + (dir / "dev").string() +
+              "/n" + std::to_string(node) + "gpu[0-7]\n";
+    }
+    std::FILE* out = std::fopen((dir / "gres.conf").c_str(), "w");
+    if (!out) return false;
+    std::fputs(gres.c_str(), out);
+    std::fclose(out);
+  }
+  std::FILE* out = std::fopen((dir / "cgroup.conf").c_str(), "w");
+  if (!out) return false;
+  std::fputs(constrain ? "ConstrainDevices=yes\n" : "ConstrainDevices=no\n", out);
+  std::fclose(out);
+  return true;
+}
+
 drover::v1::SubmitRequest Request(const fs::path& dir, const std::string& script) {
   drover::v1::SubmitRequest request;
   request.mutable_caller()->set_uid(getuid());
@@ -44,6 +80,7 @@ drover::v1::SubmitRequest Request(const fs::path& dir, const std::string& script
   spec->set_min_nodes(1);
   spec->set_ntasks(1);
   spec->set_cpus_per_task(1);
+  spec->set_gpus_per_node(job_gpus);
   spec->set_mem_per_node_mb(100);
   spec->set_array_task_id(UINT32_MAX);
   spec->set_time_limit_seconds(600);
@@ -139,6 +176,8 @@ std::optional<double> MeasureThroughput(LocalCluster& cluster, int jobs) {
 constexpr drover::OptionSpec kOptions[] = {
     {0, "latency-jobs", drover::OptionSpec::kRequired},
     {0, "jobs", drover::OptionSpec::kRequired},
+    {0, "gpu", drover::OptionSpec::kNone},
+    {0, "constrain-devices", drover::OptionSpec::kNone},
 };
 
 }  // namespace
@@ -147,13 +186,25 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto parsed = drover::ParseOptions(args, kOptions);
   if (!parsed || !parsed->operands.empty()) {
-    std::fprintf(stderr, "Usage: launch [--latency-jobs N] [--jobs N]\n");
+    std::fprintf(stderr,
+                 "Usage: launch [--latency-jobs N] [--jobs N] [--gpu | --constrain-devices]\n");
+    return 2;
+  }
+  bool constrain = parsed->Has("constrain-devices");
+  bool gpu = constrain || parsed->Has("gpu");
+  if (constrain && geteuid() != 0) {
+    std::fprintf(stderr, "launch: --constrain-devices needs root (mknod, device cgroups)\n");
     return 2;
   }
   int latency_jobs = std::atoi(parsed->Last("latency-jobs").value_or("200").c_str());
   int throughput_jobs = std::atoi(parsed->Last("jobs").value_or("2000").c_str());
-  LocalCluster cluster({DROVERCTLD_PATH, DROVERD_PATH}, kConf,
-                       {"node1", "node2", "node3", "node4"});
+  std::string conf = kConf;
+  if (gpu) {
+    job_gpus = 1;
+    conf = "TaskPlugin=task/cgroup\n" + conf;
+  }
+  LocalCluster cluster({DROVERCTLD_PATH, DROVERD_PATH}, conf, {"node1", "node2", "node3", "node4"});
+  if (gpu && !MakeDevices(cluster.dir(), constrain)) return 1;
   if (!cluster.Boot()) {
     std::fprintf(stderr, "launch: %s\n%s", cluster.error().c_str(), cluster.Logs().c_str());
     return 1;
@@ -163,9 +214,13 @@ int main(int argc, char** argv) {
   std::optional<double> seconds = MeasureThroughput(cluster, throughput_jobs);
   if (!seconds) return 1;
   std::printf(
-      "launch latency (submission to first instruction, %d jobs one at a time): median "
+      "launch latency (submission to first instruction, %d jobs one at a time%s): median "
       "%.1f ms, p99 %.1f ms\n",
-      latency_jobs, Percentile(*latency, 0.5) * 1000, Percentile(*latency, 0.99) * 1000);
+      latency_jobs,
+      constrain ? ", one GPU each, ConstrainDevices=yes"
+      : gpu     ? ", one GPU each, ConstrainDevices=no"
+                : "",
+      Percentile(*latency, 0.5) * 1000, Percentile(*latency, 0.99) * 1000);
   std::printf(
       "throughput: %d jobs of `true` from first submission to last completion in %.2f s: "
       "%.0f jobs/s\n",

@@ -10,6 +10,7 @@
 #include "common/cgroup_conf.h"
 #include "common/gres_conf.h"
 #include "common/hostlist.h"
+#include "common/job_container_conf.h"
 #include "common/slurm_conf.h"
 #include "common/text.h"
 #include "common/topology_conf.h"
@@ -89,12 +90,15 @@ std::optional<std::vector<ConfLine>> ReadCompanion(const ClusterConfig& config,
 void Build(ConfigLoad& load, const std::vector<ConfLine>& slurm,
            const std::optional<std::vector<ConfLine>>& gres,
            const std::optional<std::vector<ConfLine>>& topology,
-           const std::optional<std::vector<ConfLine>>& cgroup) {
+           const std::optional<std::vector<ConfLine>>& cgroup,
+           const std::optional<std::vector<ConfLine>>& job_container) {
   ClusterConfig& config = load.config;
   Diagnostics& diagnostics = load.diagnostics;
   KeyReporter reporter;
   ApplySlurmConf(slurm, config, diagnostics, reporter);
   if (cgroup) ApplyCgroupConf(*cgroup, config, diagnostics, reporter);
+  if (job_container) ApplyJobContainerConf(*job_container, config, diagnostics, reporter);
+  CheckJobContainer(config, diagnostics);
   if (gres) ApplyGresConf(*gres, config, diagnostics, reporter);
   FinishGpus(config, diagnostics);
   std::string topology_name =
@@ -166,14 +170,17 @@ ConfigLoad LoadClusterConfig(const std::string& path) {
       ReadCompanion(load.config, "topology.conf", load.config.topology_conf_path, load.diagnostics);
   auto cgroup =
       ReadCompanion(load.config, "cgroup.conf", load.config.cgroup_conf_path, load.diagnostics);
-  Build(load, slurm, gres, topology, cgroup);
+  auto job_container = ReadCompanion(load.config, "job_container.conf",
+                                     load.config.job_container_conf_path, load.diagnostics);
+  Build(load, slurm, gres, topology, cgroup, job_container);
   return load;
 }
 
 ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
                                  const std::optional<std::string>& gres_conf,
                                  const std::optional<std::string>& topology_conf,
-                                 const std::optional<std::string>& cgroup_conf) {
+                                 const std::optional<std::string>& cgroup_conf,
+                                 const std::optional<std::string>& job_container_conf) {
   ConfigLoad load;
   load.config.conf_path = "slurm.conf";
   Diagnostics& diagnostics = load.diagnostics;
@@ -192,7 +199,12 @@ ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
     load.config.cgroup_conf_path = "cgroup.conf";
     cgroup = ReadConfText(*cgroup_conf, "cgroup.conf", diagnostics);
   }
-  Build(load, slurm, gres, topology, cgroup);
+  std::optional<std::vector<ConfLine>> job_container;
+  if (job_container_conf) {
+    load.config.job_container_conf_path = "job_container.conf";
+    job_container = ReadConfText(*job_container_conf, "job_container.conf", diagnostics);
+  }
+  Build(load, slurm, gres, topology, cgroup, job_container);
   return load;
 }
 

@@ -124,6 +124,17 @@ struct CgroupConf {
   uint64_t min_ram_space_mb = 30;  // the RAM limit's floor
 };
 
+// JobContainerType=job_container/tmpfs with job_container.conf (job_container.conf(5)): each
+// job gets a private /tmp and /dev/shm on every node, made under BasePath and removed at its end.
+struct JobContainerConf {
+  bool tmpfs = false;  // JobContainerType=job_container/tmpfs
+  std::string base_path;
+  bool auto_base_path = false;  // AutoBasePath: create BasePath when missing
+  std::vector<std::string> dirs = {"/tmp", "/dev/shm"};
+  std::map<std::string, std::string> node_base_paths;  // NodeName=... BasePath=...
+  const std::string& BasePathFor(const std::string& node) const;
+};
+
 struct ClusterSettings {
   // cluster
   std::string cluster_name;
@@ -206,6 +217,7 @@ struct ClusterSettings {
   // DroverGpuHealthResume=yes: a node drained by the built-in GPU probes for a condition that
   // clears (throttling, a link, a pending retirement) resumes once it has; XIDs never do.
   bool gpu_health_resume = false;
+  JobContainerConf job_container;  // JobContainerType and job_container.conf
   std::string prolog, epilog;
   std::vector<std::string> prolog_flags;
   int64_t prolog_epilog_timeout_seconds = 0;  // 0: none
@@ -321,6 +333,7 @@ struct TopologyConfig {
 struct ClusterConfig {
   std::string conf_path, gres_conf_path, topology_conf_path;  // empty when not read
   std::string cgroup_conf_path;                               // empty when not read
+  std::string job_container_conf_path;                        // empty when not read
   ClusterSettings settings;
   std::vector<NodeConfig> nodes;
   std::vector<PartitionConfig> partitions;
@@ -353,10 +366,11 @@ std::string UndefinedNodesMessage(const std::vector<std::string>& unknown);
 
 // The same from text in memory (files named slurm.conf, gres.conf, topology.conf, cgroup.conf;
 // no Include): for tests, fuzzing and the simulator's generated clusters.
-ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
-                                 const std::optional<std::string>& gres_conf = std::nullopt,
-                                 const std::optional<std::string>& topology_conf = std::nullopt,
-                                 const std::optional<std::string>& cgroup_conf = std::nullopt);
+ConfigLoad LoadClusterConfigText(
+    const std::string& slurm_conf, const std::optional<std::string>& gres_conf = std::nullopt,
+    const std::optional<std::string>& topology_conf = std::nullopt,
+    const std::optional<std::string>& cgroup_conf = std::nullopt,
+    const std::optional<std::string>& job_container_conf = std::nullopt);
 
 // The slurm.conf to use: `explicit_path` when given, else $DROVER_CONF, else $SLURM_CONF, else
 // /etc/slurm/slurm.conf.

@@ -485,6 +485,17 @@ std::vector<ConfField<S>> BuildFields() {
       {"HealthCheckProgram", String(&S::health_check_program)},
       {"HealthCheckInterval", Integer(&S::health_check_interval_seconds, 0, UINT32_MAX)},
       {"DroverGpuHealthResume", Bool(&S::gpu_health_resume)},
+      {"JobContainerType",
+       [](S& s, std::string_view v) -> SetResult {
+         if (EqualsIgnoreCase(v, "job_container/tmpfs")) {
+           s.job_container.tmpfs = true;
+         } else if (v.empty() || EqualsIgnoreCase(v, "job_container/none")) {
+           s.job_container.tmpfs = false;
+         } else {
+           return Invalid(v, "expected job_container/tmpfs or job_container/none");
+         }
+         return std::nullopt;
+       }},
       {"HealthCheckNodeState", List(&S::health_check_node_state, /*upper=*/true)},
       {"Prolog", String(&S::prolog)},
       {"Epilog", String(&S::epilog)},

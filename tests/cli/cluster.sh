@@ -1,8 +1,8 @@
 # Sourced by the cluster tests: `start_cluster NAME [--conf slurm.conf]` starts a local emulated
 # cluster (drover up: a controller and four agents on loopback; the demo configuration unless
-# --conf names another) in a new temporary state directory, points the
-# commands at it (DROVER_CONF, PATH with the symlinks beside $drover) and stops every process
-# it started at exit (drover down, by PID). `fail MESSAGE` prints the daemons' last log lines
+# --conf names another) in a new temporary state directory (under $DROVER_TEST_ROOT, else
+# /tmp), points the commands at it (DROVER_CONF, PATH with the symlinks beside $drover) and
+# stops every process it started at exit (drover down, by PID). `fail MESSAGE` prints the daemons' last log lines
 # (and runs `on_fail` when the test defines one) and exits 1.
 # Needs: $drover, the drover binary.
 fail() {
@@ -20,7 +20,7 @@ cleanup_cluster() {
 start_cluster() {
   # Absolute: the tests cd into their work folder, and `drover down` must still be found.
   drover="$(cd "$(dirname "$drover")" && pwd)/$(basename "$drover")"
-  state="$(mktemp -d "/tmp/drover_$1_XXXXXX")"
+  state="$(mktemp -d "${DROVER_TEST_ROOT:-/tmp}/drover_$1_XXXXXX")"
   export XDG_STATE_HOME="$state/xdg"
   trap cleanup_cluster EXIT
   "$drover" up --state "$state/cluster" "${@:2}" > "$state/up.txt" 2>&1 ||

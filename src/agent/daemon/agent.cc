@@ -200,6 +200,20 @@ bool Agent::DevicesConstrained() const {
                      [](const Gpu& gpu) { return gpu.device; });
 }
 
+std::optional<JobContainer> Agent::ContainerFor(uint64_t job_id) const {
+  const JobContainerConf& conf = cluster_.settings.job_container;
+  if (!conf.tmpfs) return std::nullopt;
+  const std::string& base = conf.BasePathFor(node_name_);
+  if (base.empty()) return std::nullopt;
+  JobContainer container;
+  container.base = base;
+  container.dirs = conf.dirs;
+  container.auto_base = conf.auto_base_path;
+  container.job_dir = options_.emulated ? fmt::format("{}/{}/{}", base, node_name_, job_id)
+                                        : fmt::format("{}/{}", base, job_id);
+  return container;
+}
+
 void Agent::Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const {
   const ClusterSettings& settings = cluster_.settings;
   Enforcement enforcement = EnforcementOf(settings);
@@ -262,6 +276,12 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec,
   launch.cgroup_root = options_.cgroup_root;
   launch.cgroup_parent = CgroupParent();
   Enforce(*mine, launch);
+  if (auto container = ContainerFor(spec.job_id)) {
+    launch.container_base = container->base;
+    launch.container_dir = container->job_dir;
+    launch.container_dirs = container->dirs;
+    launch.container_auto_base = container->auto_base;
+  }
   launch.prolog = cluster_.settings.prolog;
   launch.epilog = cluster_.settings.epilog;
   launch.kill_wait_seconds = static_cast<uint32_t>(cluster_.settings.kill_wait_seconds);

@@ -18,6 +18,7 @@
 
 #include "agent/host/gpu.h"
 #include "agent/host/host_info.h"
+#include "agent/host/job_container.h"
 #include "agent/host/job_env.h"
 #include "agent/host/process_table.h"
 #include "agent/stepd/spool.h"
@@ -96,6 +97,9 @@ class Agent {
   const ClusterConfig& cluster() const { return cluster_; }
   const HostInfo& host() const { return host_; }
   const GpuDiscovery& gpus() const { return gpus_; }
+  // JobContainerType=job_container/tmpfs: where job `job_id`'s private directories live here
+  // (BasePath/<job id>; an emulated node adds its name: BasePath/<node>/<job id>); none without.
+  std::optional<JobContainer> ContainerFor(uint64_t job_id) const;
   const std::filesystem::path& spool() const { return options_.spool; }
 
  private:

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "common/log.h"
 #include "common/step_launch.h"
@@ -30,10 +31,15 @@ StepSession::StepSession(Agent& agent, const v1::StepLaunch& launch, const Agent
                          const Agent::StepRead& read, const std::function<void()>& cancel)
     : agent_(agent), launch_(launch), write_(write), read_(read), cancel_(cancel) {}
 
+StepSession::~StepSession() {
+  if (mount_namespace_ >= 0) ::close(mount_namespace_);
+}
+
 Status StepSession::Run() {
   if (Status resolved = ResolveJob(); !resolved) return resolved;
   ResolveUser();
   FindCgroup();
+  if (Status found = FindContainer(); !found) return found;
   BuildEnvironment();
   if (Status bound = ResolveBinding(); !bound) return bound;
   ChooseWorkDir();
@@ -113,6 +119,24 @@ void StepSession::FindCgroup() {
   if (hierarchy.mode != CgroupMode::kNone &&
       fs::exists(base / "drover" / parent / fmt::format("job_{}", job_id_)))
     if (auto made = JobCgroup::Create(hierarchy, parent, job_id_); made) cgroup_ = std::move(*made);
+}
+
+// job_container/tmpfs: the tasks enter the job's namespace (its private /tmp), which the job's
+// supervisor makes after the prolog: a step that comes first waits for it, up to 30 s.
+Status StepSession::FindContainer() {
+  std::optional<JobContainer> container = agent_.ContainerFor(job_id_);
+  if (!container || ::getuid() != 0) return OkStatus();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!IsJobNamespace(*container)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return Fail(fmt::format("job {}: its private /tmp (job_container/tmpfs) is not ready at {}",
+                              job_id_, container->NamespaceFile()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto opened = OpenJobNamespace(*container);
+  if (!opened) return Fail(fmt::format("job {}: {}", job_id_, opened.error()));
+  mount_namespace_ = *opened;
+  return OkStatus();
 }
 
 // srun's environment with Slurm's step variables over it; SLURM_PROCID, SLURM_LOCALID and

@@ -38,6 +38,9 @@ class StepSession {
  public:
   StepSession(Agent& agent, const v1::StepLaunch& launch, const Agent::StepWrite& write,
               const Agent::StepRead& read, const std::function<void()>& cancel);
+  ~StepSession();
+  StepSession(const StepSession&) = delete;
+  StepSession& operator=(const StepSession&) = delete;
   Status Run();
 
  private:
@@ -65,6 +68,7 @@ class StepSession {
   Status WaitForLaunch();
   void ResolveUser();
   void FindCgroup();
+  Status FindContainer();
   void BuildEnvironment();
   void SetGpuVariables();
   bool ConfineStepDevices(const std::vector<uint32_t>& job_gpus,
@@ -126,6 +130,7 @@ class StepSession {
   UserAccount account_;
   std::optional<ProcessUser> user_;  // set when the agent is root and switches to the job's user
   std::optional<JobCgroup> cgroup_;
+  int mount_namespace_ = -1;  // the job's private /tmp (job_container/tmpfs), open; -1: none
   std::filesystem::path step_cgroup_;      // the step's own, inside the job's (ConfineStepDevices)
   std::vector<std::string> environment_;   // what every task shares
   std::string task_prolog_, task_epilog_;  // srun --task-prolog/--task-epilog, if given

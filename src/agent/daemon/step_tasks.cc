@@ -72,6 +72,7 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
   spec.work_dir_optional = true;
   spec.propagated_limits = limits_;
   spec.default_signals = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2};
+  spec.mount_namespace = mount_namespace_;
   TaskIo io;
   if (Status described = DescribeIo(rank, spec, io); !described) {
     io.CloseAll();
@@ -123,6 +124,7 @@ std::string StepSession::RunTaskScript(const std::string& program,
   spec.stdin_source = StdioSource::File("/dev/null", O_RDONLY);
   spec.stdout_source = StdioSource::Descriptor(out[1]);
   spec.stderr_source = StdioSource::File("/dev/null", O_WRONLY);
+  spec.mount_namespace = mount_namespace_;
   auto spawned = Spawn(spec);
   CloseFd(out[1]);
   std::string output;

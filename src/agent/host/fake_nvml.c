@@ -396,9 +396,9 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, int cause, unsigned*
   nvmlReturn_t status = Check(device);
   if (status) return status;
   unsigned pages = cause == 1 ? gpus[device->index].retired_dbe : 0;
-  if (*count < pages) {
+  if (*count < pages) { /* as NVML: the count, and the buffer was too small */
     *count = pages;
-    return addresses ? kInsufficientSize : kSuccess;
+    return kInsufficientSize;
   }
   for (unsigned i = 0; i < pages && addresses; ++i) addresses[i] = 0x1000ULL * (i + 1);
   *count = pages;

@@ -118,10 +118,13 @@ std::vector<GpuReading> GpuHealthProbe::Probe() {
     if (reading.ecc_dbe_volatile > 0)
       problems.push_back(Plural(reading.ecc_dbe_volatile, "uncorrectable ECC error since boot",
                                 "uncorrectable ECC errors since boot"));
+    // Asked with no buffer, NVML gives the count (and says the buffer was too small when some).
     unsigned pages = 0;
-    if (api.get_retired_pages &&
-        api.get_retired_pages(device, nvml::kRetiredDoubleBit, &pages, nullptr) == nvml::kSuccess)
-      reading.retired_pages_dbe = pages;
+    if (api.get_retired_pages) {
+      nvml::Return got = api.get_retired_pages(device, nvml::kRetiredDoubleBit, &pages, nullptr);
+      if (got == nvml::kSuccess || got == nvml::kErrorInsufficientSize)
+        reading.retired_pages_dbe = pages;
+    }
     int pending = 0;
     if (api.get_retired_pending && api.get_retired_pending(device, &pending) == nvml::kSuccess)
       reading.retired_pages_pending = pending != 0;

@@ -12,6 +12,7 @@ namespace drover::agent::nvml {
 
 using Return = int;  // nvmlReturn_t
 constexpr Return kSuccess = 0;
+constexpr Return kErrorInsufficientSize = 7;
 constexpr Return kErrorTimeout = 10;  // NVML_ERROR_TIMEOUT: no event within the wait
 constexpr Return kErrorGpuIsLost = 15;
 struct DeviceSt;

@@ -93,6 +93,9 @@ struct ProcessSpec {
   std::vector<PropagatedLimit> propagated_limits;
   std::string propagate_prefix = "droverstepd: error: ";
   std::vector<int> default_signals = EverySignal();  // reset to SIG_DFL; the mask is emptied
+  // An open mount namespace (the job's private /tmp, job_container.h) the child enters with
+  // setns(2) once joined, before it becomes the user; -1: the caller's.
+  int mount_namespace = -1;
   // srun --mem-bind: set_mempolicy(2) before exec; `nodes` is the NUMA node mask (nodes 0-63).
   struct MemoryPolicy {
     int mode = 0;  // MPOL_BIND or MPOL_PREFERRED

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -174,7 +175,7 @@ void Handshake(Pipes pipes, std::string* note, size_t& note_size) {
 }
 
 // Makes `source` descriptor `target`; false with errno set, `opening` true when the open failed.
-bool Place(const StdioSource& source, int target, bool& opening) {
+bool Place(const StdioSource& source, int target, bool& opening, int root) {
   opening = false;
   int fd = target;
   switch (source.kind) {
@@ -185,7 +186,9 @@ bool Place(const StdioSource& source, int target, bool& opening) {
       break;
     case StdioSource::kFile:
       opening = true;
-      fd = ::open(source.path.c_str(), source.flags | O_CLOEXEC, 0644);
+      fd = root >= 0 && source.path.starts_with('/')
+               ? ::openat(root, source.path.c_str() + 1, source.flags | O_CLOEXEC, 0644)
+               : ::open(source.path.c_str(), source.flags | O_CLOEXEC, 0644);
       if (fd < 0) return false;
       opening = false;
       break;
@@ -214,7 +217,7 @@ void PlaceStdio(const Plan& plan, int report) {
                {spec.stdin_source, STDIN_FILENO, SpawnPhase::kStdin}};
   for (const Slot& slot : slots) {
     bool opening = false;
-    if (!Place(slot.source, slot.target, opening))
+    if (!Place(slot.source, slot.target, opening, plan.host_root))
       Fail(plan, report, opening ? slot.phase : SpawnPhase::kRedirect, errno, "dup2");
   }
 }
@@ -322,6 +325,11 @@ void Run(Plan& plan, Pipes pipes) {
   if (const char* call = MakeSession(spec))
     Fail(plan, pipes.report, SpawnPhase::kSession, errno, call);
   Handshake(pipes, spec.stderr_note ? &plan.note : nullptr, plan.note_size);
+  if (spec.mount_namespace >= 0) {
+    plan.host_root = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (::setns(spec.mount_namespace, CLONE_NEWNS) != 0)
+      Fail(plan, pipes.report, SpawnPhase::kSession, errno, "setns (the job's private /tmp)");
+  }
   if (spec.umask) ::umask(*spec.umask);
   for (const ResourceLimit& limit : spec.limits) {
     rlimit value{limit.soft, limit.hard};

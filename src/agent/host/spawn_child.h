@@ -19,6 +19,10 @@ struct Plan {
   char* task_pid_slot = nullptr;  // where the pid's digits go
   std::string note;               // room for the spec's stderr_note, allocated before the fork
   size_t note_size = 0;           // what the child read of it
+  // The child's: the caller's root, kept open before it enters the job's mount namespace, so the
+  // output files are the paths the user gave, not ones under the job's private /tmp (as Slurm's
+  // slurmstepd opens them before the job's namespace).
+  int host_root = -1;
 };
 Plan MakePlan(const ProcessSpec& spec);
 

@@ -75,6 +75,7 @@ Result<Spawned> ForkBatchShell(const ShellPlan& plan, const std::function<Status
   spec.umask = UmaskFor(plan.environment);
   spec.propagated_limits = plan.limits;
   spec.stderr_prefix = kStderrPrefix;
+  spec.mount_namespace = plan.mount_namespace;
   return Spawn(spec, join);
 }
 

@@ -32,6 +32,7 @@ struct ShellPlan {
   std::string stdout_path, stderr_path, stdin_path;
   OpenMode open_mode = OpenMode::kTruncate;
   std::vector<PropagatedLimit> limits;  // --propagate, PropagateResourceLimits
+  int mount_namespace = -1;             // the job's private /tmp (job_container.h); -1: none
 };
 
 // Forks the batch shell. The child makes its own session, then waits while the parent runs

@@ -339,6 +339,22 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
            launch.devices_denied.push_back({195, static_cast<uint32_t>(minor)});
          return OkStatus();
        }},
+      {"container_base", TextField(&L::container_base)},
+      {"container_dir", TextField(&L::container_dir)},
+      {"container_dirs",
+       [](L& launch, const std::string& text) -> Status {
+         launch.container_dirs.clear();
+         for (std::string_view item : Split(text, ','))
+           if (!item.empty()) launch.container_dirs.emplace_back(item);
+         return OkStatus();
+       }},
+      {"container_auto_base",
+       [](L& launch, const std::string& text) -> Status {
+         if (text != "0" && text != "1")
+           return MakeError(fmt::format("expected 0 or 1, found '{}'", Escape(text)));
+         launch.container_auto_base = text == "1";
+         return OkStatus();
+       }},
       {"prolog", TextField(&L::prolog)},
       {"epilog", TextField(&L::epilog)},
       {"kill_wait", IntegerField(&L::kill_wait_seconds)},
@@ -433,6 +449,12 @@ Status WriteLaunch(const fs::path& job_dir, const BatchLaunch& launch) {
   std::vector<std::string> denied;
   for (const DeviceNumber& device : launch.devices_denied) denied.push_back(DeviceText(device));
   Line(out, "devices_denied", Join(denied, ","));
+  if (!launch.container_base.empty()) {
+    Line(out, "container_base", launch.container_base);
+    Line(out, "container_dir", launch.container_dir);
+    Line(out, "container_dirs", Join(launch.container_dirs, ","));
+    Line(out, "container_auto_base", launch.container_auto_base ? "1" : "0");
+  }
   if (!launch.prolog.empty()) Line(out, "prolog", launch.prolog);
   if (!launch.epilog.empty()) Line(out, "epilog", launch.epilog);
   Line(out, "kill_wait", std::to_string(launch.kill_wait_seconds));

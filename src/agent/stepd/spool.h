@@ -56,6 +56,10 @@ namespace drover::agent {
 //                                   it was not given; ConstrainDevices). An older agent's
 //                                   gpu_minors_denied=2,3 reads as 195:2,195:3
 //                                   (gpu_minors, the given ones, is ignored)
+//   container_base=/var/nvme/jobs   JobContainerType=job_container/tmpfs: BasePath, and
+//   container_dir=/var/nvme/jobs/12 the job's directory under it; the job runs in a mount
+//   container_dirs=/tmp,/dev/shm    namespace of its own in which these are private
+//   container_auto_base=1           (job_container.h); AutoBasePath. Empty base: none
 //   prolog=/path  epilog=/path      run as the supervisor's user (root) before / after
 //   kill_wait=30                    seconds from SIGTERM to SIGKILL on cancel (KillWait)
 //   prolog_epilog_timeout=N         PrologEpilogTimeout: the prolog or epilog is killed and has
@@ -96,6 +100,9 @@ struct BatchLaunch {
   uint64_t over_memory_kill_mib = 0;
   uint64_t memory_poll_seconds = 30;
   std::vector<DeviceNumber> devices_denied;
+  std::string container_base, container_dir;  // job_container/tmpfs; empty base: none
+  std::vector<std::string> container_dirs;
+  bool container_auto_base = false;
   std::string prolog, epilog;  // empty: none
   uint32_t kill_wait_seconds = 30;
   uint32_t prolog_epilog_timeout_seconds = 0;

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "agent/host/cgroup.h"
+#include "agent/host/job_container.h"
 #include "agent/host/job_env.h"
 #include "agent/stepd/batch_shell.h"
 #include "agent/stepd/user_environment.h"
@@ -131,6 +132,8 @@ class Supervisor {
   std::string RunProgram(const std::string& program, std::string_view context);
   std::vector<std::string> ProgramEnvironment(std::string_view context) const;
   void SetUpCgroup();
+  std::string SetUpContainer();
+  void RemoveContainer();
   Status Join(pid_t pid);
   void RunJob(const std::optional<ProcessUser>& user, BatchStatus& status);
   std::vector<std::string> JobEnvironment(const std::optional<ProcessUser>& user);
@@ -152,6 +155,8 @@ class Supervisor {
   Phase phase_ = Phase::kPrologue;
   CgroupHierarchy hierarchy_;
   std::optional<JobCgroup> cgroup_;
+  std::optional<JobContainer> container_;  // job_container/tmpfs, once made
+  int mount_namespace_ = -1;               // the container's, open for the batch shell
   bool cancelled_ = false;
   std::optional<Clock::time_point> kill_deadline_;
   std::optional<Clock::time_point> memory_check_at_;  // OverMemoryKill's next look
@@ -334,6 +339,33 @@ void Supervisor::SetUpCgroup() {
   }
 }
 
+// JobContainerType=job_container/tmpfs: the job's private /tmp and /dev/shm. Empty when made (or
+// not asked for); else why not, which fails the job as a failed prolog does (the node drains).
+std::string Supervisor::SetUpContainer() {
+  if (launch_.container_base.empty()) return "";
+  JobContainer container{launch_.container_base, launch_.container_dir, launch_.container_dirs,
+                         launch_.container_auto_base};
+  if (Status made = CreateJobContainer(container); !made)
+    return fmt::format("job_container/tmpfs: {}", made.error());
+  container_ = std::move(container);
+  auto opened = OpenJobNamespace(*container_);
+  if (!opened) {
+    RemoveContainer();
+    return fmt::format("job_container/tmpfs: {}", opened.error());
+  }
+  mount_namespace_ = *opened;
+  Log("private {} under {}", drover::Join(launch_.container_dirs, ","), launch_.container_dir);
+  return "";
+}
+
+void Supervisor::RemoveContainer() {
+  if (mount_namespace_ >= 0) ::close(mount_namespace_);
+  mount_namespace_ = -1;
+  if (!container_) return;
+  if (Status removed = RemoveJobContainer(*container_); !removed) Log("{}", removed.error());
+  container_.reset();
+}
+
 // Puts the batch shell into the job's cgroup; where that fails, tracks it by session instead.
 Status Supervisor::Join(pid_t pid) {
   Status added = cgroup_->AddProcess(pid);
@@ -476,6 +508,7 @@ void Supervisor::RunJob(const std::optional<ProcessUser>& user, BatchStatus& sta
   // ReadLaunch checked every entry.
   for (const std::string& entry : launch_.rlimits)
     if (auto limit = ParsePropagatedLimit(entry)) plan.limits.push_back(std::move(*limit));
+  plan.mount_namespace = mount_namespace_;
   phase_ = Phase::kJob;
   status.start_time = std::time(nullptr);
   auto shell = ForkBatchShell(plan, [this](pid_t pid) { return Join(pid); });
@@ -538,6 +571,10 @@ BatchStatus Supervisor::Run() {
     } else if (cancelled_) {
       status.cancelled = true;
       status.reason = "cancelled before the batch script started";
+    } else if (std::string failure = SetUpContainer(); !failure.empty()) {
+      status.prolog_failed = true;  // the node cannot run jobs: drained, the job requeued
+      status.reason = failure;
+      Log("{}", failure);
     } else {
       SetUpCgroup();
       RunJob(*credentials, status);
@@ -550,6 +587,7 @@ BatchStatus Supervisor::Run() {
       }
   }
   if (cgroup_) RemoveCgroup();
+  RemoveContainer();
   if (Status written = WriteStatus(job_dir_, status); !written) Log("{}", written.error());
   Log("done: exit code {}, signal {}{}", status.exit_code, status.signal,
       status.reason.empty() ? "" : ", " + status.reason);

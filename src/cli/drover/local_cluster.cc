@@ -176,7 +176,8 @@ Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int por
       << ",socket=" << (state / "run" / "auth.socket").string() << "\n"
       << "SlurmUser=" << Me().user << "\n";
   std::ofstream(state / "slurm.conf") << out.str();
-  for (const char* companion : {"gres.conf", "topology.conf", "cgroup.conf"}) {
+  for (const char* companion :
+       {"gres.conf", "topology.conf", "cgroup.conf", "job_container.conf"}) {
     std::error_code error;
     if (fs::exists(dir / companion))
       fs::copy_file(dir / companion, state / companion, fs::copy_options::overwrite_existing,
