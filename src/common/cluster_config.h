@@ -253,6 +253,7 @@ struct GpuDevice {
   // What the node's agent found (NVML), once it registered; empty from the configuration.
   std::string uuid, name, pci_bus_id;
   uint64_t memory_mb = 0;
+  int minor = -1;  // reported: the device file's number, matched to File='s index; -1: none
   bool operator==(const GpuDevice&) const = default;
 };
 

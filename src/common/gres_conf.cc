@@ -135,7 +135,7 @@ void AddGpus(const GresLine& gres, const SourceLocation& where, NodeConfig& node
     for (const GpuDevice& gpu : node.gpus) next = std::max(next, gpu.index + 1);
     for (uint64_t i = 0; i < gres.count.value_or(1) && i < 4096; ++i)
       added.push_back(
-          {gres.type, next + static_cast<int>(i), "", gres.cores, gres.links, "", "", "", 0});
+          {gres.type, next + static_cast<int>(i), "", gres.cores, gres.links, "", "", "", 0, -1});
   }
   for (const std::string& file : gres.files) {
     auto index = DeviceIndex(file);
@@ -145,7 +145,7 @@ void AddGpus(const GresLine& gres, const SourceLocation& where, NodeConfig& node
                                            file));
       return;
     }
-    added.push_back({gres.type, *index, file, gres.cores, gres.links, "", "", "", 0});
+    added.push_back({gres.type, *index, file, gres.cores, gres.links, "", "", "", 0, -1});
   }
   for (GpuDevice& gpu : added) {
     for (const GpuDevice& existing : node.gpus) {
@@ -268,7 +268,7 @@ void FinishGpus(ClusterConfig& config, Diagnostics& diagnostics) {
     for (const GresSpec& gres : node.gres) {
       if (gres.name != "gpu") continue;
       for (uint64_t i = 0; i < gres.count && index < 4096; ++i)
-        node.gpus.push_back({gres.type, index++, "", {}, {}, "", "", "", 0});
+        node.gpus.push_back({gres.type, index++, "", {}, {}, "", "", "", 0, -1});
     }
   }
   for (const auto& [key, names] : problems) {

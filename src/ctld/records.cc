@@ -308,6 +308,7 @@ NodeStatus FromProto(const v1::NodeStatus& node) {
   out.down = node.down();
   out.drain = node.drain();
   out.drained_by_health = node.drained_by_health();
+  out.health_latched = node.health_latched();
   out.not_responding = node.not_responding();
   out.reason = node.reason();
   out.reason_time = node.reason_time();

@@ -152,6 +152,7 @@ TEST(Records, NodeStatusRoundTrip) {
   node.registered = true;
   node.drain = true;
   node.drained_by_health = true;
+  node.health_latched = true;  // an XID: held until an operator resumes, across restarts
   node.not_responding = true;
   node.reason = "bad disk";
   node.reason_time = 1'700'000'000;
@@ -166,6 +167,7 @@ TEST(Records, NodeStatusRoundTrip) {
   EXPECT_TRUE(back.registered);
   EXPECT_FALSE(back.down);
   EXPECT_TRUE(back.drained_by_health);
+  EXPECT_TRUE(back.health_latched);
   EXPECT_EQ(back.reason, "bad disk");
   EXPECT_EQ(back.reason_uid, 7u);
   EXPECT_EQ(back.last_heard, 1'700'000'050);

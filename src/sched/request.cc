@@ -42,6 +42,8 @@ int NodeCount(const JobSpec& job, const PartitionConfig& partition, const NodeMa
     }
   }
   uint32_t cap = job.max_nodes ? std::max(job.max_nodes, job.min_nodes) : UINT32_MAX;
+  // A task does not span nodes: -n N holds the job to N nodes at most, as in Slurm.
+  if (job.ntasks_given && job.ntasks > 0) cap = std::min(cap, std::max(job.ntasks, job.min_nodes));
   return static_cast<int>(std::min(nodes, cap));
 }
 
@@ -75,11 +77,14 @@ NodeMaxima MaximaOf(const ClusterConfig& cluster, const PartitionConfig& partiti
   for (int n : partition.nodes) {
     const NodeConfig& node = cluster.nodes[n];
     most.cpus = std::max(most.cpus, node.cpus);
-    most.gpus = std::max(most.gpus, static_cast<int>(node.gpus.size()));
+    int gpus = static_cast<int>(node.gpus.size());
+    if (gpus > 0) most.gpus = most.gpus ? std::min(most.gpus, gpus) : gpus;
     here.clear();
     for (const GpuDevice& gpu : node.gpus) ++here[gpu.type];
-    for (const auto& [type, count] : here)
-      most.gpus_of_type[type] = std::max(most.gpus_of_type[type], count);
+    for (const auto& [type, count] : here) {
+      auto [it, added] = most.gpus_of_type.emplace(type, count);
+      if (!added) it->second = std::min(it->second, count);
+    }
   }
   return most;
 }

@@ -22,7 +22,9 @@ struct ResolvedRequest {
   uint64_t total_cpus = 0, total_gpus = 0;
 };
 
-// The most CPUs and GPUs (by type, and of any type) of any one node of a partition.
+// A partition's node sizes for spreading a job: the most CPUs of any one node, and the fewest
+// GPUs (by type, and of any type) of a node that has some — GPUs spread over that many per
+// node fit on any node that has them.
 struct NodeMaxima {
   int cpus = 0;
   int gpus = 0;

@@ -26,6 +26,7 @@ void ToProto(const NodeInfo& node, v1::NodeStatus* out) {
   out->set_reboot_requested(node.reboot_requested);
   out->set_boot_time(node.boot_time);
   out->set_next_state(node.next_state);
+  out->set_health_latched(node.health_latched);
 }
 
 void ToProto(const NodeListing& listing, v1::NodeList* out) {

@@ -53,12 +53,13 @@ struct NodeInfo {
   uint32_t weight = 0;
   std::string features, active_features;  // comma lists
   std::string comment, extra;
-  std::string gres;  // slurm.conf's Gres=, as scontrol show node prints it
+  std::string gres;  // the GPUs by type and socket, else slurm.conf's Gres= (views/nodes.cc)
   // scontrol reboot: pending (REBOOT_REQUESTED) and the state to take after it; the agent's
   // last boot (its registration after a reboot).
   bool reboot_requested = false;
   int64_t boot_time = 0;
   std::string next_state;
+  bool health_latched = false;  // a GPU's trouble holds the health drain
 };
 
 struct NodeListing {

@@ -72,9 +72,9 @@ TEST(PartitionCodec, EveryFieldInItsPlace) {
 }
 
 TEST(NodeCodec, EveryFieldInItsPlace) {
-  NodeInfo info{"n7",      "DRAINING*", true,    true,   true,    true,  true,  "fan",
-                1000,      7,           2000,    {4, 9}, "MAINT", 5,     "a,b", "a",
-                "new fan", "rack 3",    "gpu:4", true,   3000,    "DOWN"};
+  NodeInfo info{"n7",      "DRAINING*", true,    true,   true,    true,   true,  "fan",
+                1000,      7,           2000,    {4, 9}, "MAINT", 5,      "a,b", "a",
+                "new fan", "rack 3",    "gpu:4", true,   3000,    "DOWN", true};
   NodeListing listing{42, {info}};
   v1::NodeList list;
   ToProto(listing, &list);
@@ -100,6 +100,7 @@ TEST(NodeCodec, EveryFieldInItsPlace) {
   EXPECT_TRUE(out.reboot_requested());
   EXPECT_EQ(out.boot_time(), 3000);
   EXPECT_EQ(out.next_state(), "DOWN");
+  EXPECT_TRUE(out.health_latched());
 }
 
 TEST(ReservationCodec, EveryFieldInItsPlace) {

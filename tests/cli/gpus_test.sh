@@ -66,7 +66,11 @@ done
 reason=$(sinfo -h -N -n node2 -o %E)
 [ "$reason" = "gpu 1 (GPU-node2-b): XID 79" ] || fail "drain reason: $reason"
 scancel "$job"
-sleep 2.5
+for _ in $(seq 1 300); do
+  [ "$(sinfo -h -N -n node2 -o %T)" = drained ] && break
+  sleep 0.1
+done
+sleep 2.5  # probes that find nothing new since
 [ "$(sinfo -h -N -n node2 -o %T)" = drained ] || fail "not held drained: $(sinfo -N)"
 scontrol update nodename=node2 state=resume
 [ "$(sinfo -h -N -n node2 -o %T)" = idle ] || fail "not resumed: $(sinfo -N)"

@@ -295,8 +295,10 @@ TEST_F(ClusterTest, NvmlIdentityReachesTheControllerAndAnXidDrainsTheNode) {
     ~Remove() { fs::remove(path); }
   } remove{conf};
   int writes = 0;
+  // Written beside and renamed over: the agents read it on every NVML call, never half-written.
   auto describe = [&](const std::string& n2_gpu3) {
-    std::ofstream out(conf, std::ios::trunc);
+    fs::path next = conf.string() + ".new";
+    std::ofstream out(next, std::ios::trunc);
     out << "#" << std::string(++writes, '.') << "\n";
     for (std::string node : {"n1", "n2"}) {
       out << "node " << node << "\n";
@@ -305,6 +307,8 @@ TEST_F(ClusterTest, NvmlIdentityReachesTheControllerAndAnXidDrainsTheNode) {
             << " bus=" << 0x18 + i << " cpus=" << (i < 2 ? "0-3" : "4-7")
             << (node == "n2" && i == 3 ? " " + n2_gpu3 : "") << "\n";
     }
+    out.close();
+    fs::rename(next, conf);
   };
   describe("");
   setenv("FAKE_NVML_CONFIG", conf.c_str(), 1);  // the agents inherit it

@@ -164,6 +164,7 @@ bool ControllerLink::Register() {
     identity->set_uuid(gpu.uuid);
     identity->set_memory_mb(gpu.memory_mb);
     identity->set_pci_bus_id(gpu.pci_bus_id);
+    if (gpu.minor >= 0) identity->set_minor(gpu.minor);
     for (int core : gpu.cores) identity->add_cores(core);
     for (int link : gpu.links) identity->add_links(link);
   }

@@ -207,12 +207,17 @@ Result<agent::AgentOptions> AgentOptionsFor(const agent::DaemonOptions& options,
 }
 
 void PrintNodeSummary(const std::string& node, const agent::HostInfo& host,
-                      const agent::GpuDiscovery& gpus, const agent::AgentOptions& agent_options) {
+                      const agent::GpuDiscovery& gpus, const agent::AgentOptions& agent_options,
+                      bool job_container) {
   agent::CgroupHierarchy cgroups = agent::DetectCgroups(agent_options.cgroup_root);
   fmt::print(stderr, "droverd: node {}: {} CPUs, {} MiB, {} GPUs ({}{}{}); cgroups: {}{}{}\n", node,
              host.cpus, host.memory_mb, gpus.gpus.size(), agent::GpuSourceName(gpus.source),
              gpus.note.empty() ? "" : ": ", gpus.note, agent::CgroupModeName(cgroups.mode),
              cgroups.reason.empty() ? "" : " — ", cgroups.reason);
+  if (geteuid() != 0 && job_container)
+    fmt::print(stderr,
+               "droverd: warning: JobContainerType=job_container/tmpfs needs droverd to run as "
+               "root: jobs on this node get no private /tmp\n");
   if (geteuid() != 0)
     fmt::print(stderr,
                "droverd: running as uid {}, not root: only uid {}'s jobs can run here; others "
@@ -357,7 +362,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "droverd: error: {}\n", agent_options.error());
     return 1;
   }
-  PrintNodeSummary(options.node, *host, gpus, *agent_options);
+  PrintNodeSummary(options.node, *host, gpus, *agent_options, cluster.settings.job_container.tmpfs);
   agent::Agent agent(cluster, node, *host, gpus, *agent_options);
   return Serve(options, cluster, config, agent);
 }

@@ -122,11 +122,14 @@ void StepSession::FindCgroup() {
 }
 
 // job_container/tmpfs: the tasks enter the job's namespace (its private /tmp), which the job's
-// supervisor makes after the prolog: a step that comes first waits for it, up to 30 s.
+// supervisor makes after the prolog: a step that comes first waits for it, up to 30 s past
+// PrologEpilogTimeout (5 minutes without one).
 Status StepSession::FindContainer() {
   std::optional<JobContainer> container = agent_.ContainerFor(job_id_);
   if (!container || ::getuid() != 0) return OkStatus();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int64_t prolog = agent_.cluster_.settings.prolog_epilog_timeout_seconds;
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(prolog ? prolog + 30 : 300);
   while (!IsJobNamespace(*container)) {
     if (std::chrono::steady_clock::now() > deadline)
       return Fail(fmt::format("job {}: its private /tmp (job_container/tmpfs) is not ready at {}",

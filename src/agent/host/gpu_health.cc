@@ -150,7 +150,9 @@ std::vector<GpuReading> GpuHealthProbe::Probe() {
     unsigned long long reasons = 0;
     if (api.get_throttle_reasons && api.get_throttle_reasons(device, &reasons) == nvml::kSuccess)
       reading.throttle_reasons = reasons & ~0x3ULL;  // not idle, not application clocks
-    if (reading.throttle_reasons & kDrainingThrottleReasons) {
+    watched.throttled =
+        reading.throttle_reasons & kDrainingThrottleReasons ? watched.throttled + 1 : 0;
+    if (watched.throttled >= kThrottledProbes) {
       std::vector<std::string> kinds;
       if (reading.throttle_reasons & 0x8) kinds.push_back("hardware slowdown");
       if (reading.throttle_reasons & 0x40) kinds.push_back("thermal");

@@ -42,8 +42,10 @@ struct GpuReading {
 bool IsFatalXid(uint32_t xid);
 
 // Hardware slowdowns that drain: NVML's HwSlowdown, HwThermalSlowdown and HwPowerBrakeSlowdown
-// bits. Software power capping and thermal slowdown only show in the metrics.
+// bits, seen in kThrottledProbes probes in a row (a power spike sets them for a moment).
+// Software power capping and thermal slowdown only show in the metrics.
 constexpr uint64_t kDrainingThrottleReasons = 0x8 | 0x40 | 0x80;
+constexpr int kThrottledProbes = 3;
 
 class GpuHealthProbe {
  public:
@@ -61,6 +63,7 @@ class GpuHealthProbe {
     uint64_t xid_errors = 0;
     uint32_t last_xid = 0;
     std::vector<unsigned> active_links;  // at discovery
+    int throttled = 0;                   // probes in a row that saw a draining slowdown
   };
   GpuHealthProbe() = default;
   void DrainEvents(std::vector<GpuReading>& readings);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,7 +27,31 @@ std::string Errno(const char* call) {
   return fmt::format("{}: {}", call, std::strerror(errno));
 }
 
-// `path` is a mount point whose propagation is private (no "shared:" in its mountinfo line).
+// mountinfo writes a space, tab, newline and backslash in a path as \040, \011, \012, \134.
+std::string Unescape(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 3 < text.size()) {
+      int value = 0;
+      bool octal = true;
+      for (size_t k = 1; k <= 3; ++k) {
+        char c = text[i + k];
+        octal = octal && c >= '0' && c <= '7';
+        value = value * 8 + (c - '0');
+      }
+      if (octal) {
+        out += static_cast<char>(value);
+        i += 3;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+// `path` (canonical) is a mount point whose propagation is private (no "shared:" in its
+// mountinfo line).
 bool PrivateMountPoint(const std::string& path) {
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
@@ -36,7 +61,7 @@ bool PrivateMountPoint(const std::string& path) {
     std::istringstream words(line);
     std::string id, parent, device, root, point;
     words >> id >> parent >> device >> root >> point;
-    if (point != path) continue;
+    if (Unescape(point) != path) continue;
     found = true;  // the last line for a point is the mount on top
     shared = line.find(" shared:") != std::string::npos && line.find(" shared:") < line.find(" - ");
   }
@@ -93,6 +118,32 @@ std::string PrivateCopyOf(const JobContainer& container, const std::string& dir)
   return container.job_dir + "/" + name;
 }
 
+// BasePath must be root's and no one else's to write: jobs' directories are made in it as root,
+// and a path another user could change under them would let that user redirect root's chmod
+// and mounts.
+Status CheckBase(const std::string& base) {
+  struct stat info {};
+  if (::lstat(base.c_str(), &info) != 0)
+    return MakeError(fmt::format("cannot examine BasePath {}: {}", base, std::strerror(errno)));
+  if (S_ISLNK(info.st_mode)) {
+    // A symbolic link the site made (root's) is followed; anyone else's is refused.
+    if (info.st_uid != 0)
+      return MakeError(
+          fmt::format("BasePath {} is a symbolic link owned by uid {}: make it "
+                      "root's or name its target",
+                      base, info.st_uid));
+    if (::stat(base.c_str(), &info) != 0)
+      return MakeError(fmt::format("cannot follow BasePath {}: {}", base, std::strerror(errno)));
+  }
+  if (!S_ISDIR(info.st_mode)) return MakeError(fmt::format("BasePath {} is not a directory", base));
+  if (info.st_uid != ::geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)))
+    return MakeError(
+        fmt::format("BasePath {} must be owned by root and writable by no one else "
+                    "(chown root {}; chmod go-w {})",
+                    base, base, base));
+  return OkStatus();
+}
+
 Status CreateJobContainer(const JobContainer& container) {
   std::error_code error;
   if (!fs::is_directory(container.base, error)) {
@@ -107,11 +158,18 @@ Status CreateJobContainer(const JobContainer& container) {
           fmt::format("cannot create BasePath {}: {}", container.base, error.message()));
     ::chmod(container.base.c_str(), 0755);
   }
-  if (Status made = MakeBasePrivate(container.base); !made) return made;
-  fs::create_directories(container.job_dir, error);
-  if (error)
-    return MakeError(fmt::format("cannot create {}: {}", container.job_dir, error.message()));
-  ::chmod(container.job_dir.c_str(), 0700);
+  if (Status safe = CheckBase(container.base); !safe) return safe;
+  char real[PATH_MAX];
+  if (!::realpath(container.base.c_str(), real))
+    return MakeError(
+        fmt::format("cannot resolve BasePath {}: {}", container.base, std::strerror(errno)));
+  if (Status made = MakeBasePrivate(real); !made) return made;
+  // A directory left by an earlier run of the job (a restart of the node) is not handed on.
+  if (fs::exists(fs::symlink_status(container.job_dir, error)))
+    if (Status removed = RemoveJobContainer(container); !removed) return removed;
+  fs::create_directories(fs::path(container.job_dir).parent_path(), error);  // emulated nodes
+  if (::mkdir(container.job_dir.c_str(), 0700) != 0)
+    return MakeError(fmt::format("cannot create {}: {}", container.job_dir, std::strerror(errno)));
   std::vector<std::string> copies;
   for (const std::string& dir : container.dirs) {
     copies.push_back(PrivateCopyOf(container, dir));
@@ -132,7 +190,11 @@ Status CreateJobContainer(const JobContainer& container) {
     return MakeError(Errno("pipe"));
   }
   pid_t child = ::fork();
-  if (child < 0) return MakeError(Errno("fork"));
+  if (child < 0) {
+    std::string failure = Errno("fork");
+    for (int end : {ready[0], ready[1], done[0], done[1]}) ::close(end);
+    return MakeError(failure);
+  }
   if (child == 0) {
     ::close(ready[0]);
     ::close(done[1]);
@@ -191,7 +253,9 @@ Result<int> OpenJobNamespace(const JobContainer& container) {
 
 Status RemoveJobContainer(const JobContainer& container) {
   std::string ns = container.NamespaceFile();
-  if (::umount2(ns.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
+  // EINVAL: not a mount (never bound); but still a namespace there means it could not be let go.
+  if (::umount2(ns.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0 &&
+      ((errno != EINVAL && errno != ENOENT) || IsJobNamespace(container)))
     return MakeError(fmt::format("cannot unmount {}: {}", ns, std::strerror(errno)));
   std::error_code error;
   fs::remove_all(container.job_dir, error);

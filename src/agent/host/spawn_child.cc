@@ -327,6 +327,7 @@ void Run(Plan& plan, Pipes pipes) {
   Handshake(pipes, spec.stderr_note ? &plan.note : nullptr, plan.note_size);
   if (spec.mount_namespace >= 0) {
     plan.host_root = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (plan.host_root < 0) Fail(plan, pipes.report, SpawnPhase::kSession, errno, "open /");
     if (::setns(spec.mount_namespace, CLONE_NEWNS) != 0)
       Fail(plan, pipes.report, SpawnPhase::kSession, errno, "setns (the job's private /tmp)");
   }

@@ -276,6 +276,8 @@ NodeRegistered NodeRegisteredOf(const v1::RegisterRequest& request) {
     gpu.uuid = Bounded(found.uuid());
     gpu.pci_bus_id = Bounded(found.pci_bus_id());
     gpu.memory_mb = found.memory_mb();
+    if (found.has_minor() && found.minor() >= 0 && found.minor() < (1 << 20))
+      gpu.minor = found.minor();
     for (int core : found.cores())
       if (core >= 0 && core < kMostGpuCores) gpu.cores.push_back(core);
     std::sort(gpu.cores.begin(), gpu.cores.end());

@@ -81,6 +81,7 @@ Engine::Engine(std::shared_ptr<const ClusterConfig> shared, const Clock& clock,
 EngineOutput Engine::Apply(std::vector<Event> events, bool may_schedule) {
   EngineOutput out;
   for (const Event& event : events) std::visit([&](const auto& e) { On(e, out); }, event);
+  MergeRegisteredGpus(out);
   if (may_schedule) MaybeSchedule(out);
   MailChanges(out);
   std::sort(out.changed_jobs.begin(), out.changed_jobs.end());
@@ -138,7 +139,7 @@ void Engine::RestoreNode(int node, const NodeStatus& status) {
   nodes_[node].jobs = std::move(jobs);
   nodes_[node].registered = false;  // until its agent registers again
   nodes_[node].last_heard = clock_.Now();
-  if (status.weight || status.features || status.active_features || !status.reported_gpus.empty()) {
+  if (status.weight || status.features || status.active_features) {
     auto next = std::make_shared<ClusterConfig>(*config_);
     ApplyNodeOverrides(status, next->nodes[node]);
     config_ = std::move(next);

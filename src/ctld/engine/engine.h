@@ -327,6 +327,8 @@ class Engine : private sched::JobOutcomes {
   void EndPreempted(Job& job, EngineOutput& out);  // requeued or cancelled, as its mode says
   std::vector<sched::AdvanceReservation> SchedulerReservations() const;
   void CheckNodeLiveness(EngineOutput& out);
+  // The GPUs the batch's registrations reported, merged into one new configuration.
+  void MergeRegisteredGpus(EngineOutput& out);
   void AccrueUsage();
   // Adds `seconds` of the running job's billing TRES to its association's usage.
   void Charge(const Job& job, int64_t seconds);
@@ -366,6 +368,7 @@ class Engine : private sched::JobOutcomes {
   bool usage_reset_changed_ = false;   // last_usage_reset_ changed: the store keeps it
   uint64_t next_job_id_;
   bool schedule_requested_ = true;
+  std::vector<int> gpus_reported_;  // nodes whose registration this batch reported new GPUs
   int64_t last_cycle_ = INT64_MIN / 2;
   int64_t last_accrual_ = 0;
   uint64_t cycles_ = 0;

@@ -43,23 +43,47 @@ TEST_F(EngineTest, ReportedGpusJoinTheConfigurationAndJobsRecordTheirUuids) {
   Apply(WithGpus("n1"));
   EXPECT_FALSE(last_.reconfigured);
 
-  uint64_t job = Submit(Gpus(2));
+  JobSpec on_n1 = Gpus(2);
+  on_n1.nodelist = {"n1"};
+  uint64_t job = Submit(on_n1);
   ASSERT_EQ(State(job), JobState::kRunning);
   const Job* record = engine_.FindJob(job);
   ASSERT_EQ(record->allocation.nodes.size(), 1u);
-  int node = record->allocation.nodes[0].node;
-  if (node == 0) {
-    EXPECT_EQ(record->gpu_uuids.at(0), (std::vector<std::string>{"GPU-n1-0", "GPU-n1-1"}));
-  } else {
-    EXPECT_TRUE(record->gpu_uuids.empty());  // n2 reported no UUIDs
-  }
-  // A requeue forgets them with the allocation.
-  RequeueJobs requeue{++token_, Caller{1000, 1000}, {}, false};
+  ASSERT_EQ(record->allocation.nodes[0].node, 0);
+  EXPECT_EQ(record->gpu_uuids.at(0), (std::vector<std::string>{"GPU-n1-0", "GPU-n1-1"}));
+  JobSpec on_n2 = Gpus(2);
+  on_n2.nodelist = {"n2"};
+  uint64_t other = Submit(on_n2);
+  ASSERT_EQ(State(other), JobState::kRunning);
+  EXPECT_TRUE(engine_.FindJob(other)->gpu_uuids.empty());  // n2 reported no UUIDs
+  // A requeue forgets them with the allocation (requeuehold, so that it does not start again).
+  RequeueJobs requeue{++token_, Caller{1000, 1000}, {}, true};
   requeue.filter.job_ids = {job};
   Apply(requeue);
   record = engine_.FindJob(job);
-  for (const auto& [at, uuids] : record->gpu_uuids)
-    EXPECT_EQ(record->allocation.nodes.at(0).node, at);
+  ASSERT_EQ(record->state, JobState::kPending) << "held";
+  EXPECT_TRUE(record->gpu_uuids.empty());
+}
+
+TEST_F(EngineTest, ReportedGpusMatchGresConfFilesByMinor) {
+  NodeConfig node;
+  node.sockets = 1;
+  node.cores_per_socket = 8;
+  for (int minor : {0, 1, 2}) {
+    GpuDevice configured;
+    configured.index = minor;
+    configured.file = "/dev/nvidia" + std::to_string(minor);
+    node.gpus.push_back(configured);
+  }
+  // NVML's order is not the minors' (as on a DGX A100).
+  std::vector<GpuDevice> found = {Found(0, "GPU-a", {}, {}), Found(1, "GPU-b", {}, {}),
+                                  Found(2, "GPU-c", {}, {})};
+  found[0].minor = 0;
+  found[1].minor = 2;
+  found[2].minor = 1;
+  MergeReportedGpus(found, node);
+  EXPECT_EQ(node.gpus[1].uuid, "GPU-c");
+  EXPECT_EQ(node.gpus[2].uuid, "GPU-b");
 }
 
 TEST_F(EngineTest, AReportThatDisagreesWithTheCountChangesNothing) {
@@ -106,6 +130,12 @@ TEST_F(EngineTest, AGpuEventHoldsTheNodeDrainedUntilAnOperatorResumesIt) {
   UpdateNode resume{++token_, Caller{0, 0, true}, "n2", UpdateNode::Action::kResume, ""};
   Apply(resume);
   EXPECT_EQ(NodeStateName(engine_.node(1), false), "IDLE");
+  // On a node an operator drained already, the GPU's trouble joins the reason.
+  UpdateNode drain{++token_, Caller{0, 0, true}, "n2", UpdateNode::Action::kDrain, "maintenance"};
+  Apply(drain);
+  Apply(xid);
+  EXPECT_EQ(engine_.node(1).reason, "maintenance; gpu 1 (GPU-8e6a...): XID 79");
+  Apply(resume);
   // A condition that clears, with the site's DroverGpuHealthResume=yes: not latched.
   Apply(Heartbeat{"n2", false, "gpu 1 (GPU-8e6a...): throttled (thermal)", false, {}});
   EXPECT_EQ(NodeStateName(engine_.node(1), false), "DRAINED");

@@ -195,16 +195,10 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
     }
   }
   // What the agent found of its GPUs (NVML's UUIDs, affinity, links) joins the configuration
-  // the scheduler places by; the configuration is copied only when that changes something.
+  // the scheduler places by, once per batch (MergeRegisteredGpus).
   if (!event.gpus.empty() && event.gpus != node.reported_gpus) {
     node.reported_gpus = event.gpus;
-    NodeConfig merged = base_->nodes[index];
-    MergeReportedGpus(node.reported_gpus, merged);
-    if (merged.gpus != cluster().nodes[index].gpus) {
-      auto next = std::make_shared<ClusterConfig>(cluster());
-      next->nodes[index].gpus = std::move(merged.gpus);
-      Adopt(std::move(next), &out);
-    }
+    gpus_reported_.push_back(index);
   }
   // Jobs the agent runs that this controller does not think run there are ended; jobs it runs
   // that are ours are re-adopted as they are.
@@ -218,6 +212,22 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
   }
   out.changed_nodes.push_back(index);
   schedule_requested_ = true;
+}
+
+// One copy of the configuration for every registration of the batch that changed a node's GPUs
+// (a registration storm after a restart is one Adopt, not one per node).
+void Engine::MergeRegisteredGpus(EngineOutput& out) {
+  if (gpus_reported_.empty()) return;
+  std::shared_ptr<ClusterConfig> next;
+  for (int index : gpus_reported_) {
+    NodeConfig merged = base_->nodes[index];
+    MergeReportedGpus(nodes_[index].reported_gpus, merged);
+    if (merged.gpus == cluster().nodes[index].gpus) continue;
+    if (!next) next = std::make_shared<ClusterConfig>(cluster());
+    next->nodes[index].gpus = std::move(merged.gpus);
+  }
+  gpus_reported_.clear();
+  if (next) Adopt(std::move(next), &out);
 }
 
 void Engine::On(const Heartbeat& event, EngineOutput& out) {
@@ -238,7 +248,14 @@ void Engine::On(const Heartbeat& event, EngineOutput& out) {
     node.reason_uid = 0;
     out.changed_nodes.push_back(index);
   } else if (!event.healthy && node.drained_by_health && event.health_latched) {
+    if (!node.health_latched) out.changed_nodes.push_back(index);
     node.health_latched = true;  // a GPU's trouble joined the program's: it holds the drain
+  } else if (!event.healthy && node.drain && event.health_latched &&
+             node.reason.find(event.health_output) == std::string::npos) {
+    // Drained already (an operator, a reboot): the GPU's trouble is added to the reason, so the
+    // operator who resumes the node sees it.
+    node.reason += (node.reason.empty() ? "" : "; ") + event.health_output;
+    out.changed_nodes.push_back(index);
   } else if (event.healthy && node.drained_by_health) {
     // A latched drain (an XID, or DroverGpuHealthResume=no) stays until an operator resumes.
     if (!node.health_latched) {

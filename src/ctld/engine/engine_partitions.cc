@@ -36,8 +36,11 @@ void MergeReportedGpus(const std::vector<GpuDevice>& reported, NodeConfig& node)
   if (reported.empty() || reported.size() != node.gpus.size()) return;
   for (size_t i = 0; i < node.gpus.size(); ++i) {
     GpuDevice& gpu = node.gpus[i];
-    auto found = std::find_if(reported.begin(), reported.end(),
-                              [&](const GpuDevice& r) { return r.index == gpu.index; });
+    // gres.conf's File= numbers a GPU by its device file: matched by the reported minor; else
+    // by index (NVML's order).
+    auto found = std::find_if(reported.begin(), reported.end(), [&](const GpuDevice& r) {
+      return !gpu.file.empty() && r.minor >= 0 ? r.minor == gpu.index : r.index == gpu.index;
+    });
     const GpuDevice& from = found != reported.end() ? *found : reported[i];
     if (gpu.type.empty()) gpu.type = from.type;
     if (gpu.cores.empty()) gpu.cores = from.cores;

@@ -28,6 +28,7 @@ wire::NodeInfo NodeInfoOf(const NodeStatus& node, const std::string& name, bool 
   info.reboot_requested = node.reboot_requested;
   info.boot_time = node.boot_time;
   info.next_state = node.next_state;
+  info.health_latched = node.health_latched;
   return info;
 }
 
