@@ -16,9 +16,16 @@ export DROVER_TEST_ROOT=/var/tmp
 conf="$(mktemp -d /var/tmp/drover_container_conf_XXXXXX)"
 cleanup_base() {
   while umount -l "$conf/base" 2>/dev/null; do :; done
+  # Never remove through the bind mount of the build's bin directory.
+  if mountpoint -q "$conf/bin"; then umount -l "$conf/bin" || return 0; fi
   rm -rf "$conf"
 }
 trap cleanup_base EXIT
+# The commands, as the jobs run them (srun in the batch script), must be outside /tmp too: a
+# build under /tmp (a CI clone) is reached through a bind mount of its bin directory.
+mkdir "$conf/bin"
+mount --bind "$(cd "$(dirname "$drover")" && pwd)" "$conf/bin"
+drover="$conf/bin/$(basename "$drover")"
 cat > "$conf/slurm.conf" <<CONF
 ClusterName=container
 SlurmctldHost=localhost
