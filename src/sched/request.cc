@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace drover::sched {
 namespace {
@@ -72,18 +74,30 @@ int NodeMaxima::Gpus(std::string_view type) const {
 }
 
 NodeMaxima MaximaOf(const ClusterConfig& cluster, const PartitionConfig& partition) {
+  // Called for every submission: no allocation per node (a node's GPUs are counted by type in
+  // a small list reused from node to node).
   NodeMaxima most;
-  std::map<std::string, int, std::less<>> here;
+  std::vector<std::pair<std::string_view, int>> here;
   for (int n : partition.nodes) {
     const NodeConfig& node = cluster.nodes[n];
     most.cpus = std::max(most.cpus, node.cpus);
     int gpus = static_cast<int>(node.gpus.size());
     if (gpus > 0) most.gpus = most.gpus ? std::min(most.gpus, gpus) : gpus;
     here.clear();
-    for (const GpuDevice& gpu : node.gpus) ++here[gpu.type];
+    for (const GpuDevice& gpu : node.gpus) {
+      auto it = std::find_if(here.begin(), here.end(),
+                             [&](const auto& entry) { return entry.first == gpu.type; });
+      if (it == here.end())
+        here.emplace_back(gpu.type, 1);
+      else
+        ++it->second;
+    }
     for (const auto& [type, count] : here) {
-      auto [it, added] = most.gpus_of_type.emplace(type, count);
-      if (!added) it->second = std::min(it->second, count);
+      auto it = most.gpus_of_type.find(type);
+      if (it == most.gpus_of_type.end())
+        most.gpus_of_type.emplace(std::string(type), count);
+      else
+        it->second = std::min(it->second, count);
     }
   }
   return most;

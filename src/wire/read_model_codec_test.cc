@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "wire/gpu_health_codec.h"
 #include "wire/job_listing_codec.h"
 #include "wire/node_codec.h"
 #include "wire/partition_codec.h"
@@ -101,6 +102,17 @@ TEST(NodeCodec, EveryFieldInItsPlace) {
   EXPECT_EQ(out.boot_time(), 3000);
   EXPECT_EQ(out.next_state(), "DOWN");
   EXPECT_TRUE(out.health_latched());
+}
+
+// The heartbeat's GPU readings: every field there and back, so a field added to one side only
+// fails here.
+TEST(GpuHealthCodec, EveryFieldThereAndBack) {
+  GpuHealth health{3, "GPU-8e6a", 2, 79, 1, 5, 3, true, 1, true, 2, 0x48, true, 71.5, "XID 79"};
+  v1::GpuHealth out;
+  ToProto(health, &out);
+  out = Reread(out);
+  ExpectEveryFieldSet(out);
+  EXPECT_EQ(FromProto(out), health);
 }
 
 TEST(ReservationCodec, EveryFieldInItsPlace) {

@@ -12,6 +12,14 @@ fail() {
   exit 1
 }
 
+# `skip_unless_root WHY`: a test that needs root says why and stops, passing as skipped.
+skip_unless_root() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "SKIP: needs root $1"
+    exit 0
+  fi
+}
+
 cleanup_cluster() {
   "$drover" down --state "$state/cluster" >/dev/null 2>&1 || true
   rm -rf "$state"

@@ -8,10 +8,7 @@
 set -euo pipefail
 drover="$1"
 source "$(dirname "$0")/cluster.sh"
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: needs root to make device nodes and cgroups"
-  exit 0
-fi
+skip_unless_root "to make device nodes and cgroups"
 conf="$(mktemp -d /tmp/drover_devices_conf_XXXXXX)"
 trap 'rm -rf "$conf"' EXIT
 mkdir "$conf/dev"

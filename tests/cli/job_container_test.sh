@@ -6,10 +6,7 @@
 set -euo pipefail
 drover="$1"
 source "$(dirname "$0")/cluster.sh"
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: needs root for mount namespaces"
-  exit 0
-fi
+skip_unless_root "for mount namespaces"
 # The cluster's state, spool and work directory are outside /tmp, which the jobs do not see (a
 # real node's SlurmdSpoolDir is not under /tmp either).
 export DROVER_TEST_ROOT=/var/tmp

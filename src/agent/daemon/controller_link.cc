@@ -11,6 +11,7 @@
 
 #include "auth/tls.h"
 #include "common/text.h"
+#include "wire/gpu_health_codec.h"
 #include "wire/usage_codec.h"
 
 namespace drover::agent {
@@ -194,24 +195,7 @@ void ControllerLink::Heartbeat() {
   request.set_healthy(healthy_);
   request.set_health_output(health_output_);
   request.set_health_latched(health_latched_);
-  for (const GpuReading& reading : gpu_readings_) {
-    v1::GpuHealth* health = request.add_gpus();
-    health->set_index(reading.index);
-    health->set_uuid(reading.uuid);
-    health->set_xid_errors(reading.xid_errors);
-    health->set_last_xid(reading.last_xid);
-    health->set_ecc_dbe_volatile(reading.ecc_dbe_volatile);
-    health->set_ecc_dbe_aggregate(reading.ecc_dbe_aggregate);
-    health->set_retired_pages_dbe(reading.retired_pages_dbe);
-    health->set_retired_pages_pending(reading.retired_pages_pending);
-    health->set_remapped_rows_failure(reading.remapped_rows_failure);
-    health->set_remapped_rows_pending(reading.remapped_rows_pending);
-    health->set_nvlinks_down(reading.nvlinks_down);
-    health->set_throttle_reasons(reading.throttle_reasons);
-    health->set_lost(reading.lost);
-    health->set_temperature_c(reading.temperature_c);
-    health->set_problem(reading.problem);
-  }
+  for (const GpuReading& reading : gpu_readings_) wire::ToProto(reading, request.add_gpus());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   v1::HeartbeatReply reply;

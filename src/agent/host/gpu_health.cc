@@ -2,9 +2,10 @@
 #include "agent/host/gpu_health.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
+
+#include "common/text.h"
 
 namespace drover::agent {
 namespace {
@@ -35,8 +36,8 @@ Result<std::unique_ptr<GpuHealthProbe>> GpuHealthProbe::Open(const std::string& 
                 api.event_set_free && api.event_set_create(&probe->events_) == nvml::kSuccess;
   for (const Gpu& gpu : gpus) {
     if (gpu.uuid.empty()) continue;
-    Watched watched{gpu.index, gpu.uuid, 0, 0, {}};
-    Device device = nullptr;
+    Watched watched{gpu.index, gpu.uuid, nullptr, 0, 0, {}};
+    Device& device = watched.device;
     if (api.get_handle(static_cast<unsigned>(gpu.index), &device) == nvml::kSuccess) {
       if (events) api.register_events(device, nvml::kEventXidCriticalError, probe->events_);
       for (unsigned link = 0; api.get_link_state && link < nvml::kMaxLinks; ++link) {
@@ -62,12 +63,9 @@ void GpuHealthProbe::DrainEvents(std::vector<GpuReading>& readings) {
     nvml::EventData data{};
     if (api.event_set_wait(events_, &data, 0) != nvml::kSuccess) return;
     if (!(data.eventType & nvml::kEventXidCriticalError)) continue;
-    // Which GPU: the handle NVML gave for its index.
+    // Which GPU: the one whose handle the events were registered with.
     for (size_t i = 0; i < gpus_.size(); ++i) {
-      Device device = nullptr;
-      if (api.get_handle(static_cast<unsigned>(gpus_[i].index), &device) != nvml::kSuccess ||
-          device != data.device)
-        continue;
+      if (!gpus_[i].device || gpus_[i].device != data.device) continue;
       auto xid = static_cast<uint32_t>(data.eventData);
       ++gpus_[i].xid_errors;
       gpus_[i].last_xid = xid;
@@ -103,7 +101,7 @@ std::vector<GpuReading> GpuHealthProbe::Probe() {
       problems.push_back(found != nvml::kSuccess
                              ? fmt::format("GPU gone from the bus ({})", api.Describe(found))
                              : fmt::format("GPU replaced: NVML now reports {}", uuid));
-      reading.problem = fmt::format("{}", fmt::join(problems, ", "));
+      reading.problem = Join(problems, ", ");
       continue;
     }
     unsigned long long count = 0;
@@ -116,8 +114,9 @@ std::vector<GpuReading> GpuHealthProbe::Probe() {
         reading.ecc_dbe_aggregate = count;
     }
     if (reading.ecc_dbe_volatile > 0)
-      problems.push_back(Plural(reading.ecc_dbe_volatile, "uncorrectable ECC error since boot",
-                                "uncorrectable ECC errors since boot"));
+      problems.push_back(Plural(reading.ecc_dbe_volatile,
+                                "uncorrectable ECC error since the driver loaded",
+                                "uncorrectable ECC errors since the driver loaded"));
     // Asked with no buffer, NVML gives the count (and says the buffer was too small when some).
     unsigned pages = 0;
     if (api.get_retired_pages) {
@@ -157,13 +156,13 @@ std::vector<GpuReading> GpuHealthProbe::Probe() {
       if (reading.throttle_reasons & 0x8) kinds.push_back("hardware slowdown");
       if (reading.throttle_reasons & 0x40) kinds.push_back("thermal");
       if (reading.throttle_reasons & 0x80) kinds.push_back("power brake");
-      problems.push_back(fmt::format("throttled ({})", fmt::join(kinds, ", ")));
+      problems.push_back("throttled (" + Join(kinds, ", ") + ")");
     }
     unsigned celsius = 0;
     if (api.get_temperature &&
         api.get_temperature(device, nvml::kTemperatureGpu, &celsius) == nvml::kSuccess)
       reading.temperature_c = celsius;
-    reading.problem = fmt::format("{}", fmt::join(problems, ", "));
+    reading.problem = Join(problems, ", ");
   }
   return readings;
 }
@@ -177,7 +176,7 @@ std::string GpuHealthVerdict(const std::vector<GpuReading>& readings, bool& even
     parts.push_back(fmt::format("gpu {} ({}): {}", reading.index, uuid, reading.problem));
     event = event || reading.event;
   }
-  return fmt::format("{}", fmt::join(parts, "; "));
+  return Join(parts, "; ");
 }
 
 }  // namespace drover::agent

@@ -11,28 +11,15 @@
 
 #include "agent/host/gpu.h"
 #include "agent/host/nvml_api.h"
+#include "common/gpu_health.h"
 #include "common/result.h"
 
 namespace drover::agent {
 
-struct GpuReading {
-  int index = 0;
-  std::string uuid;
-  uint64_t xid_errors = 0;  // XID events since the probe started
-  uint32_t last_xid = 0;
+// A probe's reading of one GPU: what the heartbeat carries, and what this probe saw happen.
+struct GpuReading : GpuHealth {
   std::vector<uint32_t> new_xids;  // fatal or not, seen by this probe
-  uint64_t ecc_dbe_volatile = 0, ecc_dbe_aggregate = 0;
-  uint32_t retired_pages_dbe = 0;
-  bool retired_pages_pending = false;
-  uint32_t remapped_rows_failure = 0;
-  bool remapped_rows_pending = false;
-  uint32_t nvlinks_down = 0;  // links active at discovery that are not now
-  uint64_t throttle_reasons = 0;
-  bool lost = false;
-  double temperature_c = 0;
-  // What drains the node ("XID 79", "2 uncorrectable ECC errors since boot"); empty: healthy.
-  std::string problem;
-  bool event = false;  // the problem is an event (an XID): it does not clear by itself
+  bool event = false;              // the problem is an event (an XID): it does not clear by itself
 };
 
 // XIDs that mean the GPU (not the job) is in trouble: 48 double-bit ECC, 61/62 internal
@@ -60,6 +47,7 @@ class GpuHealthProbe {
   struct Watched {
     int index = 0;
     std::string uuid;
+    nvml::Device device;  // NVML's handle at Open, which XID events name; null when none
     uint64_t xid_errors = 0;
     uint32_t last_xid = 0;
     std::vector<unsigned> active_links;  // at discovery

@@ -131,7 +131,8 @@ TEST_F(GpuHealthProbeTest, ConditionsAreReadEachProbe) {
   EXPECT_EQ(readings[0].ecc_dbe_aggregate, 5u);
   EXPECT_EQ(readings[0].retired_pages_dbe, 3u);
   EXPECT_EQ(readings[0].problem,
-            "2 uncorrectable ECC errors since boot, page retirement pending (reset the GPU)");
+            "2 uncorrectable ECC errors since the driver loaded, page retirement pending (reset "
+            "the GPU)");
   EXPECT_FALSE(readings[0].event);
   EXPECT_EQ(readings[1].nvlinks_down, 2u);
   EXPECT_EQ(readings[1].throttle_reasons, 0x60u);  // idle (0x1) left out

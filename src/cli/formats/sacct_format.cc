@@ -1,7 +1,6 @@
 // sacct's table from job records (see formats.h): Slurm 22.05's field names, widths and
 // truncation ("CANCELLED+"), its parsable forms, a job's batch step, and requeued runs (-D).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <pwd.h>
@@ -405,7 +404,7 @@ std::optional<std::string> AllocGpus(const v1::Job& job, const Context& ctx) {
     }
   }
   if (parts.empty()) return std::nullopt;
-  return fmt::format("{}", fmt::join(parts, ","));
+  return Join(parts, ",");
 }
 
 // A batch step's own value; "" blank, nullopt the job's.

@@ -15,6 +15,7 @@
 #include "common/job_update.h"
 #include "common/submission_bounds.h"
 #include "common/text.h"
+#include "wire/gpu_health_codec.h"
 
 namespace drover::ctld {
 
@@ -294,23 +295,10 @@ Heartbeat HeartbeatOf(const v1::HeartbeatRequest& request) {
       request.node(), request.healthy(), request.health_output(), request.health_latched(), {}};
   int count = std::min(request.gpus_size(), kMostReportedGpus);
   for (int i = 0; i < count; ++i) {
-    const v1::GpuHealth& found = request.gpus(i);
-    GpuHealth gpu;
-    gpu.index = found.index();
-    gpu.uuid = Bounded(found.uuid());
-    gpu.xid_errors = found.xid_errors();
-    gpu.last_xid = found.last_xid();
-    gpu.ecc_dbe_volatile = found.ecc_dbe_volatile();
-    gpu.ecc_dbe_aggregate = found.ecc_dbe_aggregate();
-    gpu.retired_pages_dbe = found.retired_pages_dbe();
-    gpu.retired_pages_pending = found.retired_pages_pending();
-    gpu.remapped_rows_failure = found.remapped_rows_failure();
-    gpu.remapped_rows_pending = found.remapped_rows_pending();
-    gpu.nvlinks_down = found.nvlinks_down();
-    gpu.throttle_reasons = found.throttle_reasons();
-    gpu.lost = found.lost();
-    gpu.temperature_c = std::isfinite(found.temperature_c()) ? found.temperature_c() : 0;
-    gpu.problem = Bounded(found.problem());
+    GpuHealth gpu = wire::FromProto(request.gpus(i));
+    gpu.uuid = Bounded(gpu.uuid);
+    gpu.problem = Bounded(gpu.problem);
+    if (!std::isfinite(gpu.temperature_c)) gpu.temperature_c = 0;
     event.gpus.push_back(std::move(gpu));
   }
   return event;

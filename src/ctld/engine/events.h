@@ -11,6 +11,7 @@
 
 #include "common/accounting_change.h"
 #include "common/cluster_config.h"
+#include "common/gpu_health.h"
 #include "common/job_spec.h"
 #include "common/job_update.h"
 #include "common/task_layout.h"
@@ -282,25 +283,6 @@ struct NodeRegistered {
   // The node's GPUs as its agent found them (NVML: types, UUIDs, affinity, NVLinks); empty
   // when it did not say.
   std::vector<GpuDevice> gpus{};
-};
-
-// One GPU's readings from the agent's built-in probes (proto GpuHealth).
-struct GpuHealth {
-  int index = 0;
-  std::string uuid;
-  uint64_t xid_errors = 0;
-  uint32_t last_xid = 0;
-  uint64_t ecc_dbe_volatile = 0, ecc_dbe_aggregate = 0;
-  uint32_t retired_pages_dbe = 0;
-  bool retired_pages_pending = false;
-  uint32_t remapped_rows_failure = 0;
-  bool remapped_rows_pending = false;
-  uint32_t nvlinks_down = 0;
-  uint64_t throttle_reasons = 0;
-  bool lost = false;
-  double temperature_c = 0;
-  std::string problem;  // empty: healthy
-  bool operator==(const GpuHealth&) const = default;
 };
 
 struct Heartbeat {
