@@ -99,8 +99,9 @@ void Build(ConfigLoad& load, const std::vector<ConfLine>& slurm,
   if (cgroup) ApplyCgroupConf(*cgroup, config, diagnostics, reporter);
   if (job_container) ApplyJobContainerConf(*job_container, config, diagnostics, reporter);
   CheckJobContainer(config, diagnostics);
-  if (gres) ApplyGresConf(*gres, config, diagnostics, reporter);
-  FinishGpus(config, diagnostics);
+  std::vector<GpuShareLine> shares;
+  if (gres) shares = ApplyGresConf(*gres, config, diagnostics, reporter);
+  FinishGpus(config, shares, diagnostics);
   std::string topology_name =
       config.topology_conf_path.empty() ? std::string("topology.conf") : config.topology_conf_path;
   if (config.settings.topology == TopologyKind::kFlat) {

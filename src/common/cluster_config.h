@@ -254,6 +254,9 @@ struct GpuDevice {
   std::string uuid, name, pci_bus_id;
   uint64_t memory_mb = 0;
   int minor = -1;  // reported: the device file's number, matched to File='s index; -1: none
+  // Shards (gres/shard) or MPS units (gres/mps) of this GPU that jobs may share (the node's
+  // gpu_sharing says which); 0: the GPU is only given whole.
+  uint32_t shares = 0;
   bool operator==(const GpuDevice&) const = default;
 };
 
@@ -272,12 +275,15 @@ struct NodeConfig {
   std::vector<GresSpec> gres;    // as declared on the NodeName line
   std::vector<GpuDevice> gpus;   // one per GPU, by device index
   bool gpus_autodetect = false;  // gres.conf AutoDetect=nvml: discovered by the agent
+  // "shard" or "mps" when Gres= declares GPU sharing (GpuDevice::shares per GPU); empty: none.
+  std::string gpu_sharing;
   std::string state = "UNKNOWN";
   std::string reason;
   SourceLocation defined_at;
 
   int cores() const { return boards * sockets * cores_per_socket; }
   uint64_t gpu_count() const;
+  uint32_t gpu_shares(int index) const;  // the shares of GPU `index` (device index); 0: none
 };
 
 struct PartitionConfig {

@@ -219,8 +219,13 @@ Result<std::vector<int>> ParseIndexList(std::string_view text) {
   return indexes;
 }
 
-void ApplyGresConf(const std::vector<ConfLine>& lines, ClusterConfig& config,
-                   Diagnostics& diagnostics, KeyReporter& reporter) {
+bool IsGpuSharing(std::string_view name) {
+  return name == "shard" || name == "mps";
+}
+
+std::vector<GpuShareLine> ApplyGresConf(const std::vector<ConfLine>& lines, ClusterConfig& config,
+                                        Diagnostics& diagnostics, KeyReporter& reporter) {
+  std::vector<GpuShareLine> shares;
   std::string global_autodetect = "off";
   std::vector<std::string> node_autodetect(config.nodes.size());  // per-node AutoDetect=
   for (const ConfLine& line : lines) {
@@ -241,6 +246,27 @@ void ApplyGresConf(const std::vector<ConfLine>& lines, ClusterConfig& config,
       NodeConfig& node = config.nodes[index];
       if (!gres.autodetect.empty()) node_autodetect[index] = gres.autodetect;
       if (gres.name == "gpu") AddGpus(gres, line.where, node, diagnostics);
+      if (IsGpuSharing(gres.name)) {
+        GpuShareLine share{index, gres.name, gres.count.value_or(0), {}, line.where};
+        for (const std::string& file : gres.files) {
+          auto device = DeviceIndex(file);
+          if (!device) {
+            diagnostics.Error(line.where,
+                              fmt::format("File={}: a {} line names GPU device files, each "
+                                          "ending in its index (e.g. /dev/nvidia0)",
+                                          file, gres.name));
+            break;
+          }
+          share.gpu_indexes.push_back(*device);
+        }
+        if (!gres.count)
+          diagnostics.Error(line.where,
+                            fmt::format("Name={} needs Count= (the {} of the GPUs "
+                                        "it names, e.g. Count=8)",
+                                        gres.name, gres.name == "mps" ? "MPS units" : "shards"));
+        else
+          shares.push_back(std::move(share));
+      }
     }
   }
   for (size_t i = 0; i < config.nodes.size(); ++i) {
@@ -250,9 +276,82 @@ void ApplyGresConf(const std::vector<ConfLine>& lines, ClusterConfig& config,
   for (NodeConfig& node : config.nodes)
     std::sort(node.gpus.begin(), node.gpus.end(),
               [](const GpuDevice& a, const GpuDevice& b) { return a.index < b.index; });
+  return shares;
 }
 
-void FinishGpus(ClusterConfig& config, Diagnostics& diagnostics) {
+namespace {
+
+// `count` over `gpus` as evenly as Slurm splits it: the first ones get one more.
+void SplitEvenly(uint64_t count, const std::vector<GpuDevice*>& gpus) {
+  for (size_t i = 0; i < gpus.size(); ++i)
+    gpus[i]->shares += static_cast<uint32_t>(count / gpus.size() + (i < count % gpus.size()));
+}
+
+// The node's Gres=shard:N (or mps:N) over its GPUs; an error (with "{}" for the node) when it
+// cannot be.
+std::string ShareGpus(NodeConfig& node, const std::vector<const GpuShareLine*>& lines) {
+  std::string sharing;
+  uint64_t declared = 0;
+  for (const GresSpec& gres : node.gres) {
+    if (!IsGpuSharing(gres.name)) continue;
+    if (!sharing.empty() && sharing != gres.name)
+      return "{}: Gres= declares both shard and mps; a node shares its GPUs one way "
+             "(keep one of them)";
+    if (!gres.type.empty())
+      return fmt::format(
+          "{{}}: Gres={}:{}:{}: {} takes no type (it follows the GPUs' types); "
+          "write Gres={}:{}",
+          gres.name, gres.type, gres.count, gres.name, gres.name, gres.count);
+    sharing = gres.name;
+    declared += gres.count;
+  }
+  for (const GpuShareLine* line : lines)
+    if (sharing.empty() || line->name != sharing)
+      return fmt::format(
+          "{{}}: gres.conf shares GPUs as {} but slurm.conf's Gres= declares "
+          "{}; add {}:N to the node's Gres=",
+          line->name, sharing.empty() ? "no sharing" : sharing, line->name);
+  if (sharing.empty()) return "";
+  if (node.gpus.empty())
+    return fmt::format(
+        "{{}}: Gres={}:{} shares GPUs but the node has none; add gpu:N to its "
+        "Gres=",
+        sharing, declared);
+  if (declared > uint64_t{UINT32_MAX} * node.gpus.size())
+    return fmt::format("{{}}: Gres={}:{} is too large", sharing, declared);
+  node.gpu_sharing = sharing;
+  for (GpuDevice& gpu : node.gpus) gpu.shares = 0;
+  if (lines.empty()) {
+    std::vector<GpuDevice*> all;
+    for (GpuDevice& gpu : node.gpus) all.push_back(&gpu);
+    SplitEvenly(declared, all);
+    return "";
+  }
+  uint64_t described = 0;
+  for (const GpuShareLine* line : lines) {
+    std::vector<GpuDevice*> gpus;
+    for (GpuDevice& gpu : node.gpus)
+      if (line->gpu_indexes.empty() || std::find(line->gpu_indexes.begin(), line->gpu_indexes.end(),
+                                                 gpu.index) != line->gpu_indexes.end())
+        gpus.push_back(&gpu);
+    if (gpus.size() != (line->gpu_indexes.empty() ? node.gpus.size() : line->gpu_indexes.size()))
+      return fmt::format("{{}}: gres.conf line {} names a GPU the node does not have",
+                         line->where.line);
+    SplitEvenly(line->count, gpus);
+    described += line->count;
+  }
+  if (described != declared)
+    return fmt::format(
+        "{{}}: slurm.conf declares Gres={}:{} but gres.conf describes {}; make "
+        "them agree",
+        sharing, declared, described);
+  return "";
+}
+
+}  // namespace
+
+void FinishGpus(ClusterConfig& config, const std::vector<GpuShareLine>& shares,
+                Diagnostics& diagnostics) {
   // The same problem on many nodes of one line is one error naming them all.
   std::map<std::tuple<std::string, int, std::string>, std::vector<std::string>> problems;
   for (NodeConfig& node : config.nodes) {
@@ -271,6 +370,15 @@ void FinishGpus(ClusterConfig& config, Diagnostics& diagnostics) {
         node.gpus.push_back({gres.type, index++, "", {}, {}, "", "", "", 0, -1});
     }
   }
+  std::vector<std::vector<const GpuShareLine*>> share_lines(config.nodes.size());
+  for (const GpuShareLine& line : shares) share_lines[line.node].push_back(&line);
+  for (size_t i = 0; i < config.nodes.size(); ++i) {
+    NodeConfig& node = config.nodes[i];
+    std::string problem = ShareGpus(node, share_lines[i]);
+    if (!problem.empty())
+      problems[{node.defined_at.file, node.defined_at.line, std::move(problem)}].push_back(
+          node.name);
+  }
   for (const auto& [key, names] : problems) {
     const auto& [file, line, problem] = key;
     std::string who =
@@ -281,6 +389,12 @@ void FinishGpus(ClusterConfig& config, Diagnostics& diagnostics) {
 
 uint64_t NodeConfig::gpu_count() const {
   return gpus.size();
+}
+
+uint32_t NodeConfig::gpu_shares(int index) const {
+  for (const GpuDevice& gpu : gpus)
+    if (gpu.index == index) return gpu.shares;
+  return 0;
 }
 
 }  // namespace drover

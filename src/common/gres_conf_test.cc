@@ -122,3 +122,64 @@ TEST(GresConf, IndexLists) {
 
 }  // namespace
 }  // namespace drover
+
+namespace drover {
+namespace {
+
+ConfigLoad LoadSharing(const std::string& nodes, const std::optional<std::string>& gres) {
+  return LoadClusterConfigText("ClusterName=t\nGresTypes=gpu,shard,mps\n" + nodes +
+                                   "PartitionName=p Nodes=ALL Default=YES\n",
+                               gres);
+}
+
+std::vector<uint32_t> Shares(const NodeConfig& node) {
+  std::vector<uint32_t> shares;
+  for (const GpuDevice& gpu : node.gpus) shares.push_back(gpu.shares);
+  return shares;
+}
+
+TEST(GresConfSharing, DeclaredSharesAreSplitEvenlyOverTheGpus) {
+  ConfigLoad load = LoadSharing("NodeName=s1 Gres=gpu:3,shard:10\n", std::nullopt);
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(load.config.nodes[0].gpu_sharing, "shard");
+  EXPECT_EQ(Shares(load.config.nodes[0]), (std::vector<uint32_t>{4, 3, 3}));
+  EXPECT_EQ(load.config.nodes[0].gpu_shares(2), 3u);
+}
+
+TEST(GresConfSharing, GresConfLinesPlaceSharesOnTheGpusTheyName) {
+  ConfigLoad load = LoadSharing("NodeName=m1 Gres=gpu:2,mps:300\n",
+                                "Name=gpu File=/dev/nvidia[0-1]\n"
+                                "Name=mps Count=200 File=/dev/nvidia0\n"
+                                "Name=mps Count=100 File=/dev/nvidia1\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  EXPECT_EQ(load.config.nodes[0].gpu_sharing, "mps");
+  EXPECT_EQ(Shares(load.config.nodes[0]), (std::vector<uint32_t>{200, 100}));
+}
+
+TEST(GresConfSharing, InconsistentSharingIsAnError) {
+  struct Case {
+    std::string nodes;
+    std::optional<std::string> gres;
+    std::string error;
+  };
+  const Case cases[] = {
+      {"NodeName=a Gres=gpu:2,shard:8,mps:100\n", std::nullopt, "both shard and mps"},
+      {"NodeName=a Gres=shard:8\n", std::nullopt, "the node has none"},
+      {"NodeName=a Gres=gpu:2,shard:8\n", "Name=shard Count=6\n",
+       "declares Gres=shard:8 but gres.conf describes 6"},
+      {"NodeName=a Gres=gpu:2\n", "Name=shard Count=6\n", "add shard:N to the node's Gres="},
+      {"NodeName=a Gres=gpu:2,shard:4\n", "Name=shard Count=4 File=/dev/nvidia7\n",
+       "names a GPU the node does not have"},
+      {"NodeName=a Gres=gpu:2,shard:a100:4\n", std::nullopt, "takes no type"},
+      {"NodeName=a Gres=gpu:2,shard:4\n", "Name=shard File=/dev/nvidia0\n", "needs Count="},
+  };
+  for (const Case& c : cases) {
+    ConfigLoad load = LoadSharing(c.nodes, c.gres);
+    EXPECT_FALSE(load.ok()) << c.nodes;
+    EXPECT_NE(Messages(load.diagnostics.errors()).find(c.error), std::string::npos)
+        << c.nodes << Messages(load.diagnostics.errors());
+  }
+}
+
+}  // namespace
+}  // namespace drover

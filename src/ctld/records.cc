@@ -66,10 +66,12 @@ void ToProto(const sched::NodeAllocation& node, v1::NodeAllocation* out) {
   Assign(node.cores, out->mutable_cores());
   out->set_memory_mb(node.memory_mb);
   Assign(node.gpus, out->mutable_gpus());
+  out->set_shares(node.shares);
 }
 
 sched::NodeAllocation FromProto(const v1::NodeAllocation& node) {
-  return {node.node(), ToVector<int>(node.cores()), node.memory_mb(), ToVector<int>(node.gpus())};
+  return {node.node(), ToVector<int>(node.cores()), node.memory_mb(), ToVector<int>(node.gpus()),
+          node.shares()};
 }
 
 void ToProto(const JobRun& run, v1::JobRun* out) {

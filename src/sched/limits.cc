@@ -75,7 +75,7 @@ JobUsage UsageOf(const ClusterConfig& cluster, const Allocation& allocation) {
   for (const NodeAllocation& part : allocation.nodes) {
     const NodeConfig& node = cluster.nodes[part.node];
     usage.cpus += part.cores.size() * std::max(node.threads_per_core, 1);
-    usage.gpus += part.gpus.size();
+    if (part.shares == 0) usage.gpus += part.gpus.size();  // shares are not gres/gpu
     usage.memory_mb += part.memory_mb;
     ++usage.nodes;
   }

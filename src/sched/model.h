@@ -23,6 +23,8 @@ struct NodeAllocation {
                            // s * cores_per_socket + c), each with all its threads
   uint64_t memory_mb = 0;
   std::vector<int> gpus;  // GPU device indexes (GpuDevice::index)
+  // gres/shard or gres/mps: the shares of gpus' one GPU the job holds; 0: the GPUs are its own.
+  uint32_t shares = 0;
   bool operator==(const NodeAllocation&) const = default;
 };
 

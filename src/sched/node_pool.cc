@@ -35,6 +35,15 @@ int Links(const NodeConfig& node, int a, int b) {
 
 }  // namespace
 
+bool CanEverShare(const NodeConfig& node, const NodeRequest& request) {
+  if (request.shares == 0) return true;
+  if (node.gpu_sharing != request.share_gres) return false;
+  return std::any_of(node.gpus.begin(), node.gpus.end(), [&](const GpuDevice& gpu) {
+    return gpu.shares >= request.shares &&
+           (request.gpu_type.empty() || gpu.type == request.gpu_type);
+  });
+}
+
 NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& states)
     : cluster_(cluster), nodes_(cluster.nodes.size()), gpu_offset_(cluster.nodes.size() + 1) {
   size_t max_gpus = 0, core_words = 0;
@@ -66,6 +75,14 @@ NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& s
       }))
     core_uses_.assign(core_words * 64, 0);
   gpu_socket_.assign(gpu_offset_.back(), -1);
+  if (std::any_of(cluster.nodes.begin(), cluster.nodes.end(),
+                  [](const NodeConfig& node) { return !node.gpu_sharing.empty(); })) {
+    shares_free_.assign(gpu_offset_.back(), 0);
+    share_jobs_.assign(gpu_offset_.back(), 0);
+    for (size_t i = 0; i < cluster.nodes.size(); ++i)
+      for (size_t p = 0; p < cluster.nodes[i].gpus.size(); ++p)
+        shares_free_[gpu_offset_[i] + p] = cluster.nodes[i].gpus[p].shares;
+  }
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     const NodeConfig& config = cluster.nodes[i];
     Node& node = nodes_[i];
@@ -136,6 +153,9 @@ void NodePool::Commit(const NodeAllocation& part, bool exclusive, bool shared) {
     node.free_memory_mb = 0;
     node.free_gpus = 0;
     node.free_gpu_count = 0;
+    if (!shares_free_.empty())
+      std::fill(shares_free_.begin() + gpu_offset_[part.node],
+                shares_free_.begin() + gpu_offset_[part.node + 1], 0);
     ++node.jobs;
     return Index(part.node);
   }
@@ -160,7 +180,17 @@ void NodePool::Commit(const NodeAllocation& part, bool exclusive, bool shared) {
   node.free_memory_mb -= std::min(node.free_memory_mb, part.memory_mb);
   for (int device : part.gpus) {
     int position = GpuPosition(config, device);
-    if (position < 0 || position >= 64 || !((node.free_gpus >> position) & 1)) continue;
+    if (position < 0 || position >= 64) continue;
+    if (!shares_free_.empty()) {
+      uint32_t& left = shares_free_[gpu_offset_[part.node] + position];
+      if (part.shares > 0) {
+        left -= std::min(left, part.shares);
+        ++share_jobs_[gpu_offset_[part.node] + position];
+      } else {
+        left = 0;
+      }
+    }
+    if (!((node.free_gpus >> position) & 1)) continue;
     node.free_gpus &= ~(uint64_t{1} << position);
     --node.free_gpu_count;
   }
@@ -186,10 +216,41 @@ int NodePool::AvailableCores(int node, const NodeRequest& request) const {
   return ShareableCores(node, request.share);
 }
 
+int NodePool::planned_free_gpus(int node) const {
+  int free = nodes_[node].free_gpu_count;
+  if (share_jobs_.empty()) return free;
+  for (uint32_t p = gpu_offset_[node]; p < gpu_offset_[node + 1]; ++p)
+    free -= std::max(share_jobs_[p] - 1, 0);
+  return free;
+}
+
+int64_t NodePool::free_shares(int node) const {
+  if (shares_free_.empty()) return 0;
+  int64_t free = 0;
+  for (uint32_t p = gpu_offset_[node]; p < gpu_offset_[node + 1]; ++p) free += shares_free_[p];
+  return free;
+}
+
+int NodePool::ChooseSharedGpu(int node, const NodeRequest& request) const {
+  const NodeConfig& config = cluster_.nodes[node];
+  if (shares_free_.empty() || config.gpu_sharing != request.share_gres) return -1;
+  int best = -1;
+  for (size_t p = 0; p < config.gpus.size() && p < 64; ++p) {
+    uint32_t left = shares_free_[gpu_offset_[node] + p];
+    if (left < request.shares ||
+        (!request.gpu_type.empty() && config.gpus[p].type != request.gpu_type))
+      continue;
+    if (best < 0 || left < shares_free_[gpu_offset_[node] + static_cast<uint32_t>(best)])
+      best = static_cast<int>(p);
+  }
+  return best;
+}
+
 bool NodePool::MightFit(int node, const NodeRequest& request) const {
   const Node& free = nodes_[node];
   const NodeConfig& config = cluster_.nodes[node];
   if (!free.usable || free.free_gpu_count < request.gpus) return false;
+  if (request.shares > 0 && ChooseSharedGpu(node, request) < 0) return false;
   if (request.exclusive && free.jobs > 0) return false;
   if (request.max_cpus_per_node && static_cast<uint64_t>(request.cpus) > request.max_cpus_per_node)
     return false;
@@ -208,10 +269,22 @@ std::optional<NodeAllocation> NodePool::Fit(int node, const NodeRequest& request
   if (static_cast<int>(gpu_positions.size()) < request.gpus) return std::nullopt;
   NodeAllocation allocation;
   allocation.node = node;
+  if (request.shares > 0) {
+    int shared = ChooseSharedGpu(node, request);
+    if (shared < 0) return std::nullopt;
+    gpu_positions = {shared};
+    allocation.shares = request.shares;
+  }
   if (request.exclusive) {
     for (int c = 0; c < config.cores(); ++c) allocation.cores.push_back(c);
     allocation.memory_mb = config.real_memory_mb;
-    for (const GpuDevice& gpu : config.gpus) allocation.gpus.push_back(gpu.index);
+    // A sharing job's shares are on one GPU, though it holds the node.
+    for (int position : gpu_positions) allocation.gpus.push_back(config.gpus[position].index);
+    if (request.shares == 0)
+      for (const GpuDevice& gpu : config.gpus) allocation.gpus.push_back(gpu.index);
+    std::sort(allocation.gpus.begin(), allocation.gpus.end());
+    allocation.gpus.erase(std::unique(allocation.gpus.begin(), allocation.gpus.end()),
+                          allocation.gpus.end());
     return allocation;
   }
   allocation.cores = ChooseCores(node, CoresNeeded(node, request), gpu_positions,

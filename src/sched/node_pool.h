@@ -23,7 +23,12 @@ struct NodeRequest {
   uint64_t memory_mb = 0;     // 0 with whole_memory: all of the node's memory
   bool whole_memory = false;  // no --mem and no default: Slurm gives the whole node's memory
   int gpus = 0;
-  std::string gpu_type;            // empty: any
+  std::string gpu_type;  // empty: any
+  // gres/shard or gres/mps (`share_gres`): this many shares of one GPU (of gpu_type), on nodes
+  // that share their GPUs that way; `gpus` is then 0. A GPU is given whole or shared, never
+  // both at once.
+  uint32_t shares = 0;
+  std::string share_gres;
   bool exclusive = false;          // the whole node
   uint64_t max_cpus_per_node = 0;  // partition MaxCPUsPerNode; 0: none
   // --gres-flags=enforce-binding: cores only from those gres.conf Cores= ties to the chosen
@@ -33,6 +38,9 @@ struct NodeRequest {
   // (idle cores first). 1: the job's cores are its own.
   int share = 1;
 };
+
+// Whether `node`, idle, could give `request` its GPU shares (true when it asks for none).
+bool CanEverShare(const NodeConfig& node, const NodeRequest& request);
 
 class NodePool {
  public:
@@ -61,6 +69,10 @@ class NodePool {
   void ForEachWithFreeGpus(int gpus, Visit visit) const;
 
   int free_gpus(int node) const { return nodes_[node].free_gpu_count; }
+  // For the planner, which counts a sharing job as holding a GPU of its own: the whole GPUs
+  // free less the jobs sharing a GPU with another, and the shares of GPUs not held whole.
+  int planned_free_gpus(int node) const;
+  int64_t free_shares(int node) const;
   int free_cores(int node) const { return nodes_[node].free_core_count; }
   uint64_t free_memory(int node) const { return nodes_[node].free_memory_mb; }
   bool idle(int node) const { return nodes_[node].jobs == 0; }
@@ -93,6 +105,9 @@ class NodePool {
   uint64_t* CoreBits(int node) { return core_bits_.data() + nodes_[node].core_offset; }
   const uint64_t* CoreBits(int node) const { return core_bits_.data() + nodes_[node].core_offset; }
   std::vector<int> ChooseGpus(int node, const NodeRequest& request) const;
+  // The GPU (position) a sharing request takes its shares from: of its type, with the fewest
+  // free shares that suffice (GPUs already shared first, keeping whole ones whole); -1: none.
+  int ChooseSharedGpu(int node, const NodeRequest& request) const;
   // Cores local to the chosen GPUs come first, so --gpus-per-task and --cpus-per-gpu jobs (and
   // every other GPU job) get cores on their GPUs' socket whenever it has them free.
   // With `enforce_binding` only those local cores, taken in turn from each GPU's; with
@@ -119,6 +134,10 @@ class NodePool {
   std::vector<uint8_t> core_uses_;
   std::vector<int> gpu_socket_;  // per node (from gpu_offset_), per GPU position: socket or -1
   std::vector<uint32_t> gpu_offset_;
+  // Per node (from gpu_offset_), per GPU position, only when some node shares its GPUs: the
+  // shares still free (0 once the GPU is held whole) and the jobs sharing it.
+  std::vector<uint32_t> shares_free_;
+  std::vector<uint16_t> share_jobs_;
   std::vector<Bucket> buckets_;          // sorted by (weight, free GPUs)
   std::vector<int> count_by_free_gpus_;  // usable nodes with exactly g free GPUs
 };

@@ -11,13 +11,19 @@
 namespace drover::sched {
 namespace {
 
+int64_t SharesOf(const NodeConfig& node) {
+  int64_t shares = 0;
+  for (const GpuDevice& gpu : node.gpus) shares += gpu.shares;
+  return shares;
+}
+
 Amount Capacity(const NodeConfig& node) {
   return {node.cores(), static_cast<int64_t>(node.real_memory_mb),
-          static_cast<int64_t>(node.gpus.size())};
+          static_cast<int64_t>(node.gpus.size()), SharesOf(node)};
 }
 
 Amount Negated(const Amount& amount) {
-  return {-amount.cores, -amount.memory_mb, -amount.gpus};
+  return {-amount.cores, -amount.memory_mb, -amount.gpus, -amount.shares};
 }
 
 using WindowEntry = std::tuple<int64_t, int, int64_t>;  // (start, node, end)
@@ -141,8 +147,13 @@ class OpenNodes {
 
 Amount Held(const NodeConfig& node, const NodeAllocation& part, bool exclusive) {
   if (exclusive) return Capacity(node);
-  return {static_cast<int64_t>(part.cores.size()), static_cast<int64_t>(part.memory_mb),
-          static_cast<int64_t>(part.gpus.size())};
+  Amount held{static_cast<int64_t>(part.cores.size()), static_cast<int64_t>(part.memory_mb),
+              static_cast<int64_t>(part.gpus.size()), part.shares};
+  if (part.shares == 0 && !node.gpu_sharing.empty())  // whole GPUs take their shares too
+    for (const GpuDevice& gpu : node.gpus)
+      if (std::find(part.gpus.begin(), part.gpus.end(), gpu.index) != part.gpus.end())
+        held.shares += gpu.shares;
+  return held;
 }
 
 int64_t AddTime(int64_t t, int64_t d) {
@@ -154,6 +165,7 @@ Amount& Amount::operator+=(const Amount& other) {
   cores += other.cores;
   memory_mb += other.memory_mb;
   gpus += other.gpus;
+  shares += other.shares;
   return *this;
 }
 
@@ -173,7 +185,7 @@ void Planner::SetFree(const NodePool& pool) {
     int i = static_cast<int>(n);
     node.usable = pool.usable(i);
     node.free_now = {pool.free_cores(i), static_cast<int64_t>(pool.free_memory(i)),
-                     pool.free_gpus(i)};
+                     pool.planned_free_gpus(i), pool.free_shares(i)};
   }
 }
 
@@ -190,7 +202,8 @@ void Planner::AddChange(int node, int64_t time, const Amount& delta, int tag) {
   auto at = std::upper_bound(timeline.changes.begin(), timeline.changes.end(), time,
                              [](int64_t t, const Change& c) { return t < c.time; });
   timeline.changes.insert(at, Change{time, delta, tag});
-  if (delta.cores < 0 || delta.memory_mb < 0 || delta.gpus < 0) ++timeline.takes;
+  if (delta.cores < 0 || delta.memory_mb < 0 || delta.gpus < 0 || delta.shares < 0)
+    ++timeline.takes;
 }
 
 void Planner::AddRelease(const Allocation& allocation, int64_t end) {
@@ -210,8 +223,7 @@ void Planner::MoveRelease(const Allocation& allocation, int64_t old_end, int64_t
     std::vector<Change>& changes = nodes_[part.node].changes;
     if (old_when < kForever) {
       auto it = std::find_if(changes.begin(), changes.end(), [&](const Change& c) {
-        return c.time == old_when && c.tag == 0 && c.delta.cores == held.cores &&
-               c.delta.memory_mb == held.memory_mb && c.delta.gpus == held.gpus;
+        return c.time == old_when && c.tag == 0 && c.delta == held;
       });
       if (it == changes.end()) continue;
       changes.erase(it);
@@ -231,6 +243,12 @@ Amount Planner::NeedOn(int node, const NodeRequest& need) const {
   amount.memory_mb =
       static_cast<int64_t>(need.whole_memory ? config.real_memory_mb : need.memory_mb);
   amount.gpus = need.gpus;
+  amount.shares = need.shares;
+  if (need.gpus > 0 && !config.gpu_sharing.empty()) {  // whole GPUs: their shares too
+    int64_t most = 0;
+    for (const GpuDevice& gpu : config.gpus) most = std::max<int64_t>(most, gpu.shares);
+    amount.shares = std::min(most * need.gpus, SharesOf(config));
+  }
   return amount;
 }
 
@@ -238,6 +256,7 @@ void Planner::Take(const std::vector<int>& nodes, const NodeRequest& need, int64
                    int64_t end, int tag) {
   for (int node : nodes) {
     Amount amount = NeedOn(node, need);
+    if (need.shares > 0 && !need.exclusive) amount.gpus = 1;  // as Held counts a sharing job
     AddChange(node, start, Negated(amount), tag);
     AddChange(node, end, amount, tag);
     Refresh(node);

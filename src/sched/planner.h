@@ -29,13 +29,19 @@ int64_t AddTime(int64_t t, int64_t d);
 
 // An amount of one node's resources; signed, since an advance reservation made over running
 // jobs (IGNORE_JOBS) takes more than is free.
+// GPUs that jobs share (gres/shard, gres/mps) are counted twice over: as shares, and as one GPU
+// held by each sharing job (the free count less one for each job sharing a GPU with another),
+// so that whole-GPU jobs are planned only once every job sharing a GPU has gone. A job that
+// needs no GPU (or no share) is not refused where that count runs below zero.
 struct Amount {
-  int64_t cores = 0, memory_mb = 0, gpus = 0;
+  int64_t cores = 0, memory_mb = 0, gpus = 0, shares = 0;
   Amount& operator+=(const Amount& other);
   Amount& operator-=(const Amount& other);
   bool Holds(const Amount& need) const {
-    return cores >= need.cores && memory_mb >= need.memory_mb && gpus >= need.gpus;
+    return cores >= need.cores && memory_mb >= need.memory_mb &&
+           (need.gpus <= 0 || gpus >= need.gpus) && (need.shares <= 0 || shares >= need.shares);
   }
+  bool operator==(const Amount&) const = default;
 };
 
 // What a shape's windows are made from: the need on each node and the advance reservation the

@@ -97,7 +97,14 @@ Preemptor::Cost Preemptor::CostOf(const RunningJob& victim) const {
   Cost cost;
   double elapsed = static_cast<double>(std::max<int64_t>(now_ - victim.start_time, 0));
   for (const NodeAllocation& part : victim.held().nodes) {
-    cost.gpu_seconds += static_cast<double>(part.gpus.size()) * elapsed;
+    double gpus = static_cast<double>(part.gpus.size());
+    if (part.shares > 0) {  // the part of its GPU that it shares
+      const NodeConfig& node = cluster_.nodes[part.node];
+      for (const GpuDevice& gpu : node.gpus)
+        if (!part.gpus.empty() && gpu.index == part.gpus.front() && gpu.shares > 0)
+          gpus = static_cast<double>(part.shares) / gpu.shares;
+    }
+    cost.gpu_seconds += gpus * elapsed;
     cost.cpu_seconds += static_cast<double>(part.cores.size()) * elapsed;
   }
   cost.priority = victim.priority;
@@ -130,7 +137,7 @@ std::optional<PreemptionPlan> Preemptor::Plan(int partition, int qos, const Node
     if (!pool_.usable(node) || planner_.HasTakes(node)) continue;
     Amount wanted = planner_.NeedOn(node, need);
     Amount free{pool_.free_cores(node), static_cast<int64_t>(pool_.free_memory(node)),
-                pool_.free_gpus(node)};
+                pool_.planned_free_gpus(node), pool_.free_shares(node)};
     NodeChoice choice;
     choice.node = node;
     choice.ready = now_;

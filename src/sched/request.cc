@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/gres_conf.h"
+
 namespace drover::sched {
 namespace {
 
@@ -134,6 +136,12 @@ ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,
   node.cpus = static_cast<int>(std::min<uint64_t>(cpus, 1 << 20));
   node.gpus = static_cast<int>(gpus);
   node.gpu_type = job.gpu_type;
+  for (const GresSpec& gres : job.other_gres) {
+    if (!IsGpuSharing(gres.name)) continue;
+    node.shares = static_cast<uint32_t>(std::min<uint64_t>(gres.count, UINT32_MAX));
+    node.share_gres = gres.name;
+    if (!gres.type.empty()) node.gpu_type = gres.type;
+  }
   node.exclusive =
       job.exclusive || partition.over_subscribe.mode == OverSubscribe::Mode::kExclusive;
   node.enforce_binding = job.gres_flags == "enforce-binding";

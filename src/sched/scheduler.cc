@@ -84,7 +84,7 @@ int NodesEverFitting(const ClusterConfig& cluster, const JobSpec& job, int p,
       gpus += r.per_node.gpu_type.empty() || gpu.type == r.per_node.gpu_type;
     fitting += constraint.NodeMatches(config.features) && NodeShapeFits(job, config) &&
                r.per_node.cpus <= BindableCpus(config, r.per_node) && gpus >= r.per_node.gpus &&
-               r.per_node.memory_mb <= config.real_memory_mb;
+               CanEverShare(config, r.per_node) && r.per_node.memory_mb <= config.real_memory_mb;
   }
   return fitting;
 }
@@ -567,8 +567,9 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
 bool Pass::EverFits(const JobSpec& job, int p, const ResolvedRequest& r,
                     const Constraint& constraint) const {
   std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", p, r.nodes, r.per_node.cpus, r.per_node.gpus,
-                  r.per_node.gpu_type, r.per_node.memory_mb, job.constraint, NodeMinimums(job));
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}:{}", p, r.nodes, r.per_node.cpus, r.per_node.gpus,
+                  r.per_node.gpu_type, r.per_node.memory_mb, job.constraint, NodeMinimums(job),
+                  r.per_node.share_gres, r.per_node.shares);
   auto [it, inserted] = ever_fits_.emplace(std::move(key), false);
   if (inserted)
     it->second = NodesEverFitting(cluster_, job, p, r, constraint) >= r.nodes &&
@@ -591,7 +592,11 @@ Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
   int fitting = NodesEverFitting(cluster, job, p, r, constraint);
   if (fitting >= r.nodes && CountsPossible(cluster, p, constraint)) return OkStatus();
   std::string gpus =
-      r.per_node.gpus == 0
+      r.per_node.shares > 0
+          ? fmt::format(", a {}GPU with {} {}",
+                        r.per_node.gpu_type.empty() ? "" : r.per_node.gpu_type + " ",
+                        r.per_node.shares, r.per_node.share_gres == "mps" ? "MPS units" : "shards")
+      : r.per_node.gpus == 0
           ? ""
           : fmt::format(", {} {}GPUs", r.per_node.gpus,
                         r.per_node.gpu_type.empty() ? "" : r.per_node.gpu_type + " ");

@@ -3,7 +3,8 @@
 # tests' stand-in NVML library, described by a file; loopback, its own state, every process
 # stopped at exit): scontrol show node and sinfo show the GPUs' type and sockets as the agent
 # found them, a job's GPUs are traced by UUID (scontrol show job -d, sacct's AllocGPUs), and an
-# XID on one GPU drains the node with a reason that names it, held until an operator resumes it.
+# XID on one GPU drains the node with a reason that names it, held until an operator resumes it;
+# MIG devices are GPUs of their own profile's type, named by UUID in CUDA_VISIBLE_DEVICES.
 # Usage: gpus_test.sh DROVER FAKE_NVML_LIBRARY
 set -euo pipefail
 drover="$1"
@@ -20,7 +21,8 @@ SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=100
 HealthCheckInterval=1
 NodeName=node[1-2] NodeHostname=localhost NodeAddr=127.0.0.1 Sockets=2 CoresPerSocket=2 RealMemory=4000 Gres=gpu:h100:2
-PartitionName=p Nodes=node[1-2] Default=YES MaxTime=10:00 State=UP
+NodeName=node3 NodeHostname=localhost NodeAddr=127.0.0.1 Sockets=2 CoresPerSocket=2 RealMemory=4000 Gres=gpu:h100:1,gpu:1g.10gb:3
+PartitionName=p Nodes=node[1-3] Default=YES MaxTime=10:00 State=UP
 CONF
 echo "AutoDetect=nvml" > "$conf/gres.conf"
 describe() {  # EXTRA for node2's second GPU
@@ -30,6 +32,10 @@ describe() {  # EXTRA for node2's second GPU
       echo "gpu name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-$node-a minor=0 bus=0x18 cpus=0-1"
       echo "gpu name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-$node-b minor=1 bus=0x2a cpus=2-3 ${1:-}"
     done
+    # node3: its first GPU in MIG mode, cut into three 1g.10gb devices; its second whole.
+    echo "node node3"
+    echo "gpu name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-node3-a minor=0 bus=0x18 cpus=0-1 mig=1:9856x3"
+    echo "gpu name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-node3-b minor=1 bus=0x2a cpus=2-3"
   } > "$conf/nvml.conf.new"
   mv "$conf/nvml.conf.new" "$conf/nvml.conf"
 }
@@ -78,4 +84,24 @@ metrics=$(bash -c "exec 3<>/dev/tcp/127.0.0.1/$(cat "$state/cluster/http.port");
   printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3")
 grep -q '^drover_gpu_last_xid{node="node2",gpu="1",uuid="GPU-node2-b"} 79$' <<< "$metrics" ||
   fail "metrics: $(grep drover_gpu_last_xid <<< "$metrics")"
+# MIG: node3's MIG devices are GPUs of type 1g.10gb (the configured type in NVML's MIG name),
+# numbered before the whole GPU that follows them, and named by UUID in CUDA_VISIBLE_DEVICES.
+gres=$(scontrol show node node3 | grep -o 'Gres=[^ ]*')
+[ "$gres" = "Gres=gpu:1g.10gb:3(S:0),gpu:h100:1(S:1)" ] || fail "MIG node: $gres"
+report='echo "$SLURM_JOB_GPUS|$CUDA_VISIBLE_DEVICES"; sleep 30'
+first=$(sbatch --parsable -w node3 --gres=gpu:1g.10gb:1 -o mig1.out --wrap "$report")
+second=$(sbatch --parsable -w node3 --gres=gpu:1g.10gb:2 -o mig2.out --wrap "$report")
+whole=$(sbatch --parsable -w node3 --gres=gpu:h100:1 -o whole.out --wrap "$report")
+for out in mig1.out mig2.out whole.out; do
+  for _ in $(seq 1 300); do
+    [ -s "$out" ] && break
+    sleep 0.1
+  done
+done
+[ "$(cat mig1.out)" = "0|MIG-node3-a-0" ] || fail "first MIG job: $(cat mig1.out)"
+[ "$(cat mig2.out)" = "1,2|MIG-node3-a-1,MIG-node3-a-2" ] || fail "second: $(cat mig2.out)"
+[ "$(cat whole.out)" = "3|3" ] || fail "the whole GPU's job: $(cat whole.out)"
+detail=$(scontrol show job -d "$second" | grep -o 'GPU_UUIDs=[^ ]*')
+[ "$detail" = "GPU_UUIDs=MIG-node3-a-1,MIG-node3-a-2" ] || fail "MIG job's UUIDs: $detail"
+scancel "$first" "$second" "$whole"
 echo "PASS"

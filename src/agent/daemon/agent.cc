@@ -19,6 +19,7 @@
 
 #include "agent/host/cgroup.h"
 #include "agent/host/job_env.h"
+#include "agent/host/mps_control.h"
 #include "agent/host/output_path.h"
 #include "agent/host/spawn.h"
 #include "agent/stepd/detach.h"
@@ -111,6 +112,18 @@ Agent::Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery
       options_(std::move(options)) {
   std::error_code ignored;
   fs::create_directories(options_.spool / "done", ignored);
+  // MPS jobs get a control daemon per GPU where NVIDIA's control program is installed.
+  if (cluster.nodes[node].gpu_sharing == "mps") {
+    const char* path = std::getenv("PATH");
+    std::string program = MpsControl::Find(path ? path : "/usr/local/bin:/usr/bin:/bin");
+    if (!program.empty())
+      mps_ = std::make_unique<MpsControl>(std::move(program), options_.spool / "mps");
+    else
+      log::Info(
+          "node {} shares its GPUs as MPS; no nvidia-cuda-mps-control is installed, so "
+          "MPS jobs get CUDA_MPS_ACTIVE_THREAD_PERCENTAGE and no control daemon",
+          node_name_);
+  }
 }
 
 // Emulated nodes of several clusters (or tests) share one host under the same names: each
@@ -164,6 +177,14 @@ Result<LaunchContext> Agent::ContextFor(const v1::Job& job, const JobSpec& spec,
   if (!mine)
     return MakeError(fmt::format("job {} has no allocation on node {}", spec.job_id, node_name_));
   for (int gpu : mine->gpus()) context.gpu_indexes.push_back(static_cast<uint32_t>(gpu));
+  for (const Gpu& gpu : gpus_.gpus)  // MIG devices are named by UUID, as Slurm names them
+    if (gpu.mig) context.mig_uuids[static_cast<uint32_t>(gpu.index)] = gpu.uuid;
+  if (mine->shares() && node_ >= 0) {
+    const NodeConfig& config = cluster_.nodes[static_cast<size_t>(node_)];
+    context.gpu_sharing = config.gpu_sharing;
+    context.shares = mine->shares();
+    context.gpu_shares = mine->gpus_size() ? config.gpu_shares(mine->gpus(0)) : 0;
+  }
   // Devices are hidden (and CUDA_VISIBLE_DEVICES renumbered from 0, as Slurm does) only with
   // ConstrainDevices, and only GPUs with device files can be.
   context.devices_constrained = DevicesConstrained();
@@ -234,11 +255,9 @@ void Agent::Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const {
     if (cpus && enforcement.constrain_cores) launch.cpus = std::move(*cpus);
   }
   if (!enforcement.constrain_devices) return;
-  for (const Gpu& gpu : gpus_.gpus) {
-    if (!gpu.device) continue;
-    bool given = std::find(mine.gpus().begin(), mine.gpus().end(), gpu.index) != mine.gpus().end();
-    if (!given) launch.devices_denied.push_back(*gpu.device);
-  }
+  launch.devices_denied = DevicesDenied(gpus_.gpus, [&](int index) {
+    return std::find(mine.gpus().begin(), mine.gpus().end(), index) != mine.gpus().end();
+  });
 }
 
 Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec,
@@ -249,6 +268,15 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec,
   auto environment = BuildBatchEnvironment(spec, *context);
   if (!environment) return std::move(environment).take_error();
   env = std::move(*environment);
+  if (mps_ && mine->shares() && mine->gpus_size() > 0) {
+    int gpu = mine->gpus(0);
+    std::string visible = std::to_string(gpu);
+    for (const Gpu& found : gpus_.gpus)
+      if (found.index == gpu && !found.uuid.empty()) visible = found.uuid;
+    auto variables = mps_->Acquire(spec.job_id, gpu, visible);
+    if (!variables) return std::move(variables).take_error();
+    env.insert(env.end(), variables->begin(), variables->end());
+  }
 
   BatchLaunch launch;
   launch.job_id = spec.job_id;
@@ -636,6 +664,7 @@ std::vector<EndedJob> Agent::EndedJobs() {
 }
 
 void Agent::Reported(uint64_t job_id, uint32_t restart_count) {
+  if (mps_) mps_->Release(job_id);
   MutexLock lock(mutex_);
   fs::path dir = JobDir(job_id);
   // The directory may hold a newer run by now (requeued and launched here again): keep it.

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +21,7 @@
 #include "agent/host/host_info.h"
 #include "agent/host/job_container.h"
 #include "agent/host/job_env.h"
+#include "agent/host/mps_control.h"
 #include "agent/host/process_table.h"
 #include "agent/stepd/spool.h"
 #include "common/cluster_config.h"
@@ -136,6 +138,7 @@ class Agent {
   void ForgetStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
 
   const ClusterConfig& cluster_;
+  std::unique_ptr<MpsControl> mps_;  // only on a node sharing its GPUs as MPS, with NVIDIA's tool
   const int64_t started_ = std::time(nullptr);
   std::atomic<int64_t> last_controller_{0};
   int node_;

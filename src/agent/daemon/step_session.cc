@@ -216,10 +216,20 @@ void StepSession::SetDistribution() {
 // cgroup shows them where it hides the others (NVML devices).
 void StepSession::SetGpuVariables() {
   std::vector<uint32_t> job_gpus, gpus;
+  uint32_t shares = 0;
   for (const v1::NodeAllocation& part : job().allocation())
-    if (part.node() == agent_.node_)
+    if (part.node() == agent_.node_) {
       for (int gpu : part.gpus()) job_gpus.push_back(static_cast<uint32_t>(gpu));
+      shares = part.shares();
+    }
   gpus = job_gpus;
+  // A job sharing a GPU: its steps share it too, with the job's shares.
+  if (shares && !job_gpus.empty() && agent_.node_ >= 0) {
+    const NodeConfig& config = agent_.cluster_.nodes[static_cast<size_t>(agent_.node_)];
+    for (const auto& [name, value] : GpuShareVariables(
+             config.gpu_sharing, shares, config.gpu_shares(static_cast<int>(job_gpus.front()))))
+      SetVariable(environment_, name, value);
+  }
   // A step that asked for GPUs sees its own (the controller's sealed record says which), not
   // every GPU of the job.
   for (const v1::Step& step : job().steps())
@@ -254,7 +264,14 @@ void StepSession::SetGpuVariables() {
   }
   step_gpus_ = gpus;
   visible_gpus_ = visible;
-  std::string list = fmt::format("{}", fmt::join(visible, ","));
+  std::vector<std::string> names;  // MIG devices by UUID, as Slurm names them
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    std::string name = std::to_string(visible[i]);
+    for (const Gpu& gpu : agent_.gpus_.gpus)
+      if (gpu.mig && gpu.index == static_cast<int>(gpus[i])) name = gpu.uuid;
+    names.push_back(std::move(name));
+  }
+  std::string list = Join(names, ",");
   SetVariable(environment_, "SLURM_STEP_GPUS", fmt::format("{}", fmt::join(gpus, ",")));
   SetVariable(environment_, "SLURM_GPUS_ON_NODE", std::to_string(gpus.size()));
   for (std::string_view name :
@@ -268,12 +285,13 @@ void StepSession::SetGpuVariables() {
 bool StepSession::ConfineStepDevices(const std::vector<uint32_t>& job_gpus,
                                      const std::vector<uint32_t>& step_gpus) {
   if (!cgroup_ || step_gpus.size() == job_gpus.size()) return false;
-  std::vector<DeviceNumber> denied;
+  std::vector<Gpu> jobs;  // the job's GPUs: the others are denied to the job already
   for (const Gpu& gpu : agent_.gpus_.gpus)
-    if (gpu.device &&
-        std::count(job_gpus.begin(), job_gpus.end(), static_cast<uint32_t>(gpu.index)) &&
-        !std::count(step_gpus.begin(), step_gpus.end(), static_cast<uint32_t>(gpu.index)))
-      denied.push_back(*gpu.device);
+    if (std::count(job_gpus.begin(), job_gpus.end(), static_cast<uint32_t>(gpu.index)))
+      jobs.push_back(gpu);
+  std::vector<DeviceNumber> denied = DevicesDenied(jobs, [&](int index) {
+    return std::count(step_gpus.begin(), step_gpus.end(), static_cast<uint32_t>(index)) > 0;
+  });
   if (denied.empty()) return false;
   static std::atomic<uint64_t> launches{0};
   std::string name = fmt::format("step_{}.{}", launch_.step_id(), ++launches);

@@ -19,7 +19,10 @@
  *       links_down=0                                              (all on one line)
  * links=: NVLinks to another GPU of the file (by its position) or to a switch; links_down=N
  * turns the last N active links off; xid=: XID events delivered once each time the file is
- * read; lost=1: the GPU answers NVML_ERROR_GPU_IS_LOST.
+ * read; lost=1: the GPU answers NVML_ERROR_GPU_IS_LOST; mig=SLICES:MEMORY_MB[xCOUNT],... puts
+ * the GPU in MIG mode with those MIG devices (mig=1:9856x7: seven 1g.10gb devices), each with
+ * its own UUID (MIG-<the GPU's UUID without GPU->-<n>), GPU instance n + 1 and compute
+ * instance 0.
  *
  * FAKE_NVML_INIT_ERROR=<code> makes nvmlInit_v2 return that code. */
 #include <stdio.h>
@@ -29,8 +32,14 @@
 
 typedef int nvmlReturn_t;
 typedef struct {
-  int index;
+  int index; /* the GPU's position */
+  int mig;   /* -1: the GPU itself; else its MIG device */
 } FakeDevice;
+typedef struct {
+  unsigned multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount,
+      sharedJpegCount, sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
 typedef FakeDevice* nvmlDevice_t;
 typedef struct {
   unsigned long long total, free, used;
@@ -55,11 +64,12 @@ enum {
   kUninitialized = 1,
   kInvalidArgument = 2,
   kNotSupported = 3,
+  kNotFound = 6,
   kInsufficientSize = 7,
   kTimeout = 10,
   kGpuIsLost = 15
 };
-enum { kMaxGpus = 16, kMaxLinks = 18, kMaxXids = 8, kSwitch = -1 };
+enum { kMaxGpus = 16, kMaxLinks = 18, kMaxXids = 8, kMaxMig = 8, kSwitch = -1 };
 enum { kSwitchBus = 0x80 };
 
 typedef struct {
@@ -72,9 +82,12 @@ typedef struct {
   unsigned xids[kMaxXids], xid_count, xid_delivered;
   unsigned long long ecc_dbe_volatile, ecc_dbe_aggregate, throttle;
   unsigned retired_dbe, retired_pending, remap_failure, remap_pending, lost, temperature;
+  unsigned mig_count, mig_slices[kMaxMig];
+  unsigned long long mig_memory[kMaxMig];
 } Gpu;
 
 static FakeDevice devices[kMaxGpus];
+static FakeDevice mig_devices[kMaxGpus][kMaxMig];
 static Gpu gpus[kMaxGpus];
 static int gpu_count = 0;
 static int initialized = 0;
@@ -135,6 +148,23 @@ static void Links(Gpu* gpu, const char* text) {
   }
 }
 
+/* "1:9856x7,3:40192": MIG devices of 1 slice and 9856 MB (seven), then one of 3 slices. */
+static void Migs(Gpu* gpu, const char* text) {
+  gpu->mig_count = 0;
+  while (*text && gpu->mig_count < kMaxMig) {
+    char* end;
+    unsigned slices = (unsigned)strtoul(text, &end, 10);
+    unsigned long long memory = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
+    unsigned count = *end == 'x' ? (unsigned)strtoul(end + 1, &end, 10) : 1;
+    for (unsigned i = 0; i < count && gpu->mig_count < kMaxMig; ++i) {
+      gpu->mig_slices[gpu->mig_count] = slices;
+      gpu->mig_memory[gpu->mig_count++] = memory;
+    }
+    if (*end != ',') break;
+    text = end + 1;
+  }
+}
+
 static void Xids(Gpu* gpu, const char* text) {
   gpu->xid_count = 0;
   while (*text && gpu->xid_count < kMaxXids) {
@@ -183,6 +213,8 @@ static void Set(Gpu* gpu, const char* key, const char* value) {
     gpu->lost = (unsigned)atoi(value);
   else if (!strcmp(key, "temp"))
     gpu->temperature = (unsigned)atoi(value);
+  else if (!strcmp(key, "mig"))
+    Migs(gpu, value);
 }
 
 static void ParseGpu(char* line, Gpu* gpu) {
@@ -258,8 +290,10 @@ static nvmlReturn_t Copy(char* out, unsigned length, const char* text) {
 /* 0 when `device` is a known GPU that answers; an NVML error otherwise. */
 static nvmlReturn_t Check(nvmlDevice_t device) {
   if (!initialized) return kUninitialized;
-  if (device < devices || device >= devices + kMaxGpus || device->index >= gpu_count)
+  int mig = device >= &mig_devices[0][0] && device < &mig_devices[0][0] + kMaxGpus * kMaxMig;
+  if ((!mig && (device < devices || device >= devices + kMaxGpus)) || device->index >= gpu_count)
     return kInvalidArgument;
+  if (mig && (unsigned)device->mig >= gpus[device->index].mig_count) return kInvalidArgument;
   Load();
   if (device->index >= gpu_count) return kInvalidArgument;
   return gpus[device->index].lost ? kGpuIsLost : kSuccess;
@@ -277,7 +311,14 @@ static int LinkTarget(int gpu, unsigned link) {
 nvmlReturn_t nvmlInit_v2(void) {
   const char* error = getenv("FAKE_NVML_INIT_ERROR");
   if (error) return atoi(error);
-  for (int i = 0; i < kMaxGpus; ++i) devices[i].index = i;
+  for (int i = 0; i < kMaxGpus; ++i) {
+    devices[i].index = i;
+    devices[i].mig = -1;
+    for (int m = 0; m < kMaxMig; ++m) {
+      mig_devices[i][m].index = i;
+      mig_devices[i][m].mig = m;
+    }
+  }
   Load();
   initialized = 1;
   return kSuccess;
@@ -317,14 +358,82 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t* device)
   return kSuccess;
 }
 
+static unsigned long long MigGigabytes(const Gpu* gpu, int mig) {
+  return (gpu->mig_memory[mig] + 1023) / 1024;
+}
+
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned length) {
   nvmlReturn_t status = Check(device);
-  return status ? status : Copy(name, length, gpus[device->index].name);
+  if (status) return status;
+  const Gpu* gpu = &gpus[device->index];
+  if (device->mig < 0) return Copy(name, length, gpu->name);
+  char text[160];
+  snprintf(text, sizeof text, "%s MIG %ug.%llugb", gpu->name, gpu->mig_slices[device->mig],
+           MigGigabytes(gpu, device->mig));
+  return Copy(name, length, text);
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned length) {
   nvmlReturn_t status = Check(device);
-  return status ? status : Copy(uuid, length, gpus[device->index].uuid);
+  if (status) return status;
+  const char* own = gpus[device->index].uuid;
+  if (device->mig < 0) return Copy(uuid, length, own);
+  char text[128];
+  snprintf(text, sizeof text, "MIG-%s-%d", strncmp(own, "GPU-", 4) ? own : own + 4, device->mig);
+  return Copy(uuid, length, text);
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned* current, unsigned* pending) {
+  nvmlReturn_t status = Check(device);
+  if (status) return status;
+  if (device->mig >= 0) return kNotSupported;
+  *current = *pending = gpus[device->index].mig_count > 0;
+  return kSuccess;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned* count) {
+  nvmlReturn_t status = Check(device);
+  if (status) return status;
+  *count = gpus[device->index].mig_count ? kMaxMig : 0;
+  return kSuccess;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned index,
+                                                 nvmlDevice_t* mig) {
+  nvmlReturn_t status = Check(device);
+  if (status) return status;
+  if (device->mig >= 0) return kNotSupported;
+  if (index >= gpus[device->index].mig_count) return kNotFound;
+  *mig = &mig_devices[device->index][index];
+  return kSuccess;
+}
+
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* out) {
+  nvmlReturn_t status = Check(device);
+  if (status) return status;
+  const Gpu* gpu = &gpus[device->index];
+  memset(out, 0, sizeof *out);
+  out->gpuInstanceSliceCount = device->mig < 0 ? 7 : gpu->mig_slices[device->mig];
+  out->computeInstanceSliceCount = out->gpuInstanceSliceCount;
+  out->multiprocessorCount = 16 * out->gpuInstanceSliceCount;
+  out->memorySizeMB = device->mig < 0 ? gpu->memory_mib : gpu->mig_memory[device->mig];
+  return kSuccess;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned* id) {
+  nvmlReturn_t status = Check(device);
+  if (status) return status;
+  if (device->mig < 0) return kNotSupported;
+  *id = (unsigned)device->mig + 1;
+  return kSuccess;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned* id) {
+  nvmlReturn_t status = Check(device);
+  if (status) return status;
+  if (device->mig < 0) return kNotSupported;
+  *id = 0;
+  return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {

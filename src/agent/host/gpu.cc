@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <tuple>
 
 #include "agent/host/nvml_api.h"
@@ -111,6 +113,76 @@ Result<Gpu> ReadDevice(const Api& api, unsigned index, Device device,
   return gpu;
 }
 
+// The driver's caps minors of MIG instances ("gpu0/gi1/access 12", "gpu0/gi1/ci0/access 13")
+// and the nvidia-caps major; empty when the driver lists none (no MIG, or not a real node).
+struct MigCaps {
+  std::map<std::string, uint32_t> minors;
+  std::optional<uint32_t> major;
+};
+
+MigCaps ReadMigCaps(const GpuDiscoveryOptions& options) {
+  MigCaps caps;
+  std::ifstream minors(options.mig_minors_path);
+  std::string key, number;
+  while (minors >> key >> number)
+    if (auto minor = ParseUint64(number); minor && *minor <= UINT32_MAX)
+      caps.minors[key] = static_cast<uint32_t>(*minor);
+  std::ifstream devices(options.proc_devices_path);
+  std::string line;
+  while (std::getline(devices, line)) {
+    std::istringstream fields(line);
+    std::string major, name;
+    if (fields >> major >> name && name == "nvidia-caps")
+      if (auto value = ParseUint64(major); value && *value <= UINT32_MAX)
+        caps.major = static_cast<uint32_t>(*value);
+  }
+  return caps;
+}
+
+// The MIG devices of `parent` (NVML's GPU `index`, read already), as GPUs of a type named as
+// Slurm's AutoDetect=nvml names them: the GPU's type, then "_<slices>g.<memory>gb"
+// ("nvidia_h100_80gb_hbm3_1g.10gb"). Empty when MIG is off (or NVML cannot tell).
+std::vector<Gpu> ReadMigDevices(const Api& api, Device device, const Gpu& parent, unsigned index,
+                                const MigCaps& caps) {
+  std::vector<Gpu> found;
+  unsigned current = 0, pending = 0, most = 0;
+  if (!api.get_mig_mode || !api.get_max_mig_count || !api.get_mig_handle || !api.get_attributes ||
+      api.get_mig_mode(device, &current, &pending) != nvml::kSuccess ||
+      current != nvml::kMigEnabled || api.get_max_mig_count(device, &most) != nvml::kSuccess)
+    return found;
+  for (unsigned m = 0; m < most && m < 64; ++m) {
+    Device mig = nullptr;
+    nvml::DeviceAttributes attributes{};
+    char uuid[nvml::kUuidSize] = {};
+    if (api.get_mig_handle(device, m, &mig) != nvml::kSuccess ||
+        api.get_attributes(mig, &attributes) != nvml::kSuccess ||
+        api.get_uuid(mig, uuid, sizeof uuid) != nvml::kSuccess)
+      continue;  // an empty slot
+    Gpu gpu = parent;
+    gpu.mig = true;
+    gpu.uuid = uuid;
+    gpu.parent_uuid = parent.uuid;
+    gpu.links.clear();
+    gpu.memory_mb = attributes.memorySizeMB;
+    gpu.type = fmt::format("{}_{}g.{}gb", parent.type, attributes.gpuInstanceSliceCount,
+                           (attributes.memorySizeMB + 1023) / 1024);
+    char name[nvml::kNameSize] = {};
+    if (api.get_name(mig, name, sizeof name) == nvml::kSuccess) gpu.name = name;
+    unsigned gi = 0, ci = 0;
+    if (caps.major && api.get_gpu_instance_id && api.get_compute_instance_id &&
+        api.get_gpu_instance_id(mig, &gi) == nvml::kSuccess &&
+        api.get_compute_instance_id(mig, &ci) == nvml::kSuccess) {
+      for (const std::string& key : {fmt::format("gpu{}/gi{}/access", parent.minor, gi),
+                                     fmt::format("gpu{}/gi{}/ci{}/access", parent.minor, gi, ci)})
+        if (auto it = caps.minors.find(key); it != caps.minors.end())
+          gpu.mig_caps.push_back(DeviceNumber{*caps.major, it->second});
+    }
+    gpu.nvml_index = static_cast<int>(index);
+    found.push_back(std::move(gpu));
+  }
+  return found;
+}
+
 Result<std::vector<Gpu>> ReadDevices(const Api& api, const GpuDiscoveryOptions& options) {
   unsigned count = 0;
   if (nvml::Return code = api.get_count(&count); code != nvml::kSuccess)
@@ -124,11 +196,29 @@ Result<std::vector<Gpu>> ReadDevices(const Api& api, const GpuDiscoveryOptions& 
                                    index, api.Describe(code)));
     auto gpu = ReadDevice(api, index, device, options);
     if (!gpu) return std::move(gpu).take_error();
+    gpu->nvml_index = static_cast<int>(index);
     devices.push_back(device);
     gpus.push_back(std::move(*gpu));
   }
   FillLinks(api, devices, gpus);
-  return gpus;
+  // A GPU in MIG mode is its MIG devices, numbered on from the GPUs before them, as Slurm's
+  // AutoDetect=nvml numbers them; NVLinks then join none of them (the links are the GPUs').
+  MigCaps caps = ReadMigCaps(options);
+  std::vector<Gpu> expanded;
+  bool any_mig = false;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    std::vector<Gpu> migs =
+        ReadMigDevices(api, devices[i], gpus[i], static_cast<unsigned>(i), caps);
+    any_mig = any_mig || !migs.empty();
+    if (migs.empty()) migs.push_back(std::move(gpus[i]));
+    for (Gpu& gpu : migs) {
+      gpu.index = static_cast<int>(expanded.size());
+      expanded.push_back(std::move(gpu));
+    }
+  }
+  if (any_mig)
+    for (Gpu& gpu : expanded) gpu.links.clear();
+  return expanded;
 }
 
 // The configured GPU that describes NVML's `gpu`: by device file when gres.conf names files,
@@ -142,7 +232,11 @@ const GpuDevice* ConfiguredFor(const NodeConfig& node, const Gpu& gpu) {
 std::string CheckAgainstConfig(const NodeConfig& node, std::vector<Gpu>& gpus) {
   for (Gpu& gpu : gpus) {
     const GpuDevice* device = ConfiguredFor(node, gpu);
-    gpu.type = device && !device->type.empty() ? device->type : ConfiguredTypeFor(node, gpu.type);
+    // gres.conf's type for the GPU it describes; with AutoDetect and no File= the configured
+    // GPUs are only counts by type, so NVML's name picks among the configured types.
+    bool described =
+        device && !device->type.empty() && (!device->file.empty() || !node.gpus_autodetect);
+    gpu.type = described ? device->type : ConfiguredTypeFor(node, gpu.type);
   }
   if (node.gpus.empty() || node.gpus.size() == gpus.size()) return "";
   return fmt::format(
@@ -253,9 +347,12 @@ std::string ConfiguredTypeFor(const NodeConfig& node, std::string_view found) {
     if (gres.name == "gpu" && !gres.type.empty()) types.push_back(ToLower(gres.type));
   for (const GpuDevice& device : node.gpus)
     if (!device.type.empty()) types.push_back(ToLower(device.type));
+  // The longest that is part of NVML's name: "1g.10gb" over "h100" for a MIG device of an H100.
+  const std::string* best = nullptr;
   for (const std::string& type : types)
-    if (found.find(type) != std::string_view::npos) return type;
-  return std::string(found);
+    if (found.find(type) != std::string_view::npos && (!best || type.size() > best->size()))
+      best = &type;
+  return best ? *best : std::string(found);
 }
 
 }  // namespace drover::agent

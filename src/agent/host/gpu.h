@@ -3,6 +3,7 @@
 // Discovery only reads; it never changes a GPU's settings.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,8 +29,40 @@ struct Gpu {
   std::optional<DeviceNumber> device;
   std::vector<int> cores;  // cores local to the GPU (core indexes, as gres.conf Cores=)
   std::vector<int> links;  // per GPU index: NVLink count, -1 for itself; empty: unknown
+  // NVML's index of the physical GPU (what the health probes watch); -1 when not from NVML.
+  int nvml_index = -1;
+  // A MIG device (`uuid` "MIG-…", what CUDA_VISIBLE_DEVICES names it by; `device` its GPU's
+  // /dev/nvidiaN): the nvidia-caps devices of its GPU and compute instances, which
+  // ConstrainDevices denies to the jobs not given it. `mig` false: a whole GPU.
+  bool mig = false;
+  std::string parent_uuid;  // the physical GPU's, for a MIG device
+  std::vector<DeviceNumber> mig_caps;
   bool operator==(const Gpu&) const = default;
 };
+
+// The devices ConstrainDevices denies to a job (or a step) given the GPUs `given` accepts (by
+// index) of `gpus`: those of every GPU not given — its device file, a MIG device's caps — but
+// not a device a given one needs too (the GPU that MIG devices given are cut from).
+template <typename Given>
+std::vector<DeviceNumber> DevicesDenied(const std::vector<Gpu>& gpus, Given given) {
+  std::vector<DeviceNumber> needed, denied;
+  for (const Gpu& gpu : gpus)
+    if (given(gpu.index)) {
+      if (gpu.device) needed.push_back(*gpu.device);
+      needed.insert(needed.end(), gpu.mig_caps.begin(), gpu.mig_caps.end());
+    }
+  auto deny = [&](const DeviceNumber& device) {
+    if (std::find(needed.begin(), needed.end(), device) == needed.end() &&
+        std::find(denied.begin(), denied.end(), device) == denied.end())
+      denied.push_back(device);
+  };
+  for (const Gpu& gpu : gpus)
+    if (!given(gpu.index)) {
+      if (gpu.device) deny(*gpu.device);
+      for (const DeviceNumber& cap : gpu.mig_caps) deny(cap);
+    }
+  return denied;
+}
 
 enum class GpuSource { kNvml, kGresConf, kEmulated, kNone };
 const char* GpuSourceName(GpuSource source);  // "nvml", "gres.conf", "emulated", "none"
@@ -48,6 +81,10 @@ struct GpuDiscoveryOptions {
   // The host's cores as OS CPU lists (HostInfo::core_cpus), to turn NVML's CPU affinity into
   // core indexes; empty: each CPU is taken as its own core.
   std::vector<std::vector<int>> core_cpus;
+  // Where the driver lists MIG instances' caps minors ("gpu0/gi1/ci0/access 13"), and the
+  // nvidia-caps major.
+  std::string mig_minors_path = "/proc/driver/nvidia-caps/mig-minors";
+  std::string proc_devices_path = "/proc/devices";
 };
 
 // The node's GPUs: emulated when options.emulated; else NVML's when it loads and finds any

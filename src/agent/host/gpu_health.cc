@@ -36,9 +36,21 @@ Result<std::unique_ptr<GpuHealthProbe>> GpuHealthProbe::Open(const std::string& 
                 api.event_set_free && api.event_set_create(&probe->events_) == nvml::kSuccess;
   for (const Gpu& gpu : gpus) {
     if (gpu.uuid.empty()) continue;
-    Watched watched{gpu.index, gpu.uuid, nullptr, 0, 0, {}};
+    // A GPU in MIG mode is watched once, as itself, for all its MIG devices.
+    int nvml_index = gpu.nvml_index >= 0 ? gpu.nvml_index : gpu.index;
+    if (std::any_of(probe->gpus_.begin(), probe->gpus_.end(), [&](const Watched& w) {
+          return w.nvml_index == static_cast<unsigned>(nvml_index);
+        }))
+      continue;
+    Watched watched{gpu.mig ? nvml_index : gpu.index,
+                    gpu.mig ? gpu.parent_uuid : gpu.uuid,
+                    static_cast<unsigned>(nvml_index),
+                    nullptr,
+                    0,
+                    0,
+                    {}};
     Device& device = watched.device;
-    if (api.get_handle(static_cast<unsigned>(gpu.index), &device) == nvml::kSuccess) {
+    if (api.get_handle(watched.nvml_index, &device) == nvml::kSuccess) {
       if (events) api.register_events(device, nvml::kEventXidCriticalError, probe->events_);
       for (unsigned link = 0; api.get_link_state && link < nvml::kMaxLinks; ++link) {
         int state = 0;
@@ -93,7 +105,7 @@ std::vector<GpuReading> GpuHealthProbe::Probe() {
         reading.event = true;
       }
     Device device = nullptr;
-    nvml::Return found = api.get_handle(static_cast<unsigned>(watched.index), &device);
+    nvml::Return found = api.get_handle(watched.nvml_index, &device);
     char uuid[nvml::kUuidSize] = {};
     if (found == nvml::kSuccess) found = api.get_uuid(device, uuid, sizeof uuid);
     if (found != nvml::kSuccess || watched.uuid != uuid) {

@@ -45,8 +45,9 @@ class GpuHealthProbe {
 
  private:
   struct Watched {
-    int index = 0;
+    int index = 0;  // as the node numbers its GPUs; a MIG GPU's own NVML index
     std::string uuid;
+    unsigned nvml_index = 0;
     nvml::Device device;  // NVML's handle at Open, which XID events name; null when none
     uint64_t xid_errors = 0;
     uint32_t last_xid = 0;

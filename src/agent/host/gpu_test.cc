@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace drover::agent {
@@ -192,6 +194,66 @@ TEST_F(FakeNvml, InitFailureFallsBackToGresConf) {
             "nvidia-smi)");
   ASSERT_EQ(found.gpus.size(), 1u);
   EXPECT_EQ(found.gpus[0].device_path, "/dev/nvidia0");
+}
+TEST_F(FakeNvml, MigDevicesAreGpusOfTheirOwn) {
+  // GPU 0 in MIG mode with three 1g.10gb devices; GPU 1 whole. The driver lists the caps of
+  // GPU 0's (minor 0) instances.
+  std::string dir = ::testing::TempDir();
+  std::string config = dir + "/mig_nvml.conf", minors = dir + "/mig-minors",
+              devices = dir + "/devices";
+  auto write = [](const std::string& path, const char* text) {
+    std::FILE* file = std::fopen(path.c_str(), "w");
+    ASSERT_NE(file, nullptr) << path;
+    std::fputs(text, file);
+    std::fclose(file);
+  };
+  write(config,
+        "gpu name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-aa minor=0 cpus=0-1 mig=1:9856x3\n"
+        "gpu name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-bb minor=1 cpus=2-3 links=0:4\n");
+  write(minors,
+        "gpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\ngpu0/gi2/access 21\n"
+        "gpu0/gi2/ci0/access 22\ngpu0/gi3/access 30\ngpu0/gi3/ci0/access 31\n");
+  write(devices, "Character devices:\n195 nvidia\n237 nvidia-caps\n");
+  setenv("FAKE_NVML_CONFIG", config.c_str(), 1);
+  options_.mig_minors_path = minors;
+  options_.proc_devices_path = devices;
+  auto gpus = DiscoverNvmlGpus(options_);
+  unsetenv("FAKE_NVML_CONFIG");
+  ASSERT_TRUE(gpus.ok()) << gpus.error();
+  ASSERT_EQ(gpus->size(), 4u);
+  const Gpu& mig = (*gpus)[1];
+  EXPECT_TRUE(mig.mig);
+  EXPECT_EQ(mig.index, 1);
+  EXPECT_EQ(mig.uuid, "MIG-aa-1");
+  EXPECT_EQ(mig.parent_uuid, "GPU-aa");
+  EXPECT_EQ(mig.type, "nvidia_h100_80gb_hbm3_1g.10gb");
+  EXPECT_EQ(mig.name, "NVIDIA H100 80GB HBM3 MIG 1g.10gb");
+  EXPECT_EQ(mig.memory_mb, 9856u);
+  EXPECT_EQ(mig.nvml_index, 0);
+  EXPECT_EQ(mig.device_path, "/dev/nvidia0");
+  EXPECT_EQ(mig.mig_caps, (std::vector<DeviceNumber>{{237, 21}, {237, 22}}));
+  EXPECT_EQ(mig.cores, (std::vector<int>{0}));
+  const Gpu& whole = (*gpus)[3];
+  EXPECT_FALSE(whole.mig);
+  EXPECT_EQ(whole.index, 3);
+  EXPECT_EQ(whole.nvml_index, 1);
+  EXPECT_TRUE(whole.links.empty());  // links join GPUs, not MIG devices
+
+  // A job given MIG device 1 opens the GPU it is cut from and its own caps; the other MIG
+  // devices' caps and the whole GPU are denied.
+  auto denied = DevicesDenied(*gpus, [](int index) { return index == 1; });
+  std::sort(denied.begin(), denied.end());
+  EXPECT_EQ(denied,
+            (std::vector<DeviceNumber>{{195, 1}, {237, 12}, {237, 13}, {237, 30}, {237, 31}}));
+
+  // slurm.conf names the MIG profile: the type found is matched to it, as Slurm matches.
+  NodeConfig node = LoadNode("NodeName=n1 Gres=gpu:1g.10gb:3,gpu:h100:1", "AutoDetect=nvml\n");
+  setenv("FAKE_NVML_CONFIG", config.c_str(), 1);
+  GpuDiscovery found = DiscoverGpus(node, options_);
+  unsetenv("FAKE_NVML_CONFIG");
+  ASSERT_EQ(found.gpus.size(), 4u);
+  EXPECT_EQ(found.gpus[0].type, "1g.10gb");
+  EXPECT_EQ(found.gpus[3].type, "h100");
 }
 #else
 TEST(FakeNvml, NotBuilt) {

@@ -196,19 +196,43 @@ void AddMemory(const JobSpec& spec, const LaunchContext& ctx, Environment& env) 
   if (per_gpu) env.Set("SLURM_MEM_PER_GPU", std::to_string(per_gpu));
 }
 
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> GpuShareVariables(std::string_view sharing,
+                                                                   uint32_t shares,
+                                                                   uint32_t gpu_shares) {
+  if (shares == 0) return {};
+  if (sharing == "shard") return {{"SLURM_SHARDS_ON_NODE", std::to_string(shares)}};
+  if (sharing == "mps" && gpu_shares > 0) {
+    uint64_t percent = std::max<uint64_t>(uint64_t{shares} * 100 / gpu_shares, 1);
+    return {
+        {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::to_string(std::min<uint64_t>(percent, 100))}};
+  }
+  return {};
+}
+
+namespace {
+
 std::string JoinIndexes(std::span<const uint32_t> indexes) {
   return fmt::format("{}", fmt::join(indexes, ","));
 }
 
 void AddGpus(const LaunchContext& ctx, Environment& env) {
   if (ctx.gpu_indexes.empty()) return;
+  for (const auto& [name, value] : GpuShareVariables(ctx.gpu_sharing, ctx.shares, ctx.gpu_shares))
+    env.Set(name, value);
   std::vector<uint32_t> indexes = ctx.gpu_indexes;
   std::sort(indexes.begin(), indexes.end());
   std::vector<uint32_t> visible = indexes;
   if (ctx.devices_constrained) {
     for (size_t i = 0; i < visible.size(); ++i) visible[i] = static_cast<uint32_t>(i);
   }
-  const std::string visible_list = JoinIndexes(visible);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < indexes.size(); ++i) {
+    auto mig = ctx.mig_uuids.find(indexes[i]);
+    names.push_back(mig != ctx.mig_uuids.end() ? mig->second : std::to_string(visible[i]));
+  }
+  const std::string visible_list = Join(names, ",");
   env.Set("SLURM_GPUS_ON_NODE", std::to_string(indexes.size()));
   env.Set("SLURM_JOB_GPUS", JoinIndexes(indexes));
   // NVIDIA, AMD (two names) and Intel each read their own variable; Slurm sets all four.

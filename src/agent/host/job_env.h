@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,13 @@ struct ArrayShape {
   uint32_t step = 0;  // 0: SLURM_ARRAY_TASK_STEP is not set
 };
 
+// The variables a job sharing a GPU gets, as Slurm's gres/shard and gres/mps set them:
+// SLURM_SHARDS_ON_NODE, or CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (its share of the GPU's MPS
+// units, in percent, at least 1). Empty when it shares none.
+std::vector<std::pair<std::string, std::string>> GpuShareVariables(std::string_view sharing,
+                                                                   uint32_t shares,
+                                                                   uint32_t gpu_shares);
+
 // What the agent knows when it launches the batch script, beyond the job's spec.
 struct LaunchContext {
   std::string node_name;                // this node: SLURMD_NODENAME, HOSTNAME
@@ -37,6 +45,11 @@ struct LaunchContext {
   // The job's cgroup hides the other GPUs, so CUDA numbers the job's own from 0 (Slurm with
   // ConstrainDevices=yes); otherwise CUDA_VISIBLE_DEVICES holds the device indexes.
   bool devices_constrained = false;
+  // MIG devices among the node's GPUs, by index: CUDA_VISIBLE_DEVICES names them by UUID.
+  std::map<uint32_t, std::string> mig_uuids;
+  // A job that shares its GPU: "shard" or "mps", its shares of it and all the GPU's shares.
+  std::string gpu_sharing;
+  uint32_t shares = 0, gpu_shares = 0;
   std::string partition;
   std::string cluster_name;
   uint32_t restart_count = 0;  // times the job was requeued; SLURM_RESTART_COUNT once non-zero

@@ -59,6 +59,12 @@ Result<std::unique_ptr<Library>> Library::Open(const std::string& path) {
   Bind(handle, "nvmlDeviceRegisterEvents", api.register_events, optional);
   Bind(handle, "nvmlEventSetWait_v2", api.event_set_wait, optional);
   Bind(handle, "nvmlEventSetFree", api.event_set_free, optional);
+  Bind(handle, "nvmlDeviceGetMigMode", api.get_mig_mode, optional);
+  Bind(handle, "nvmlDeviceGetMaxMigDeviceCount", api.get_max_mig_count, optional);
+  Bind(handle, "nvmlDeviceGetMigDeviceHandleByIndex", api.get_mig_handle, optional);
+  Bind(handle, "nvmlDeviceGetAttributes_v2", api.get_attributes, optional);
+  Bind(handle, "nvmlDeviceGetGpuInstanceId", api.get_gpu_instance_id, optional);
+  Bind(handle, "nvmlDeviceGetComputeInstanceId", api.get_compute_instance_id, optional);
   if (Return code = api.init(); code != kSuccess) {
     api.shutdown = nullptr;
     return MakeError(

@@ -32,6 +32,13 @@ struct EventData {
   unsigned long long eventType, eventData;
   unsigned int gpuInstanceId, computeInstanceId;
 };
+// nvmlDeviceAttributes_t: what a MIG device is cut from its GPU.
+struct DeviceAttributes {
+  unsigned multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount,
+      sharedJpegCount, sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+};
+constexpr unsigned kMigEnabled = 1;                         // NVML_DEVICE_MIG_ENABLE
 constexpr unsigned kNameSize = 96;                          // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned kUuidSize = 80;                          // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned kMaxLinks = 18;                          // NVML_NVLINK_MAX_LINKS (Hopper)
@@ -67,6 +74,13 @@ struct Api {
   Return (*register_events)(Device, unsigned long long, EventSet);
   Return (*event_set_wait)(EventSet, EventData*, unsigned);
   Return (*event_set_free)(EventSet);
+  // MIG (optional): a GPU's mode, its MIG devices, and theirs slices and instance ids.
+  Return (*get_mig_mode)(Device, unsigned*, unsigned*);
+  Return (*get_max_mig_count)(Device, unsigned*);
+  Return (*get_mig_handle)(Device, unsigned, Device*);
+  Return (*get_attributes)(Device, DeviceAttributes*);
+  Return (*get_gpu_instance_id)(Device, unsigned*);
+  Return (*get_compute_instance_id)(Device, unsigned*);
 
   // "Driver Not Loaded (9)".
   std::string Describe(Return code) const;

@@ -262,6 +262,22 @@ uint32_t AllocatedCpus(const v1::NodeAllocation& node, const ClusterConfig* clus
   return static_cast<uint32_t>(node.cores_size()) * threads;
 }
 
+SharedGres SharedGresOf(const v1::JobSpec& spec) {
+  for (const v1::Gres& gres : spec.other_gres())
+    if (gres.name() == "shard" || gres.name() == "mps") return {gres.name(), gres.count()};
+  return {};
+}
+
+uint64_t AllocatedShares(const v1::Job& job) {
+  uint64_t shares = 0;
+  for (const v1::NodeAllocation& node : job.allocation()) shares += node.shares();
+  return shares;
+}
+
+uint64_t AllocatedGpus(const v1::NodeAllocation& node) {
+  return node.shares() ? 0 : static_cast<uint64_t>(node.gpus_size());
+}
+
 void ApplyNodeSettings(const google::protobuf::RepeatedPtrField<v1::NodeStatus>& nodes,
                        ClusterConfig& cluster) {
   for (const v1::NodeStatus& node : nodes) {

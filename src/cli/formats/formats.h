@@ -224,6 +224,17 @@ uint32_t RequestedCpus(const v1::JobSpec& spec);
 // CPUs of an allocation: cores times the node's threads per core (1 without a cluster).
 uint32_t AllocatedCpus(const v1::NodeAllocation& node, const ClusterConfig* cluster);
 
+// GPU shares (gres/shard, gres/mps) a job asked for, per node; per_node 0 when none.
+struct SharedGres {
+  std::string name;
+  uint64_t per_node = 0;
+};
+SharedGres SharedGresOf(const v1::JobSpec& spec);
+// The shares an allocation holds, over its nodes.
+uint64_t AllocatedShares(const v1::Job& job);
+// A GPU count for a TRES string: whole GPUs only (a node's part that shares a GPU has none).
+uint64_t AllocatedGpus(const v1::NodeAllocation& node);
+
 // The weight and active features in force (the controller's: what scontrol update node set
 // over slurm.conf) onto `cluster`'s nodes; a controller that does not say them (weight 0)
 // leaves slurm.conf's.

@@ -153,6 +153,7 @@ struct Run {
   std::vector<std::string> nodes = {};
   uint32_t cpus = 0, first_node_cpus = 0, gpus = 0;
   uint64_t memory_mb = 0, first_node_memory_mb = 0;
+  columns::SharedGres shares = {};  // the GPU shares held (or asked for, pending), in all
   bool started() const { return start != 0; }
 };
 
@@ -196,10 +197,12 @@ std::string MemoryText(uint64_t mb) {
 }
 
 // Slurm's TRES string, sorted by name: "billing=2,cpu=2,gres/gpu=1,mem=200M,node=1".
-std::string TresText(uint32_t cpus, uint32_t gpus, uint64_t memory_mb, size_t nodes, bool billing) {
+std::string TresText(uint32_t cpus, uint32_t gpus, uint64_t memory_mb, size_t nodes, bool billing,
+                     const columns::SharedGres& shares = {}) {
   std::string out = billing ? fmt::format("billing={},", cpus) : "";
   out += fmt::format("cpu={}", cpus);
   if (gpus) out += fmt::format(",gres/gpu={}", gpus);
+  if (shares.per_node) out += fmt::format(",gres/{}={}", shares.name, shares.per_node);
   if (memory_mb) out += ",mem=" + MemoryText(memory_mb);
   return out + fmt::format(",node={}", nodes);
 }
@@ -222,13 +225,14 @@ Run CurrentRun(const v1::Job& job, const Context& ctx) {
   if (job.state() == "PENDING") run.start = run.end = 0;
   if (job.state() == "RUNNING" || job.state() == "SUSPENDED") run.end = 0;
   Truncate(run, ctx);
+  run.shares = {columns::SharedGresOf(job.spec()).name, columns::AllocatedShares(job)};
   if (auto names = ExpandHostlist(job.node_list()); names) run.nodes = std::move(names).value();
   for (int i = 0; i < job.allocation_size(); ++i) {
     const v1::NodeAllocation& node = job.allocation(i);
     uint32_t cpus = columns::AllocatedCpus(node, ctx.options.cluster);
     run.cpus += cpus;
     run.memory_mb += node.memory_mb();
-    run.gpus += node.gpus_size();
+    run.gpus += static_cast<uint32_t>(columns::AllocatedGpus(node));
     if (i == 0) run.first_node_cpus = cpus, run.first_node_memory_mb = node.memory_mb();
   }
   return run;
@@ -248,6 +252,8 @@ Run EarlierRun(const v1::Job& job, const v1::JobRun& earlier, const Context& ctx
   run.first_node_cpus = run.cpus / std::max<uint32_t>(earlier.nodes_size(), 1);
   run.memory_mb = RequestedMemory(job.spec(), ctx);
   run.gpus = RequestedGpus(job.spec());
+  run.shares = columns::SharedGresOf(job.spec());
+  run.shares.per_node *= std::max(earlier.nodes_size(), 1);
   return run;
 }
 
@@ -377,14 +383,16 @@ std::string TimelimitText(const v1::Job& job, bool raw) {
 }
 
 std::string AllocTres(const Run& run) {
-  return TresText(run.cpus, run.gpus, run.memory_mb, run.nodes.size(), true);
+  return TresText(run.cpus, run.gpus, run.memory_mb, run.nodes.size(), true, run.shares);
 }
 
 std::string ReqTres(const Row& row, const Context& ctx) {
   const v1::JobSpec& spec = row.job->spec();
   if (row.run.started() && row.run.cpus) return AllocTres(row.run);
+  columns::SharedGres shares = columns::SharedGresOf(spec);
+  shares.per_node *= RequestedNodes(spec);
   return TresText(columns::RequestedCpus(spec), RequestedGpus(spec), RequestedMemory(spec, ctx),
-                  RequestedNodes(spec), true);
+                  RequestedNodes(spec), true, shares);
 }
 
 // "n1:0=GPU-1f…,n1:1=GPU-77…": each GPU of the job's current run by node, index and UUID (the

@@ -29,8 +29,10 @@ struct NodeFacts {
   const NodeConfig* config = nullptr;
   uint32_t alloc_cpus = 0;
   const v1::NodeStatus* status = nullptr;
-  uint64_t alloc_mem = 0;             // MiB the running jobs hold
-  std::set<int32_t> alloc_gpus = {};  // GPU indexes the running jobs hold
+  uint64_t alloc_mem = 0;              // MiB the running jobs hold
+  std::set<int32_t> alloc_gpus = {};   // GPU indexes the running jobs hold whole
+  uint64_t alloc_shares = 0;           // GPU shares (shard, mps) they hold
+  std::set<int32_t> shared_gpus = {};  // on these GPUs
 
   uint32_t cpus() const { return config ? config->cpus : 0; }
   bool drained() const { return state.starts_with("DRAIN"); }
@@ -198,7 +200,13 @@ std::string GresUsed(const NodeFacts& node) {
   if (!node.config || node.config->gres.empty()) return "(null)";
   std::vector<uint32_t> indexes(node.alloc_gpus.begin(), node.alloc_gpus.end());
   std::string index_text = indexes.empty() ? "N/A" : columns::ArrayRanges(indexes);
-  return fmt::format("gpu:{}(IDX:{})", indexes.size(), index_text);
+  std::string used = fmt::format("gpu:{}(IDX:{})", indexes.size(), index_text);
+  if (!node.config->gpu_sharing.empty()) {  // "shard:3(IDX:1)": the shares and their GPUs
+    std::vector<uint32_t> shared(node.shared_gpus.begin(), node.shared_gpus.end());
+    used += fmt::format(",{}:{}(IDX:{})", node.config->gpu_sharing, node.alloc_shares,
+                        shared.empty() ? "N/A" : columns::ArrayRanges(shared));
+  }
+  return used;
 }
 
 std::string FirstConfig(const Group& group, std::string (*get)(const NodeConfig&)) {
@@ -392,7 +400,8 @@ std::string Key(const Group& probe, std::string_view letters, std::string_view w
 std::vector<NodeFacts> CollectNodes(const std::vector<v1::NodeStatus>& nodes,
                                     const ClusterConfig* cluster, std::span<const v1::Job> jobs) {
   std::map<std::string, uint32_t> allocated;
-  std::map<std::string, std::pair<uint64_t, std::set<int32_t>>> held;  // memory, GPUs
+  std::map<std::string, std::pair<uint64_t, std::set<int32_t>>> held;    // memory, GPUs
+  std::map<std::string, std::pair<uint64_t, std::set<int32_t>>> shared;  // shares, their GPUs
   for (const v1::Job& job : jobs) {
     if (job.state() != "RUNNING" && job.state() != "SUSPENDED" && job.state() != "COMPLETING")
       continue;
@@ -402,7 +411,12 @@ std::vector<NodeFacts> CollectNodes(const std::vector<v1::NodeStatus>& nodes,
       const std::string& name = cluster->nodes[node.node()].name;
       allocated[name] += columns::AllocatedCpus(node, cluster);
       held[name].first += node.memory_mb();
-      held[name].second.insert(node.gpus().begin(), node.gpus().end());
+      if (node.shares()) {
+        shared[name].first += node.shares();
+        shared[name].second.insert(node.gpus().begin(), node.gpus().end());
+      } else {
+        held[name].second.insert(node.gpus().begin(), node.gpus().end());
+      }
     }
   }
   std::vector<NodeFacts> out;
@@ -413,6 +427,10 @@ std::vector<NodeFacts> CollectNodes(const std::vector<v1::NodeStatus>& nodes,
     if (auto memory = held.find(status.name()); memory != held.end()) {
       facts.alloc_mem = memory->second.first;
       facts.alloc_gpus = memory->second.second;
+    }
+    if (auto shares = shared.find(status.name()); shares != shared.end()) {
+      facts.alloc_shares = shares->second.first;
+      facts.shared_gpus = shares->second.second;
     }
     auto it = allocated.find(status.name());
     if (it != allocated.end())

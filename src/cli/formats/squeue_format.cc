@@ -473,11 +473,13 @@ std::string AllocatedTres(const v1::Job& job) {
   for (const v1::NodeAllocation& node : job.allocation()) {
     cpus += columns::AllocatedCpus(node, nullptr);
     mem += node.memory_mb();
-    gpus += node.gpus_size();
+    gpus += columns::AllocatedGpus(node);
   }
   std::string text = fmt::format("cpu={},mem={},node={},billing={}", cpus, Megabytes(mem, false),
                                  job.allocation_size(), cpus);
   if (gpus) text += fmt::format(",gres/gpu={}", gpus);
+  if (uint64_t shares = columns::AllocatedShares(job); shares)
+    text += fmt::format(",gres/{}={}", columns::SharedGresOf(job.spec()).name, shares);
   return text;
 }
 

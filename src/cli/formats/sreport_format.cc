@@ -158,7 +158,7 @@ double Amount(const v1::Job& job, const ClusterConfig& cluster, std::string_view
     if (tres == "cpu") amount += columns::AllocatedCpus(node, &cluster);
     if (tres == "mem") amount += static_cast<double>(node.memory_mb());
     if (tres == "node") amount += 1;
-    if (tres.starts_with("gres/gpu")) amount += node.gpus_size();
+    if (tres.starts_with("gres/gpu")) amount += node.shares() ? 0 : node.gpus_size();
   }
   return amount;
 }

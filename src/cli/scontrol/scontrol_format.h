@@ -82,9 +82,10 @@ std::string SinfoJson(std::span<const v1::NodeStatus> nodes, std::span<const v1:
 std::string ReservationsJson(std::span<const v1::Reservation> reservations, const ShowContext& ctx);
 
 // Slurm's TRES string in scontrol's order: "cpu=2,mem=200M,node=2,billing=2,gres/gpu=2";
-// `nodes` 0 leaves node= out and `billing` false leaves billing= out (a node's AllocTRES).
-std::string TresText(uint32_t cpus, uint64_t memory_mb, uint32_t nodes, bool billing,
-                     uint64_t gpus);
+// `nodes` 0 leaves node= out and `billing` false leaves billing= out (a node's AllocTRES);
+// GPU shares follow as "gres/shard=4".
+std::string TresText(uint32_t cpus, uint64_t memory_mb, uint32_t nodes, bool billing, uint64_t gpus,
+                     const columns::SharedGres& shares = {});
 std::string MemoryText(uint64_t mb);  // "200M", "4G"
 
 }  // namespace drover::cli::scontrol

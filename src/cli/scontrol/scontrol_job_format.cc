@@ -113,9 +113,16 @@ uint64_t RequestedMemory(const v1::JobSpec& spec, const ShowContext& ctx) {
   return settings.def_mem_per_node_mb * nodes;
 }
 
+columns::SharedGres RequestedShares(const v1::JobSpec& spec) {
+  columns::SharedGres shares = columns::SharedGresOf(spec);
+  shares.per_node *= RequestedNodes(spec);
+  return shares;
+}
+
 struct Allocated {
   uint32_t cpus = 0;
   uint64_t memory_mb = 0, gpus = 0;
+  columns::SharedGres shares;
 };
 
 Allocated AllocationOf(const v1::Job& job, const ShowContext& ctx) {
@@ -123,8 +130,9 @@ Allocated AllocationOf(const v1::Job& job, const ShowContext& ctx) {
   for (const v1::NodeAllocation& node : job.allocation()) {
     out.cpus += columns::AllocatedCpus(node, ctx.cluster);
     out.memory_mb += node.memory_mb();
-    out.gpus += node.gpus_size();
+    out.gpus += columns::AllocatedGpus(node);
   }
+  out.shares = {columns::SharedGresOf(job.spec()).name, columns::AllocatedShares(job)};
   return out;
 }
 
@@ -262,9 +270,13 @@ std::string NumNodesText(const v1::Job& job) {
 // the same CPUs, memory and GPUs.
 void AddDetails(const v1::Job& job, const ShowContext& ctx, Record& record) {
   uint64_t gpus = 0;
-  for (const v1::NodeAllocation& node : job.allocation()) gpus += node.gpus_size();
+  for (const v1::NodeAllocation& node : job.allocation()) gpus += columns::AllocatedGpus(node);
   std::string type = AllocatedGpuType(job, ctx);
-  record.lines.push_back("JOB_GRES=" + (gpus ? GpuGres(type, gpus) : std::string("(null)")));
+  std::string shared = columns::SharedGresOf(job.spec()).name;
+  uint64_t shares = columns::AllocatedShares(job);
+  record.lines.push_back("JOB_GRES=" + (gpus     ? GpuGres(type, gpus)
+                                        : shares ? fmt::format("{}:{}", shared, shares)
+                                                 : std::string("(null)")));
   std::vector<std::string> names;
   std::string last;
   auto flush = [&] {
@@ -287,8 +299,10 @@ void AddDetails(const v1::Job& job, const ShowContext& ctx, Record& record) {
     std::string gres;
     if (node.gpus_size()) {
       std::vector<uint32_t> indexes(node.gpus().begin(), node.gpus().end());
-      gres =
-          fmt::format("{}(IDX:{})", GpuGres(type, indexes.size()), columns::ArrayRanges(indexes));
+      gres = fmt::format("{}(IDX:{})",
+                         node.shares() ? fmt::format("{}:{}", shared, node.shares())
+                                       : GpuGres(type, indexes.size()),
+                         columns::ArrayRanges(indexes));
     }
     std::string rest = fmt::format("CPU_IDs={} Mem={} GRES={}", columns::ArrayRanges(cpu_ids),
                                    node.memory_mb(), gres);
@@ -309,6 +323,8 @@ void AddTresPer(const v1::JobSpec& spec, Record& record) {
   if (spec.gpus()) record.lines.push_back("TresPerJob=gres:" + GpuGres(spec, spec.gpus()));
   if (spec.gpus_per_task())
     record.lines.push_back("TresPerTask=gres:" + GpuGres(spec, spec.gpus_per_task()));
+  if (columns::SharedGres shares = columns::SharedGresOf(spec); shares.per_node)
+    record.lines.push_back(fmt::format("TresPerNode=gres:{}:{}", shares.name, shares.per_node));
 }
 
 }  // namespace
@@ -319,13 +335,14 @@ std::string MemoryText(uint64_t mb) {
   return fmt::format("{}M", mb);
 }
 
-std::string TresText(uint32_t cpus, uint64_t memory_mb, uint32_t nodes, bool billing,
-                     uint64_t gpus) {
+std::string TresText(uint32_t cpus, uint64_t memory_mb, uint32_t nodes, bool billing, uint64_t gpus,
+                     const columns::SharedGres& shares) {
   std::string out = fmt::format("cpu={}", cpus);
   if (memory_mb) out += ",mem=" + MemoryText(memory_mb);
   if (nodes) out += fmt::format(",node={}", nodes);
   if (billing) out += fmt::format(",billing={}", cpus);
   if (gpus) out += fmt::format(",gres/gpu={}", gpus);
+  if (shares.per_node) out += fmt::format(",gres/{}={}", shares.name, shares.per_node);
   return out;
 }
 
@@ -428,9 +445,9 @@ void AddNodeLines(const v1::Job& job, const ShowContext& ctx, const v1::PlannedS
                               std::max<uint32_t>(spec.cpus_per_task(), 1)));
   std::string tres = job.allocation_size()
                          ? TresText(allocated.cpus, allocated.memory_mb, job.allocation_size(),
-                                    true, allocated.gpus)
+                                    true, allocated.gpus, allocated.shares)
                          : TresText(cpus, RequestedMemory(spec, ctx), RequestedNodes(spec), true,
-                                    RequestedGpus(spec));
+                                    RequestedGpus(spec), RequestedShares(spec));
   lines.push_back("TRES=" + tres);
   lines.push_back(
       fmt::format("Socks/Node=* NtasksPerN:B:S:C={}:0:*:* CoreSpec=*", spec.ntasks_per_node()));

@@ -23,7 +23,7 @@ std::string ListOr(const std::vector<std::string>& items, std::string_view fallb
 
 struct NodeUse {
   uint32_t cpus = 0;
-  uint64_t memory_mb = 0, gpus = 0;
+  uint64_t memory_mb = 0, gpus = 0, shares = 0;
   bool any = false;
 };
 
@@ -37,7 +37,8 @@ NodeUse UseOf(int index, std::span<const v1::Job> jobs, const ShowContext& ctx) 
       use.any = true;
       use.cpus += columns::AllocatedCpus(part, ctx.cluster);
       use.memory_mb += part.memory_mb();
-      use.gpus += part.gpus_size();
+      use.gpus += columns::AllocatedGpus(part);
+      use.shares += part.shares();
     }
   }
   return use;
@@ -136,10 +137,13 @@ Record NodeRecord(const v1::NodeStatus& node, int index, std::span<const v1::Job
   lines.push_back(fmt::format("BootTime={} SlurmdStartTime=None",
                               node.boot_time() ? columns::IsoTime(node.boot_time()) : "None"));
   lines.push_back("LastBusyTime=Unknown");
+  uint64_t shares = 0;
+  for (const GpuDevice& gpu : config.gpus) shares += gpu.shares;
   lines.push_back("CfgTRES=" + TresText(static_cast<uint32_t>(config.cpus), config.real_memory_mb,
-                                        0, true, config.gpu_count()));
-  lines.push_back("AllocTRES=" +
-                  (use.any ? TresText(use.cpus, use.memory_mb, 0, false, use.gpus) : ""));
+                                        0, true, config.gpu_count(), {config.gpu_sharing, shares}));
+  lines.push_back("AllocTRES=" + (use.any ? TresText(use.cpus, use.memory_mb, 0, false, use.gpus,
+                                                     {config.gpu_sharing, use.shares})
+                                          : ""));
   lines.push_back("CapWatts=n/a");
   lines.push_back("CurrentWatts=0 AveWatts=0");
   lines.push_back("ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s");

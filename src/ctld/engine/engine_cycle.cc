@@ -299,6 +299,7 @@ void Engine::RunCycle(EngineOutput& out) {
       for (sched::NodeAllocation& part : running.allocation.nodes) {
         part.cores.clear();
         part.gpus.clear();
+        part.shares = 0;
       }
       running.allocation.exclusive = false;
     }

@@ -8,6 +8,7 @@
 #include <csignal>
 
 #include "common/array_spec.h"
+#include "common/gres_conf.h"
 #include "common/resource_limits.h"
 #include "ctld/engine/engine.h"
 
@@ -27,17 +28,33 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
         "Slurm temporarily unable to accept job (MaxJobCount={} reached); try "
         "again later",
         settings.max_job_count);
-  if (Status ok = sched::CheckSatisfiable(cluster(), spec); !ok) return ok.error();
-  // Only GPUs are scheduled: another GRES (shard, mps, nic, ...) would be carried and never
-  // given, so it is refused, in Slurm's words for a GRES it cannot give.
-  if (!spec.other_gres.empty()) {
-    const GresSpec& gres = spec.other_gres.front();
-    return fmt::format(
-        "Invalid generic resource (gres) specification: {}{}: Drover schedules gres/gpu only "
-        "(shard, mps and other GRES are not supported yet); ask for GPUs with --gpus or "
-        "--gres=gpu",
-        gres.name, gres.type.empty() ? "" : ":" + gres.type);
+  // GPUs and their shares (shard, mps) are scheduled: another GRES (nic, ...) would be carried
+  // and never given, so it is refused, in Slurm's words for a GRES it cannot give.
+  int sharing = 0;
+  for (const GresSpec& gres : spec.other_gres) {
+    if (!IsGpuSharing(gres.name))
+      return fmt::format(
+          "Invalid generic resource (gres) specification: {}{}: Drover schedules gres/gpu, "
+          "gres/shard and gres/mps only; ask for GPUs with --gpus or --gres=gpu",
+          gres.name, gres.type.empty() ? "" : ":" + gres.type);
+    if (++sharing > 1)
+      return "Invalid generic resource (gres) specification: ask for shard or mps once, not "
+             "both (a job shares one GPU per node one way)";
+    bool configured =
+        std::any_of(cluster().nodes.begin(), cluster().nodes.end(),
+                    [&](const NodeConfig& node) { return node.gpu_sharing == gres.name; });
+    if (!configured)
+      return fmt::format(
+          "Invalid generic resource (gres) specification: {}: no node shares its GPUs as {} "
+          "(slurm.conf Gres=gpu:N,{}:M); ask for whole GPUs with --gpus",
+          gres.name, gres.name, gres.name);
+    if (spec.gpus || spec.gpus_per_node || spec.gpus_per_task || !spec.gpu_type.empty())
+      return fmt::format(
+          "Invalid generic resource (gres) specification: {} with GPUs: a job asks for whole "
+          "GPUs or for {} of one, not both",
+          gres.name, gres.name == "mps" ? "MPS units" : "shards");
   }
+  if (Status ok = sched::CheckSatisfiable(cluster(), spec); !ok) return ok.error();
   if (!spec.reservation.empty()) {
     auto reservation = reservations_->find(spec.reservation);
     if (reservation == reservations_->end())

@@ -42,7 +42,10 @@ void MergeReportedGpus(const std::vector<GpuDevice>& reported, NodeConfig& node)
       return !gpu.file.empty() && r.minor >= 0 ? r.minor == gpu.index : r.index == gpu.index;
     });
     const GpuDevice& from = found != reported.end() ? *found : reported[i];
-    if (gpu.type.empty()) gpu.type = from.type;
+    // gres.conf's File= GPUs keep their configured type; AutoDetect's (counts by type in
+    // slurm.conf) take the type the agent matched NVML's name to (a MIG profile among them).
+    if (gpu.type.empty() || (node.gpus_autodetect && gpu.file.empty() && !from.type.empty()))
+      gpu.type = from.type;
     if (gpu.cores.empty()) gpu.cores = from.cores;
     if (gpu.links.empty() && from.links.size() == node.gpus.size()) gpu.links = from.links;
     gpu.uuid = from.uuid;

@@ -36,22 +36,30 @@ TEST_F(EngineTest, SubmitLaunchCompleteWithSlurmExitCodes) {
 
 // MaxStepCount (5 here) bounds the steps one job may create, ended ones included, as Slurm's
 // step IDs do.
-// Only GPUs are scheduled: a job asking for another GRES is refused, not run without it.
-TEST_F(EngineTest, AGresOtherThanGpuIsRefusedNotDropped) {
-  JobSpec spec = Gpus(1);
-  spec.user = "alice";
-  spec.account = "research";
-  spec.time_limit_seconds = 60;
-  spec.other_gres.push_back(GresSpec{"shard", "", 2, {}});
-  EngineOutput out = Apply(SubmitJob{++token_, Caller{1000, 1000}, spec, "", "#!/bin/sh\n"});
-  const Reply* reply = FindReply(out, token_);
-  ASSERT_NE(reply, nullptr);
-  EXPECT_FALSE(reply->ok);
-  EXPECT_NE(reply->error.find("Invalid generic resource (gres) specification: shard: Drover "
-                              "schedules gres/gpu only"),
-            std::string::npos)
-      << reply->error;
-  EXPECT_TRUE(reply->job_ids.empty());
+// Only GPUs and their shares are scheduled: a job asking for another GRES, or for shares no
+// node gives, is refused, not run without it.
+TEST_F(EngineTest, AGresTheClusterCannotGiveIsRefusedNotDropped) {
+  const std::pair<GresSpec, std::string> cases[] = {
+      {GresSpec{"nic", "", 2, {}},
+       "Invalid generic resource (gres) specification: nic: Drover schedules gres/gpu, "
+       "gres/shard and gres/mps only"},
+      {GresSpec{"shard", "", 2, {}},
+       "Invalid generic resource (gres) specification: shard: no node shares its GPUs as "
+       "shard"},
+  };
+  for (const auto& [gres, error] : cases) {
+    JobSpec spec = Gpus(1);
+    spec.user = "alice";
+    spec.account = "research";
+    spec.time_limit_seconds = 60;
+    spec.other_gres.push_back(gres);
+    EngineOutput out = Apply(SubmitJob{++token_, Caller{1000, 1000}, spec, "", "#!/bin/sh\n"});
+    const Reply* reply = FindReply(out, token_);
+    ASSERT_NE(reply, nullptr);
+    EXPECT_FALSE(reply->ok);
+    EXPECT_NE(reply->error.find(error), std::string::npos) << reply->error;
+    EXPECT_TRUE(reply->job_ids.empty());
+  }
 }
 
 TEST_F(EngineTest, StepsStopAtMaxStepCount) {

@@ -1,0 +1,109 @@
+// GPU sharing (gres/shard, gres/mps): a job's shares come from one GPU per node, packed onto
+// GPUs already shared; a GPU is given whole or shared, never both; the plan waits for every
+// job sharing a GPU before it promises the GPU whole.
+#include <gtest/gtest.h>
+
+#include "sched/scheduler.h"
+#include "testing/sched_scenario.h"
+
+namespace drover::sched {
+namespace {
+
+using testing::Scenario;
+
+// Two nodes of 2 GPUs, each GPU cut into 4 shards.
+constexpr const char* kShardNodes =
+    "GresTypes=gpu,shard\nDefMemPerCPU=100\n"
+    "NodeName=s[1-2] CPUs=8 RealMemory=8000 Gres=gpu:2,shard:8\n"
+    "PartitionName=p Nodes=ALL Default=YES MaxTime=1-00:00:00\n";
+
+JobSpec& ShardJob(Scenario& s, uint64_t id, uint64_t shards, const std::string& name = "shard") {
+  JobSpec& job = s.Job(id);
+  job.other_gres.push_back({name, "", shards, {}});
+  return job;
+}
+
+TEST(GpuSharing, SharesAreSplitOverTheGpusAndPackedOntoOne) {
+  Scenario s(kShardNodes);
+  ASSERT_EQ(s.cluster().nodes[0].gpu_sharing, "shard");
+  ASSERT_EQ(s.cluster().nodes[0].gpus[1].shares, 4u);
+  ShardJob(s, 1, 2);
+  ShardJob(s, 2, 2);
+  ShardJob(s, 3, 3);
+  s.Run();
+  const StartDecision* one = s.Started(1);
+  const StartDecision* two = s.Started(2);
+  const StartDecision* three = s.Started(3);
+  ASSERT_TRUE(one && two && three);
+  // Jobs 1 and 2 fill GPU 0 of s1; job 3 (3 shards) needs another GPU: s1's GPU 1.
+  EXPECT_EQ(one->allocation.nodes[0].gpus, std::vector<int>{0});
+  EXPECT_EQ(one->allocation.nodes[0].shares, 2u);
+  EXPECT_EQ(two->allocation.nodes[0].gpus, std::vector<int>{0});
+  EXPECT_EQ(two->allocation.nodes[0].node, one->allocation.nodes[0].node);
+  EXPECT_EQ(three->allocation.nodes[0].gpus, std::vector<int>{1});
+  EXPECT_EQ(three->allocation.nodes[0].shares, 3u);
+}
+
+TEST(GpuSharing, AGpuIsGivenWholeOrSharedNeverBoth) {
+  Scenario s(kShardNodes);
+  // s1: GPU 0 shared by a running job, GPU 1 held whole; s2: both GPUs held whole.
+  RunningJob& shared = s.Running(100, "s1", {0});
+  shared.allocation.nodes[0].shares = 1;
+  s.Running(101, "s1", {1});
+  s.Running(102, "s2", {0, 1});
+  JobSpec& whole = s.Job(1);
+  whole.gpus_per_node = 1;
+  ShardJob(s, 2, 3);  // 3 shards left on s1's GPU 0
+  ShardJob(s, 3, 1);  // none left anywhere
+  s.Run();
+  EXPECT_EQ(s.Outcome(1), "Resources");  // the shared GPU is not free whole
+  ASSERT_NE(s.Started(2), nullptr);
+  EXPECT_EQ(s.Started(2)->allocation.nodes[0].gpus, std::vector<int>{0});
+  EXPECT_EQ(s.Started(3), nullptr);
+}
+
+TEST(GpuSharing, MoreSharesThanAnyGpuHasIsRefusedAtSubmission) {
+  Scenario s(kShardNodes);
+  JobSpec& job = ShardJob(s, 1, 5);  // a GPU has 4
+  Status ok = CheckSatisfiable(s.cluster(), job);
+  ASSERT_FALSE(ok);
+  EXPECT_NE(ok.error().find("a GPU with 5 shards"), std::string::npos) << ok.error();
+  EXPECT_TRUE(CheckSatisfiable(s.cluster(), ShardJob(s, 2, 4)));
+  // Nodes sharing as shard do not give MPS units.
+  EXPECT_FALSE(CheckSatisfiable(s.cluster(), ShardJob(s, 3, 1, "mps")));
+}
+
+TEST(GpuSharing, TheWholeGpuJobIsPlannedOnceEveryJobSharingItHasGone) {
+  // One node, one GPU of 4 shards, two sharing jobs ending at 3600 and 7200: a whole-GPU job
+  // is planned at 7200, and a later sharing job is not backfilled where it would delay it.
+  Scenario s(
+      "GresTypes=gpu,shard\nDefMemPerCPU=100\n"
+      "NodeName=one CPUs=8 RealMemory=8000 Gres=gpu:1,shard:4\n"
+      "PartitionName=p Nodes=ALL Default=YES MaxTime=1-00:00:00\n");
+  RunningJob& a = s.Running(100, "one", {0});
+  a.allocation.nodes[0].shares = 1;
+  RunningJob& b = s.Running(101, "one", {0});
+  b.allocation.nodes[0].shares = 1;
+  b.end_time = 7200;
+  JobSpec& whole = s.Job(1);
+  whole.gpus_per_node = 1;
+  whole.time_limit_seconds = 3600;
+  JobSpec& late = ShardJob(s, 2, 1);
+  late.time_limit_seconds = 20000;  // would hold the GPU past 7200
+  JobSpec& short_one = ShardJob(s, 3, 1);
+  short_one.time_limit_seconds = 600;  // ends long before: backfilled
+  const SchedulerResult& result = s.Run();
+  EXPECT_EQ(s.Outcome(1), "Resources");
+  EXPECT_EQ(s.Started(2), nullptr);  // it would delay job 1
+  EXPECT_NE(s.Started(3), nullptr);
+  bool planned = false;
+  for (const auto& plan : result.planned)
+    if (plan.job_id == 1) {
+      planned = true;
+      EXPECT_EQ(plan.start_time, 7200);
+    }
+  EXPECT_TRUE(planned);
+}
+
+}  // namespace
+}  // namespace drover::sched
