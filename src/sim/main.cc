@@ -74,11 +74,33 @@ Result<acct::Database> AccountsOf(const std::string& path, const ClusterConfig& 
   return database;
 }
 
-// One result per configuration: the --compare pair, else the one cluster the options name.
-Result<std::vector<SimResult>> SimulateEach(const Options& options,
-                                            const std::vector<std::string>& confs) {
+// One replay: a cluster (a slurm.conf, or "" for the one the options name) and how jobs share
+// GPUs; `label` names it in a comparison.
+struct Run {
+  std::string conf;
+  GpuSharingMode sharing;
+  std::string label;
+};
+
+// The --compare pair, the two --gpu-sharing modes, else the one run the options name.
+std::vector<Run> RunsOf(const Options& options) {
+  GpuSharingMode sharing = options.sharing.empty() ? GpuSharingMode{} : options.sharing.front();
+  std::vector<Run> runs;
+  if (options.sharing.size() == 2) {
+    for (const GpuSharingMode& mode : options.sharing)
+      runs.push_back({options.conf, mode, "--gpu-sharing " + mode.Name()});
+  } else if (!options.compare.empty()) {
+    for (const std::string& conf : options.compare) runs.push_back({conf, sharing, conf});
+  } else {
+    runs.push_back({options.conf, sharing, options.conf});
+  }
+  return runs;
+}
+
+Result<std::vector<SimResult>> SimulateEach(const Options& options, const std::vector<Run>& runs) {
   std::vector<SimResult> results;
-  for (const std::string& conf : confs) {
+  for (const Run& run : runs) {
+    const std::string& conf = run.conf;
     auto cluster = ClusterOf(options, conf);
     if (!cluster) return MakeError(cluster.error());
     Trace trace;
@@ -90,6 +112,7 @@ Result<std::vector<SimResult>> SimulateEach(const Options& options,
       trace = std::move(*read);
     }
     SimOptions sim = options.sim;
+    sim.gpu_sharing = run.sharing;
     if (!options.accounts.empty()) {
       auto accounts = AccountsOf(options.accounts, *cluster);
       if (!accounts) return MakeError(accounts.error());
@@ -104,15 +127,15 @@ Result<std::vector<SimResult>> SimulateEach(const Options& options,
 
 // The report on stdout: both configurations side by side, or the one.
 void PrintReport(const Options& options, const std::vector<SimResult>& results,
-                 const std::vector<std::string>& confs) {
+                 const std::vector<Run>& runs) {
   if (results.size() == 2) {
     if (options.json) {
       nlohmann::ordered_json both;
-      both[confs[0]] = ReportJson(results[0]);
-      both[confs[1]] = ReportJson(results[1]);
+      both[runs[0].label] = ReportJson(results[0]);
+      both[runs[1].label] = ReportJson(results[1]);
       std::fputs((both.dump(2) + "\n").c_str(), stdout);
     } else {
-      std::fputs(CompareText(results[0], confs[0], results[1], confs[1]).c_str(), stdout);
+      std::fputs(CompareText(results[0], runs[0].label, results[1], runs[1].label).c_str(), stdout);
     }
     return;
   }
@@ -132,16 +155,15 @@ int RunSim(std::span<const std::string> words) {
     fmt::print(stderr, "drover sim: error: {}\n{}", options.error(), kUsage);
     return 2;
   }
-  std::vector<std::string> confs = options->compare;
-  if (confs.empty()) confs.push_back(options->conf);
-  auto results = SimulateEach(*options, confs);
+  std::vector<Run> runs = RunsOf(*options);
+  auto results = SimulateEach(*options, runs);
   if (!results) return Fail(results.error());
   if (!options->jobs_csv.empty()) {
     std::ofstream out(options->jobs_csv);
     out << JobsCsv(results->front());
     if (!out) return Fail("cannot write " + options->jobs_csv);
   }
-  PrintReport(*options, *results, confs);
+  PrintReport(*options, *results, runs);
   return 0;
 }
 

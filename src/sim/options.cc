@@ -30,6 +30,7 @@ constexpr OptionSpec kSpecs[] = {{0, "trace", OptionSpec::kRequired},
                                  {0, "tick", OptionSpec::kRequired},
                                  {0, "compare", OptionSpec::kRequired},
                                  {0, "accounts", OptionSpec::kRequired},
+                                 {0, "gpu-sharing", OptionSpec::kRequired},
                                  {'h', "help", OptionSpec::kNone}};
 
 Result<int> Number(const std::string& option, const std::string& value, int least) {
@@ -60,6 +61,11 @@ Status Apply(const std::string& option, const std::string& value, Options& optio
     if (option == "gpus-per-node") options.generated.gpus_per_node = *number;
     if (option == "leaf") options.generated.leaf = *number;
     if (option == "tick") options.sim.tick_seconds = std::max(*number, 1);
+  }
+  if (option == "gpu-sharing") {
+    auto mode = ParseGpuSharing(value);
+    if (!mode) return std::move(mode).take_error();
+    options.sharing.push_back(*mode);
   }
   if (option == "synthetic") {
     std::vector<std::string> parts = Split(value, ',');
@@ -92,6 +98,10 @@ Status Check(const Options& options) {
     return MakeError("--compare wants two slurm.conf files: --compare A.conf B.conf");
   if (options.trace.empty() == !options.synthetic)
     return MakeError("give the workload: --trace FILE or --synthetic JOBS");
+  if (options.sharing.size() > 2)
+    return MakeError("--gpu-sharing: give one mode, or two to compare them");
+  if (options.sharing.size() == 2 && !options.compare.empty())
+    return MakeError("compare two clusters (--compare) or two --gpu-sharing modes, not both");
   int sources = !options.conf.empty() + (options.generated.nodes > 0) +
                 !options.alibaba_nodes.empty() + !options.compare.empty();
   if (sources > 1)

@@ -24,7 +24,9 @@ inline constexpr std::string_view kUsage =
     "                  [--policy fcfs|easy|conservative] [--priority basic|multifactor]\n"
     "                  [--strict] [--json] [--jobs OUT.csv] [--no-timing] [--tick SECONDS]\n"
     "                  [--accounts DUMP.cfg]   associations and limits from sacctmgr dump\n"
+    "                  [--gpu-sharing whole|shard[:N]|mig[:K]]   jobs using part of a GPU\n"
     "       drover sim --trace FILE --compare A.conf B.conf [options above]\n"
+    "       drover sim --trace FILE --gpu-sharing MODE --gpu-sharing MODE [options above]\n"
     "Traces: SWF (.swf, .swf.gz), Alibaba GPU pod lists (.csv; the cluster is the node list\n"
     "openb_node_list_gpu_node.csv beside it unless given), sacct --json output (.json).\n"
     "Without a cluster option: $DROVER_CONF or $SLURM_CONF.\n";
@@ -34,6 +36,7 @@ struct Options {
   std::string accounts;  // --accounts: a sacctmgr dump file
   std::optional<std::pair<uint64_t, uint64_t>> synthetic;
   std::vector<std::string> compare;
+  std::vector<GpuSharingMode> sharing;  // --gpu-sharing: one mode, or two to compare
   GeneratedCluster generated;
   bool strict = false, json = false;
   SimOptions sim;

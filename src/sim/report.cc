@@ -108,6 +108,7 @@ nlohmann::ordered_json ReportJson(const SimResult& result) {
   report["skipped"] = skipped;
   report["skipped_by_reason"] = json(result.skipped);
   report["fractional_gpu_jobs"] = result.fractional_gpu_jobs;
+  report["gpu_sharing"] = result.gpu_sharing;
   report["makespan_s"] = f.makespan;
   report["utilization"] = {
       {"cores", Round(Fraction(f.core_seconds, capacity_cores), 4)},
@@ -175,9 +176,15 @@ std::string ReportText(const SimResult& result) {
       why += fmt::format("{}{} {}", why.empty() ? "" : ", ", count.get<uint64_t>(), reason);
     out += fmt::format("skipped             {} ({})\n", number(r["skipped"]), why);
   }
-  if (r["fractional_gpu_jobs"].get<uint64_t>() > 0)
-    out += fmt::format("fractional GPUs     {} jobs asked for part of a GPU and got a whole one\n",
-                       number(r["fractional_gpu_jobs"]));
+  if (r["fractional_gpu_jobs"].get<uint64_t>() > 0) {
+    std::string sharing = r["gpu_sharing"].get<std::string>();
+    std::string got = sharing == "whole" ? "a whole one"
+                      : sharing.starts_with("shard")
+                          ? "shards of one (--gpu-sharing " + sharing + ")"
+                          : "a MIG slice where a seventh sufficed (--gpu-sharing " + sharing + ")";
+    out += fmt::format("fractional GPUs     {} jobs asked for part of a GPU and got {}\n",
+                       number(r["fractional_gpu_jobs"]), got);
+  }
   out += fmt::format("makespan            {} s\n", number(r["makespan_s"]));
   out += fmt::format("utilization         cores {}, GPUs {}\n", percent(r["utilization"]["cores"]),
                      percent(r["utilization"]["gpus"]));

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "common/hostlist.h"
+#include "common/text.h"
 #include "ctld/engine/engine.h"
 #include "sched/limits.h"
 #include "sched/policy.h"
@@ -24,7 +25,49 @@ namespace {
 // The engine's clock starts here; reports count from the trace's own zero.
 constexpr int64_t kEpoch = 1'700'000'000;
 
-JobSpec SpecOf(const TraceJob& job, const ClusterConfig& cluster) {
+constexpr const char* kSliceType = "1g";     // --gpu-sharing mig: a MIG slice
+constexpr const char* kWholeType = "whole";  // and the GPUs left whole
+
+// Whether the job uses part of one GPU only (the Alibaba trace's gpu_milli).
+bool Fractional(const TraceJob& job) {
+  return job.gpus == 1 && job.gpu_milli > 0 && job.gpu_milli < 1000;
+}
+
+// The cluster as --gpu-sharing cuts its GPUs: shards on every GPU, or MIG slices on the first
+// GPUs of each node (whole GPUs and slices then typed apart, so that each job asks for one).
+void CutGpus(ClusterConfig& cluster, const GpuSharingMode& mode) {
+  if (mode.kind == GpuSharingMode::Kind::kWhole) return;
+  const char* added = mode.kind == GpuSharingMode::Kind::kShard ? "shard" : nullptr;
+  if (added) cluster.settings.gres_types.emplace_back(added);
+  for (NodeConfig& node : cluster.nodes) {
+    if (node.gpus.empty()) continue;
+    std::erase_if(node.gres, [](const GresSpec& gres) { return gres.name == "gpu"; });
+    if (mode.kind == GpuSharingMode::Kind::kShard) {
+      node.gpu_sharing = "shard";
+      for (GpuDevice& gpu : node.gpus) gpu.shares = mode.count;
+      node.gres.push_back({"gpu", "", node.gpus.size(), {}});
+      node.gres.push_back({"shard", "", mode.count * node.gpus.size(), {}});
+      continue;
+    }
+    size_t cut = mode.count ? std::min<size_t>(mode.count, node.gpus.size())
+                            : std::max<size_t>(node.gpus.size() / 2, 1);
+    std::vector<GpuDevice> gpus;
+    for (size_t g = 0; g < node.gpus.size(); ++g)
+      for (uint32_t s = 0; s < (g < cut ? kMigSlicesPerGpu : 1); ++s) {
+        GpuDevice device = node.gpus[g];
+        device.type = g < cut ? kSliceType : kWholeType;
+        device.index = static_cast<int>(gpus.size());
+        device.links.clear();
+        gpus.push_back(std::move(device));
+      }
+    if (cut > 0) node.gres.push_back({"gpu", kSliceType, cut * kMigSlicesPerGpu, {}});
+    if (cut < node.gpus.size())
+      node.gres.push_back({"gpu", kWholeType, node.gpus.size() - cut, {}});
+    node.gpus = std::move(gpus);
+  }
+}
+
+JobSpec SpecOf(const TraceJob& job, const ClusterConfig& cluster, const GpuSharingMode& mode) {
   JobSpec spec;
   spec.name = fmt::format("job{}", job.id);
   spec.user = job.user;
@@ -41,6 +84,17 @@ JobSpec SpecOf(const TraceJob& job, const ClusterConfig& cluster) {
     spec.cpus_per_task = std::max<uint32_t>((job.cpus + nodes - 1) / nodes, 1);
     spec.gpus_per_node = (job.gpus + nodes - 1) / nodes;
     spec.mem_per_node_mb = job.memory_mb / nodes;
+    if (mode.kind == GpuSharingMode::Kind::kShard && Fractional(job)) {
+      spec.gpus_per_node = 0;
+      spec.other_gres.push_back(
+          {"shard",
+           "",
+           std::max<uint64_t>((uint64_t{job.gpu_milli} * mode.count + 999) / 1000, 1),
+           {}});
+    } else if (mode.kind == GpuSharingMode::Kind::kMig) {
+      bool slice = Fractional(job) && job.gpu_milli * kMigSlicesPerGpu <= 1000;
+      spec.gpu_type = slice ? kSliceType : kWholeType;
+    }
   } else {  // processors as tasks, one core each, on as many nodes as they need
     spec.ntasks = job.cpus;
     if (job.nodes > 0) spec.min_nodes = spec.max_nodes = job.nodes;
@@ -66,6 +120,8 @@ class Replay {
           static_cast<uint64_t>(node.cores() * std::max(node.threads_per_core, 1));
       result_.total_gpus += node.gpus.size();
     }
+    CutGpus(*config_, options.gpu_sharing);
+    result_.gpu_sharing = options.gpu_sharing.Name();
     ctld::EngineOptions engine_options;
     engine_options.policy = options.policy;
     engine_ = std::make_unique<ctld::Engine>(std::shared_ptr<const ClusterConfig>(config_), clock_,
@@ -97,7 +153,8 @@ class Replay {
   struct Running {
     uint32_t run;
     int64_t start;
-    uint32_t cores, gpus;
+    uint32_t cores, gpus;  // GPU devices
+    double gpu_worth;      // as whole GPUs (shards and slices are parts of one)
     std::string first_node;
   };
 
@@ -123,7 +180,8 @@ class Replay {
   std::unordered_map<uint64_t, size_t> trace_of_;   // engine job ID -> trace_.jobs index
   std::vector<size_t> token_job_;                   // submission token - 1 -> trace index
   std::unordered_map<uint64_t, Running> running_;
-  uint64_t cores_in_use_ = 0, gpus_in_use_ = 0;
+  uint64_t cores_in_use_ = 0;
+  double gpus_in_use_ = 0;  // as whole GPUs
   int64_t last_tick_ = INT64_MIN / 2;
   int64_t min_interval_ = 0;    // between two scheduling cycles
   int64_t measured_until_ = 0;  // fragmentation is accounted up to here
@@ -133,8 +191,20 @@ class Replay {
 void Replay::Launched(const ctld::Launch& launch, int64_t now) {
   const ctld::Job& job = *launch.job;
   sched::JobUsage usage = sched::UsageOf(*config_, job.allocation);
-  Running run{job.restart_count, now, static_cast<uint32_t>(usage.cpus),
-              static_cast<uint32_t>(usage.gpus), ""};
+  Running run{job.restart_count, now, static_cast<uint32_t>(usage.cpus), 0, 0, ""};
+  for (const sched::NodeAllocation& part : job.allocation.nodes) {
+    const NodeConfig& node = config_->nodes[part.node];
+    run.gpus += static_cast<uint32_t>(part.gpus.size());
+    for (int index : part.gpus) {
+      uint32_t shares = node.gpu_shares(index);
+      bool slice = std::any_of(node.gpus.begin(), node.gpus.end(), [&](const GpuDevice& gpu) {
+        return gpu.index == index && gpu.type == kSliceType;
+      });
+      run.gpu_worth += part.shares && shares ? static_cast<double>(part.shares) / shares
+                       : slice               ? 1.0 / kMigSlicesPerGpu
+                                             : 1.0;
+    }
+  }
   std::vector<std::string> names;
   for (const sched::NodeAllocation& part : job.allocation.nodes)
     names.push_back(config_->nodes[part.node].name);
@@ -146,7 +216,7 @@ void Replay::Launched(const ctld::Launch& launch, int64_t now) {
   record.nodes = static_cast<uint32_t>(job.allocation.nodes.size());
   record.node_list = CompressHostlist(names);
   cores_in_use_ += run.cores;
-  gpus_in_use_ += run.gpus;
+  gpus_in_use_ += run.gpu_worth;
   const TraceJob& traced = trace_.jobs[trace_of_.at(launch.job_id)];
   int64_t over_minutes = config_->settings.over_time_limit_minutes;
   bool never_killed = over_minutes >= kUnlimitedSeconds / 60;  // OverTimeLimit=UNLIMITED
@@ -165,10 +235,10 @@ void Replay::RunEnded(uint64_t job, int64_t now) {
   JobRecord& record = result_.jobs[record_of_.at(job)];
   double seconds = static_cast<double>(now - it->second.start);
   record.core_seconds += seconds * it->second.cores;
-  record.gpu_seconds += seconds * it->second.gpus;
+  record.gpu_seconds += seconds * it->second.gpu_worth;
   record.run_seconds = now - it->second.start;
   cores_in_use_ -= it->second.cores;
-  gpus_in_use_ -= it->second.gpus;
+  gpus_in_use_ -= it->second.gpu_worth;
   running_.erase(it);
 }
 
@@ -234,7 +304,7 @@ void Replay::AccountFragmentation(int64_t until) {
   if (head_blocked_ && until > measured_until_) {
     double seconds = static_cast<double>(until - measured_until_);
     result_.fragmented_gpu_seconds +=
-        seconds * static_cast<double>(result_.total_gpus - gpus_in_use_);
+        seconds * std::max(static_cast<double>(result_.total_gpus) - gpus_in_use_, 0.0);
     result_.fragmented_core_seconds +=
         seconds * static_cast<double>(result_.total_cores - cores_in_use_);
   }
@@ -319,7 +389,7 @@ Result<SimResult> Replay::Run() {
     for (; next < jobs.size() && jobs[next].submit_time == now; ++next) {
       token_job_.push_back(next);
       events.push_back(ctld::SubmitJob{token_job_.size(), ctld::Caller{1000, 1000, false},
-                                       SpecOf(jobs[next], *config_), "", ""});
+                                       SpecOf(jobs[next], *config_, options_.gpu_sharing), "", ""});
     }
     for (uint64_t job : ended) RunEnded(job, now);
     Step(now, events);
@@ -333,6 +403,47 @@ Result<SimResult> Replay::Run() {
 }
 
 }  // namespace
+
+std::string GpuSharingMode::Name() const {
+  switch (kind) {
+    case Kind::kShard:
+      return fmt::format("shard:{}", count);
+    case Kind::kMig:
+      return count ? fmt::format("mig:{}", count) : "mig";
+    case Kind::kWhole:
+      break;
+  }
+  return "whole";
+}
+
+Result<GpuSharingMode> ParseGpuSharing(std::string_view text) {
+  GpuSharingMode mode;
+  std::string_view name = text.substr(0, text.find(':'));
+  std::optional<uint64_t> count;
+  if (name.size() < text.size()) {
+    count = ParseUint64(text.substr(name.size() + 1));
+    if (!count || *count == 0 || *count > 1024) count = 0;
+  }
+  auto bad = [&] {
+    return MakeError(fmt::format(
+        "--gpu-sharing wants whole, shard[:SHARDS_PER_GPU] or mig[:MIG_GPUS_PER_NODE] (counts "
+        "1 to 1024), not '{}'",
+        text));
+  };
+  if (count && *count == 0) return bad();
+  if (name == "whole" && !count) return mode;
+  if (name == "shard") {
+    mode.kind = GpuSharingMode::Kind::kShard;
+    mode.count = static_cast<uint32_t>(count.value_or(kDefaultShardsPerGpu));
+    return mode;
+  }
+  if (name == "mig") {
+    mode.kind = GpuSharingMode::Kind::kMig;
+    mode.count = static_cast<uint32_t>(count.value_or(0));  // 0: half of each node's, at least 1
+    return mode;
+  }
+  return bad();
+}
 
 Result<SimResult> Simulate(const ClusterConfig& cluster, const Trace& trace,
                            const SimOptions& options) {

@@ -22,6 +22,25 @@
 
 namespace drover::sim {
 
+// --gpu-sharing: how a job that uses part of one GPU (a trace's gpu_milli) is given it, so that
+// the fragmentation of each can be compared on one trace.
+struct GpuSharingMode {
+  enum class Kind {
+    kWhole,  // a whole GPU (the default: what a cluster without sharing does)
+    kShard,  // every GPU cut into `count` shards (gres/shard); ceil(milli x count / 1000) of one
+    kMig,    // `count` GPUs of each node in MIG mode, seven 1g slices each; a job that uses at
+             // most a seventh of a GPU gets a slice, any other job whole GPUs (the rest)
+  };
+  Kind kind = Kind::kWhole;
+  uint32_t count = 0;
+  std::string Name() const;  // "whole", "shard:8", "mig:4"
+};
+inline constexpr uint32_t kDefaultShardsPerGpu = 8;
+inline constexpr uint32_t kMigSlicesPerGpu = 7;  // A100/H100: 1g is a seventh
+// "whole", "shard[:N]" (8 shards a GPU when not given), "mig[:K]" (half a node's GPUs, at least
+// one, when not given).
+Result<GpuSharingMode> ParseGpuSharing(std::string_view text);
+
 struct SimOptions {
   std::optional<sched::PolicyKind> policy;  // --policy; unset: the configuration's
   std::optional<PriorityType> priority;     // --priority; unset: the configuration's
@@ -30,6 +49,7 @@ struct SimOptions {
   // --accounts: the accounting (associations, shares, limits) from a sacctmgr dump file;
   // null: the engine's own (every account and user with one share).
   std::shared_ptr<const acct::Database> accounts;
+  GpuSharingMode gpu_sharing;
 };
 
 // One job of the trace as it went.
@@ -39,11 +59,13 @@ struct JobRecord {
   int64_t submit = 0;                      // seconds from the trace's start
   int64_t start = -1, end = -1;            // its first start and its end; -1: never
   int64_t run_seconds = 0;                 // what it ran in the run that ended it
-  uint32_t cpus = 0, gpus = 0, nodes = 0;  // what it was given (its last run)
+  uint32_t cpus = 0, gpus = 0, nodes = 0;  // what it was given (its last run): GPU devices
   std::string node_list;                   // where, as a hostlist
   ctld::JobState state = ctld::JobState::kPending;
   uint32_t restarts = 0, preemptions = 0;
-  double core_seconds = 0, gpu_seconds = 0;  // used, over every run
+  // Used, over every run; GPUs as whole GPUs' worth (a shard of eight is an eighth, a MIG
+  // slice a seventh).
+  double core_seconds = 0, gpu_seconds = 0;
 };
 
 struct SimResult {
@@ -51,7 +73,8 @@ struct SimResult {
   uint64_t total_cores = 0, total_gpus = 0;
   std::vector<JobRecord> jobs;  // every submitted job, in trace order
   std::map<std::string, uint64_t> skipped;
-  uint64_t fractional_gpu_jobs = 0;  // asked for part of a GPU: given a whole one
+  uint64_t fractional_gpu_jobs = 0;   // asked for part of a GPU
+  std::string gpu_sharing = "whole";  // how they got it: GpuSharingMode::Name()
   int64_t first_submit = 0, last_event = 0;
   // Resources free while the queue's head waits for resources: free but unusable by it.
   double fragmented_gpu_seconds = 0, fragmented_core_seconds = 0;

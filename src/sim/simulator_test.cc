@@ -163,16 +163,16 @@ TEST(Simulate, LimitsEndJobsThatRunLongerAsTimeouts) {
 }
 
 TEST(Simulate, JobsTheClusterCannotRunAreSkippedAndCounted) {
-  Trace trace = Swf("1 0 10 1  2 0 10 8");  // job 2 wants 8 processors of 4
+  Trace trace = Swf("1 0 10 1  2 0 10 8");   // job 2 wants 8 processors of 4
   trace.jobs.push_back(trace.jobs.front());  // and one asking for GPUs no node has
   trace.jobs.back().id = 3;
   trace.jobs.back().gpus = 2;
   SimResult result = Replay(Cluster(4), trace, {});
   EXPECT_EQ(result.jobs.size(), 1u);
   EXPECT_EQ(result.skipped.at("more processors than the cluster has"), 1u);
-  EXPECT_EQ(result.skipped.at(
-                "refused at submission: Requested node configuration is not available"),
-            1u);
+  EXPECT_EQ(
+      result.skipped.at("refused at submission: Requested node configuration is not available"),
+      1u);
 }
 
 TEST(Report, FiguresOfAWorkedExample) {
@@ -208,6 +208,62 @@ TEST(Report, TheSameInputsGiveByteIdenticalReports) {
       ReportJson(Replay(cluster, trace, {})).dump(2) + JobsCsv(Replay(cluster, trace, {}));
   EXPECT_EQ(first, second);
   EXPECT_NE(ReportText(Replay(cluster, trace, {})).find("bounded slowdown"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace drover::sim
+
+namespace drover::sim {
+namespace {
+
+// Four jobs that each use a tenth of a GPU for 100 s, on one node with one GPU: whole GPUs run
+// them one after another; eight shards a GPU run them together (one shard each); a GPU in MIG
+// mode gives each a 1g slice (seven of them), so all four run at once too.
+TEST(SimGpuSharing, FractionalJobsShareTheGpuAsTheModeCutsIt) {
+  GeneratedCluster spec;
+  spec.nodes = 1;
+  spec.cores_per_node = 8;
+  spec.gpus_per_node = 1;
+  auto cluster = GenerateCluster(spec);
+  ASSERT_TRUE(cluster) << cluster.error();
+  Trace trace;
+  trace.name = "fractional";
+  for (uint64_t id = 1; id <= 4; ++id) {
+    TraceJob job;
+    job.id = id;
+    job.run_seconds = job.limit_seconds = 100;
+    job.cpus = 1;
+    job.gpus = 1;
+    job.gpu_milli = 100;
+    trace.jobs.push_back(job);
+  }
+  auto makespan = [&](const std::string& mode) {
+    SimOptions options;
+    auto parsed = ParseGpuSharing(mode);
+    EXPECT_TRUE(parsed) << parsed.error();
+    options.gpu_sharing = *parsed;
+    SimResult result = Replay(*cluster, trace, options);
+    EXPECT_EQ(result.gpu_sharing, parsed->Name());
+    EXPECT_EQ(result.jobs.size(), 4u);
+    int64_t last = 0;
+    double gpu_seconds = 0;
+    for (const JobRecord& job : result.jobs) {
+      last = std::max(last, job.end);
+      gpu_seconds += job.gpu_seconds;
+    }
+    return std::pair(last, gpu_seconds);
+  };
+  auto [whole_end, whole_seconds] = makespan("whole");
+  EXPECT_EQ(whole_end, 400);
+  EXPECT_DOUBLE_EQ(whole_seconds, 400);
+  auto [shard_end, shard_seconds] = makespan("shard:8");
+  EXPECT_EQ(shard_end, 100);
+  EXPECT_DOUBLE_EQ(shard_seconds, 4 * 100 / 8.0);  // one shard of eight each
+  auto [mig_end, mig_seconds] = makespan("mig");
+  EXPECT_EQ(mig_end, 100);
+  EXPECT_DOUBLE_EQ(mig_seconds, 4 * 100 / 7.0);
+  for (const char* bad : {"shard:0", "mig:x", "half", "whole:2"})
+    EXPECT_FALSE(ParseGpuSharing(bad)) << bad;
 }
 
 }  // namespace
