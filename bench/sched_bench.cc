@@ -87,12 +87,12 @@ void AddRunning(Workload& w, std::mt19937& random) {
     if (random() % 2) {
       int span = std::min(1 + static_cast<int>(random() % 16), nodes - next);
       for (int n = 0; n < span; ++n, ++next)
-        job.allocation.nodes.push_back({next, {}, 0, {0, 1, 2, 3, 4, 5, 6, 7}});
+        job.allocation.nodes.push_back({next, {}, 0, {0, 1, 2, 3, 4, 5, 6, 7}, 0, {}});
       job.allocation.exclusive = true;
       busy_gpus += span * 8;
     } else {
       int gpus = 1 + static_cast<int>(random() % 4);
-      NodeAllocation part{next++, {}, 16000, {}};
+      NodeAllocation part{next++, {}, 16000, {}, 0, {}};
       for (int g = 0; g < gpus; ++g) part.gpus.push_back(g), part.cores.push_back(g);
       job.allocation.nodes.push_back(part);
       busy_gpus += gpus;

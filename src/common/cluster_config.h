@@ -260,6 +260,14 @@ struct GpuDevice {
   bool operator==(const GpuDevice&) const = default;
 };
 
+// A node-local NVMe drive given to jobs whole (gres/nvme): its scratch directories go under
+// `mount` (gres.conf File=); emulated ones (no File=) under the agent's spool.
+struct NvmeDevice {
+  int index = 0;
+  std::string mount;
+  bool operator==(const NvmeDevice&) const = default;
+};
+
 struct NodeConfig {
   std::string name;
   std::string hostname, address;  // NodeHostname, NodeAddr (default: the node's name)
@@ -277,6 +285,7 @@ struct NodeConfig {
   bool gpus_autodetect = false;  // gres.conf AutoDetect=nvml: discovered by the agent
   // "shard" or "mps" when Gres= declares GPU sharing (GpuDevice::shares per GPU); empty: none.
   std::string gpu_sharing;
+  std::vector<NvmeDevice> nvme;  // Gres=nvme:N, by index
   std::string state = "UNKNOWN";
   std::string reason;
   SourceLocation defined_at;

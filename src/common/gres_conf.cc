@@ -159,6 +159,32 @@ void AddGpus(const GresLine& gres, const SourceLocation& where, NodeConfig& node
   }
 }
 
+// Name=nvme: one drive per File= (its mount point, an absolute path), or Count emulated ones.
+void AddNvme(const GresLine& gres, const SourceLocation& where, NodeConfig& node,
+             Diagnostics& diagnostics) {
+  if (gres.count && !gres.files.empty() && *gres.count != gres.files.size()) {
+    diagnostics.Error(where, fmt::format("Count={} but File= names {} NVMe mount points; drop "
+                                         "Count or make them agree",
+                                         *gres.count, gres.files.size()));
+    return;
+  }
+  std::vector<std::string> mounts = gres.files;
+  if (mounts.empty()) mounts.resize(gres.count.value_or(1));
+  for (const std::string& mount : mounts) {
+    if (!mount.empty() && mount.front() != '/') {
+      diagnostics.Error(where, fmt::format("File={}: an NVMe drive is named by its mount point, "
+                                           "an absolute path (e.g. File=/local/nvme0)",
+                                           mount));
+      return;
+    }
+    if (node.nvme.size() >= 64) {
+      diagnostics.Error(where, fmt::format("node {}: more than 64 NVMe drives", node.name));
+      return;
+    }
+    node.nvme.push_back({static_cast<int>(node.nvme.size()), mount});
+  }
+}
+
 uint64_t DeclaredGpus(const NodeConfig& node, const std::string& type) {
   uint64_t count = 0;
   for (const GresSpec& gres : node.gres)
@@ -246,6 +272,7 @@ std::vector<GpuShareLine> ApplyGresConf(const std::vector<ConfLine>& lines, Clus
       NodeConfig& node = config.nodes[index];
       if (!gres.autodetect.empty()) node_autodetect[index] = gres.autodetect;
       if (gres.name == "gpu") AddGpus(gres, line.where, node, diagnostics);
+      if (gres.name == "nvme") AddNvme(gres, line.where, node, diagnostics);
       if (IsGpuSharing(gres.name)) {
         GpuShareLine share{index, gres.name, gres.count.value_or(0), {}, line.where};
         for (const std::string& file : gres.files) {
@@ -369,6 +396,23 @@ void FinishGpus(ClusterConfig& config, const std::vector<GpuShareLine>& shares,
       for (uint64_t i = 0; i < gres.count && index < 4096; ++i)
         node.gpus.push_back({gres.type, index++, "", {}, {}, "", "", "", 0, -1});
     }
+  }
+  // Gres=nvme:N: what gres.conf describes must agree; without lines, N emulated drives.
+  for (NodeConfig& node : config.nodes) {
+    uint64_t declared = 0;
+    for (const GresSpec& gres : node.gres)
+      if (gres.name == "nvme") declared += gres.count;
+    if (node.nvme.empty() && declared > 64)
+      problems[{node.defined_at.file, node.defined_at.line, "{}: more than 64 NVMe drives"}]
+          .push_back(node.name);
+    else if (node.nvme.empty())
+      for (uint64_t i = 0; i < declared; ++i) node.nvme.push_back({static_cast<int>(i), ""});
+    else if (declared != node.nvme.size())
+      problems[{node.defined_at.file, node.defined_at.line,
+                fmt::format("{{}}: slurm.conf declares Gres=nvme:{} but gres.conf describes {} "
+                            "NVMe drive{}; make them agree",
+                            declared, node.nvme.size(), node.nvme.size() == 1 ? "" : "s")}]
+          .push_back(node.name);
   }
   std::vector<std::vector<const GpuShareLine*>> share_lines(config.nodes.size());
   for (const GpuShareLine& line : shares) share_lines[line.node].push_back(&line);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace drover {
 namespace {
 
@@ -178,6 +180,41 @@ TEST(GresConfSharing, InconsistentSharingIsAnError) {
     EXPECT_FALSE(load.ok()) << c.nodes;
     EXPECT_NE(Messages(load.diagnostics.errors()).find(c.error), std::string::npos)
         << c.nodes << Messages(load.diagnostics.errors());
+  }
+}
+
+}  // namespace
+}  // namespace drover
+
+namespace drover {
+namespace {
+
+TEST(GresConfNvme, DrivesAreMountPointsOrEmulated) {
+  ConfigLoad load = LoadClusterConfigText(
+      "ClusterName=t\nGresTypes=gpu,nvme\nNodeName=a Gres=nvme:2\nNodeName=b Gres=nvme:3\n"
+      "PartitionName=p Nodes=ALL Default=YES\n",
+      std::string("NodeName=a Name=nvme File=/local/nvme[0-1]\n"));
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const std::vector<NvmeDevice>& a = load.config.nodes[0].nvme;
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[1].mount, "/local/nvme1");
+  EXPECT_EQ(a[1].index, 1);
+  ASSERT_EQ(load.config.nodes[1].nvme.size(), 3u);  // no gres.conf line: emulated
+  EXPECT_EQ(load.config.nodes[1].nvme[2].mount, "");
+
+  for (const auto& [nodes, gres, error] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"NodeName=a Gres=nvme:3\n", "Name=nvme File=/local/nvme[0-1]\n",
+            "declares Gres=nvme:3 but gres.conf describes 2 NVMe drives"},
+           {"NodeName=a Gres=nvme:1\n", "Name=nvme File=nvme0\n", "an absolute path"},
+           {"NodeName=a Gres=nvme:2\n", "Name=nvme Count=3 File=/l/n[0-1]\n", "Count=3 but File="},
+       }) {
+    ConfigLoad bad = LoadClusterConfigText(
+        "ClusterName=t\nGresTypes=gpu,nvme\n" + nodes + "PartitionName=p Nodes=ALL Default=YES\n",
+        gres);
+    EXPECT_FALSE(bad.ok()) << nodes << gres;
+    EXPECT_NE(Messages(bad.diagnostics.errors()).find(error), std::string::npos)
+        << Messages(bad.diagnostics.errors());
   }
 }
 

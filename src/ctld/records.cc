@@ -67,11 +67,12 @@ void ToProto(const sched::NodeAllocation& node, v1::NodeAllocation* out) {
   out->set_memory_mb(node.memory_mb);
   Assign(node.gpus, out->mutable_gpus());
   out->set_shares(node.shares);
+  Assign(node.nvme, out->mutable_nvme());
 }
 
 sched::NodeAllocation FromProto(const v1::NodeAllocation& node) {
-  return {node.node(), ToVector<int>(node.cores()), node.memory_mb(), ToVector<int>(node.gpus()),
-          node.shares()};
+  return {node.node(),   ToVector<int>(node.cores()), node.memory_mb(), ToVector<int>(node.gpus()),
+          node.shares(), ToVector<int>(node.nvme())};
 }
 
 void ToProto(const JobRun& run, v1::JobRun* out) {

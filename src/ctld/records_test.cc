@@ -26,7 +26,7 @@ class JobRecordTest : public ::testing::Test {
     job.state = JobState::kRunning;
     job.reason = sched::PendingReason::kNone;
     job.partition = 0;
-    job.allocation.nodes = {{0, {0, 1}, 300, {0}}, {1, {2, 3}, 300, {1}}};
+    job.allocation.nodes = {{0, {0, 1}, 300, {0}, 0, {}}, {1, {2, 3}, 300, {1}, 0, {}}};
     job.allocation.exclusive = true;
     job.start_time = 1'700'000'200;
     job.end_time = 1'700'003'800;
@@ -46,7 +46,7 @@ class JobRecordTest : public ::testing::Test {
     step.ntasks = 1;
     step.nodes = {1};
     step.cpus = 2;
-    step.usage = {{1, {2, 3}, 200, {1}}};
+    step.usage = {{1, {2, 3}, 200, {1}, 0, {}}};
     step.gpus_given = true;
     job.steps = {step};
     return job;

@@ -107,3 +107,33 @@ TEST(GpuSharing, TheWholeGpuJobIsPlannedOnceEveryJobSharingItHasGone) {
 
 }  // namespace
 }  // namespace drover::sched
+
+namespace drover::sched {
+namespace {
+
+// gres/nvme: whole drives, the lowest free first; none left, the job waits; more than a node
+// has, it is refused at submission.
+TEST(NvmeDrives, DrivesAreTheJobsAlone) {
+  Scenario s(
+      "GresTypes=gpu,nvme\nDefMemPerCPU=100\n"
+      "NodeName=d1 CPUs=8 RealMemory=8000 Gres=nvme:2\n"
+      "PartitionName=p Nodes=ALL Default=YES MaxTime=1-00:00:00\n");
+  auto drives = [&](uint64_t id, uint64_t count) -> JobSpec& {
+    JobSpec& job = s.Job(id);
+    job.other_gres.push_back({"nvme", "", count, {}});
+    return job;
+  };
+  s.Running(100, "d1").allocation.nodes[0].nvme = {0};
+  drives(1, 1);
+  drives(2, 1);
+  s.Run();
+  ASSERT_NE(s.Started(1), nullptr);
+  EXPECT_EQ(s.Started(1)->allocation.nodes[0].nvme, std::vector<int>{1});
+  EXPECT_EQ(s.Started(2), nullptr);
+  Status ok = CheckSatisfiable(s.cluster(), drives(3, 3));
+  ASSERT_FALSE(ok);
+  EXPECT_NE(ok.error().find("3 NVMe drives"), std::string::npos) << ok.error();
+}
+
+}  // namespace
+}  // namespace drover::sched

@@ -25,6 +25,7 @@ struct NodeAllocation {
   std::vector<int> gpus;  // GPU device indexes (GpuDevice::index)
   // gres/shard or gres/mps: the shares of gpus' one GPU the job holds; 0: the GPUs are its own.
   uint32_t shares = 0;
+  std::vector<int> nvme;  // NVMe drives (NvmeDevice::index), each the job's alone
   bool operator==(const NodeAllocation&) const = default;
 };
 

@@ -44,6 +44,10 @@ bool CanEverShare(const NodeConfig& node, const NodeRequest& request) {
   });
 }
 
+bool HasGresFor(const NodeConfig& node, const NodeRequest& request) {
+  return CanEverShare(node, request) && node.nvme.size() >= static_cast<size_t>(request.nvme);
+}
+
 NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& states)
     : cluster_(cluster), nodes_(cluster.nodes.size()), gpu_offset_(cluster.nodes.size() + 1) {
   size_t max_gpus = 0, core_words = 0;
@@ -95,6 +99,8 @@ NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& s
     int gpus = static_cast<int>(std::min<size_t>(config.gpus.size(), 64));
     node.free_gpus = gpus == 64 ? ~uint64_t{0} : (uint64_t{1} << gpus) - 1;
     node.free_gpu_count = gpus;
+    size_t drives = std::min<size_t>(config.nvme.size(), 64);
+    node.free_nvme = drives == 64 ? ~uint64_t{0} : (uint64_t{1} << drives) - 1;
     node.usable = states.empty() || states[i] == NodeState::kUp;
     node.bucket_base = static_cast<int>(
         (std::lower_bound(weights.begin(), weights.end(), config.weight) - weights.begin()) *
@@ -153,6 +159,7 @@ void NodePool::Commit(const NodeAllocation& part, bool exclusive, bool shared) {
     node.free_memory_mb = 0;
     node.free_gpus = 0;
     node.free_gpu_count = 0;
+    node.free_nvme = 0;
     if (!shares_free_.empty())
       std::fill(shares_free_.begin() + gpu_offset_[part.node],
                 shares_free_.begin() + gpu_offset_[part.node + 1], 0);
@@ -194,6 +201,8 @@ void NodePool::Commit(const NodeAllocation& part, bool exclusive, bool shared) {
     node.free_gpus &= ~(uint64_t{1} << position);
     --node.free_gpu_count;
   }
+  for (int drive : part.nvme)
+    if (drive >= 0 && drive < 64) node.free_nvme &= ~(uint64_t{1} << drive);
   ++node.jobs;
   Index(part.node);
 }
@@ -251,6 +260,7 @@ bool NodePool::MightFit(int node, const NodeRequest& request) const {
   const NodeConfig& config = cluster_.nodes[node];
   if (!free.usable || free.free_gpu_count < request.gpus) return false;
   if (request.shares > 0 && ChooseSharedGpu(node, request) < 0) return false;
+  if (std::popcount(free.free_nvme) < request.nvme) return false;
   if (request.exclusive && free.jobs > 0) return false;
   if (request.max_cpus_per_node && static_cast<uint64_t>(request.cpus) > request.max_cpus_per_node)
     return false;
@@ -275,6 +285,11 @@ std::optional<NodeAllocation> NodePool::Fit(int node, const NodeRequest& request
     gpu_positions = {shared};
     allocation.shares = request.shares;
   }
+  // NVMe drives: the lowest free ones (an --exclusive job gets all).
+  for (size_t d = 0; d < config.nvme.size() && d < 64; ++d)
+    if ((request.exclusive || static_cast<int>(allocation.nvme.size()) < request.nvme) &&
+        ((nodes_[node].free_nvme >> d) & 1))
+      allocation.nvme.push_back(static_cast<int>(d));
   if (request.exclusive) {
     for (int c = 0; c < config.cores(); ++c) allocation.cores.push_back(c);
     allocation.memory_mb = config.real_memory_mb;

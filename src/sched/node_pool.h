@@ -29,6 +29,7 @@ struct NodeRequest {
   // both at once.
   uint32_t shares = 0;
   std::string share_gres;
+  int nvme = 0;                    // gres/nvme: whole NVMe drives
   bool exclusive = false;          // the whole node
   uint64_t max_cpus_per_node = 0;  // partition MaxCPUsPerNode; 0: none
   // --gres-flags=enforce-binding: cores only from those gres.conf Cores= ties to the chosen
@@ -41,6 +42,8 @@ struct NodeRequest {
 
 // Whether `node`, idle, could give `request` its GPU shares (true when it asks for none).
 bool CanEverShare(const NodeConfig& node, const NodeRequest& request);
+// Whether `node`, idle, has the GRES besides GPUs that `request` asks for (GPU shares, NVMe).
+bool HasGresFor(const NodeConfig& node, const NodeRequest& request);
 
 class NodePool {
  public:
@@ -73,6 +76,7 @@ class NodePool {
   // free less the jobs sharing a GPU with another, and the shares of GPUs not held whole.
   int planned_free_gpus(int node) const;
   int64_t free_shares(int node) const;
+  int free_nvme(int node) const { return std::popcount(nodes_[node].free_nvme); }
   int free_cores(int node) const { return nodes_[node].free_core_count; }
   uint64_t free_memory(int node) const { return nodes_[node].free_memory_mb; }
   bool idle(int node) const { return nodes_[node].jobs == 0; }
@@ -86,6 +90,7 @@ class NodePool {
     uint64_t free_memory_mb = 0;
     uint64_t free_gpus = 0;  // bitset over positions in NodeConfig::gpus
     int free_gpu_count = 0;
+    uint64_t free_nvme = 0;  // bitset over NodeConfig::nvme
     int jobs = 0;
     int bucket_base = 0;  // its weight's bucket of 0 free GPUs; + free GPUs is its bucket
     bool usable = true;

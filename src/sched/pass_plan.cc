@@ -79,6 +79,7 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
       "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}:{}", p, need.cpus, need.memory_mb, need.whole_memory,
       need.gpus, need.gpu_type, need.exclusive, need.max_cpus_per_node,
       reservation ? reservation->tag : 0, job.constraint, need.share, need.share_gres, need.shares);
+  key += fmt::format("|{}", need.nvme);
   key += NodeMinimums(job);
   // Jobs that name nodes plan over a shape of their own.
   if (!job.nodelist.empty() || !job.exclude.empty() || counted)
@@ -108,8 +109,7 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
   for (int node : only_named ? named : cluster_.partitions[p].nodes)
     if (pool_.usable(node) && Allowed(job, p, constraint, node) &&
         (!reservation || ReservationNode(*reservation, node)) &&
-        (need.gpus == 0 || typed_gpus(node) >= need.gpus) &&
-        CanEverShare(cluster_.nodes[node], need))
+        (need.gpus == 0 || typed_gpus(node) >= need.gpus) && HasGresFor(cluster_.nodes[node], need))
       nodes.push_back(node);
   std::sort(nodes.begin(), nodes.end());
   return planner_.AddShape(key, shape, std::move(nodes));

@@ -19,11 +19,12 @@ int64_t SharesOf(const NodeConfig& node) {
 
 Amount Capacity(const NodeConfig& node) {
   return {node.cores(), static_cast<int64_t>(node.real_memory_mb),
-          static_cast<int64_t>(node.gpus.size()), SharesOf(node)};
+          static_cast<int64_t>(node.gpus.size()), SharesOf(node),
+          static_cast<int64_t>(node.nvme.size())};
 }
 
 Amount Negated(const Amount& amount) {
-  return {-amount.cores, -amount.memory_mb, -amount.gpus, -amount.shares};
+  return {-amount.cores, -amount.memory_mb, -amount.gpus, -amount.shares, -amount.nvme};
 }
 
 using WindowEntry = std::tuple<int64_t, int, int64_t>;  // (start, node, end)
@@ -148,7 +149,8 @@ class OpenNodes {
 Amount Held(const NodeConfig& node, const NodeAllocation& part, bool exclusive) {
   if (exclusive) return Capacity(node);
   Amount held{static_cast<int64_t>(part.cores.size()), static_cast<int64_t>(part.memory_mb),
-              static_cast<int64_t>(part.gpus.size()), part.shares};
+              static_cast<int64_t>(part.gpus.size()), part.shares,
+              static_cast<int64_t>(part.nvme.size())};
   if (part.shares == 0 && !node.gpu_sharing.empty())  // whole GPUs take their shares too
     for (const GpuDevice& gpu : node.gpus)
       if (std::find(part.gpus.begin(), part.gpus.end(), gpu.index) != part.gpus.end())
@@ -166,6 +168,7 @@ Amount& Amount::operator+=(const Amount& other) {
   memory_mb += other.memory_mb;
   gpus += other.gpus;
   shares += other.shares;
+  nvme += other.nvme;
   return *this;
 }
 
@@ -185,7 +188,7 @@ void Planner::SetFree(const NodePool& pool) {
     int i = static_cast<int>(n);
     node.usable = pool.usable(i);
     node.free_now = {pool.free_cores(i), static_cast<int64_t>(pool.free_memory(i)),
-                     pool.planned_free_gpus(i), pool.free_shares(i)};
+                     pool.planned_free_gpus(i), pool.free_shares(i), pool.free_nvme(i)};
   }
 }
 
@@ -202,7 +205,8 @@ void Planner::AddChange(int node, int64_t time, const Amount& delta, int tag) {
   auto at = std::upper_bound(timeline.changes.begin(), timeline.changes.end(), time,
                              [](int64_t t, const Change& c) { return t < c.time; });
   timeline.changes.insert(at, Change{time, delta, tag});
-  if (delta.cores < 0 || delta.memory_mb < 0 || delta.gpus < 0 || delta.shares < 0)
+  if (delta.cores < 0 || delta.memory_mb < 0 || delta.gpus < 0 || delta.shares < 0 ||
+      delta.nvme < 0)
     ++timeline.takes;
 }
 
@@ -244,6 +248,7 @@ Amount Planner::NeedOn(int node, const NodeRequest& need) const {
       static_cast<int64_t>(need.whole_memory ? config.real_memory_mb : need.memory_mb);
   amount.gpus = need.gpus;
   amount.shares = need.shares;
+  amount.nvme = need.nvme;
   if (need.gpus > 0 && !config.gpu_sharing.empty()) {  // whole GPUs: their shares too
     int64_t most = 0;
     for (const GpuDevice& gpu : config.gpus) most = std::max<int64_t>(most, gpu.shares);

@@ -34,12 +34,13 @@ int64_t AddTime(int64_t t, int64_t d);
 // so that whole-GPU jobs are planned only once every job sharing a GPU has gone. A job that
 // needs no GPU (or no share) is not refused where that count runs below zero.
 struct Amount {
-  int64_t cores = 0, memory_mb = 0, gpus = 0, shares = 0;
+  int64_t cores = 0, memory_mb = 0, gpus = 0, shares = 0, nvme = 0;
   Amount& operator+=(const Amount& other);
   Amount& operator-=(const Amount& other);
   bool Holds(const Amount& need) const {
     return cores >= need.cores && memory_mb >= need.memory_mb &&
-           (need.gpus <= 0 || gpus >= need.gpus) && (need.shares <= 0 || shares >= need.shares);
+           (need.gpus <= 0 || gpus >= need.gpus) && (need.shares <= 0 || shares >= need.shares) &&
+           nvme >= need.nvme;
   }
   bool operator==(const Amount&) const = default;
 };

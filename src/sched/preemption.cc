@@ -137,7 +137,7 @@ std::optional<PreemptionPlan> Preemptor::Plan(int partition, int qos, const Node
     if (!pool_.usable(node) || planner_.HasTakes(node)) continue;
     Amount wanted = planner_.NeedOn(node, need);
     Amount free{pool_.free_cores(node), static_cast<int64_t>(pool_.free_memory(node)),
-                pool_.planned_free_gpus(node), pool_.free_shares(node)};
+                pool_.planned_free_gpus(node), pool_.free_shares(node), pool_.free_nvme(node)};
     NodeChoice choice;
     choice.node = node;
     choice.ready = now_;

@@ -137,6 +137,7 @@ ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,
   node.gpus = static_cast<int>(gpus);
   node.gpu_type = job.gpu_type;
   for (const GresSpec& gres : job.other_gres) {
+    if (gres.name == "nvme") node.nvme = static_cast<int>(std::min<uint64_t>(gres.count, 64));
     if (!IsGpuSharing(gres.name)) continue;
     node.shares = static_cast<uint32_t>(std::min<uint64_t>(gres.count, UINT32_MAX));
     node.share_gres = gres.name;
@@ -153,6 +154,9 @@ ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,
         MemoryPerNode(cluster, job, partition, node.cpus, node.gpus, node.whole_memory);
   r.total_cpus = cpus * r.nodes;
   r.total_gpus = uint64_t{gpus} * r.nodes;
+  // --gpus=N alone: N in all (the nodes' shares rounded up are trimmed back to it at placement).
+  if (job.gpus && !job.gpus_per_node && !job.gpus_per_task && !node.exclusive)
+    r.total_gpus = std::min<uint64_t>(r.total_gpus, job.gpus);
   r.time_limit_seconds = job.time_limit_seconds
                              ? job.time_limit_seconds
                              : partition.default_time_seconds.value_or(partition.max_time_seconds);

@@ -73,6 +73,20 @@ int BindableCpus(const NodeConfig& config, const NodeRequest& request) {
          std::max(config.threads_per_core, 1);
 }
 
+// --gpus=N over several nodes: each node was placed with N / nodes rounded up; the GPUs beyond
+// N come off the last nodes again (--gpus=13 on two nodes: 7 and 6), so the job holds what it
+// asked for, at least one GPU on each node.
+void TrimToJobGpus(const JobSpec& job, Allocation& allocation) {
+  if (job.gpus == 0 || job.gpus_per_node || job.gpus_per_task || allocation.exclusive) return;
+  size_t held = 0;
+  for (const NodeAllocation& part : allocation.nodes) held += part.shares ? 0 : part.gpus.size();
+  for (auto part = allocation.nodes.rbegin(); part != allocation.nodes.rend(); ++part)
+    while (held > job.gpus && part->shares == 0 && part->gpus.size() > 1) {
+      part->gpus.pop_back();
+      --held;
+    }
+}
+
 // How many nodes of partition `p` could hold the per-node request if they were idle.
 int NodesEverFitting(const ClusterConfig& cluster, const JobSpec& job, int p,
                      const ResolvedRequest& r, const Constraint& constraint) {
@@ -84,7 +98,7 @@ int NodesEverFitting(const ClusterConfig& cluster, const JobSpec& job, int p,
       gpus += r.per_node.gpu_type.empty() || gpu.type == r.per_node.gpu_type;
     fitting += constraint.NodeMatches(config.features) && NodeShapeFits(job, config) &&
                r.per_node.cpus <= BindableCpus(config, r.per_node) && gpus >= r.per_node.gpus &&
-               CanEverShare(config, r.per_node) && r.per_node.memory_mb <= config.real_memory_mb;
+               HasGresFor(config, r.per_node) && r.per_node.memory_mb <= config.real_memory_mb;
   }
   return fitting;
 }
@@ -370,6 +384,7 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
     blocked.push_back({p, r});
     return reason;
   }
+  TrimToJobGpus(job, *allocation);
   std::vector<int> nodes;
   for (const NodeAllocation& part : allocation->nodes) nodes.push_back(part.node);
   pool_.Take(*allocation, r.per_node.share > 1);
@@ -569,7 +584,8 @@ bool Pass::EverFits(const JobSpec& job, int p, const ResolvedRequest& r,
   std::string key =
       fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}:{}", p, r.nodes, r.per_node.cpus, r.per_node.gpus,
                   r.per_node.gpu_type, r.per_node.memory_mb, job.constraint, NodeMinimums(job),
-                  r.per_node.share_gres, r.per_node.shares);
+                  r.per_node.share_gres, r.per_node.shares) +
+      fmt::format("|{}", r.per_node.nvme);
   auto [it, inserted] = ever_fits_.emplace(std::move(key), false);
   if (inserted)
     it->second = NodesEverFitting(cluster_, job, p, r, constraint) >= r.nodes &&
@@ -600,6 +616,7 @@ Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
           ? ""
           : fmt::format(", {} {}GPUs", r.per_node.gpus,
                         r.per_node.gpu_type.empty() ? "" : r.per_node.gpu_type + " ");
+  if (r.per_node.nvme > 0) gpus += fmt::format(", {} NVMe drives", r.per_node.nvme);
   return MakeError(
       fmt::format("Requested node configuration is not available (partition {} has "
                   "{} node{} with {} CPUs{}{}{}; the job needs {})",

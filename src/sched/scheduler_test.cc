@@ -69,6 +69,19 @@ TEST(Gang, ExactCoresMemoryAndGpus) {
   EXPECT_EQ(start->end_time, 1000 + 3600);
 }
 
+TEST(Gang, GpusOverSeveralNodesAreWhatTheJobAskedFor) {
+  // --gpus=13 on 8-GPU nodes: two nodes, placed with 7 each, holding 7 and 6.
+  Scenario s(kFourNodes);
+  JobSpec& job = s.Job(1);
+  job.gpus = 13;
+  s.Run();
+  const StartDecision* start = s.Started(1);
+  ASSERT_NE(start, nullptr);
+  ASSERT_EQ(start->allocation.nodes.size(), 2u);
+  EXPECT_EQ(start->allocation.nodes[0].gpus.size(), 7u);
+  EXPECT_EQ(start->allocation.nodes[1].gpus.size(), 6u);
+}
+
 TEST(Selection, BestFitNodeKeepsWholeNodesFree) {
   Scenario s(kFourNodes);
   s.Running(100, "n2", {0, 1, 2, 3, 4, 5});  // n2 has 2 GPUs left

@@ -4,7 +4,7 @@
 # GPU in CUDA_VISIBLE_DEVICES, a GPU shared is not given whole (nor a whole one shared), the
 # commands show the shares (squeue %b, scontrol show job and node, sinfo GresUsed, sacct
 # AllocTRES), gres/mps sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, and requests that cannot be met
-# are refused at submission.
+# are refused at submission; gres/nvme gives whole drives with a scratch folder wiped at the end.
 # Usage: gpu_sharing_test.sh DROVER
 set -euo pipefail
 drover="$1"
@@ -14,14 +14,17 @@ trap 'rm -rf "$conf"' EXIT
 cat > "$conf/slurm.conf" <<CONF
 ClusterName=sharing
 SlurmctldHost=localhost
-GresTypes=gpu,shard,mps
+GresTypes=gpu,shard,mps,nvme
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=100
-NodeName=node1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:2,shard:8
+NodeName=node1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:2,shard:8,nvme:2
 NodeName=node2 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:1,mps:100
 PartitionName=p Nodes=node[1-2] Default=YES MaxTime=10:00 State=UP
 CONF
+# node1's NVMe drives: two folders standing in for their mount points.
+mkdir -p "$conf/nvme0" "$conf/nvme1"
+echo "NodeName=node1 Name=nvme File=$conf/nvme[0-1]" > "$conf/gres.conf"
 # A stand-in for NVIDIA's MPS control program where the agents look for it (their PATH): -d
 # starts a "daemon" that records which GPU it serves; "quit" on stdin stops it.
 mkdir -p "$conf/bin"
@@ -61,7 +64,7 @@ wait_file() {
 report='echo "$SLURM_SHARDS_ON_NODE|$CUDA_VISIBLE_DEVICES|$SLURM_JOB_GPUS|${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-}"'
 
 gres=$(scontrol show node node1 | grep -o 'Gres=[^ ]*')
-[ "$gres" = "Gres=gpu:2,shard:8" ] || fail "scontrol show node: $gres"
+[ "$gres" = "Gres=gpu:2,shard:8,nvme:2" ] || fail "scontrol show node: $gres"
 
 # Two jobs share GPU 0 (3 + 1 of its 4 shards); a whole-GPU job gets GPU 1.
 a=$(sbatch --parsable -w node1 --gres=shard:3 -o a.out --wrap "$report; sleep 60")
@@ -91,7 +94,7 @@ grep -q 'TRES=cpu=1,mem=100M,node=1,billing=1,gres/shard=3' <<< "$show" || fail 
 grep -q 'JOB_GRES=shard:3' <<< "$show" || fail "JOB_GRES: $show"
 grep -q ' GRES=shard:3(IDX:0)' <<< "$show" || fail "-d GRES: $show"
 used=$(sinfo -h -N -n node1 -O gresused:60 | tr -d " ")
-[ "$used" = "gpu:1(IDX:1),shard:4(IDX:0)" ] || fail "sinfo GresUsed: $used"
+[ "$used" = "gpu:1(IDX:1),shard:4(IDX:0),nvme:0(IDX:N/A)" ] || fail "sinfo GresUsed: $used"
 alloc=$(scontrol show node node1 | grep -o 'AllocTRES=[^ ]*')
 [ "$alloc" = "AllocTRES=cpu=3,mem=300M,gres/gpu=1,gres/shard=4" ] || fail "node $alloc"
 tres=$(sacct -n -P -X -j "$a" -o AllocTRES)
@@ -125,6 +128,30 @@ done
 [ ! -d "/proc/$daemon" ] || grep -q '^State:[[:space:]]*Z' "/proc/$daemon/status" ||
   fail "the MPS daemon $daemon still runs"
 
+# NVMe: a drive of its own, with a scratch folder on it that is the job's and is wiped at its
+# end (on an emulated node under the node's name).
+n=$(sbatch --parsable -w node1 --gres=nvme:1 -o n.out \
+  --wrap 'echo "$DROVER_NVME_DIRS"; echo data > "$DROVER_NVME_DIRS/file"; sleep 30')
+wait_file n.out
+scratch=$(cat n.out)
+[ "$scratch" = "$conf/nvme0/node1/job_$n" ] || fail "DROVER_NVME_DIRS=$scratch"
+for _ in $(seq 1 100); do
+  [ -s "$scratch/file" ] && break
+  sleep 0.1
+done
+[ "$(stat -c %a "$scratch")" = 700 ] || fail "the scratch folder is $(stat -c %a "$scratch")"
+[ "$(squeue -h -j "$n" -o %b)" = "gres:nvme:1" ] || fail "squeue %b: $(squeue -h -j "$n" -o %b)"
+scontrol show job -d "$n" | grep -q ' GRES=nvme:1(IDX:0)' || fail "$(scontrol show job -d "$n")"
+n2=$(sbatch --parsable -w node1 --gres=nvme:2 -o /dev/null --wrap true)
+sleep 1
+[ "$(squeue -h -j "$n2" -o %T)" = PENDING ] || fail "two drives while one is taken: $(squeue)"
+scancel "$n" "$n2"
+for _ in $(seq 1 300); do
+  [ -d "$scratch" ] || break
+  sleep 0.1
+done
+[ ! -d "$scratch" ] || fail "the scratch folder outlived the job: $(ls -la "$scratch")"
+
 # Refused at submission, with what to do.
 refused() {  # EXPECTED-TEXT SBATCH-ARGS...
   local expected="$1"
@@ -133,6 +160,7 @@ refused() {  # EXPECTED-TEXT SBATCH-ARGS...
   grep -q -- "$expected" <<< "$out" || fail "sbatch $*: $out"
 }
 refused "a GPU with 5 shards" --gres=shard:5
+refused "3 NVMe drives" --gres=nvme:3
 refused "a job asks for whole GPUs or for shards of one, not both" --gres=gpu:1,shard:1
-refused "Drover schedules gres/gpu, gres/shard and gres/mps only" --gres=nic:1
+refused "Drover schedules gres/gpu, gres/shard, gres/mps and gres/nvme only" --gres=nic:1
 echo "gpu sharing: ok"

@@ -112,6 +112,7 @@ Agent::Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery
       options_(std::move(options)) {
   std::error_code ignored;
   fs::create_directories(options_.spool / "done", ignored);
+  WipeNvme(0);  // what jobs that ended while the agent was down left on the drives
   // MPS jobs get a control daemon per GPU where NVIDIA's control program is installed.
   if (cluster.nodes[node].gpu_sharing == "mps") {
     const char* path = std::getenv("PATH");
@@ -268,6 +269,12 @@ Result<BatchLaunch> Agent::Prepare(const v1::Job& job, const JobSpec& spec,
   auto environment = BuildBatchEnvironment(spec, *context);
   if (!environment) return std::move(environment).take_error();
   env = std::move(*environment);
+  if (mine->nvme_size() > 0) {
+    std::vector<std::string> dirs = NvmeDirs(spec.job_id, mine->nvme());
+    if (Status made = MakeNvmeDirs(spec.job_id, dirs, spec.uid, spec.gid); !made)
+      return std::move(made).take_error();
+    env.push_back("DROVER_NVME_DIRS=" + Join(dirs, ":"));
+  }
   if (mps_ && mine->shares() && mine->gpus_size() > 0) {
     int gpu = mine->gpus(0);
     std::string visible = std::to_string(gpu);
@@ -663,12 +670,79 @@ std::vector<EndedJob> Agent::EndedJobs() {
   return ended;
 }
 
+std::string Agent::NvmeBase(int drive) const {
+  const std::vector<NvmeDevice>& drives = cluster_.nodes[static_cast<size_t>(node_)].nvme;
+  std::string mount = drive >= 0 && static_cast<size_t>(drive) < drives.size()
+                          ? drives[static_cast<size_t>(drive)].mount
+                          : std::string();
+  if (mount.empty()) return (options_.spool / "nvme" / std::to_string(drive)).string();
+  return options_.emulated ? mount + "/" + node_name_ : mount;
+}
+
+std::vector<std::string> Agent::NvmeDirs(
+    uint64_t job_id, const google::protobuf::RepeatedField<int32_t>& drives) const {
+  std::vector<std::string> dirs;
+  for (int drive : drives) dirs.push_back(fmt::format("{}/job_{}", NvmeBase(drive), job_id));
+  return dirs;
+}
+
+Status Agent::MakeNvmeDirs(uint64_t job_id, const std::vector<std::string>& dirs, uid_t uid,
+                           gid_t gid) {
+  for (const std::string& dir : dirs) {
+    std::error_code error;
+    fs::create_directories(fs::path(dir).parent_path(), error);
+    if (error)
+      return MakeError(fmt::format("job {}: cannot create the NVMe scratch folder {}: {}", job_id,
+                                   fs::path(dir).parent_path().string(), error.message()));
+    fs::remove_all(dir, error);  // a run before this one (requeued) starts afresh
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+      return MakeError(fmt::format("job {}: cannot create the NVMe scratch folder {}: {}", job_id,
+                                   dir, std::strerror(errno)));
+    if (::geteuid() == 0 && ::chown(dir.c_str(), uid, gid) != 0)
+      return MakeError(fmt::format("job {}: cannot give the NVMe scratch folder {} to uid {}: {}",
+                                   job_id, dir, uid, std::strerror(errno)));
+  }
+  MutexLock lock(nvme_mutex_);
+  nvme_dirs_[job_id] = dirs;
+  return OkStatus();
+}
+
+void Agent::WipeNvme(uint64_t job_id) {
+  std::vector<std::string> dirs;
+  if (job_id != 0) {
+    MutexLock lock(nvme_mutex_);
+    auto it = nvme_dirs_.find(job_id);
+    if (it == nvme_dirs_.end()) return;
+    dirs = std::move(it->second);
+    nvme_dirs_.erase(it);
+  } else {
+    std::vector<uint64_t> running = RunningJobs();
+    const std::vector<NvmeDevice>& drives = cluster_.nodes[static_cast<size_t>(node_)].nvme;
+    for (size_t d = 0; d < drives.size(); ++d) {
+      std::error_code error;
+      for (const auto& entry : fs::directory_iterator(NvmeBase(static_cast<int>(d)), error)) {
+        std::string name = entry.path().filename().string();
+        auto id = name.starts_with("job_") ? ParseUint64(name.substr(4)) : std::nullopt;
+        if (id && !std::binary_search(running.begin(), running.end(), *id))
+          dirs.push_back(entry.path().string());
+      }
+    }
+  }
+  for (const std::string& dir : dirs) {
+    std::error_code error;
+    fs::remove_all(dir, error);
+    if (error) log::Warning("cannot wipe the NVMe scratch folder {}: {}", dir, error.message());
+  }
+}
+
 void Agent::Reported(uint64_t job_id, uint32_t restart_count) {
-  if (mps_) mps_->Release(job_id);
   MutexLock lock(mutex_);
   fs::path dir = JobDir(job_id);
-  // The directory may hold a newer run by now (requeued and launched here again): keep it.
+  // The directory may hold a newer run by now (requeued and launched here again): keep it, and
+  // its MPS daemon and NVMe scratch.
   if (launching_.count(job_id) || ReadRun(dir) != restart_count) return;
+  if (mps_) mps_->Release(job_id);
+  WipeNvme(job_id);
   uint32_t run = restart_count;
   std::error_code error;
   fs::remove_all(DoneMarker(job_id, run), error);

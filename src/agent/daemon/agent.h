@@ -103,6 +103,11 @@ class Agent {
   // (BasePath/<job id>; an emulated node adds its name: BasePath/<node>/<job id>); none without.
   std::optional<JobContainer> ContainerFor(uint64_t job_id) const;
   const std::filesystem::path& spool() const { return options_.spool; }
+  // gres/nvme: job `job_id`'s scratch directory on each NVMe drive `drives` names (by index):
+  // <mount>/job_<id> (an emulated node adds its name: <mount>/<node>/job_<id>; a drive without
+  // a mount point is <spool>/nvme/<index>).
+  std::vector<std::string> NvmeDirs(uint64_t job_id,
+                                    const google::protobuf::RepeatedField<int32_t>& drives) const;
 
  private:
   friend class StepSession;  // reads the node, the job directories and the step groups
@@ -120,6 +125,11 @@ class Agent {
   bool DevicesConstrained() const;
   void Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const;
   std::string TopologyAddress() const;
+  std::string NvmeBase(int drive) const;  // where the jobs' directories on the drive go
+  // Makes the job's scratch directories on its drives, the user's own (0700); errors name them.
+  Status MakeNvmeDirs(uint64_t job_id, const std::vector<std::string>& dirs, uid_t uid, gid_t gid);
+  // Wipes what jobs left on the drives: the ended job's, or (job 0) every job not running here.
+  void WipeNvme(uint64_t job_id);
   std::string CgroupParent() const;
   Status Pause(uint64_t job_id, bool stop);
   Status SignalSupervisor(const std::filesystem::path& dir, uint64_t job_id, int signal);
@@ -139,6 +149,8 @@ class Agent {
 
   const ClusterConfig& cluster_;
   std::unique_ptr<MpsControl> mps_;  // only on a node sharing its GPUs as MPS, with NVIDIA's tool
+  Mutex nvme_mutex_;
+  std::map<uint64_t, std::vector<std::string>> nvme_dirs_ GUARDED_BY(nvme_mutex_);
   const int64_t started_ = std::time(nullptr);
   std::atomic<int64_t> last_controller_{0};
   int node_;

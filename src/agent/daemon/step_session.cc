@@ -223,6 +223,12 @@ void StepSession::SetGpuVariables() {
       shares = part.shares();
     }
   gpus = job_gpus;
+  // Its NVMe scratch folders here (the batch shell's, from srun's environment, are another
+  // node's).
+  for (const v1::NodeAllocation& part : job().allocation())
+    if (part.node() == agent_.node_ && part.nvme_size() > 0)
+      SetVariable(environment_, "DROVER_NVME_DIRS",
+                  Join(agent_.NvmeDirs(job_id_, part.nvme()), ":"));
   // A job sharing a GPU: its steps share it too, with the job's shares.
   if (shares && !job_gpus.empty() && agent_.node_ >= 0) {
     const NodeConfig& config = agent_.cluster_.nodes[static_cast<size_t>(agent_.node_)];

@@ -33,6 +33,7 @@ struct NodeFacts {
   std::set<int32_t> alloc_gpus = {};   // GPU indexes the running jobs hold whole
   uint64_t alloc_shares = 0;           // GPU shares (shard, mps) they hold
   std::set<int32_t> shared_gpus = {};  // on these GPUs
+  std::set<int32_t> alloc_nvme = {};   // NVMe drives they hold
 
   uint32_t cpus() const { return config ? config->cpus : 0; }
   bool drained() const { return state.starts_with("DRAIN"); }
@@ -205,6 +206,11 @@ std::string GresUsed(const NodeFacts& node) {
     std::vector<uint32_t> shared(node.shared_gpus.begin(), node.shared_gpus.end());
     used += fmt::format(",{}:{}(IDX:{})", node.config->gpu_sharing, node.alloc_shares,
                         shared.empty() ? "N/A" : columns::ArrayRanges(shared));
+  }
+  if (!node.config->nvme.empty()) {
+    std::vector<uint32_t> drives(node.alloc_nvme.begin(), node.alloc_nvme.end());
+    used += fmt::format(",nvme:{}(IDX:{})", drives.size(),
+                        drives.empty() ? "N/A" : columns::ArrayRanges(drives));
   }
   return used;
 }
@@ -402,6 +408,7 @@ std::vector<NodeFacts> CollectNodes(const std::vector<v1::NodeStatus>& nodes,
   std::map<std::string, uint32_t> allocated;
   std::map<std::string, std::pair<uint64_t, std::set<int32_t>>> held;    // memory, GPUs
   std::map<std::string, std::pair<uint64_t, std::set<int32_t>>> shared;  // shares, their GPUs
+  std::map<std::string, std::set<int32_t>> drives;                       // NVMe
   for (const v1::Job& job : jobs) {
     if (job.state() != "RUNNING" && job.state() != "SUSPENDED" && job.state() != "COMPLETING")
       continue;
@@ -411,6 +418,7 @@ std::vector<NodeFacts> CollectNodes(const std::vector<v1::NodeStatus>& nodes,
       const std::string& name = cluster->nodes[node.node()].name;
       allocated[name] += columns::AllocatedCpus(node, cluster);
       held[name].first += node.memory_mb();
+      drives[name].insert(node.nvme().begin(), node.nvme().end());
       if (node.shares()) {
         shared[name].first += node.shares();
         shared[name].second.insert(node.gpus().begin(), node.gpus().end());
@@ -428,6 +436,8 @@ std::vector<NodeFacts> CollectNodes(const std::vector<v1::NodeStatus>& nodes,
       facts.alloc_mem = memory->second.first;
       facts.alloc_gpus = memory->second.second;
     }
+    if (auto held_drives = drives.find(status.name()); held_drives != drives.end())
+      facts.alloc_nvme = held_drives->second;
     if (auto shares = shared.find(status.name()); shares != shared.end()) {
       facts.alloc_shares = shares->second.first;
       facts.shared_gpus = shares->second.second;

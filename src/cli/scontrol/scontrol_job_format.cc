@@ -274,9 +274,13 @@ void AddDetails(const v1::Job& job, const ShowContext& ctx, Record& record) {
   std::string type = AllocatedGpuType(job, ctx);
   std::string shared = columns::SharedGresOf(job.spec()).name;
   uint64_t shares = columns::AllocatedShares(job);
-  record.lines.push_back("JOB_GRES=" + (gpus     ? GpuGres(type, gpus)
-                                        : shares ? fmt::format("{}:{}", shared, shares)
-                                                 : std::string("(null)")));
+  std::vector<std::string> job_gres;
+  if (gpus) job_gres.push_back(GpuGres(type, gpus));
+  if (shares) job_gres.push_back(fmt::format("{}:{}", shared, shares));
+  size_t drives = 0;
+  for (const v1::NodeAllocation& node : job.allocation()) drives += node.nvme_size();
+  if (drives) job_gres.push_back(fmt::format("nvme:{}", drives));
+  record.lines.push_back("JOB_GRES=" + (job_gres.empty() ? "(null)" : Join(job_gres, ",")));
   std::vector<std::string> names;
   std::string last;
   auto flush = [&] {
@@ -303,6 +307,11 @@ void AddDetails(const v1::Job& job, const ShowContext& ctx, Record& record) {
                          node.shares() ? fmt::format("{}:{}", shared, node.shares())
                                        : GpuGres(type, indexes.size()),
                          columns::ArrayRanges(indexes));
+    }
+    if (node.nvme_size()) {
+      std::vector<uint32_t> held(node.nvme().begin(), node.nvme().end());
+      gres += fmt::format("{}nvme:{}(IDX:{})", gres.empty() ? "" : ",", held.size(),
+                          columns::ArrayRanges(held));
     }
     std::string rest = fmt::format("CPU_IDs={} Mem={} GRES={}", columns::ArrayRanges(cpu_ids),
                                    node.memory_mb(), gres);

@@ -32,10 +32,17 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
   // and never given, so it is refused, in Slurm's words for a GRES it cannot give.
   int sharing = 0;
   for (const GresSpec& gres : spec.other_gres) {
+    if (gres.name == "nvme") {
+      if (std::none_of(cluster().nodes.begin(), cluster().nodes.end(),
+                       [](const NodeConfig& node) { return !node.nvme.empty(); }))
+        return "Invalid generic resource (gres) specification: nvme: no node has NVMe drives "
+               "(slurm.conf Gres=nvme:N)";
+      continue;
+    }
     if (!IsGpuSharing(gres.name))
       return fmt::format(
           "Invalid generic resource (gres) specification: {}{}: Drover schedules gres/gpu, "
-          "gres/shard and gres/mps only; ask for GPUs with --gpus or --gres=gpu",
+          "gres/shard, gres/mps and gres/nvme only; ask for GPUs with --gpus or --gres=gpu",
           gres.name, gres.type.empty() ? "" : ":" + gres.type);
     if (++sharing > 1)
       return "Invalid generic resource (gres) specification: ask for shard or mps once, not "

@@ -42,7 +42,7 @@ TEST_F(EngineTest, AGresTheClusterCannotGiveIsRefusedNotDropped) {
   const std::pair<GresSpec, std::string> cases[] = {
       {GresSpec{"nic", "", 2, {}},
        "Invalid generic resource (gres) specification: nic: Drover schedules gres/gpu, "
-       "gres/shard and gres/mps only"},
+       "gres/shard, gres/mps and gres/nvme only"},
       {GresSpec{"shard", "", 2, {}},
        "Invalid generic resource (gres) specification: shard: no node shares its GPUs as "
        "shard"},

@@ -241,7 +241,7 @@ TEST_F(ViewsTest, HistorySelectsByWindowIdUserAndState) {
 
 TEST_F(ViewsTest, StepsCarryEachNodesRanks) {
   auto job = std::make_shared<Job>();
-  job->allocation.nodes = {{2, {0}, 100, {}}, {0, {0}, 100, {}}};
+  job->allocation.nodes = {{2, {0}, 100, {}, 0, {}}, {0, {0}, 100, {}, 0, {}}};
   Reply result;
   result.step_id = 3;
   result.step_nodes = {0, 2};
@@ -265,7 +265,7 @@ TEST_F(ViewsTest, WillRunCountsEachCoresThreads) {
   WillRun will_run;
   will_run.start_time = 5;
   will_run.partition = 1;
-  will_run.allocation.nodes = {{2, {0, 1}, 100, {}}, {0, {0}, 100, {}}};
+  will_run.allocation.nodes = {{2, {0, 1}, 100, {}, 0, {}}, {0, {0}, 100, {}, 0, {}}};
   wire::WillRunInfo info = WillRunOf(will_run, load_.config);
   EXPECT_EQ(info.processors, 5u);  // two cores of two threads on n3, one core on n1
   EXPECT_EQ(info.node_list, "n[3,1]");
