@@ -137,3 +137,39 @@ TEST(NvmeDrives, DrivesAreTheJobsAlone) {
 
 }  // namespace
 }  // namespace drover::sched
+
+namespace drover::sched {
+namespace {
+
+// Two GPUs of 4 shards, each shared by a running job: A's on GPU 0 ends at 3600, B's on GPU 1
+// runs long. A whole-GPU job is planned for 3600 on GPU 0's return. A sharing job that would
+// keep GPU 0 shared past 3600 is not backfilled; one that ends before then is.
+TEST(GpuSharing, ABackfilledSharingJobDoesNotKeepAPromisedGpuShared) {
+  Scenario s(
+      "GresTypes=gpu,shard\nDefMemPerCPU=100\n"
+      "NodeName=one CPUs=8 RealMemory=8000 Gres=gpu:2,shard:8\n"
+      "PartitionName=p Nodes=ALL Default=YES MaxTime=1-00:00:00\n");
+  RunningJob& a = s.Running(100, "one", {0});
+  a.allocation.nodes[0].shares = 2;
+  RunningJob& b = s.Running(101, "one", {1});
+  b.allocation.nodes[0].shares = 2;
+  b.end_time = 50000;
+  JobSpec& whole = s.Job(1);
+  whole.gpus_per_node = 1;
+  whole.time_limit_seconds = 3600;
+  JobSpec& long_one = ShardJob(s, 2, 1);
+  long_one.time_limit_seconds = 10000;
+  JobSpec& short_one = ShardJob(s, 3, 1);
+  short_one.time_limit_seconds = 600;
+  const SchedulerResult& result = s.Run();
+  EXPECT_EQ(s.Started(1), nullptr);
+  EXPECT_EQ(s.Started(2), nullptr);
+  EXPECT_NE(s.Started(3), nullptr);
+  bool planned = false;
+  for (const auto& plan : result.planned)
+    if (plan.job_id == 1) planned = plan.start_time == 3600;
+  EXPECT_TRUE(planned);
+}
+
+}  // namespace
+}  // namespace drover::sched

@@ -83,6 +83,7 @@ NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& s
                   [](const NodeConfig& node) { return !node.gpu_sharing.empty(); })) {
     shares_free_.assign(gpu_offset_.back(), 0);
     share_jobs_.assign(gpu_offset_.back(), 0);
+    share_until_.assign(gpu_offset_.back(), 0);
     for (size_t i = 0; i < cluster.nodes.size(); ++i)
       for (size_t p = 0; p < cluster.nodes[i].gpus.size(); ++p)
         shares_free_[gpu_offset_[i] + p] = cluster.nodes[i].gpus[p].shares;
@@ -137,11 +138,12 @@ int NodePool::CountWithFreeGpus(int gpus) const {
   return count;
 }
 
-void NodePool::Take(const Allocation& allocation, bool shared) {
-  for (const NodeAllocation& part : allocation.nodes) Commit(part, allocation.exclusive, shared);
+void NodePool::Take(const Allocation& allocation, bool shared, int64_t end) {
+  for (const NodeAllocation& part : allocation.nodes)
+    Commit(part, allocation.exclusive, shared, end);
 }
 
-void NodePool::Commit(const NodeAllocation& part, bool exclusive, bool shared) {
+void NodePool::Commit(const NodeAllocation& part, bool exclusive, bool shared, int64_t end) {
   Unindex(part.node);
   Node& node = nodes_[part.node];
   const NodeConfig& config = cluster_.nodes[part.node];
@@ -193,6 +195,8 @@ void NodePool::Commit(const NodeAllocation& part, bool exclusive, bool shared) {
       if (part.shares > 0) {
         left -= std::min(left, part.shares);
         ++share_jobs_[gpu_offset_[part.node] + position];
+        int64_t& until = share_until_[gpu_offset_[part.node] + position];
+        until = std::max(until, end);
       } else {
         left = 0;
       }
@@ -304,9 +308,10 @@ std::optional<NodeAllocation> NodePool::Fit(int node, const NodeRequest& request
   }
   allocation.cores = ChooseCores(node, CoresNeeded(node, request), gpu_positions,
                                  request.enforce_binding, request.share);
-  // enforce-binding: too few cores local to any GPUs free together
-  if (allocation.cores.empty() &&
-      !(request.enforce_binding && ChooseBound(node, request, gpu_positions, allocation.cores)))
+  // enforce-binding: too few cores local to any GPUs free together (a sharing job's GPU is the
+  // one its shares are on: no other group is tried)
+  if (allocation.cores.empty() && !(request.enforce_binding && request.shares == 0 &&
+                                    ChooseBound(node, request, gpu_positions, allocation.cores)))
     return std::nullopt;
   allocation.memory_mb = request.whole_memory ? config.real_memory_mb : request.memory_mb;
   for (int position : gpu_positions) allocation.gpus.push_back(config.gpus[position].index);

@@ -52,8 +52,11 @@ class NodePool {
 
   // Marks an allocation as used: a running job's, or one this pass just made. `shared`: its
   // cores may hold other sharing jobs (OverSubscribe); else no other job may use them.
-  void Take(const Allocation& allocation, bool shared = false);
-  void Commit(const NodeAllocation& allocation, bool exclusive, bool shared = false);
+  // `end`: when the job will be gone at the latest (a sharing job keeps its GPU from being
+  // whole until then).
+  void Take(const Allocation& allocation, bool shared = false, int64_t end = 0);
+  void Commit(const NodeAllocation& allocation, bool exclusive, bool shared = false,
+              int64_t end = 0);
 
   // Whether `request` fits on `node` now (cheap: counts only, no core or GPU choice).
   bool MightFit(int node, const NodeRequest& request) const;
@@ -76,6 +79,13 @@ class NodePool {
   // free less the jobs sharing a GPU with another, and the shares of GPUs not held whole.
   int planned_free_gpus(int node) const;
   int64_t free_shares(int node) const;
+  // The GPU (position) a sharing request takes its shares from: of its type, with the fewest
+  // free shares that suffice (GPUs already shared first, keeping whole ones whole); -1: none.
+  int ChooseSharedGpu(int node, const NodeRequest& request) const;
+  // Until when the jobs sharing GPU `position` of `node` hold it (0: none shares it).
+  int64_t shared_until(int node, int position) const {
+    return share_until_.empty() ? 0 : share_until_[gpu_offset_[node] + position];
+  }
   int free_nvme(int node) const { return std::popcount(nodes_[node].free_nvme); }
   int free_cores(int node) const { return nodes_[node].free_core_count; }
   uint64_t free_memory(int node) const { return nodes_[node].free_memory_mb; }
@@ -110,9 +120,6 @@ class NodePool {
   uint64_t* CoreBits(int node) { return core_bits_.data() + nodes_[node].core_offset; }
   const uint64_t* CoreBits(int node) const { return core_bits_.data() + nodes_[node].core_offset; }
   std::vector<int> ChooseGpus(int node, const NodeRequest& request) const;
-  // The GPU (position) a sharing request takes its shares from: of its type, with the fewest
-  // free shares that suffice (GPUs already shared first, keeping whole ones whole); -1: none.
-  int ChooseSharedGpu(int node, const NodeRequest& request) const;
   // Cores local to the chosen GPUs come first, so --gpus-per-task and --cpus-per-gpu jobs (and
   // every other GPU job) get cores on their GPUs' socket whenever it has them free.
   // With `enforce_binding` only those local cores, taken in turn from each GPU's; with
@@ -143,6 +150,7 @@ class NodePool {
   // shares still free (0 once the GPU is held whole) and the jobs sharing it.
   std::vector<uint32_t> shares_free_;
   std::vector<uint16_t> share_jobs_;
+  std::vector<int64_t> share_until_;
   std::vector<Bucket> buckets_;          // sorted by (weight, free GPUs)
   std::vector<int> count_by_free_gpus_;  // usable nodes with exactly g free GPUs
 };

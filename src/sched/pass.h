@@ -49,6 +49,9 @@ class Pass {
   struct Attempt {
     int partition;
     ResolvedRequest request;
+    // A sharing job planned as a job of one whole GPU: what it really asks for (its nodes must
+    // give it).
+    std::optional<NodeRequest> shares_as_gpu = std::nullopt;
   };
 
   // scheduler.cc: the pass itself, eligibility and placement now
@@ -98,7 +101,8 @@ class Pass {
   void PlanAhead(const JobSpec& job, const Constraint& constraint, const InReservation* reservation,
                  std::span<const Attempt> blocked, SchedulerResult& result);
   int ShapeFor(const JobSpec& job, int partition, const ResolvedRequest& r,
-               const Constraint& constraint, const InReservation* reservation);
+               const Constraint& constraint, const InReservation* reservation,
+               const std::optional<NodeRequest>& shares_as_gpu = std::nullopt);
   std::optional<PlannedPlace> Earliest(const JobSpec& job, int shape, const ResolvedRequest& r,
                                        int64_t from) const;
   bool TryPreemption(const JobSpec& job, const Attempt& attempt, int shape,

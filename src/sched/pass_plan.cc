@@ -70,7 +70,8 @@ bool Pass::ReservationNode(const InReservation& reservation, int node) const {
 }
 
 int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
-                   const Constraint& constraint, const InReservation* reservation) {
+                   const Constraint& constraint, const InReservation* reservation,
+                   const std::optional<NodeRequest>& shares_as_gpu) {
   const NodeRequest& need = r.per_node;
   const AdvanceReservation* window = reservation ? reservation->reservation : nullptr;
   bool counted = std::any_of(constraint.terms.begin(), constraint.terms.end(),
@@ -80,6 +81,8 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
       need.gpus, need.gpu_type, need.exclusive, need.max_cpus_per_node,
       reservation ? reservation->tag : 0, job.constraint, need.share, need.share_gres, need.shares);
   key += fmt::format("|{}", need.nvme);
+  if (shares_as_gpu)
+    key += fmt::format("|as gpu {}:{}", shares_as_gpu->share_gres, shares_as_gpu->shares);
   key += NodeMinimums(job);
   // Jobs that name nodes plan over a shape of their own.
   if (!job.nodelist.empty() || !job.exclude.empty() || counted)
@@ -109,7 +112,8 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
   for (int node : only_named ? named : cluster_.partitions[p].nodes)
     if (pool_.usable(node) && Allowed(job, p, constraint, node) &&
         (!reservation || ReservationNode(*reservation, node)) &&
-        (need.gpus == 0 || typed_gpus(node) >= need.gpus) && HasGresFor(cluster_.nodes[node], need))
+        (need.gpus == 0 || typed_gpus(node) >= need.gpus) &&
+        HasGresFor(cluster_.nodes[node], shares_as_gpu ? *shares_as_gpu : need))
       nodes.push_back(node);
   std::sort(nodes.begin(), nodes.end());
   return planner_.AddShape(key, shape, std::move(nodes));
@@ -172,8 +176,21 @@ void Pass::PlanAhead(const JobSpec& job, const Constraint& constraint,
   int64_t from = window && !window->flex ? std::max(in_.now, window->start_time) : in_.now;
   std::optional<PlannedPlace> best;
   const Attempt* chosen = nullptr;
-  for (const Attempt& attempt : blocked) {
-    int shape = ShapeFor(job, attempt.partition, attempt.request, constraint, reservation);
+  // A sharing job is planned (and preempts) as a job of one whole GPU: the plan counts a node's
+  // shares over all its GPUs, which a job's shares on one GPU may not find; a GPU that is whole
+  // again surely holds them.
+  std::vector<Attempt> planned(blocked.begin(), blocked.end());
+  for (Attempt& attempt : planned) {
+    NodeRequest& need = attempt.request.per_node;
+    if (need.shares == 0 || need.exclusive) continue;
+    attempt.shares_as_gpu = need;
+    need.gpus = 1;
+    need.shares = 0;
+    need.share_gres.clear();
+  }
+  for (const Attempt& attempt : planned) {
+    int shape = ShapeFor(job, attempt.partition, attempt.request, constraint, reservation,
+                         attempt.shares_as_gpu);
     if (preemptor_ && preemption_budget_ > 0 && TryPreemption(job, attempt, shape, result)) return;
     if (!policy_.backfill()) continue;
     auto place = Earliest(job, shape, attempt.request, from);

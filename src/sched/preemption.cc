@@ -115,8 +115,9 @@ Preemptor::Cost Preemptor::CostOf(const RunningJob& victim) const {
 Amount Preemptor::Released(const RunningJob& victim, int node) const {
   Amount held = HeldOn(cluster_, victim, node);
   // A suspended victim's processes are stopped, not gone: its memory stays taken.
+  // So are its NVMe drives: its scratch stays on them.
   if (VictimMode(cluster_, qos_, victim.partition, victim.qos).base == PreemptMode::Base::kSuspend)
-    held.memory_mb = 0;
+    held.memory_mb = held.nvme = 0;
   return held;
 }
 

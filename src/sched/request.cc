@@ -156,7 +156,7 @@ ResolvedRequest ResolveOnNodes(const ClusterConfig& cluster, const JobSpec& job,
   r.total_gpus = uint64_t{gpus} * r.nodes;
   // --gpus=N alone: N in all (the nodes' shares rounded up are trimmed back to it at placement).
   if (job.gpus && !job.gpus_per_node && !job.gpus_per_task && !node.exclusive)
-    r.total_gpus = std::min<uint64_t>(r.total_gpus, job.gpus);
+    r.total_gpus = std::min<uint64_t>(r.total_gpus, std::max<uint64_t>(job.gpus, r.nodes));
   r.time_limit_seconds = job.time_limit_seconds
                              ? job.time_limit_seconds
                              : partition.default_time_seconds.value_or(partition.max_time_seconds);

@@ -169,7 +169,7 @@ void Pass::TakeRunning() {
     bool shared =
         job.partition >= 0 && static_cast<size_t>(job.partition) < cluster_.partitions.size() &&
         CoreShare(cluster_.partitions[job.partition], job.oversubscribe, job.held().exclusive) > 1;
-    pool_.Take(job.held(), shared);
+    pool_.Take(job.held(), shared, job.end_time);
     limits_.Add(job.user, job.account, job.array_job_id, limits_.FindQos(job.qos),
                 PartitionQos(job.partition), Association(job.account, job.user),
                 Billed(UsageOf(cluster_, job.held()), job.partition, ""),
@@ -387,7 +387,7 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
   TrimToJobGpus(job, *allocation);
   std::vector<int> nodes;
   for (const NodeAllocation& part : allocation->nodes) nodes.push_back(part.node);
-  pool_.Take(*allocation, r.per_node.share > 1);
+  pool_.Take(*allocation, r.per_node.share > 1, end);
   planner_.Take(nodes, r.per_node, in_.now, end);
   limits_.Add(job.user, job.account, job.array_job_id, qos, PartitionQos(p), association,
               Billed(UsageOf(cluster_, *allocation), p, job.gpu_type), r.time_limit_seconds);
@@ -502,8 +502,17 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
   auto allowed = [&](int node) {
     if (!Allowed(job, p, constraint, node)) return false;
     if (reservation && !ReservationNode(*reservation, node)) return false;
-    return !planner_.HasTakes(node) ||
-           planner_.Fits(node, planner_.NeedOn(node, r.per_node), in_.now, end, tag);
+    if (!planner_.HasTakes(node)) return true;
+    if (!planner_.Fits(node, planner_.NeedOn(node, r.per_node), in_.now, end, tag)) return false;
+    if (r.per_node.shares == 0 || r.per_node.exclusive) return true;
+    // A sharing job keeps its GPU from being whole: from now on when it cuts a whole GPU, or
+    // from when the GPU's other sharers are gone, it must not take a GPU the plan promised.
+    int gpu = pool_.ChooseSharedGpu(node, r.per_node);
+    if (gpu < 0) return false;
+    int64_t from = std::max(pool_.shared_until(node, gpu), in_.now);
+    Amount one_gpu;
+    one_gpu.gpus = 1;
+    return from >= end || planner_.Fits(node, one_gpu, from, end, tag);
   };
   bool counted = std::any_of(constraint.terms.begin(), constraint.terms.end(),
                              [](const Constraint::Term& t) { return t.count > 0; });

@@ -688,61 +688,79 @@ std::vector<std::string> Agent::NvmeDirs(
 
 Status Agent::MakeNvmeDirs(uint64_t job_id, const std::vector<std::string>& dirs, uid_t uid,
                            gid_t gid) {
+  const bool root = ::geteuid() == 0;
   for (const std::string& dir : dirs) {
+    fs::path base = fs::path(dir).parent_path();
+    // A real drive's mount point must be there (not made on / when the drive is not mounted);
+    // the folders under the agent's spool and an emulated node's own are the agent's to make.
+    const std::vector<NvmeDevice>& drives = cluster_.nodes[static_cast<size_t>(node_)].nvme;
+    bool made_here = std::none_of(drives.begin(), drives.end(), [&](const NvmeDevice& drive) {
+      return !drive.mount.empty() && base == fs::path(drive.mount);
+    });
     std::error_code error;
-    fs::create_directories(fs::path(dir).parent_path(), error);
+    if (made_here) {
+      fs::create_directories(base, error);
+    } else if (!fs::is_directory(base, error)) {
+      return MakeError(
+          fmt::format("job {}: the NVMe mount point {} is not there (is the drive "
+                      "mounted?)",
+                      job_id, base.string()));
+    }
     if (error)
-      return MakeError(fmt::format("job {}: cannot create the NVMe scratch folder {}: {}", job_id,
-                                   fs::path(dir).parent_path().string(), error.message()));
+      return MakeError(fmt::format("job {}: cannot create the NVMe folder {}: {}", job_id,
+                                   base.string(), error.message()));
+    // Made as root in a folder no user can write: no one can swap the job's folder for a link.
+    if (root)
+      if (Status safe = CheckRootFolder(base.string(), "the NVMe folder"); !safe)
+        return MakeError(fmt::format("job {}: {}", job_id, safe.error()));
     fs::remove_all(dir, error);  // a run before this one (requeued) starts afresh
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    if (::mkdir(dir.c_str(), 0700) != 0)
       return MakeError(fmt::format("job {}: cannot create the NVMe scratch folder {}: {}", job_id,
                                    dir, std::strerror(errno)));
-    if (::geteuid() == 0 && ::chown(dir.c_str(), uid, gid) != 0)
+    if (root && ::lchown(dir.c_str(), uid, gid) != 0)
       return MakeError(fmt::format("job {}: cannot give the NVMe scratch folder {} to uid {}: {}",
                                    job_id, dir, uid, std::strerror(errno)));
   }
-  MutexLock lock(nvme_mutex_);
-  nvme_dirs_[job_id] = dirs;
   return OkStatus();
 }
 
 void Agent::WipeNvme(uint64_t job_id) {
-  std::vector<std::string> dirs;
-  if (job_id != 0) {
-    MutexLock lock(nvme_mutex_);
-    auto it = nvme_dirs_.find(job_id);
-    if (it == nvme_dirs_.end()) return;
-    dirs = std::move(it->second);
-    nvme_dirs_.erase(it);
-  } else {
-    std::vector<uint64_t> running = RunningJobs();
-    const std::vector<NvmeDevice>& drives = cluster_.nodes[static_cast<size_t>(node_)].nvme;
-    for (size_t d = 0; d < drives.size(); ++d) {
-      std::error_code error;
-      for (const auto& entry : fs::directory_iterator(NvmeBase(static_cast<int>(d)), error)) {
-        std::string name = entry.path().filename().string();
-        auto id = name.starts_with("job_") ? ParseUint64(name.substr(4)) : std::nullopt;
-        if (id && !std::binary_search(running.begin(), running.end(), *id))
-          dirs.push_back(entry.path().string());
-      }
-    }
-  }
-  for (const std::string& dir : dirs) {
+  std::vector<uint64_t> running;
+  if (job_id == 0) running = RunningJobs();
+  const std::vector<NvmeDevice>& drives = cluster_.nodes[static_cast<size_t>(node_)].nvme;
+  for (size_t d = 0; d < drives.size(); ++d) {
     std::error_code error;
-    fs::remove_all(dir, error);
-    if (error) log::Warning("cannot wipe the NVMe scratch folder {}: {}", dir, error.message());
+    for (const auto& entry : fs::directory_iterator(NvmeBase(static_cast<int>(d)), error)) {
+      std::string name = entry.path().filename().string();
+      auto id = name.starts_with("job_") ? ParseUint64(name.substr(4)) : std::nullopt;
+      if (!id ||
+          (job_id != 0 ? *id != job_id : std::binary_search(running.begin(), running.end(), *id)))
+        continue;
+      std::error_code removed;
+      fs::remove_all(entry.path(), removed);
+      if (removed)
+        log::Warning("cannot wipe the NVMe scratch folder {}: {}", entry.path().string(),
+                     removed.message());
+    }
   }
 }
 
 void Agent::Reported(uint64_t job_id, uint32_t restart_count) {
-  MutexLock lock(mutex_);
-  fs::path dir = JobDir(job_id);
-  // The directory may hold a newer run by now (requeued and launched here again): keep it, and
-  // its MPS daemon and NVMe scratch.
-  if (launching_.count(job_id) || ReadRun(dir) != restart_count) return;
+  {
+    MutexLock lock(mutex_);
+    // The directory may hold a newer run by now (requeued and launched here again): keep it,
+    // and its MPS daemon and NVMe scratch.
+    fs::path dir = JobDir(job_id);
+    if (launching_.count(job_id) || ReadRun(dir) != restart_count) return;
+    MoveToDone(job_id, restart_count);
+  }
+  // Slow (a daemon told to quit, a large scratch folder removed): not under the lock.
   if (mps_) mps_->Release(job_id);
   WipeNvme(job_id);
+}
+
+void Agent::MoveToDone(uint64_t job_id, uint32_t restart_count) {
+  fs::path dir = JobDir(job_id);
   uint32_t run = restart_count;
   std::error_code error;
   fs::remove_all(DoneMarker(job_id, run), error);

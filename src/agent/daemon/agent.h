@@ -126,14 +126,17 @@ class Agent {
   void Enforce(const v1::NodeAllocation& mine, BatchLaunch& launch) const;
   std::string TopologyAddress() const;
   std::string NvmeBase(int drive) const;  // where the jobs' directories on the drive go
-  // Makes the job's scratch directories on its drives, the user's own (0700); errors name them.
+  // Makes the job's scratch folders on its drives, the user's own (0700), in folders no user can
+  // write (a real drive's mount point must exist); errors name them.
   Status MakeNvmeDirs(uint64_t job_id, const std::vector<std::string>& dirs, uid_t uid, gid_t gid);
-  // Wipes what jobs left on the drives: the ended job's, or (job 0) every job not running here.
+  // Wipes what jobs left on the drives: the ended job's folders, or (job 0) those of every job
+  // not running here (found on the drives, so nothing is lost with an agent restart).
   void WipeNvme(uint64_t job_id);
   std::string CgroupParent() const;
   Status Pause(uint64_t job_id, bool stop);
   Status SignalSupervisor(const std::filesystem::path& dir, uint64_t job_id, int signal);
   void PruneDone() REQUIRES(mutex_);
+  void MoveToDone(uint64_t job_id, uint32_t restart_count) REQUIRES(mutex_);
   bool Launching(uint64_t job_id) EXCLUDES(mutex_);
   // The process group of every srun task of the job here; with `outside_cgroup_only`, only the
   // tasks the job's cgroup does not hold (the supervisor reaches the others).
@@ -149,8 +152,6 @@ class Agent {
 
   const ClusterConfig& cluster_;
   std::unique_ptr<MpsControl> mps_;  // only on a node sharing its GPUs as MPS, with NVIDIA's tool
-  Mutex nvme_mutex_;
-  std::map<uint64_t, std::vector<std::string>> nvme_dirs_ GUARDED_BY(nvme_mutex_);
   const int64_t started_ = std::time(nullptr);
   std::atomic<int64_t> last_controller_{0};
   int node_;

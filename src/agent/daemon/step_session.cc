@@ -229,7 +229,13 @@ void StepSession::SetGpuVariables() {
     if (part.node() == agent_.node_ && part.nvme_size() > 0)
       SetVariable(environment_, "DROVER_NVME_DIRS",
                   Join(agent_.NvmeDirs(job_id_, part.nvme()), ":"));
-  // A job sharing a GPU: its steps share it too, with the job's shares.
+  // A job sharing a GPU: its steps share it too, with the job's shares (and this node's MPS
+  // daemon, where the agent runs one).
+  if (shares && !job_gpus.empty() && agent_.mps_)
+    for (const std::string& entry : agent_.mps_->Variables(static_cast<int>(job_gpus.front()))) {
+      size_t equals = entry.find('=');
+      SetVariable(environment_, entry.substr(0, equals), entry.substr(equals + 1));
+    }
   if (shares && !job_gpus.empty() && agent_.node_ >= 0) {
     const NodeConfig& config = agent_.cluster_.nodes[static_cast<size_t>(agent_.node_)];
     for (const auto& [name, value] : GpuShareVariables(

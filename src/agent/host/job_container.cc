@@ -121,26 +121,26 @@ std::string PrivateCopyOf(const JobContainer& container, const std::string& dir)
 // BasePath must be root's and no one else's to write: jobs' directories are made in it as root,
 // and a path another user could change under them would let that user redirect root's chmod
 // and mounts.
-Status CheckBase(const std::string& base) {
+Status CheckRootFolder(const std::string& base, std::string_view what) {
   struct stat info {};
   if (::lstat(base.c_str(), &info) != 0)
-    return MakeError(fmt::format("cannot examine BasePath {}: {}", base, std::strerror(errno)));
+    return MakeError(fmt::format("cannot examine {} {}: {}", what, base, std::strerror(errno)));
   if (S_ISLNK(info.st_mode)) {
     // A symbolic link the site made (root's) is followed; anyone else's is refused.
     if (info.st_uid != 0)
       return MakeError(
-          fmt::format("BasePath {} is a symbolic link owned by uid {}: make it "
+          fmt::format("{} {} is a symbolic link owned by uid {}: make it "
                       "root's or name its target",
-                      base, info.st_uid));
+                      what, base, info.st_uid));
     if (::stat(base.c_str(), &info) != 0)
-      return MakeError(fmt::format("cannot follow BasePath {}: {}", base, std::strerror(errno)));
+      return MakeError(fmt::format("cannot follow {} {}: {}", what, base, std::strerror(errno)));
   }
-  if (!S_ISDIR(info.st_mode)) return MakeError(fmt::format("BasePath {} is not a directory", base));
+  if (!S_ISDIR(info.st_mode)) return MakeError(fmt::format("{} {} is not a directory", what, base));
   if (info.st_uid != ::geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)))
     return MakeError(
-        fmt::format("BasePath {} must be owned by root and writable by no one else "
+        fmt::format("{} {} must be owned by root and writable by no one else "
                     "(chown root {}; chmod go-w {})",
-                    base, base, base));
+                    what, base, base, base));
   return OkStatus();
 }
 
@@ -158,7 +158,7 @@ Status CreateJobContainer(const JobContainer& container) {
           fmt::format("cannot create BasePath {}: {}", container.base, error.message()));
     ::chmod(container.base.c_str(), 0755);
   }
-  if (Status safe = CheckBase(container.base); !safe) return safe;
+  if (Status safe = CheckRootFolder(container.base, "BasePath"); !safe) return safe;
   char real[PATH_MAX];
   if (!::realpath(container.base.c_str(), real))
     return MakeError(

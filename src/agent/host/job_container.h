@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -23,6 +24,11 @@ struct JobContainer {
 // Makes the job's directory and namespace. Errors: "BasePath /x does not exist (create it, or
 // set AutoBasePath=true in job_container.conf)", "unshare: Operation not permitted", ...
 Status CreateJobContainer(const JobContainer& container);
+
+// Whether `base` is a folder the agent may make jobs' folders in as root (`what` names it in
+// errors, "BasePath"): a directory (or root's symbolic link to one) owned by root and writable
+// by no one else, so that no user can swap a job's folder for a link.
+Status CheckRootFolder(const std::string& base, std::string_view what);
 
 // The job's namespace is in place (its file is a bound namespace, not the empty file it starts
 // as).

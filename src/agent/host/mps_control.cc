@@ -27,6 +27,11 @@ std::string MpsControl::Find(const std::string& path) {
   return ResolveProgram("nvidia-cuda-mps-control", {"PATH=" + path});
 }
 
+std::vector<std::string> MpsControl::Variables(int gpu) const {
+  return {"CUDA_MPS_PIPE_DIRECTORY=" + Dir(gpu, "pipe").string(),
+          "CUDA_MPS_LOG_DIRECTORY=" + Dir(gpu, "log").string()};
+}
+
 fs::path MpsControl::Dir(int gpu, const char* which) const {
   return base_ / std::to_string(gpu) / which;
 }
@@ -63,7 +68,9 @@ Status MpsControl::Run(int gpu, const std::string& visible, const std::vector<st
   // `-d` returns once the daemon has detached; "quit" once it was told.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   int status = 0;
-  while (waitpid(spawned->pid, &status, WNOHANG) == 0) {
+  pid_t waited = 0;
+  while ((waited = waitpid(spawned->pid, &status, WNOHANG)) == 0 ||
+         (waited < 0 && errno == EINTR)) {
     if (std::chrono::steady_clock::now() >= deadline) {
       kill(-spawned->pid, SIGKILL);
       waitpid(spawned->pid, &status, 0);
@@ -71,6 +78,7 @@ Status MpsControl::Run(int gpu, const std::string& visible, const std::vector<st
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  if (waited < 0) return MakeError(fmt::format("waitpid: {}", std::strerror(errno)));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return MakeError(fmt::format("it exited with status {}",
                                  WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)));
@@ -80,10 +88,10 @@ Status MpsControl::Run(int gpu, const std::string& visible, const std::vector<st
 Result<std::vector<std::string>> MpsControl::Acquire(uint64_t job_id, int gpu,
                                                      const std::string& visible) {
   MutexLock lock(mutex_);
-  std::vector<std::string> variables = {"CUDA_MPS_PIPE_DIRECTORY=" + Dir(gpu, "pipe").string(),
-                                        "CUDA_MPS_LOG_DIRECTORY=" + Dir(gpu, "log").string()};
+  if (auto known = gpu_of_.find(job_id); known != gpu_of_.end())
+    return Variables(known->second.first);  // a repeated launch
+  std::vector<std::string> variables = Variables(gpu);
   std::set<uint64_t>& jobs = jobs_on_[gpu];
-  if (gpu_of_.count(job_id)) return variables;  // a repeated launch
   if (jobs.empty()) {
     std::error_code error;
     for (const char* which : {"pipe", "log"}) {
@@ -96,10 +104,20 @@ Result<std::vector<std::string>> MpsControl::Acquire(uint64_t job_id, int gpu,
     }
     ::chmod((base_ / std::to_string(gpu)).c_str(), 0755);
     ::chmod(base_.c_str(), 0755);
-    if (Status started = Run(gpu, visible, {"-d"}, ""); !started)
-      return MakeError(fmt::format("the MPS control daemon of GPU {} did not start ({} -d): {}",
-                                   gpu, program_, started.error()));
-    log::Info("started the MPS control daemon of GPU {} ({}) for job {}", gpu, visible, job_id);
+    if (Status started = Run(gpu, visible, {"-d"}, ""); !started) {
+      // One an earlier agent started (it does not remember its daemons) still serves the
+      // GPU: its pipe folder is in use. It is used, and told to quit after the next job.
+      std::error_code ignored;
+      if (fs::is_empty(Dir(gpu, "pipe"), ignored))
+        return MakeError(fmt::format("the MPS control daemon of GPU {} did not start ({} -d): {}",
+                                     gpu, program_, started.error()));
+      log::Warning(
+          "the MPS control daemon of GPU {} did not start ({}); using the one already "
+          "serving {}",
+          gpu, started.error(), Dir(gpu, "pipe").string());
+    } else {
+      log::Info("started the MPS control daemon of GPU {} ({}) for job {}", gpu, visible, job_id);
+    }
   }
   jobs.insert(job_id);
   gpu_of_[job_id] = {gpu, visible};

@@ -37,6 +37,8 @@ class MpsControl {
   void Release(uint64_t job_id) EXCLUDES(mutex_);
 
   const std::string& program() const { return program_; }
+  // CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY for GPU `gpu`'s daemon (a step's tasks).
+  std::vector<std::string> Variables(int gpu) const;
 
  private:
   // Runs the control program for `gpu` with `args`, `input` on its stdin; waits up to 30 s.

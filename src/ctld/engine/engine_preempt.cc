@@ -7,6 +7,7 @@
 // free again, its time limit moved by the time it spent suspended.
 #include <algorithm>
 #include <csignal>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -58,14 +59,28 @@ void Engine::Preempt(const sched::PreemptDecision& decision, EngineOutput& out) 
 }
 
 void Engine::ResumeSuspendedVictims(EngineOutput& out) {
-  // The cores and GPUs running jobs hold, by node.
+  // The cores and GPUs running jobs hold, by node: GPUs whole, and the shares of shared ones.
   std::vector<std::set<int>> cores(nodes_.size()), gpus(nodes_.size());
+  std::vector<std::map<int, uint64_t>> shares(nodes_.size());
   auto hold = [&](const Job& job) {
     for (const sched::NodeAllocation& part : job.allocation.nodes) {
       if (part.node < 0 || static_cast<size_t>(part.node) >= nodes_.size()) continue;
       cores[part.node].insert(part.cores.begin(), part.cores.end());
-      gpus[part.node].insert(part.gpus.begin(), part.gpus.end());
+      for (int gpu : part.gpus) {
+        if (part.shares)
+          shares[part.node][gpu] += part.shares;
+        else
+          gpus[part.node].insert(gpu);
+      }
     }
+  };
+  // Whether GPU `gpu` of `node` is free for `part`: not held whole, and (shared) with room.
+  auto gpu_free = [&](const sched::NodeAllocation& part, int gpu) {
+    auto shared = shares[part.node].find(gpu);
+    if (gpus[part.node].count(gpu)) return false;
+    if (shared == shares[part.node].end()) return true;
+    return part.shares > 0 &&
+           shared->second + part.shares <= cluster().nodes[part.node].gpu_shares(gpu);
   };
   std::vector<std::pair<int64_t, uint64_t>> victims;  // the longest suspended first
   for (const auto& [id, job] : jobs_) {
@@ -87,8 +102,8 @@ void Engine::ResumeSuspendedVictims(EngineOutput& out) {
           if (part.node < 0 || static_cast<size_t>(part.node) >= nodes_.size()) return false;
           return std::none_of(part.cores.begin(), part.cores.end(),
                               [&](int core) { return cores[part.node].count(core) > 0; }) &&
-                 std::none_of(part.gpus.begin(), part.gpus.end(),
-                              [&](int gpu) { return gpus[part.node].count(gpu) > 0; });
+                 std::all_of(part.gpus.begin(), part.gpus.end(),
+                             [&](int gpu) { return gpu_free(part, gpu); });
         });
     if (!free) continue;
     Job& job = Mutable(id, out);
