@@ -87,6 +87,46 @@ void TrimToJobGpus(const JobSpec& job, Allocation& allocation) {
     }
 }
 
+// Whether the job's memory is so much per CPU (--mem-per-cpu, else DefMemPerCPU), as
+// MemoryPerNode (request.cc) chose it.
+bool MemoryByCpu(const ClusterConfig& cluster, const JobSpec& job, const PartitionConfig& partition,
+                 const NodeRequest& need) {
+  if (job.mem_per_node_mb || need.whole_memory) return false;
+  if (job.mem_per_cpu_mb) return true;
+  if (job.mem_per_gpu_mb) return false;
+  if (need.gpus > 0 && partition.def_mem_per_gpu_mb.value_or(cluster.settings.def_mem_per_gpu_mb))
+    return false;
+  return partition.def_mem_per_cpu_mb.value_or(cluster.settings.def_mem_per_cpu_mb) > 0;
+}
+
+// -n N over several nodes without --ntasks-per-node: each node was placed with N / nodes
+// tasks' CPUs rounded up; the cores beyond the tasks' come off the last nodes again (-n 5 -N 2:
+// three tasks' CPUs and two, as Slurm's block layout holds them), at least one task's on each
+// node, with memory given per CPU going with them.
+void TrimToJobTasks(const ClusterConfig& cluster, const JobSpec& job, bool memory_by_cpu,
+                    Allocation& allocation) {
+  if (job.ntasks_per_node || job.overcommit || job.min_cpus_per_node || job.gpus_per_task ||
+      allocation.exclusive || allocation.nodes.size() < 2)
+    return;
+  uint64_t per_task = std::max<uint32_t>(job.cpus_per_task, 1);
+  uint64_t needed = uint64_t{job.ntasks} * per_task, held = 0;
+  for (const NodeAllocation& part : allocation.nodes)
+    held += part.cores.size() *
+            static_cast<uint64_t>(std::max(cluster.nodes[part.node].threads_per_core, 1));
+  for (auto part = allocation.nodes.rbegin(); part != allocation.nodes.rend(); ++part) {
+    uint64_t threads =
+        static_cast<uint64_t>(std::max(cluster.nodes[part->node].threads_per_core, 1));
+    size_t least = static_cast<size_t>((per_task + threads - 1) / threads);
+    size_t before = part->cores.size();
+    while (held >= needed + threads && part->cores.size() > least) {
+      part->cores.pop_back();
+      held -= threads;
+    }
+    if (memory_by_cpu && before > 0)
+      part->memory_mb = part->memory_mb / before * part->cores.size();
+  }
+}
+
 // How many nodes of partition `p` could hold the per-node request if they were idle.
 int NodesEverFitting(const ClusterConfig& cluster, const JobSpec& job, int p,
                      const ResolvedRequest& r, const Constraint& constraint) {
@@ -385,6 +425,7 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
     return reason;
   }
   TrimToJobGpus(job, *allocation);
+  TrimToJobTasks(cluster_, job, MemoryByCpu(cluster_, job, partition, r.per_node), *allocation);
   std::vector<int> nodes;
   for (const NodeAllocation& part : allocation->nodes) nodes.push_back(part.node);
   pool_.Take(*allocation, r.per_node.share > 1, end);

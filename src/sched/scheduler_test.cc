@@ -82,6 +82,23 @@ TEST(Gang, GpusOverSeveralNodesAreWhatTheJobAskedFor) {
   EXPECT_EQ(start->allocation.nodes[1].gpus.size(), 6u);
 }
 
+TEST(Gang, TasksOverSeveralNodesHoldTheirCpusOnly) {
+  // -n 5 -N 2: three tasks' CPUs (and DefMemPerCPU) on the first node, two on the second.
+  Scenario s(kFourNodes);
+  JobSpec& job = s.Job(1);
+  job.min_nodes = job.max_nodes = 2;
+  job.ntasks = 5;
+  job.ntasks_given = true;
+  s.Run();
+  const StartDecision* start = s.Started(1);
+  ASSERT_NE(start, nullptr);
+  ASSERT_EQ(start->allocation.nodes.size(), 2u);
+  EXPECT_EQ(start->allocation.nodes[0].cores.size(), 3u);
+  EXPECT_EQ(start->allocation.nodes[1].cores.size(), 2u);
+  EXPECT_EQ(start->allocation.nodes[0].memory_mb, 3000u);
+  EXPECT_EQ(start->allocation.nodes[1].memory_mb, 2000u);
+}
+
 TEST(Selection, BestFitNodeKeepsWholeNodesFree) {
   Scenario s(kFourNodes);
   s.Running(100, "n2", {0, 1, 2, 3, 4, 5});  // n2 has 2 GPUs left
