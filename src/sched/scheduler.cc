@@ -103,12 +103,15 @@ bool MemoryByCpu(const ClusterConfig& cluster, const JobSpec& job, const Partiti
 // tasks' CPUs rounded up; the cores beyond the tasks' come off the last nodes again (-n 5 -N 2:
 // three tasks' CPUs and two, as Slurm's block layout holds them), at least one task's on each
 // node, with memory given per CPU going with them.
-void TrimToJobTasks(const ClusterConfig& cluster, const JobSpec& job, bool memory_by_cpu,
-                    Allocation& allocation) {
+void TrimToJobTasks(const ClusterConfig& cluster, const JobSpec& job, const NodeRequest& need,
+                    bool memory_by_cpu, Allocation& allocation) {
   if (job.ntasks_per_node || job.overcommit || job.min_cpus_per_node || job.gpus_per_task ||
       allocation.exclusive || allocation.nodes.size() < 2)
     return;
   uint64_t per_task = std::max<uint32_t>(job.cpus_per_task, 1);
+  // CPUs raised by something else than the tasks (--cpus-per-gpu, DefCpuPerGPU) stay.
+  uint64_t nodes = allocation.nodes.size();
+  if (static_cast<uint64_t>(need.cpus) != (job.ntasks + nodes - 1) / nodes * per_task) return;
   uint64_t needed = uint64_t{job.ntasks} * per_task, held = 0;
   for (const NodeAllocation& part : allocation.nodes)
     held += part.cores.size() *
@@ -425,7 +428,8 @@ PendingReason Pass::TryPartition(const JobSpec& job, int p, int association,
     return reason;
   }
   TrimToJobGpus(job, *allocation);
-  TrimToJobTasks(cluster_, job, MemoryByCpu(cluster_, job, partition, r.per_node), *allocation);
+  TrimToJobTasks(cluster_, job, r.per_node, MemoryByCpu(cluster_, job, partition, r.per_node),
+                 *allocation);
   std::vector<int> nodes;
   for (const NodeAllocation& part : allocation->nodes) nodes.push_back(part.node);
   pool_.Take(*allocation, r.per_node.share > 1, end);

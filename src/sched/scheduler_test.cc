@@ -97,6 +97,17 @@ TEST(Gang, TasksOverSeveralNodesHoldTheirCpusOnly) {
   EXPECT_EQ(start->allocation.nodes[1].cores.size(), 2u);
   EXPECT_EQ(start->allocation.nodes[0].memory_mb, 3000u);
   EXPECT_EQ(start->allocation.nodes[1].memory_mb, 2000u);
+  // CPUs a job asked for by its GPUs are not the tasks' to trim.
+  JobSpec& by_gpu = s.Job(2);
+  by_gpu.min_nodes = by_gpu.max_nodes = 2;
+  by_gpu.ntasks = 3;
+  by_gpu.ntasks_given = true;
+  by_gpu.gpus_per_node = 1;
+  by_gpu.cpus_per_gpu = 4;
+  s.Run();
+  ASSERT_NE(s.Started(2), nullptr);
+  for (const NodeAllocation& part : s.Started(2)->allocation.nodes)
+    EXPECT_EQ(part.cores.size(), 4u);
 }
 
 TEST(Selection, BestFitNodeKeepsWholeNodesFree) {
