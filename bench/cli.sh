@@ -1,8 +1,9 @@
 #!/bin/bash
 # The commands as people run them: whole processes (start, configuration, channel, RPC, output)
 # against a local emulated cluster (`drover up` on a temporary state directory, stopped at exit).
-# Prints submissions/s for sequential and parallel sbatch, and the time of squeue, scontrol show
-# job and scancel with 20,000 pending (held) jobs: the submitted ones and held arrays.
+# Prints submissions/s for sequential and parallel sbatch, and the time of squeue (all, and one
+# job), scontrol show job (all, and one), scontrol show node (one) and scancel with 20,000 pending
+# (held) jobs: the submitted ones and held arrays.
 #
 #   bench/cli.sh [BIN_DIR]      (default: build/bin; needs drover and its command symlinks)
 #
@@ -80,8 +81,13 @@ echo "queue: $(pending) pending jobs"
 echo "squeue (default; pending array tasks folded), median of 5: $(median5 squeue) s"
 echo "squeue -r (one line a job), median of 5: $(median5 squeue -r) s"
 echo "squeue -u $me -t PD, median of 5: $(median5 squeue -u "$me" -t PD) s"
+one=$(squeue -h -r -t PD -o %i | tail -1)
+echo "squeue -j $one, median of 5: $(median5 squeue -j "$one") s"
 if [ -x "$bin/scontrol" ]; then
   echo "scontrol show job, median of 5: $(median5 scontrol show job) s"
+  echo "scontrol show job $one, median of 5: $(median5 scontrol show job "$one") s"
+  node=$(sinfo -h -N -o %N | head -1)
+  echo "scontrol show node $node, median of 5: $(median5 scontrol show node "$node") s"
 else
   echo "scontrol show job: skipped ($bin/scontrol is not built yet)"
 fi

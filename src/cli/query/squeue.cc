@@ -483,7 +483,13 @@ int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions op
   v1::PriorityList priorities;
   grpc::ClientContext priority_context;
   SetDeadline(priority_context);
-  if (connection.stub->Priorities(&priority_context, v1::PriorityQuery(), &priorities).ok())
+  // The priorities of the jobs asked for by ID only, when they were (squeue -j).
+  v1::PriorityQuery priority_query;
+  if (filter.job_ids_size() + filter.array_tasks_size() > 0) {
+    *priority_query.mutable_filter()->mutable_job_ids() = filter.job_ids();
+    *priority_query.mutable_filter()->mutable_array_tasks() = filter.array_tasks();
+  }
+  if (connection.stub->Priorities(&priority_context, priority_query, &priorities).ok())
     for (const v1::JobPriority& priority : priorities.jobs())
       options.priorities[priority.job_id()] = priority.priority();
   int64_t now = list.time() ? list.time() : std::time(nullptr);

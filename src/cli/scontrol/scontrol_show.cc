@@ -76,9 +76,12 @@ Status Open(const Flags& flags, Session& session) {
   return Ok{};
 }
 
-Result<std::vector<v1::Job>> LoadJobs(Session& session, bool all_states) {
+// `filter`: only these jobs, chosen by the controller (none: every job).
+Result<std::vector<v1::Job>> LoadJobs(Session& session, bool all_states,
+                                      const v1::JobFilter* filter = nullptr) {
   v1::JobQuery query;
   query.set_all_states(all_states);
+  if (filter) *query.mutable_filter() = *filter;
   query.set_with_plan(true);  // StartTime and SchedNodeList of waiting jobs
   v1::JobList list;
   grpc::ClientContext context;
@@ -90,11 +93,13 @@ Result<std::vector<v1::Job>> LoadJobs(Session& session, bool all_states) {
   return ParseJobs(list);
 }
 
-void LoadPriorities(Session& session) {
+void LoadPriorities(Session& session, const v1::JobFilter* filter = nullptr) {
   v1::PriorityList priorities;
   grpc::ClientContext context;
   SetDeadline(context);
-  if (session.connection.stub->Priorities(&context, v1::PriorityQuery(), &priorities).ok())
+  v1::PriorityQuery query;
+  if (filter) *query.mutable_filter() = *filter;
+  if (session.connection.stub->Priorities(&context, query, &priorities).ok())
     for (const v1::JobPriority& priority : priorities.jobs())
       session.ctx.priorities[priority.job_id()] = priority.priority();
 }
@@ -127,14 +132,15 @@ int ShowJobs(const Flags& flags, std::span<const std::string> names) {
   Session session;
   if (Status opened = Open(flags, session); !opened)
     return Error("scontrol: error: " + opened.error());
-  auto jobs = LoadJobs(session, true);
+  const v1::JobFilter* only = names.empty() ? nullptr : &filter;
+  auto jobs = LoadJobs(session, true, only);
   if (!jobs) return Error("slurm_load_jobs error: " + jobs.error());
   std::vector<v1::Job> shown;
   for (v1::Job& job : *jobs)
     if (names.empty() || Selected(job, filter)) shown.push_back(std::move(job));
   if (!names.empty() && shown.empty())
     return Error("slurm_load_jobs error: Invalid job id specified");
-  LoadPriorities(session);
+  LoadPriorities(session, only);
   if (flags.json) return Print(JobsJson(shown, session.ctx));
   if (shown.empty()) return Print("No jobs in the system\n");
   std::vector<Record> records;
@@ -170,14 +176,17 @@ int ShowNodes(const Flags& flags, std::span<const std::string> names) {
   if (!loaded) return Error(loaded.error());
   v1::NodeList& nodes = *loaded;
   columns::ApplyNodeSettings(nodes.nodes(), session.connection.cluster);
-  auto jobs = LoadJobs(session, false);
-  if (!jobs) return Error("slurm_load_jobs error: " + jobs.error());
   std::vector<std::string> wanted;
   for (const std::string& name : names) {
     auto expanded = ExpandHostlist(name);
     if (!expanded) return Error("scontrol: error: " + expanded.error());
     wanted.insert(wanted.end(), expanded->begin(), expanded->end());
   }
+  // Only the jobs on the nodes asked for, chosen by the controller.
+  v1::JobFilter on_nodes;
+  for (const std::string& name : wanted) on_nodes.add_nodes(name);
+  auto jobs = LoadJobs(session, false, wanted.empty() ? nullptr : &on_nodes);
+  if (!jobs) return Error("slurm_load_jobs error: " + jobs.error());
   std::vector<v1::NodeStatus> shown;
   for (const v1::NodeStatus& node : nodes.nodes())
     if (wanted.empty() || std::find(wanted.begin(), wanted.end(), node.name()) != wanted.end())

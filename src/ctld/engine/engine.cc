@@ -181,33 +181,34 @@ bool Engine::MayAct(const Caller& caller, const Job& job) const {
   return IsOperator(caller) || caller.uid == job.spec.uid;
 }
 
-bool Engine::OnAnyNode(const Job& job, const std::vector<std::string>& names) const {
-  for (int node : job.NodeIndexes())
-    if (std::find(names.begin(), names.end(), cluster().nodes[static_cast<size_t>(node)].name) !=
-        names.end())
-      return true;
-  return false;
+bool JobMatches(const Job& job, const JobFilter& filter, const ClusterConfig& cluster) {
+  if (!filter.user.empty() && job.spec.user != filter.user) return false;
+  if (filter.uid && job.spec.uid != *filter.uid) return false;
+  if (!filter.name.empty() && job.spec.name != filter.name) return false;
+  if (!filter.partition.empty() &&
+      (job.partition < 0 || static_cast<size_t>(job.partition) >= cluster.partitions.size()
+           ? job.spec.partitions.empty() || job.spec.partitions.front() != filter.partition
+           : cluster.partitions[job.partition].name != filter.partition))
+    return false;
+  if (!filter.account.empty() && job.spec.account != filter.account) return false;
+  if (!filter.qos.empty() && (job.spec.qos.empty() ? "normal" : job.spec.qos) != filter.qos)
+    return false;
+  if (!filter.reservation.empty() && job.spec.reservation != filter.reservation) return false;
+  if (filter.wckey) return false;
+  if (!filter.nodes.empty()) {
+    bool on = false;
+    for (int node : job.NodeIndexes())
+      on = on || (static_cast<size_t>(node) < cluster.nodes.size() &&
+                  std::find(filter.nodes.begin(), filter.nodes.end(),
+                            cluster.nodes[static_cast<size_t>(node)].name) != filter.nodes.end());
+    if (!on) return false;
+  }
+  return !filter.state || job.state == *filter.state;
 }
 
 std::vector<uint64_t> Engine::Select(const JobFilter& filter) const {
   std::vector<uint64_t> ids;
-  auto matches = [&](const Job& job) {
-    if (!filter.user.empty() && job.spec.user != filter.user) return false;
-    if (filter.uid && job.spec.uid != *filter.uid) return false;
-    if (!filter.name.empty() && job.spec.name != filter.name) return false;
-    if (!filter.partition.empty() &&
-        (job.partition < 0
-             ? job.spec.partitions.empty() || job.spec.partitions.front() != filter.partition
-             : cluster().partitions[job.partition].name != filter.partition))
-      return false;
-    if (!filter.account.empty() && job.spec.account != filter.account) return false;
-    if (!filter.qos.empty() && (job.spec.qos.empty() ? "normal" : job.spec.qos) != filter.qos)
-      return false;
-    if (!filter.reservation.empty() && job.spec.reservation != filter.reservation) return false;
-    if (filter.wckey) return false;
-    if (!filter.nodes.empty() && !OnAnyNode(job, filter.nodes)) return false;
-    return !filter.state || job.state == *filter.state;
-  };
+  auto matches = [&](const Job& job) { return JobMatches(job, filter, cluster()); };
   for (uint64_t id : filter.job_ids) {
     if (auto it = jobs_.find(id); it != jobs_.end() && matches(*it->second)) ids.push_back(id);
     // An array job's ID names every task of the array.

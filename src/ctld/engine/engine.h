@@ -149,6 +149,11 @@ void ParseUsage(const std::string& text, double& usage, sched::TresSeconds& used
 // bounds, CPU times that add up. srun is the user's process: anything else is dropped.
 bool PlausibleUsage(const TaskUsage& usage, uint32_t ntasks, const std::vector<std::string>& names);
 
+// Whether `job` meets `filter`'s conditions other than its job IDs and array tasks: user (and
+// uid), name, partition, account, QOS, reservation, WCKey, nodes and state; as scancel's
+// selection and the queries' (views::SelectJobs) read them.
+bool JobMatches(const Job& job, const JobFilter& filter, const ClusterConfig& cluster);
+
 class Engine : private sched::JobOutcomes {
  public:
   // The engine shares the configuration: `scontrol reconfigure` replaces it (Reconfigure).
@@ -283,8 +288,7 @@ class Engine : private sched::JobOutcomes {
   Job& Mutable(uint64_t id, EngineOutput& out);
   // A change readers must see but the store need not keep (a pending reason).
   Job& MutableTransient(uint64_t id, EngineOutput& out);
-  std::vector<uint64_t> Select(const JobFilter& filter) const;
-  bool OnAnyNode(const Job& job, const std::vector<std::string>& names) const;
+  std::vector<uint64_t> Select(const JobFilter& filter) const;  // by JobMatches
   void CancelSteps(const CancelJobs& event, EngineOutput& out);
   bool MayAct(const Caller& caller, const Job& job) const;
   void Finish(Job& job, JobState state);

@@ -26,9 +26,7 @@ JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const Jo
     if (by_id && !ids.count(spec.job_id) && !ids.count(spec.array_job_id) &&
         !tasks.count({spec.array_job_id, spec.array_task_id}))
       continue;
-    if (!filter.user.empty() && spec.user != filter.user) continue;
-    if (filter.uid && spec.uid != *filter.uid) continue;
-    if (filter.state && job->state != *filter.state) continue;
+    if (!JobMatches(*job, filter, *snapshot.cluster)) continue;
     if (!all_states && IsFinal(job->state) && !by_id && !filter.state) continue;
     if (with_plan && job->state == JobState::kPending) {
       // Jobs come in ID order, as the plan does: one walk through both.

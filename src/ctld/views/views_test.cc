@@ -159,6 +159,27 @@ TEST_F(ViewsTest, JobsHideFinishedOnesUnlessAskedAndCarryThePlan) {
                 .jobs.size(),
             1u);
   EXPECT_TRUE(SelectJobs(*Snap(), kOperator, alice, false, false).planned.empty());
+
+  // The controller filters by every field a command may send: the nodes a job runs on, its
+  // account, name (scontrol show node, squeue -A/-n), not only by ID, user and state.
+  const Job* started = nullptr;
+  auto snapshot = Snap();
+  for (const JobPtr& job : snapshot->jobs)
+    if (job->spec.job_id == running) started = job.get();
+  ASSERT_NE(started, nullptr);
+  const std::string node =
+      load_.config.nodes[static_cast<size_t>(started->allocation.nodes[0].node)].name;
+  JobFilter on_node;
+  on_node.nodes = {node};
+  JobSelection there = SelectJobs(*Snap(), kOperator, on_node, false, false);
+  ASSERT_FALSE(there.jobs.empty());
+  for (const JobPtr& job : there.jobs) EXPECT_EQ(job->state, JobState::kRunning);
+  JobFilter nowhere;
+  nowhere.account = "no-such-account";
+  EXPECT_TRUE(SelectJobs(*Snap(), kOperator, nowhere, true, false).jobs.empty());
+  JobFilter named;
+  named.name = "no-such-name";
+  EXPECT_TRUE(SelectJobs(*Snap(), kOperator, named, true, false).jobs.empty());
 }
 
 TEST_F(ViewsTest, PrioritiesListWaitingJobsButNotHeldOnes) {
