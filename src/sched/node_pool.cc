@@ -35,17 +35,14 @@ int Links(const NodeConfig& node, int a, int b) {
 
 }  // namespace
 
-bool CanEverShare(const NodeConfig& node, const NodeRequest& request) {
+bool HasGresFor(const NodeConfig& node, const NodeRequest& request) {
+  if (node.nvme.size() < static_cast<size_t>(request.nvme)) return false;
   if (request.shares == 0) return true;
   if (node.gpu_sharing != request.share_gres) return false;
   return std::any_of(node.gpus.begin(), node.gpus.end(), [&](const GpuDevice& gpu) {
     return gpu.shares >= request.shares &&
            (request.gpu_type.empty() || gpu.type == request.gpu_type);
   });
-}
-
-bool HasGresFor(const NodeConfig& node, const NodeRequest& request) {
-  return CanEverShare(node, request) && node.nvme.size() >= static_cast<size_t>(request.nvme);
 }
 
 NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& states)

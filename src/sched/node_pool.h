@@ -40,8 +40,6 @@ struct NodeRequest {
   int share = 1;
 };
 
-// Whether `node`, idle, could give `request` its GPU shares (true when it asks for none).
-bool CanEverShare(const NodeConfig& node, const NodeRequest& request);
 // Whether `node`, idle, has the GRES besides GPUs that `request` asks for (GPU shares, NVMe).
 bool HasGresFor(const NodeConfig& node, const NodeRequest& request);
 

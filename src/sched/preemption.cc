@@ -98,12 +98,10 @@ Preemptor::Cost Preemptor::CostOf(const RunningJob& victim) const {
   double elapsed = static_cast<double>(std::max<int64_t>(now_ - victim.start_time, 0));
   for (const NodeAllocation& part : victim.held().nodes) {
     double gpus = static_cast<double>(part.gpus.size());
-    if (part.shares > 0) {  // the part of its GPU that it shares
-      const NodeConfig& node = cluster_.nodes[part.node];
-      for (const GpuDevice& gpu : node.gpus)
-        if (!part.gpus.empty() && gpu.index == part.gpus.front() && gpu.shares > 0)
-          gpus = static_cast<double>(part.shares) / gpu.shares;
-    }
+    uint32_t shares = part.shares && !part.gpus.empty()
+                          ? cluster_.nodes[part.node].gpu_shares(part.gpus.front())
+                          : 0;
+    if (shares) gpus = static_cast<double>(part.shares) / shares;  // the part it shares
     cost.gpu_seconds += gpus * elapsed;
     cost.cpu_seconds += static_cast<double>(part.cores.size()) * elapsed;
   }

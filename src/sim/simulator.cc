@@ -192,22 +192,21 @@ void Replay::Launched(const ctld::Launch& launch, int64_t now) {
   const ctld::Job& job = *launch.job;
   sched::JobUsage usage = sched::UsageOf(*config_, job.allocation);
   Running run{job.restart_count, now, static_cast<uint32_t>(usage.cpus), 0, 0, ""};
+  std::vector<std::string> names;
   for (const sched::NodeAllocation& part : job.allocation.nodes) {
     const NodeConfig& node = config_->nodes[part.node];
     run.gpus += static_cast<uint32_t>(part.gpus.size());
+    names.push_back(node.name);
     for (int index : part.gpus) {
-      uint32_t shares = node.gpu_shares(index);
-      bool slice = std::any_of(node.gpus.begin(), node.gpus.end(), [&](const GpuDevice& gpu) {
-        return gpu.index == index && gpu.type == kSliceType;
-      });
-      run.gpu_worth += part.shares && shares ? static_cast<double>(part.shares) / shares
-                       : slice               ? 1.0 / kMigSlicesPerGpu
-                                             : 1.0;
+      auto found = std::find_if(node.gpus.begin(), node.gpus.end(),
+                                [&](const GpuDevice& gpu) { return gpu.index == index; });
+      if (found == node.gpus.end()) continue;
+      const GpuDevice& gpu = *found;
+      run.gpu_worth += part.shares && gpu.shares ? static_cast<double>(part.shares) / gpu.shares
+                       : gpu.type == kSliceType  ? 1.0 / kMigSlicesPerGpu
+                                                 : 1.0;
     }
   }
-  std::vector<std::string> names;
-  for (const sched::NodeAllocation& part : job.allocation.nodes)
-    names.push_back(config_->nodes[part.node].name);
   run.first_node = config_->nodes[job.allocation.nodes.front().node].name;
   JobRecord& record = result_.jobs[record_of_.at(launch.job_id)];
   if (record.start < 0) record.start = now;

@@ -2,6 +2,7 @@
 // grammar, its padding and truncation rules, and its time forms.
 #include "cli/formats/formats.h"
 
+#include "common/gres_conf.h"
 #include "common/text.h"
 
 #include <fmt/format.h>
@@ -264,8 +265,14 @@ uint32_t AllocatedCpus(const v1::NodeAllocation& node, const ClusterConfig* clus
 
 SharedGres SharedGresOf(const v1::JobSpec& spec) {
   for (const v1::Gres& gres : spec.other_gres())
-    if (gres.name() == "shard" || gres.name() == "mps") return {gres.name(), gres.count()};
+    if (IsGpuSharing(gres.name())) return {gres.name(), gres.count()};
   return {};
+}
+
+SharedGres SharedGresOn(const v1::JobSpec& spec, uint64_t nodes) {
+  SharedGres shares = SharedGresOf(spec);
+  shares.per_node *= nodes;
+  return shares;
 }
 
 uint64_t AllocatedShares(const v1::Job& job) {

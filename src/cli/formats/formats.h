@@ -230,6 +230,8 @@ struct SharedGres {
   uint64_t per_node = 0;
 };
 SharedGres SharedGresOf(const v1::JobSpec& spec);
+// The shares a job asks for in all: its per-node count times `nodes`.
+SharedGres SharedGresOn(const v1::JobSpec& spec, uint64_t nodes);
 // The shares an allocation holds, over its nodes.
 uint64_t AllocatedShares(const v1::Job& job);
 // A GPU count for a TRES string: whole GPUs only (a node's part that shares a GPU has none).

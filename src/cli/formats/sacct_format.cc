@@ -252,8 +252,7 @@ Run EarlierRun(const v1::Job& job, const v1::JobRun& earlier, const Context& ctx
   run.first_node_cpus = run.cpus / std::max<uint32_t>(earlier.nodes_size(), 1);
   run.memory_mb = RequestedMemory(job.spec(), ctx);
   run.gpus = RequestedGpus(job.spec());
-  run.shares = columns::SharedGresOf(job.spec());
-  run.shares.per_node *= std::max(earlier.nodes_size(), 1);
+  run.shares = columns::SharedGresOn(job.spec(), std::max(earlier.nodes_size(), 1));
   return run;
 }
 
@@ -389,10 +388,8 @@ std::string AllocTres(const Run& run) {
 std::string ReqTres(const Row& row, const Context& ctx) {
   const v1::JobSpec& spec = row.job->spec();
   if (row.run.started() && row.run.cpus) return AllocTres(row.run);
-  columns::SharedGres shares = columns::SharedGresOf(spec);
-  shares.per_node *= RequestedNodes(spec);
   return TresText(columns::RequestedCpus(spec), RequestedGpus(spec), RequestedMemory(spec, ctx),
-                  RequestedNodes(spec), true, shares);
+                  RequestedNodes(spec), true, columns::SharedGresOn(spec, RequestedNodes(spec)));
 }
 
 // "n1:0=GPU-1f…,n1:1=GPU-77…": each GPU of the job's current run by node, index and UUID (the

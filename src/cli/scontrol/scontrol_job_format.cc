@@ -113,12 +113,6 @@ uint64_t RequestedMemory(const v1::JobSpec& spec, const ShowContext& ctx) {
   return settings.def_mem_per_node_mb * nodes;
 }
 
-columns::SharedGres RequestedShares(const v1::JobSpec& spec) {
-  columns::SharedGres shares = columns::SharedGresOf(spec);
-  shares.per_node *= RequestedNodes(spec);
-  return shares;
-}
-
 struct Allocated {
   uint32_t cpus = 0;
   uint64_t memory_mb = 0, gpus = 0;
@@ -452,11 +446,12 @@ void AddNodeLines(const v1::Job& job, const ShowContext& ctx, const v1::PlannedS
   lines.push_back(fmt::format("NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:0:*:*",
                               NumNodesText(job), cpus, Tasks(spec),
                               std::max<uint32_t>(spec.cpus_per_task(), 1)));
-  std::string tres = job.allocation_size()
-                         ? TresText(allocated.cpus, allocated.memory_mb, job.allocation_size(),
-                                    true, allocated.gpus, allocated.shares)
-                         : TresText(cpus, RequestedMemory(spec, ctx), RequestedNodes(spec), true,
-                                    RequestedGpus(spec), RequestedShares(spec));
+  std::string tres =
+      job.allocation_size()
+          ? TresText(allocated.cpus, allocated.memory_mb, job.allocation_size(), true,
+                     allocated.gpus, allocated.shares)
+          : TresText(cpus, RequestedMemory(spec, ctx), RequestedNodes(spec), true,
+                     RequestedGpus(spec), columns::SharedGresOn(spec, RequestedNodes(spec)));
   lines.push_back("TRES=" + tres);
   lines.push_back(
       fmt::format("Socks/Node=* NtasksPerN:B:S:C={}:0:*:* CoreSpec=*", spec.ntasks_per_node()));
