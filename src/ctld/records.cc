@@ -364,6 +364,43 @@ std::string JobKey(uint64_t id) {
   return fmt::format("{:020d}", id);
 }
 
+namespace {
+std::string EndOf(int64_t end_time) {
+  return fmt::format("{:012d}", std::clamp<int64_t>(end_time, 0, kHistoryNoEnd));
+}
+}  // namespace
+
+std::string HistoryGroupPrefix(uint64_t group) {
+  return fmt::format("a/{:020d}/", group);
+}
+
+std::string HistoryUserPrefix(uint32_t uid) {
+  return fmt::format("u/{:010d}/", uid);
+}
+
+std::string HistoryTimeKey(std::string prefix, int64_t end_time) {
+  return prefix + EndOf(end_time);
+}
+
+std::vector<std::string> HistoryIndexKeys(uint64_t job_id, uint64_t array_job_id, uint32_t uid,
+                                          int64_t end_time) {
+  std::string id = JobKey(job_id);
+  std::string end = EndOf(end_time ? end_time : kHistoryNoEnd);
+  return {HistoryGroupPrefix(array_job_id ? array_job_id : job_id) + id,
+          HistoryUserPrefix(uid) + end + "/" + id,
+          std::string(kHistoryTimePrefix) + end + "/" + id};
+}
+
+uint64_t HistoryIndexJobId(std::string_view key) {
+  if (key.size() < 21 || key[key.size() - 21] != '/') return 0;
+  uint64_t id = 0;
+  for (char digit : key.substr(key.size() - 20)) {
+    if (digit < '0' || digit > '9') return 0;
+    id = id * 10 + static_cast<uint64_t>(digit - '0');
+  }
+  return id;
+}
+
 std::string EncodeEnvironment(const std::vector<std::string>& environment) {
   std::string stored;
   for (const std::string& entry : environment) {

@@ -4,8 +4,10 @@
 // readers need (listings, plans, will-run answers) is built by the views and the wire codecs.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/cluster_config.h"
@@ -38,6 +40,23 @@ std::shared_ptr<const std::string> CachedJob(const Job& job, const ClusterConfig
 
 // A job's key in the store's tables: its ID, zero-padded so that keys sort as IDs do.
 std::string JobKey(uint64_t id);
+// The history_index keys of a job in job_history, each with an empty value, all decimal and
+// zero-padded so that they sort as the numbers do:
+//   a/GROUP/ID     GROUP: the array's ID for an array task, else the job's own (sacct -j)
+//   u/UID/END/ID   the owner's jobs by end time (sacct's own jobs, -u)
+//   t/END/ID       every job by end time (sacct -a, sreport)
+// END is the end time (kHistoryNoEnd when the record has none). The ID is the key's last 20
+// characters.
+inline constexpr int64_t kHistoryNoEnd = 999'999'999'999;
+std::vector<std::string> HistoryIndexKeys(uint64_t job_id, uint64_t array_job_id, uint32_t uid,
+                                          int64_t end_time);
+std::string HistoryGroupPrefix(uint64_t group);                    // "a/GROUP/"
+std::string HistoryUserPrefix(uint32_t uid);                       // "u/UID/"
+std::string HistoryTimeKey(std::string prefix, int64_t end_time);  // prefix + "END"
+inline constexpr std::string_view kHistoryTimePrefix = "t/";
+// The ID at the end of an index key; 0 when the key is not one.
+uint64_t HistoryIndexJobId(std::string_view key);
+
 // The "environments" table's value: NAME=value entries, each ended by a NUL.
 std::string EncodeEnvironment(const std::vector<std::string>& environment);
 std::vector<std::string> DecodeEnvironment(const std::string& stored);

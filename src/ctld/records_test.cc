@@ -197,5 +197,20 @@ TEST(Records, NodeRebootRoundTrip) {
   EXPECT_FALSE(back.reboot_requested);
 }
 
+// The history index's keys sort as their numbers do and end with the job's ID.
+TEST(HistoryIndexTest, KeysSortByNumberAndEndWithTheJob) {
+  std::vector<std::string> task = HistoryIndexKeys(1234, 1200, 1000, 1'700'000'000);
+  EXPECT_EQ(task, (std::vector<std::string>{"a/00000000000000001200/00000000000000001234",
+                                            "u/0000001000/001700000000/00000000000000001234",
+                                            "t/001700000000/00000000000000001234"}));
+  for (const std::string& key : task) EXPECT_EQ(HistoryIndexJobId(key), 1234u);
+  EXPECT_EQ(HistoryIndexKeys(9, 0, 0, 0)[0].substr(0, 23), HistoryGroupPrefix(9));
+  EXPECT_EQ(HistoryIndexKeys(9, 0, 0, 0)[2], "t/999999999999/00000000000000000009");
+  EXPECT_LT(HistoryIndexKeys(9, 0, 7, 99)[1], HistoryIndexKeys(8, 0, 7, 100)[1]);
+  EXPECT_LT(HistoryTimeKey(HistoryUserPrefix(7), 100), HistoryIndexKeys(8, 0, 7, 100)[1]);
+  EXPECT_EQ(HistoryIndexJobId("t/12"), 0u);
+  EXPECT_EQ(HistoryIndexJobId("t/001700000000/0000000000000000123x"), 0u);
+}
+
 }  // namespace
 }  // namespace drover::ctld

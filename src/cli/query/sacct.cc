@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -493,16 +494,18 @@ void PrintWindow(const Request& request) {
                ctime(request.selection.start).c_str(), end.c_str());
 }
 
-// The controller matches one user by name; the other filters are sacct's own, on the records.
+// The controller reads its history by job ID (-j), else by owner (-u, or the caller's own),
+// else by the window; the other filters are sacct's own, on the records.
 v1::HistoryQuery QueryOf(const Request& request) {
   v1::HistoryQuery query;
   query.set_start_time(request.selection.start);
   query.set_end_time(request.selection.end);
   const SacctSelection& sel = request.selection;
-  if (sel.uids.size() == 1 && !request.all_users) {
-    if (passwd* entry = getpwuid(sel.uids.front()))
-      query.mutable_filter()->set_user(entry->pw_name);
-  }
+  std::set<uint64_t> ids;
+  for (const SacctJobStep& job : sel.jobs) ids.insert(job.job_id);
+  for (uint64_t id : ids) query.mutable_filter()->add_job_ids(id);
+  if (!request.all_users)
+    for (uint32_t uid : std::set<uint32_t>(sel.uids.begin(), sel.uids.end())) query.add_uids(uid);
   return query;
 }
 
@@ -590,6 +593,10 @@ int RunSacct(Arguments args) {
   if (!request.completion)
     for (v1::Job& job : ParseJobs(*list))
       if (SacctSelects(selection, job, options.now)) jobs.push_back(std::move(job));
+  // The controller lists its history in the order of the index it read, then the live queue.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const v1::Job& a, const v1::Job& b) {
+    return a.spec().job_id() < b.spec().job_id();
+  });
   if (parsed->Has("json") || parsed->Has("yaml")) {
     std::string json = FormatSacctJson(jobs, options);
     std::fputs((parsed->Has("yaml") ? columns::JsonToYaml(json) : json).c_str(), stdout);

@@ -345,6 +345,9 @@ WriteBatch EngineLoop::Records(const EngineOutput& out) {
   for (const JobPtr& job : out.purged_records) {
     std::string key = JobKey(job->spec.job_id);
     batch.puts.push_back({"job_history", key, *encode(*job)});
+    for (std::string& index :
+         HistoryIndexKeys(job->spec.job_id, job->spec.array_job_id, job->spec.uid, job->end_time))
+      batch.puts.push_back({"history_index", std::move(index), ""});
     batch.deletes.push_back({"jobs", key});
   }
   for (uint64_t id : out.dropped_scripts) batch.deletes.push_back({"scripts", JobKey(id)});

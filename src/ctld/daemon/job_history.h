@@ -32,10 +32,12 @@ class JobHistory {
     std::string next;  // the cursor of the next page; empty: this was the last
   };
 
-  // One page: of the (at most `limit`, 0 meaning kMaxPage) stored records after the cursor
-  // `after`, those the query selects that have left the live queue, in the store's order; the
-  // last page adds the live queue's, by ID. Under PrivateData=jobs only the caller's own unless
-  // an operator asks. An error when the store cannot be read.
+  // One page: of the stored records found through at most `limit` (0 meaning kMaxPage) keys of
+  // history_index after the cursor `after`, those the query selects that have left the live
+  // queue; the last page adds the live queue's, by ID. The index is read where the query points:
+  // its jobs' and arrays' keys when it names job IDs, else its owners' (query.uids, or the
+  // caller alone under PrivateData=jobs unless an operator asks) from the window's start on,
+  // else every job's from the window's start on. An error when the store cannot be read.
   Result<Page> Find(const Snapshot& snapshot, const Caller& caller, views::HistoryQuery query,
                     const std::string& after = "", size_t limit = kMaxPage) EXCLUDES(mutex_);
 
@@ -56,12 +58,16 @@ class JobHistory {
   // pages, in commits of at most kPurgeCommit deletes, so the engine's commits wait little for
   // the write lock. How many were purged, or why the store failed.
   Result<size_t> Purge(int64_t cutoff, const std::set<uint64_t>& live_arrays = {}) EXCLUDES(mutex_);
-  // Deletes per purge commit (a job's record, script and environment are three).
+  // Deletes per purge commit (a job's record, its three index keys, script and environment).
   static constexpr size_t kPurgeCommit = 1'500;
 
  private:
   Mutex mutex_;  // the store is not thread-safe; queries are concurrent
   std::unique_ptr<Store> store_ PT_GUARDED_BY(mutex_);
 };
+
+// Fills history_index from job_history once (meta's "history_indexed" row says it was done): a
+// store written before the index existed. Run at start, before the history is queried.
+Status IndexHistory(Store& store);
 
 }  // namespace drover::ctld

@@ -208,8 +208,13 @@ int main(int argc, char** argv) {
     log::Error("{}", restored.error());
     return 1;
   }
-  loop.Start();
   auto history = ctld::OpenSqliteStore(state);  // a second connection, for sacct's reads
+  if (history)
+    if (Status indexed = ctld::IndexHistory(**history); !indexed) {
+      log::Error("{}", indexed.error());
+      return 1;
+    }
+  loop.Start();
   ctld::ControllerService service(loop, *authenticator->authenticator, authenticator->settings,
                                   history ? std::move(*history) : std::unique_ptr<ctld::Store>(),
                                   path);

@@ -24,6 +24,11 @@ grpc::Status Invalid(const std::string& message) {
 }
 
 Result<JobFilter> FilterOf(const v1::JobFilter& filter) {
+  constexpr int kMaxFilterJobs = 100'000;
+  if (filter.job_ids_size() > kMaxFilterJobs || filter.array_tasks_size() > kMaxFilterJobs)
+    return MakeError(fmt::format("a request names {} jobs; at most {} may be named at once",
+                                 std::max(filter.job_ids_size(), filter.array_tasks_size()),
+                                 kMaxFilterJobs));
   JobFilter out;
   out.job_ids.assign(filter.job_ids().begin(), filter.job_ids().end());
   for (const auto& task : filter.array_tasks())

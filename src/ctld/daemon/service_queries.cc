@@ -8,6 +8,7 @@
 #include "ctld/daemon/requests.h"
 #include "ctld/daemon/service.h"
 #include "ctld/records.h"
+#include "ctld/views/history.h"
 #include "ctld/views/jobs.h"
 #include "ctld/views/nodes.h"
 #include "ctld/views/partitions.h"
@@ -69,10 +70,13 @@ grpc::Status ControllerService::DoHistory(const Caller& caller, const v1::Histor
                                           v1::JobList* reply) {
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
+  if (static_cast<size_t>(query->uids_size()) > views::kMaxHistoryUids)
+    return Invalid(fmt::format("a history query names {} users; at most {} may be named",
+                               query->uids_size(), views::kMaxHistoryUids));
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  auto page =
-      history_.Find(*snapshot, caller, {std::move(*filter), query->start_time(), query->end_time()},
-                    query->after(), query->limit());
+  views::HistoryQuery history{std::move(*filter), query->start_time(), query->end_time()};
+  history.uids.assign(query->uids().begin(), query->uids().end());
+  auto page = history_.Find(*snapshot, caller, std::move(history), query->after(), query->limit());
   if (!page) return grpc::Status(grpc::StatusCode::INTERNAL, page.error());
   page->listing.next = page->next;
   wire::ToProto(page->listing, reply);

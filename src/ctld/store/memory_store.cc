@@ -32,14 +32,15 @@ Result<Table> MemoryStore::Load(const std::string& table) {
   return rows;
 }
 
-Result<Table> MemoryStore::LoadPage(const std::string& table, const std::string& after,
-                                    size_t limit) {
+Result<Table> MemoryStore::LoadRange(const std::string& table, const std::string& after,
+                                     const std::string& before, size_t limit) {
   if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
   Table rows;
   auto found = tables_.find(table);
   if (found == tables_.end()) return rows;
   for (auto row = found->second.upper_bound(after);
-       row != found->second.end() && rows.size() < limit; ++row)
+       row != found->second.end() && rows.size() < limit && (before.empty() || row->first < before);
+       ++row)
     rows.emplace_back(row->first, row->second);
   return rows;
 }

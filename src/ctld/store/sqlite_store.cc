@@ -48,6 +48,7 @@ struct TableStatements {
   Statement upsert;
   Statement erase;
   Statement select;
+  Statement get;  // one row by key
 };
 
 // Resets a cached statement when it leaves scope, so an error mid-step never leaves it holding
@@ -146,7 +147,8 @@ class SqliteStore : public Store {
   Status Configure();
   Status Commit(const WriteBatch& batch) override;
   Result<Table> Load(const std::string& table) override;
-  Result<Table> LoadPage(const std::string& table, const std::string& after, size_t limit) override;
+  Result<Table> LoadRange(const std::string& table, const std::string& after,
+                          const std::string& before, size_t limit) override;
   Result<std::optional<std::string>> Get(const std::string& table, const std::string& key) override;
 
  private:
@@ -204,7 +206,8 @@ Status SqliteStore::Migrate() {
         path_, version, kStoreSchemaVersion));
   if (version == kStoreSchemaVersion) return OkStatus();
   // 1 -> 2: the accounting table, created above; the controller starts its accounting from
-  // slurm.conf's ClusterName when the table has no database yet.
+  // slurm.conf's ClusterName when the table has no database yet. 2 -> 3: history_index, created
+  // above; droverctld fills it from the history at start (it has no "history_indexed" row).
   WriteBatch batch;
   batch.puts.push_back({"meta", "schema_version", std::to_string(kStoreSchemaVersion)});
   return Commit(batch);
@@ -235,10 +238,12 @@ Status SqliteStore::CreateTable(std::string_view table) {
       Prepare("INSERT OR REPLACE INTO " + name + "(key, value) VALUES(?, ?)");
   Result<Statement> erase = Prepare("DELETE FROM " + name + " WHERE key = ?");
   Result<Statement> select = Prepare("SELECT key, value FROM " + name + " ORDER BY key");
+  Result<Statement> get = Prepare("SELECT value FROM " + name + " WHERE key = ?1");
   if (!upsert) return std::move(upsert).take_error();
   if (!erase) return std::move(erase).take_error();
   if (!select) return std::move(select).take_error();
-  statements_[name] = {std::move(*upsert), std::move(*erase), std::move(*select)};
+  if (!get) return std::move(get).take_error();
+  statements_[name] = {std::move(*upsert), std::move(*erase), std::move(*select), std::move(*get)};
   return OkStatus();
 }
 
@@ -309,10 +314,9 @@ void SqliteStore::Rollback() {
 Result<std::optional<std::string>> SqliteStore::Get(const std::string& table,
                                                     const std::string& key) {
   if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
-  auto statement = Prepare("SELECT value FROM " + table + " WHERE key = ?1");
-  if (!statement) return std::move(statement).take_error();
-  sqlite3_stmt* select = statement->get();
-  sqlite3_bind_text(select, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+  sqlite3_stmt* select = statements_.find(table)->second.get.get();
+  StatementUse use(select);
+  sqlite3_bind_text64(select, 1, key.data(), key.size(), SQLITE_STATIC, SQLITE_UTF8);
   int code = sqlite3_step(select);
   if (code == SQLITE_DONE) return std::optional<std::string>();
   if (code != SQLITE_ROW) return SqlError("read " + table);
@@ -344,15 +348,17 @@ Result<Table> SqliteStore::Load(const std::string& table) {
   return ReadRows(select, table, SIZE_MAX);
 }
 
-Result<Table> SqliteStore::LoadPage(const std::string& table, const std::string& after,
-                                    size_t limit) {
+Result<Table> SqliteStore::LoadRange(const std::string& table, const std::string& after,
+                                     const std::string& before, size_t limit) {
   if (Status status = CheckStoreTable(table); !status) return std::move(status).take_error();
-  auto statement =
-      Prepare("SELECT key, value FROM " + table + " WHERE key > ?1 ORDER BY key LIMIT ?2");
+  auto statement = Prepare("SELECT key, value FROM " + table + " WHERE key > ?1" +
+                           (before.empty() ? "" : " AND key < ?3") + " ORDER BY key LIMIT ?2");
   if (!statement) return std::move(statement).take_error();
   sqlite3_stmt* select = statement->get();
   sqlite3_bind_text64(select, 1, after.data(), after.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   sqlite3_bind_int64(select, 2, static_cast<sqlite3_int64>(std::min<size_t>(limit, INT64_MAX)));
+  if (!before.empty())
+    sqlite3_bind_text64(select, 3, before.data(), before.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   return ReadRows(select, table, limit);
 }
 

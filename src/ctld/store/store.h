@@ -49,10 +49,14 @@ class Store {
   virtual Status Commit(const WriteBatch& batch) = 0;
   // Every row of `table` (empty when the table has none).
   virtual Result<Table> Load(const std::string& table) = 0;
-  // At most `limit` rows of `table` whose keys sort after `after` (every key sorts after ""), in
-  // key order: a reader pages through a large table (sacct's history) without loading it whole.
-  virtual Result<Table> LoadPage(const std::string& table, const std::string& after,
-                                 size_t limit) = 0;
+  // At most `limit` rows of `table` whose keys sort after `after` (every key sorts after "") and
+  // before `before` (empty: no bound), in key order: a reader pages through a large table
+  // (sacct's history) or one range of an index without loading it whole.
+  virtual Result<Table> LoadRange(const std::string& table, const std::string& after,
+                                  const std::string& before, size_t limit) = 0;
+  Result<Table> LoadPage(const std::string& table, const std::string& after, size_t limit) {
+    return LoadRange(table, after, "", limit);
+  }
   // One row's value; nullopt when the key is absent.
   virtual Result<std::optional<std::string>> Get(const std::string& table,
                                                  const std::string& key) = 0;
@@ -60,14 +64,17 @@ class Store {
 
 // Tables the controller uses; others are refused with an error naming them.
 // partitions: scontrol's changes; accounting: sacctmgr's database (one record, "database").
+// history_index: keys that find job_history's records by job or array, owner and end time
+// (HistoryIndexKeys in ctld/records.h), each with an empty value.
 inline constexpr std::string_view kStoreTables[] = {
-    "jobs",  "job_history",  "scripts", "environments", "nodes",
-    "usage", "reservations", "meta",    "partitions",   "accounting"};
+    "jobs",         "job_history", "scripts",    "environments", "nodes",        "usage",
+    "reservations", "meta",        "partitions", "accounting",   "history_index"};
 
 // The layout of the stored data, kept in meta's "schema_version"; a store opens a database of
 // this version or older (migrating it) and refuses a newer one. 1: the first layout (no
-// version row). 2: the accounting table.
-inline constexpr int kStoreSchemaVersion = 2;
+// version row). 2: the accounting table. 3: history_index (droverctld builds it from the
+// history it finds when meta has no "history_indexed" row).
+inline constexpr int kStoreSchemaVersion = 3;
 
 // OK when `table` is one of kStoreTables, else an error naming it and the known tables.
 inline Status CheckStoreTable(std::string_view table) {
@@ -103,7 +110,8 @@ class MemoryStore : public Store {
  public:
   Status Commit(const WriteBatch& batch) override;
   Result<Table> Load(const std::string& table) override;
-  Result<Table> LoadPage(const std::string& table, const std::string& after, size_t limit) override;
+  Result<Table> LoadRange(const std::string& table, const std::string& after,
+                          const std::string& before, size_t limit) override;
   Result<std::optional<std::string>> Get(const std::string& table, const std::string& key) override;
 
   // The next `count` commits fail with an error and apply nothing.

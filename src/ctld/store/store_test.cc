@@ -133,6 +133,28 @@ TEST_P(StoreContractTest, LoadPageWalksTheTableInKeyOrder) {
   EXPECT_FALSE(store_->LoadPage("qos", "", 10).ok());
 }
 
+// A range ends before its bound: one prefix of an index is read, not the keys after it.
+TEST_P(StoreContractTest, LoadRangeStopsBeforeItsBound) {
+  MustCommit(Puts({{"history_index", "a/1/x", ""},
+                   {"history_index", "a/2/x", ""},
+                   {"history_index", "a/2/y", ""},
+                   {"history_index", "a/3/x", ""}}));
+  auto keys = [&](const std::string& after, const std::string& before, size_t limit) {
+    std::vector<std::string> found;
+    Result<Table> rows = store_->LoadRange("history_index", after, before, limit);
+    EXPECT_TRUE(rows.ok()) << rows.error();
+    if (rows.ok())
+      for (const auto& row : *rows) found.push_back(row.first);
+    return found;
+  };
+  EXPECT_EQ(keys("a/2/", "a/20", 10), (std::vector<std::string>{"a/2/x", "a/2/y"}));
+  EXPECT_EQ(keys("a/2/x", "a/20", 10), std::vector<std::string>{"a/2/y"});
+  EXPECT_EQ(keys("a/2/", "a/20", 1), std::vector<std::string>{"a/2/x"});
+  EXPECT_EQ(keys("a/2/", "", 10), (std::vector<std::string>{"a/2/x", "a/2/y", "a/3/x"}));
+  EXPECT_EQ(keys("a/4/", "a/40", 10), std::vector<std::string>{});
+  EXPECT_FALSE(store_->LoadRange("qos", "", "z", 10).ok());
+}
+
 TEST_P(StoreContractTest, KeepsValuesByteForByte) {
   const std::string binary("\0\x01\xff record", 10);
   MustCommit(Puts({{"scripts", "7", binary}, {"scripts", "8", ""}}));
@@ -197,7 +219,7 @@ TEST_P(StoreContractTest, LoadOfUnknownTableNamesIt) {
   EXPECT_EQ(
       rows.error(),
       "unknown store table 'qos' (tables: jobs, job_history, scripts, environments, nodes, usage, "
-      "reservations, meta, partitions, accounting)");
+      "reservations, meta, partitions, accounting, history_index)");
 }
 
 TEST_P(StoreContractTest, EmptyBatchCommits) {

@@ -6,9 +6,8 @@
 namespace drover::ctld::views {
 
 HistoryKey KeyOf(const Job& job) {
-  return {job.spec.job_id,         job.spec.array_job_id, job.spec.user,
-          JobStateName(job.state), job.spec.submit_time,  job.end_time,
-          job.spec.uid};
+  return {job.spec.job_id,      job.spec.array_job_id, job.spec.user, JobStateName(job.state),
+          job.spec.submit_time, job.end_time,          job.spec.uid};
 }
 
 bool Selects(const HistoryQuery& query, const HistoryKey& job) {
@@ -21,13 +20,10 @@ bool Selects(const HistoryQuery& query, const HistoryKey& job) {
   if (!filter.job_ids.empty() && !named(job.job_id) && !named(job.array_job_id)) return false;
   if (!filter.user.empty() && job.user != filter.user) return false;
   if (filter.uid && job.uid != *filter.uid) return false;
+  if (!query.uids.empty() &&
+      std::find(query.uids.begin(), query.uids.end(), job.uid) == query.uids.end())
+    return false;
   return !filter.state || job.state == JobStateName(*filter.state);
-}
-
-std::set<uint64_t> LiveJobIds(const Snapshot& snapshot) {
-  std::set<uint64_t> live;
-  for (const JobPtr& job : snapshot.jobs) live.insert(job->spec.job_id);
-  return live;
 }
 
 std::vector<JobPtr> LiveHistory(const Snapshot& snapshot, const HistoryQuery& query) {

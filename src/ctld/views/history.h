@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <string_view>
 #include <vector>
 
@@ -14,10 +13,13 @@
 namespace drover::ctld::views {
 
 struct HistoryQuery {
-  JobFilter filter;        // job IDs (a job or its array), user and state are honoured
-  int64_t start_time = 0;  // 0: no lower bound
-  int64_t end_time = 0;    // 0: no upper bound
+  JobFilter filter;              // job IDs (a job or its array), user and state are honoured
+  int64_t start_time = 0;        // 0: no lower bound
+  int64_t end_time = 0;          // 0: no upper bound
+  std::vector<uint32_t> uids{};  // sacct -u: these owners' jobs only (empty: anyone's)
 };
+// Owners a query may name at most (sacct -u).
+inline constexpr size_t kMaxHistoryUids = 1'000;
 
 // What the query looks at in a job, whether a stored record or a live one.
 struct HistoryKey {
@@ -31,7 +33,6 @@ HistoryKey KeyOf(const Job& job);
 // A job that ended before the window or was submitted after it is out of it.
 bool Selects(const HistoryQuery& query, const HistoryKey& job);
 
-std::set<uint64_t> LiveJobIds(const Snapshot& snapshot);
 // The live queue's jobs the query selects, by ID.
 std::vector<JobPtr> LiveHistory(const Snapshot& snapshot, const HistoryQuery& query);
 

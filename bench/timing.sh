@@ -1,0 +1,16 @@
+# Timing helpers the bench scripts source: wall-clock stamps, rates and the median of five runs.
+now() { date +%s.%N; }
+rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
+seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# The median of five runs of a command, in seconds.
+median5() {
+  local times=()
+  for _ in 1 2 3 4 5; do
+    local a b
+    a=$(now)
+    "$@" >/dev/null
+    b=$(now)
+    times+=("$(seconds "$a" "$b")")
+  done
+  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p
+}
