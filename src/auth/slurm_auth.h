@@ -57,5 +57,7 @@ class SlurmAuthenticator final : public Authenticator {
 
 // The key file's bytes, or why they cannot be used.
 Result<std::string> ReadKey(const std::string& path);
+// HMAC-SHA256 (RFC 2104) of `text` under `key`: the MAC of every token.
+std::string HmacSha256(std::string_view key, std::string_view text);
 
 }  // namespace drover::auth

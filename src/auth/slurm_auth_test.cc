@@ -42,6 +42,22 @@ class SlurmAuthTest : public ::testing::Test {
   std::atomic<int64_t> now_{1'700'000'000};
 };
 
+// RFC 4231's test cases 1, 2 and 6 (a key longer than SHA-256's block is hashed first).
+TEST(HmacSha256Test, MatchesRfc4231) {
+  auto hex = [](const std::string& bytes) {
+    std::string out;
+    for (unsigned char byte : bytes) out += fmt::format("{:02x}", byte);
+    return out;
+  };
+  EXPECT_EQ(hex(HmacSha256(std::string(20, '\x0b'), "Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(hex(HmacSha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(hex(HmacSha256(std::string(131, '\xaa'),
+                           "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
 TEST_F(SlurmAuthTest, CredentialVerifiesToThisProcessOnce) {
   auto auth = Make(settings_);
   auto credential = auth->Credential();

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include "auth/grpc_auth.h"
@@ -15,7 +16,7 @@ extern char** environ;
 
 namespace drover::cli {
 
-Result<Connection> Connect() {
+Result<Connection> Connect(ConnectMode mode) {
   std::string path = ResolveConfPath("");
   ConfigLoad load = LoadClusterConfig(path);
   if (!load.ok()) {
@@ -27,7 +28,7 @@ Result<Connection> Connect() {
         "slurm.conf; `drover env` prints the line for a cluster started with `drover up`)",
         path, first));
   }
-  Connection connection{std::move(load.config), nullptr, nullptr, nullptr};
+  Connection connection{std::move(load.config), nullptr, nullptr, nullptr, std::nullopt};
   const ClusterSettings& settings = connection.cluster.settings;
   Result<auth::Settings> auth_settings = auth::SettingsOf(connection.cluster);
   if (!auth_settings) return MakeError(auth_settings.error());
@@ -35,13 +36,45 @@ Result<Connection> Connect() {
       auth::Create(*auth_settings, auth::Role::kClient);
   if (!authenticator) return MakeError(authenticator.error());
   connection.authenticator = std::move(*authenticator);
+  if (mode == ConnectMode::kLean && !settings.tls.enabled()) {
+    std::string address = ControllerAddress(settings);
+    size_t colon = address.rfind(':');
+    connection.lean = LeanTarget{address.substr(0, colon), settings.controller_port};
+    return connection;
+  }
+  if (Status made = EnsureChannel(connection); !made) return std::move(made).take_error();
+  return connection;
+}
+
+Status EnsureChannel(Connection& connection) {
+  if (connection.stub) return OkStatus();
   grpc::ChannelArguments args = ControllerChannelArguments();
-  auto channel = auth::NewChannel(ControllerAddress(settings), connection.cluster, args,
-                                  *connection.authenticator);
+  auto channel = auth::NewChannel(ControllerAddress(connection.cluster.settings),
+                                  connection.cluster, args, *connection.authenticator);
   if (!channel) return MakeError(channel.error());
   connection.stub = v1::Controller::NewStub(*channel);
   connection.channel = *channel;
-  return connection;
+  connection.lean.reset();
+  return OkStatus();
+}
+
+grpc::Status LeanCall(const Connection& connection, std::string_view method,
+                      const google::protobuf::MessageLite& request,
+                      google::protobuf::MessageLite* reply, int deadline_seconds) {
+  auth::Authenticator& authenticator = *connection.authenticator;
+  return LeanUnaryCall(
+      *connection.lean, method, request, reply,
+      [&authenticator] {
+        LeanMetadata metadata;
+        auto token = authenticator.Credential();
+        // Without one the controller refuses the call, saying so; the reason is printed here.
+        if (token)
+          metadata.emplace_back(auth::kCredentialHeader, std::move(*token));
+        else
+          std::fprintf(stderr, "drover: cannot authenticate a call: %s\n", token.error().c_str());
+        return metadata;
+      },
+      deadline_seconds);
 }
 
 // gRPC retries a call the controller refused with RESOURCE_EXHAUSTED (its rate limit, or a full

@@ -8,9 +8,12 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "auth/auth.h"
+#include "cli/lean_call.h"
 #include "common/cluster_config.h"
 #include "common/result.h"
 #include "proto/drover.grpc.pb.h"
@@ -20,12 +23,27 @@ namespace drover::cli {
 struct Connection {
   ClusterConfig cluster;
   std::shared_ptr<auth::Authenticator> authenticator;  // for channels to the agents too (srun)
+  // Null on a lean connection until EnsureChannel makes them.
   std::unique_ptr<v1::Controller::Stub> stub;
   std::shared_ptr<grpc::Channel> channel;  // the controller's, for its other services (sacctmgr)
+  // Set on a lean connection: where LeanCall goes.
+  std::optional<LeanTarget> lean;
 };
 
+// kLean: a one-shot command's connection, no gRPC channel (its threads, resolver and event
+// engine start only if EnsureChannel is called); its calls go through LeanCall. Clusters with
+// TLS get the channel whatever is asked.
+enum class ConnectMode { kChannel, kLean };
+
 // Errors say which file was read and what to do.
-Result<Connection> Connect();
+Result<Connection> Connect(ConnectMode mode = ConnectMode::kChannel);
+// The channel and stub of a lean connection, made now (a no-op when they exist).
+Status EnsureChannel(Connection& connection);
+// One unary call over a lean connection (lean_call.h), with a fresh credential per attempt and
+// the channel's retries; `method` is the full name, "/drover.v1.Controller/Submit".
+grpc::Status LeanCall(const Connection& connection, std::string_view method,
+                      const google::protobuf::MessageLite& request,
+                      google::protobuf::MessageLite* reply, int deadline_seconds = 30);
 // The channel's settings: no limit on replies, and retries with backoff on RESOURCE_EXHAUSTED.
 grpc::ChannelArguments ControllerChannelArguments();
 

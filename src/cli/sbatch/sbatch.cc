@@ -103,7 +103,8 @@ int RunSbatch(Arguments args) {
   }
   if (!request->quiet)
     for (const std::string& notice : request->notices) std::fprintf(stderr, "%s\n", notice.c_str());
-  auto connection = Connect();
+  // One call (two with --wait): no gRPC channel unless --wait needs one.
+  auto connection = Connect(ConnectMode::kLean);
   if (!connection) {
     std::fprintf(stderr, "sbatch: error: %s\n", connection.error().c_str());
     return error_exit;
@@ -133,9 +134,14 @@ int RunSbatch(Arguments args) {
   submit.set_script(request->script);
   submit.set_test_only(request->test_only);
   v1::SubmitReply reply;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = connection->stub->Submit(&context, submit, &reply);
+  grpc::Status status;
+  if (connection->lean) {
+    status = LeanCall(*connection, "/drover.v1.Controller/Submit", submit, &reply);
+  } else {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    status = connection->stub->Submit(&context, submit, &reply);
+  }
   if (request->test_only) return PrintWillRun("sbatch", status, reply);
   if (!status.ok()) {
     std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
@@ -149,7 +155,12 @@ int RunSbatch(Arguments args) {
     std::printf("Submitted batch job %llu%s\n", id,
                 cluster_suffix.empty() ? "" : (" on cluster " + cluster_suffix).c_str());
   std::fflush(stdout);
-  return request->wait ? WaitForEnd(*connection->stub, reply.job_id()) : 0;
+  if (!request->wait) return 0;
+  if (Status made = EnsureChannel(*connection); !made) {
+    std::fprintf(stderr, "sbatch: error: %s\n", made.error().c_str());
+    return error_exit;
+  }
+  return WaitForEnd(*connection->stub, reply.job_id());
 }
 
 }  // namespace drover::cli
