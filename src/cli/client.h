@@ -62,6 +62,19 @@ std::string CurrentDirectory();
 // A deadline for one call: queries and commands are interactive.
 void SetDeadline(grpc::ClientContext& context, int seconds = 30);
 
+// One unary call to the controller: lean when the connection is (`method` names it, as
+// "/drover.v1.Controller/ListJobs"), else `call` on its channel's stub.
+template <typename Request, typename Reply>
+grpc::Status Unary(Connection& connection, std::string_view method,
+                   grpc::Status (v1::Controller::Stub::*call)(grpc::ClientContext*, const Request&,
+                                                              Reply*),
+                   const Request& request, Reply* reply, int deadline_seconds = 30) {
+  if (connection.lean) return LeanCall(connection, method, request, reply, deadline_seconds);
+  grpc::ClientContext context;
+  SetDeadline(context, deadline_seconds);
+  return (connection.stub.get()->*call)(&context, request, reply);
+}
+
 // Slurm's words for a controller that cannot be reached.
 std::string Unreachable(const grpc::Status& status);
 

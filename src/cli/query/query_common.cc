@@ -83,12 +83,12 @@ std::vector<v1::Job> ParseJobs(const v1::JobList& list) {
   return jobs;
 }
 
-std::vector<v1::Partition> Partitions(v1::Controller::Stub& stub) {
-  grpc::ClientContext context;
-  SetDeadline(context);
+std::vector<v1::Partition> Partitions(Connection& connection) {
   v1::PartitionList list;
   std::vector<v1::Partition> partitions;
-  if (stub.ListPartitions(&context, v1::PartitionQuery(), &list).ok())
+  if (Unary(connection, "/drover.v1.Controller/ListPartitions",
+            &v1::Controller::Stub::ListPartitions, v1::PartitionQuery(), &list)
+          .ok())
     partitions.assign(list.partitions().begin(), list.partitions().end());
   return partitions;
 }

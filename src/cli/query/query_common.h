@@ -10,6 +10,7 @@
 
 #include "common/accounting.h"
 #include "common/result.h"
+#include "cli/client.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::cli {
@@ -30,7 +31,7 @@ Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery que
 // The controller's accounting database (its Accounting service's Show: sacctmgr, sreport).
 Result<acct::Database> FetchAccounting(const std::shared_ptr<grpc::Channel>& channel);
 // Every partition; none when the controller cannot say.
-std::vector<v1::Partition> Partitions(v1::Controller::Stub& stub);
+std::vector<v1::Partition> Partitions(Connection& connection);
 // "COMMAND: error: MESSAGE" on stderr; returns 1.
 int Fail(std::string_view command, const std::string& message);
 // The user's name, or the uid when it has none.

@@ -350,10 +350,11 @@ std::vector<Target> Matching(Connection& connection, const v1::CancelRequest& re
   v1::JobQuery query;
   *query.mutable_filter() = request.filter();
   v1::JobList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
   std::vector<Target> found;
-  if (!connection.stub->ListJobs(&context, query, &list).ok()) return found;
+  if (!Unary(connection, "/drover.v1.Controller/ListJobs", &v1::Controller::Stub::ListJobs,
+             query, &list)
+           .ok())
+    return found;
   for (const v1::Job& job : ParseJobs(list)) {
     auto state = ParseJobState(job.state());
     if ((state && IsFinal(*state)) || !Selected(job, request.filter())) continue;
@@ -391,10 +392,9 @@ bool Send(Connection& connection, v1::CancelRequest request, const Target* targe
     if (o.verbose > 0)
       std::fprintf(stderr, "scancel: %s\n", Describe(*target, request.signal()).c_str());
   }
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::ActionReply reply;
-  grpc::Status status = connection.stub->Cancel(&context, request, &reply);
+  grpc::Status status = Unary(connection, "/drover.v1.Controller/Cancel",
+                              &v1::Controller::Stub::Cancel, request, &reply);
   if (status.ok()) return true;
   std::string error = Unreachable(status);
   // A filter that matches no job is not an error: nothing was asked of any job.
@@ -427,7 +427,8 @@ int RunScancel(Arguments args) {
   for (const auto& [option, value] : parsed->options)
     if (auto code = ApplyOption(option, value, o)) return *code;
   if (auto code = CheckOptions(*parsed, o)) return *code;
-  auto connection = Connect();
+  // One call, or one a job: no gRPC channel (client.h).
+  auto connection = Connect(ConnectMode::kLean);
   if (!connection) return Fail("scancel", connection.error());
   if (o.clusters)
     if (auto refused = ClustersError(*o.clusters, connection->cluster.settings.cluster_name))

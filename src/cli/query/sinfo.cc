@@ -200,36 +200,33 @@ void PrintSettings(const SinfoOptions& options, const SinfoRequest& request) {
   std::fputs(out.c_str(), stdout);
 }
 
-std::vector<v1::Reservation> Reservations(v1::Controller::Stub& stub) {
-  grpc::ClientContext context;
-  SetDeadline(context);
+std::vector<v1::Reservation> Reservations(Connection& connection) {
   v1::ReservationList list;
-  stub.ListReservations(&context, v1::ReservationQuery(), &list);
+  Unary(connection, "/drover.v1.Controller/ListReservations",
+        &v1::Controller::Stub::ListReservations, v1::ReservationQuery(), &list);
   return {list.reservations().begin(), list.reservations().end()};
 }
 
 // One report: the controller's nodes, partitions and jobs (or reservations), as asked.
 int ReportOnce(Connection& connection, SinfoOptions options, const SinfoRequest& request) {
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::NodeList nodes;
-  grpc::Status status = connection.stub->ListNodes(&context, v1::NodeQuery(), &nodes);
+  grpc::Status status = Unary(connection, "/drover.v1.Controller/ListNodes",
+                              &v1::Controller::Stub::ListNodes, v1::NodeQuery(), &nodes);
   if (!status.ok()) return Fail("sinfo", Unreachable(status));
   columns::ApplyNodeSettings(nodes.nodes(), connection.cluster);
   options.now = nodes.time() ? nodes.time() : std::time(nullptr);
   if (request.reservations) {
-    std::fputs(FormatSinfoReservations(Reservations(*connection.stub), options).c_str(), stdout);
+    std::fputs(FormatSinfoReservations(Reservations(connection), options).c_str(), stdout);
     return 0;
   }
   std::vector<v1::Partition> partitions;
-  for (v1::Partition& partition : Partitions(*connection.stub))
+  for (v1::Partition& partition : Partitions(connection))
     if (request.partitions.empty() || request.partitions.count(partition.name()))
       partitions.push_back(std::move(partition));
   v1::JobQuery query;
   v1::JobList list;
-  grpc::ClientContext jobs_context;
-  SetDeadline(jobs_context);
-  connection.stub->ListJobs(&jobs_context, query, &list);
+  Unary(connection, "/drover.v1.Controller/ListJobs", &v1::Controller::Stub::ListJobs, query,
+        &list);
   std::vector<v1::Job> jobs = ParseJobs(list);
   options.user_name = UserName;
   std::vector<v1::NodeStatus> node_list(nodes.nodes().begin(), nodes.nodes().end());
@@ -265,7 +262,8 @@ int RunSinfo(Arguments args) {
   SinfoOptions options;
   SinfoRequest request;
   if (auto code = ReadOptions(*parsed, options, request)) return *code;
-  auto connection = Connect();
+  // A report is a few calls: no gRPC channel (client.h).
+  auto connection = Connect(ConnectMode::kLean);
   if (!connection) return Fail("sinfo", connection.error());
   std::string cluster = connection->cluster.settings.cluster_name;
   if (request.clusters)

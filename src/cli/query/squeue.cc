@@ -368,15 +368,14 @@ void PrintSettings(const SqueueOptions& options, const SqueueRequest& request) {
 }
 
 // -w: node names (or their hosts, or "localhost") as the controller knows them.
-std::optional<int> ResolveNodes(v1::Controller::Stub& stub, SqueueRequest& request) {
+std::optional<int> ResolveNodes(Connection& connection, SqueueRequest& request) {
   if (request.nodelist.empty()) return std::nullopt;
   auto names = ExpandHostlist(request.nodelist);
   if (!names)
     return Fail("squeue", fmt::format("'{}' invalid entry for --nodelist", request.nodelist));
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::NodeList nodes;
-  grpc::Status status = stub.ListNodes(&context, v1::NodeQuery(), &nodes);
+  grpc::Status status = Unary(connection, "/drover.v1.Controller/ListNodes",
+                              &v1::Controller::Stub::ListNodes, v1::NodeQuery(), &nodes);
   if (!status.ok()) return Fail("squeue", Unreachable(status));
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -466,13 +465,12 @@ std::string Document(const std::vector<v1::Job>& jobs, const SqueueOptions& opti
 int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions options,
              const SqueueRequest& request) {
   v1::JobList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = connection.stub->ListJobs(&context, query, &list);
+  grpc::Status status = Unary(connection, "/drover.v1.Controller/ListJobs",
+                              &v1::Controller::Stub::ListJobs, query, &list);
   if (!status.ok()) return Fail("squeue", Unreachable(status));
   std::vector<v1::Job> jobs = ParseJobs(list);
   for (const v1::PlannedStart& plan : list.planned()) options.planned[plan.job_id()] = plan;
-  options.partitions = Partitions(*connection.stub);
+  options.partitions = Partitions(connection);
   const v1::JobFilter& filter = query.filter();
   Filter(jobs, filter, request, options.partitions);
   if (jobs.empty() && filter.job_ids_size() + filter.array_tasks_size() == 1 &&
@@ -481,15 +479,15 @@ int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions op
     return 1;
   }
   v1::PriorityList priorities;
-  grpc::ClientContext priority_context;
-  SetDeadline(priority_context);
   // The priorities of the jobs asked for by ID only, when they were (squeue -j).
   v1::PriorityQuery priority_query;
   if (filter.job_ids_size() + filter.array_tasks_size() > 0) {
     *priority_query.mutable_filter()->mutable_job_ids() = filter.job_ids();
     *priority_query.mutable_filter()->mutable_array_tasks() = filter.array_tasks();
   }
-  if (connection.stub->Priorities(&priority_context, priority_query, &priorities).ok())
+  if (Unary(connection, "/drover.v1.Controller/Priorities", &v1::Controller::Stub::Priorities,
+            priority_query, &priorities)
+          .ok())
     for (const v1::JobPriority& priority : priorities.jobs())
       options.priorities[priority.job_id()] = priority.priority();
   int64_t now = list.time() ? list.time() : std::time(nullptr);
@@ -516,12 +514,13 @@ int RunSqueue(Arguments args) {
   v1::JobQuery query;
   SqueueRequest request;
   if (auto code = ReadOptions(*parsed, options, query, request)) return *code;
-  auto connection = Connect();
+  // Each listing is a few calls: no gRPC channel (client.h).
+  auto connection = Connect(ConnectMode::kLean);
   if (!connection) return Fail("squeue", connection.error());
   std::string cluster = connection->cluster.settings.cluster_name;
   if (request.clusters)
     if (auto error = ClustersError(*request.clusters, cluster)) return Fail("squeue", *error);
-  if (auto code = ResolveNodes(*connection->stub, request)) return *code;
+  if (auto code = ResolveNodes(*connection, request)) return *code;
   options.cluster_name = cluster;
   options.group_name = GroupName;
   options.dated = request.iterate > 0 || request.verbose > 0;

@@ -64,7 +64,8 @@ struct Session {
 
 // Fills `session` in place: its context points into its own configuration.
 Status Open(const Flags& flags, Session& session) {
-  auto connection = Connect();
+  // `show` is a few calls: no gRPC channel (client.h).
+  auto connection = Connect(ConnectMode::kLean);
   if (!connection) return std::move(connection).take_error();
   session.connection = std::move(*connection);
   session.ctx.cluster = &session.connection.cluster;
@@ -84,9 +85,8 @@ Result<std::vector<v1::Job>> LoadJobs(Session& session, bool all_states,
   if (filter) *query.mutable_filter() = *filter;
   query.set_with_plan(true);  // StartTime and SchedNodeList of waiting jobs
   v1::JobList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = session.connection.stub->ListJobs(&context, query, &list);
+  grpc::Status status = Unary(session.connection, "/drover.v1.Controller/ListJobs",
+                              &v1::Controller::Stub::ListJobs, query, &list);
   if (!status.ok()) return MakeError(Unreachable(status));
   if (list.time()) session.ctx.now = list.time();
   for (const v1::PlannedStart& plan : list.planned()) session.ctx.planned[plan.job_id()] = plan;
@@ -95,11 +95,11 @@ Result<std::vector<v1::Job>> LoadJobs(Session& session, bool all_states,
 
 void LoadPriorities(Session& session, const v1::JobFilter* filter = nullptr) {
   v1::PriorityList priorities;
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::PriorityQuery query;
   if (filter) *query.mutable_filter() = *filter;
-  if (session.connection.stub->Priorities(&context, query, &priorities).ok())
+  if (Unary(session.connection, "/drover.v1.Controller/Priorities",
+            &v1::Controller::Stub::Priorities, query, &priorities)
+          .ok())
     for (const v1::JobPriority& priority : priorities.jobs())
       session.ctx.priorities[priority.job_id()] = priority.priority();
 }
@@ -151,19 +151,16 @@ int ShowJobs(const Flags& flags, std::span<const std::string> names) {
 // The controller's node and partition records; the error is the line scontrol prints.
 Result<v1::NodeList> LoadNodes(Session& session) {
   v1::NodeList nodes;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = session.connection.stub->ListNodes(&context, v1::NodeQuery(), &nodes);
+  grpc::Status status = Unary(session.connection, "/drover.v1.Controller/ListNodes",
+                              &v1::Controller::Stub::ListNodes, v1::NodeQuery(), &nodes);
   if (!status.ok()) return MakeError("slurm_load_node error: " + Unreachable(status));
   return nodes;
 }
 
 Result<v1::PartitionList> LoadPartitions(Session& session) {
   v1::PartitionList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status =
-      session.connection.stub->ListPartitions(&context, v1::PartitionQuery(), &list);
+  grpc::Status status = Unary(session.connection, "/drover.v1.Controller/ListPartitions",
+                              &v1::Controller::Stub::ListPartitions, v1::PartitionQuery(), &list);
   if (!status.ok()) return MakeError("slurm_load_partitions error: " + Unreachable(status));
   return list;
 }
@@ -231,9 +228,8 @@ int ShowReservations(const Flags& flags, std::span<const std::string> names) {
   v1::ReservationQuery query;
   if (!names.empty()) query.set_name(names[0]);
   v1::ReservationList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = session.connection.stub->ListReservations(&context, query, &list);
+  grpc::Status status = Unary(session.connection, "/drover.v1.Controller/ListReservations",
+                              &v1::Controller::Stub::ListReservations, query, &list);
   if (status.error_code() == grpc::StatusCode::NOT_FOUND)
     return Error(fmt::format("Reservation {} not found", names[0]));
   if (!status.ok()) return Error("slurm_load_reservations error: " + Unreachable(status));
@@ -286,9 +282,9 @@ std::string PingLine(const ClusterConfig& cluster, bool up, const std::string& h
 // The ping line, and whether the controller answered.
 std::pair<std::string, bool> Ping(Session& session) {
   v1::PingReply reply;
-  grpc::ClientContext context;
-  SetDeadline(context, 10);
-  bool up = session.connection.stub->Ping(&context, v1::PingRequest(), &reply).ok();
+  bool up = Unary(session.connection, "/drover.v1.Controller/Ping", &v1::Controller::Stub::Ping,
+                  v1::PingRequest(), &reply, 10)
+                .ok();
   return {PingLine(session.connection.cluster, up, reply.host()), up};
 }
 
