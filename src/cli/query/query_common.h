@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/client.h"
 #include "common/accounting.h"
 #include "common/result.h"
-#include "cli/client.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::cli {
