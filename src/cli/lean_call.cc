@@ -16,10 +16,12 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,6 +29,9 @@ namespace drover::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kWindow = 1U << 30;    // HTTP/2 flow-control window we offer
+constexpr uint32_t kMaxFrame = 1U << 20;  // the largest frame we accept
 
 grpc::Status Unavailable(const std::string& why) {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, why);
@@ -224,13 +229,21 @@ grpc::Status Attempt(const LeanTarget& target, std::string_view method, const st
                       name.size(), value.size(), NGHTTP2_NV_FLAG_NONE});
   nghttp2_data_provider provider{};
   provider.read_callback = ReadBody;
-  nghttp2_submit_settings(session.get(), NGHTTP2_FLAG_NONE, nullptr, 0);
-  exchange.stream =
-      nghttp2_submit_request(session.get(), nullptr, fields.data(), fields.size(), &provider, nullptr);
+  // Large replies (a listing of 100,000 jobs is tens of MB) in large frames and without waiting
+  // for window updates every 64 KiB: a window of 1 GiB for the call and the connection.
+  const nghttp2_settings_entry settings[] = {
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, kWindow},
+      {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, kMaxFrame},
+      {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+  };
+  nghttp2_submit_settings(session.get(), NGHTTP2_FLAG_NONE, settings, std::size(settings));
+  nghttp2_session_set_local_window_size(session.get(), NGHTTP2_FLAG_NONE, 0, kWindow);
+  exchange.stream = nghttp2_submit_request(session.get(), nullptr, fields.data(), fields.size(),
+                                           &provider, nullptr);
   if (exchange.stream < 0)
     return grpc::Status(grpc::StatusCode::INTERNAL, nghttp2_strerror(exchange.stream));
 
-  char buffer[16384];
+  std::vector<char> buffer(256 * 1024);
   while (!exchange.closed) {
     if (int sent = nghttp2_session_send(session.get()); sent != 0)
       return Unavailable(fmt::format("HTTP/2 error: {}", nghttp2_strerror(sent)));
@@ -241,11 +254,11 @@ grpc::Status Attempt(const LeanTarget& target, std::string_view method, const st
     int ready = poll(&wait, 1, MillisecondsLeft(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded");
-    ssize_t n = ::recv(fd.get(), buffer, sizeof(buffer), 0);
+    ssize_t n = ::recv(fd.get(), buffer.data(), buffer.size(), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Unavailable(fmt::format("{} closed the connection", authority));
-    ssize_t used = nghttp2_session_mem_recv(session.get(), reinterpret_cast<uint8_t*>(buffer),
-                                            static_cast<size_t>(n));
+    ssize_t used = nghttp2_session_mem_recv(
+        session.get(), reinterpret_cast<uint8_t*>(buffer.data()), static_cast<size_t>(n));
     if (used < 0)
       return Unavailable(fmt::format("HTTP/2 error: {}", nghttp2_strerror(static_cast<int>(used))));
   }
@@ -324,8 +337,8 @@ grpc::Status LeanUnaryCall(const LeanTarget& target, std::string_view method,
       return status;
     }
     if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED || attempt == 5) return status;
-    auto pause = std::chrono::duration<double>(
-        std::uniform_real_distribution<double>(0, backoff)(random));
+    auto pause =
+        std::chrono::duration<double>(std::uniform_real_distribution<double>(0, backoff)(random));
     if (Clock::now() + pause >= deadline) return status;
     std::this_thread::sleep_for(pause);
     backoff = std::min(backoff * 2, 4.0);

@@ -41,6 +41,13 @@ class FakeController final : public v1::Controller::Service {
     reply->set_job_id(script.size());
     return grpc::Status::OK;
   }
+  // As many 1 KiB entries as the first job ID asks for.
+  grpc::Status ListJobs(grpc::ServerContext*, const v1::JobQuery* query,
+                        v1::JobList* reply) override {
+    for (uint64_t i = 0; i < query->filter().job_ids(0); ++i)
+      reply->add_jobs(std::string(1024, static_cast<char>('a' + i % 26)));
+    return grpc::Status::OK;
+  }
   std::atomic<int> calls{0};
 };
 
@@ -51,6 +58,7 @@ class LeanCallTest : public ::testing::Test {
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(&service_);
     builder.SetMaxReceiveMessageSize(-1);
+    builder.SetMaxSendMessageSize(-1);
     server_ = builder.BuildAndStart();
     ASSERT_NE(port_, 0);
   }
@@ -60,9 +68,12 @@ class LeanCallTest : public ::testing::Test {
                       int port = 0) {
     v1::SubmitRequest request;
     request.set_script(script);
-    return LeanUnaryCall({"127.0.0.1", port ? port : port_}, "/drover.v1.Controller/Submit",
-                         request, reply, [] { return LeanMetadata{{"x-test", "yes"}}; },
-                         deadline);
+    return LeanUnaryCall(
+        {"127.0.0.1", port ? port : port_}, "/drover.v1.Controller/Submit", request, reply,
+        [] {
+          return LeanMetadata{{"x-test", "yes"}};
+        },
+        deadline);
   }
 
   FakeController service_;
@@ -101,6 +112,18 @@ TEST_F(LeanCallTest, ALargeRequestGoesThroughTheFlowControlWindows) {
   EXPECT_EQ(reply.job_id(), 3'000'000u);
 }
 
+TEST_F(LeanCallTest, ALargeReplyComesWhole) {
+  v1::JobQuery query;
+  query.mutable_filter()->add_job_ids(40'000);  // 40 MiB
+  v1::JobList list;
+  grpc::Status status = LeanUnaryCall(
+      {"127.0.0.1", port_}, "/drover.v1.Controller/ListJobs", query, &list,
+      [] { return LeanMetadata{}; }, 30);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(list.jobs_size(), 40'000);
+  EXPECT_EQ(list.jobs(39'999), std::string(1024, static_cast<char>('a' + 39'999 % 26)));
+}
+
 TEST_F(LeanCallTest, NoServerIsUnavailable) {
   // A port this process held a moment ago, so nothing listens there.
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -128,7 +151,7 @@ TEST_F(LeanCallTest, ASlowAnswerMeetsTheDeadline) {
 
 TEST(PercentDecodeTest, UndoesGrpcMessageEncoding) {
   EXPECT_EQ(PercentDecode("100%25 done%0A%c3%a9"), "100% done\né");
-  EXPECT_EQ(PercentDecode("50%"), "50%");    // too short: kept
+  EXPECT_EQ(PercentDecode("50%"), "50%");      // too short: kept
   EXPECT_EQ(PercentDecode("%zz%4"), "%zz%4");  // not hex: kept
 }
 
