@@ -1,9 +1,13 @@
 // Shared by the query commands; see query_common.h.
 #include "cli/query/query_common.h"
 
+#include <grp.h>
 #include <pwd.h>
 
 #include <cstdio>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "cli/client.h"
 #include "common/text.h"
@@ -99,9 +103,39 @@ int Fail(std::string_view command, const std::string& message) {
   return 1;
 }
 
+namespace {
+
+// Each name once per process: a listing names the same few owners thousands of times, and each
+// lookup reads /etc/passwd or /etc/group again (or asks NSS's other sources).
+template <typename Lookup>
+std::string CachedName(std::unordered_map<uint32_t, std::string>& names, std::mutex& mutex,
+                       uint32_t id, Lookup lookup) {
+  std::lock_guard lock(mutex);
+  auto found = names.find(id);
+  if (found != names.end()) return found->second;
+  std::string name = lookup(id);
+  if (name.empty()) name = std::to_string(id);
+  return names.emplace(id, std::move(name)).first->second;
+}
+
+}  // namespace
+
 std::string UserName(uint32_t uid) {
-  if (passwd* entry = getpwuid(uid); entry && entry->pw_name) return entry->pw_name;
-  return std::to_string(uid);
+  static std::unordered_map<uint32_t, std::string> names;
+  static std::mutex mutex;
+  return CachedName(names, mutex, uid, [](uint32_t id) -> std::string {
+    passwd* entry = getpwuid(id);
+    return entry && entry->pw_name ? entry->pw_name : "";
+  });
+}
+
+std::string GroupName(uint32_t gid) {
+  static std::unordered_map<uint32_t, std::string> names;
+  static std::mutex mutex;
+  return CachedName(names, mutex, gid, [](uint32_t id) -> std::string {
+    group* entry = getgrgid(id);
+    return entry && entry->gr_name ? entry->gr_name : "";
+  });
 }
 
 }  // namespace drover::cli

@@ -35,6 +35,8 @@ std::vector<v1::Partition> Partitions(Connection& connection);
 // "COMMAND: error: MESSAGE" on stderr; returns 1.
 int Fail(std::string_view command, const std::string& message);
 // The user's name, or the uid when it has none.
+// A user's or group's name, the number when it has none; each looked up once per process.
 std::string UserName(uint32_t uid);
+std::string GroupName(uint32_t gid);
 
 }  // namespace drover::cli

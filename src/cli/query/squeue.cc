@@ -441,19 +441,13 @@ void Filter(std::vector<v1::Job>& jobs, const v1::JobFilter& requested,
   });
 }
 
-std::string GroupName(uint32_t gid) {
-  if (group* entry = getgrgid(gid); entry && entry->gr_name && entry->gr_name[0])
-    return entry->gr_name;
-  return std::to_string(gid);
-}
-
 std::string Document(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
                      const Connection& connection, int64_t time, bool yaml) {
   scontrol::ShowContext ctx;
   ctx.cluster = &connection.cluster;
   ctx.now = time ? time : std::time(nullptr);
   ctx.user_name = UserName;
-  ctx.group_name = UserName;
+  ctx.group_name = GroupName;
   ctx.priorities = options.priorities;
   ctx.planned = options.planned;
   std::string json = scontrol::JobsJson(jobs, ctx);

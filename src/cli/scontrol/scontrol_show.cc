@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "cli/client.h"
+#include "cli/query/query_common.h"
 #include "cli/scontrol/scontrol.h"
 #include "cli/scontrol/scontrol_format.h"
 #include "cli/scontrol/scontrol_keywords.h"
@@ -22,15 +23,8 @@
 namespace drover::cli::scontrol {
 namespace {
 
-std::string UserName(uint32_t uid) {
-  if (passwd* entry = getpwuid(uid); entry && entry->pw_name) return entry->pw_name;
-  return std::to_string(uid);
-}
-
-std::string GroupName(uint32_t gid) {
-  if (group* entry = getgrgid(gid); entry && entry->gr_name) return entry->gr_name;
-  return std::to_string(gid);
-}
+using cli::GroupName;
+using cli::UserName;
 
 int Print(const std::string& text) {
   std::fputs(text.c_str(), stdout);
