@@ -90,8 +90,9 @@ Result<JobHistory::Page> JobHistory::Find(const Snapshot& snapshot, const Caller
         if (!listed.insert(job.spec().job_id()).second) return;
         page.listing.jobs.push_back(std::make_shared<const std::string>(std::move(value)));
       };
+      Store& store = *store_;  // held under mutex_ for the whole of this block
       auto record = [&](uint64_t id, bool task_of_other) -> Status {
-        auto row = store_->Get("job_history", JobKey(id));
+        auto row = store.Get("job_history", JobKey(id));
         if (!row) return std::move(row).take_error();
         if (*row) add(std::move(**row), task_of_other);
         return OkStatus();
