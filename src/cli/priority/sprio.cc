@@ -55,12 +55,13 @@ constexpr const char* kSprioHelp =
     "      --usage                     display a brief summary of sprio options\n";
 
 // %n: the QOS of each job, from the queue (only asked for when the format shows it).
-std::map<uint64_t, std::string> JobQos(v1::Controller::Stub& stub) {
+std::map<uint64_t, std::string> JobQos(Connection& connection) {
   std::map<uint64_t, std::string> qos;
   v1::JobList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  if (!stub.ListJobs(&context, v1::JobQuery(), &list).ok()) return qos;
+  if (!Unary(connection, "/drover.v1.Controller/ListJobs", &v1::Controller::Stub::ListJobs,
+             v1::JobQuery(), &list)
+           .ok())
+    return qos;
   for (const std::string& encoded : list.jobs()) {
     v1::Job job;
     if (job.ParseFromString(encoded) && !job.spec().qos().empty())
@@ -167,23 +168,23 @@ int RunSprio(Arguments args) {
     query.mutable_filter()->add_job_ids(*number);
   }
   if (selection.users.size() == 1) query.mutable_filter()->set_user(selection.users.front());
-  auto connection = Connect();
+  // One or two calls: no gRPC channel (client.h).
+  auto connection = Connect(ConnectMode::kLean);
   if (!connection) return Fail("sprio", connection.error());
   // -M: sprio speaks to one cluster; Drover's is the only one, and no federation has siblings.
   if (auto clusters = ClustersRequested(parsed->Last("clusters"), Environment()))
     if (auto error = ClustersError(*clusters, connection->cluster.settings.cluster_name))
       return Fail("sprio", *error);
   v1::PriorityList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = connection->stub->Priorities(&context, query, &list);
+  grpc::Status status = Unary(*connection, "/drover.v1.Controller/Priorities",
+                              &v1::Controller::Stub::Priorities, query, &list);
   if (!status.ok())
     return Fail("sprio", "Couldn't get priority factors from controller: " + Unreachable(status));
   std::vector<v1::JobPriority> jobs = Selected(list, selection);
   options.factor_weights.insert(list.weights().begin(), list.weights().end());
   options.tres_weights = connection->cluster.settings.weight_tres;
   options.cluster_name = connection->cluster.settings.cluster_name;
-  if (options.format.find('n') != std::string::npos) options.job_qos = JobQos(*connection->stub);
+  if (options.format.find('n') != std::string::npos) options.job_qos = JobQos(*connection);
   std::string text = selection.json ? SprioJson(jobs, options) : FormatSprio(jobs, options);
   std::fputs(text.c_str(), stdout);
   return 0;

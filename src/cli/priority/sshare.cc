@@ -115,16 +115,16 @@ int RunSshare(Arguments args) {
     options.users.clear();
   else if (options.users.empty())
     options.users.push_back(Me().user);
-  auto connection = Connect();
+  // One call: no gRPC channel (client.h).
+  auto connection = Connect(ConnectMode::kLean);
   if (!connection) return Fail("sshare", connection.error());
   std::string cluster = connection->cluster.settings.cluster_name;
   auto clusters = ClustersRequested(parsed->Last("clusters"), Environment());
   if (clusters)
     if (auto error = ClustersError(*clusters, cluster)) return Fail("sshare", *error);
   v1::ShareList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = connection->stub->Shares(&context, v1::ShareQuery(), &list);
+  grpc::Status status = Unary(*connection, "/drover.v1.Controller/Shares",
+                              &v1::Controller::Stub::Shares, v1::ShareQuery(), &list);
   if (!status.ok())
     return Fail("sshare", "Couldn't get shares from controller: " + Unreachable(status));
   options.fair_tree = FairTree(connection->cluster);

@@ -56,13 +56,12 @@ bool Requested(const v1::JobFilter& filter, const v1::Job& job) {
 // The commands here never print a job's environment: it is left out of the parse.
 // The controller's records hold no environment (it lives in the store with the script), so a
 // plain parse of each entry is all a listing needs.
-Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery query) {
+Result<v1::JobList> ReadHistory(Connection& connection, v1::HistoryQuery query) {
   v1::JobList list;
   do {
     v1::JobList page;
-    grpc::ClientContext context;
-    SetDeadline(context);
-    grpc::Status status = stub.History(&context, query, &page);
+    grpc::Status status = Unary(connection, "/drover.v1.Controller/History",
+                                &v1::Controller::Stub::History, query, &page);
     if (!status.ok()) return MakeError(Unreachable(status));
     if (list.time() == 0) list.set_time(page.time());
     for (std::string& job : *page.mutable_jobs()) list.add_jobs(std::move(job));

@@ -27,7 +27,7 @@ bool Requested(const v1::JobFilter& filter, const v1::Job& job);
 std::vector<v1::Job> ParseJobs(const v1::JobList& list);
 // Every page of the history (sacct, sreport): the controller answers at most a page of stored
 // records per call and the cursor of the next.
-Result<v1::JobList> ReadHistory(v1::Controller::Stub& stub, v1::HistoryQuery query);
+Result<v1::JobList> ReadHistory(Connection& connection, v1::HistoryQuery query);
 // The controller's accounting database (its Accounting service's Show: sacctmgr, sreport).
 Result<acct::Database> FetchAccounting(const std::shared_ptr<grpc::Channel>& channel);
 // Every partition; none when the controller cannot say.

@@ -520,7 +520,7 @@ std::string ScriptJobId(const v1::Job& job) {
 // -B and --env-vars, as Slurm's sacct prints them: each job's script or environment under a
 // header, "NONE" where none is kept. A job the controller will not show (another user's) is
 // left out, as slurmdbd leaves it out.
-Result<std::string> ScriptsText(v1::Controller::Stub& stub, const std::vector<v1::Job>& jobs,
+Result<std::string> ScriptsText(Connection& connection, const std::vector<v1::Job>& jobs,
                                 bool environment) {
   static const std::string kRule(80, '-');
   std::string text;
@@ -529,9 +529,8 @@ Result<std::string> ScriptsText(v1::Controller::Stub& stub, const std::vector<v1
     request.set_job_id(job.spec().job_id());
     request.set_environment(environment);
     v1::JobScriptReply reply;
-    grpc::ClientContext context;
-    SetDeadline(context);
-    grpc::Status status = stub.JobScript(&context, request, &reply);
+    grpc::Status status = Unary(connection, "/drover.v1.Controller/JobScript",
+                                &v1::Controller::Stub::JobScript, request, &reply);
     if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
         status.error_code() == grpc::StatusCode::NOT_FOUND)
       continue;
@@ -563,7 +562,8 @@ int RunSacct(Arguments args) {
   if (auto refused = ParseRequest(*parsed, now, request)) return Refuse(*refused);
   if (request.verbose) PrintWindow(request);
   if (auto fields = FormatSacct({}, request.options); !fields) return Refuse(Error(fields.error()));
-  auto connection = Connect();
+  // Its calls are the history's pages (and -B's scripts): no gRPC channel (client.h).
+  auto connection = Connect(ConnectMode::kLean);
   if (!connection) return Fail("sacct", connection.error());
   const ClusterConfig& cluster = connection->cluster;
   if (auto clusters = ClustersRequested(request.clusters, Environment()))
@@ -582,7 +582,7 @@ int RunSacct(Arguments args) {
   if (selection.uids.empty() && !request.all_users && selection.jobs.empty() &&
       selection.nodes.empty() && getuid() != 0)
     selection.uids.push_back(getuid());
-  auto list = ReadHistory(*connection->stub, QueryOf(request));
+  auto list = ReadHistory(*connection, QueryOf(request));
   if (!list) return Fail("sacct", list.error());
   SacctOptions& options = request.options;
   options.now = list->time() ? list->time() : now;
@@ -603,7 +603,7 @@ int RunSacct(Arguments args) {
     return 0;
   }
   if (request.script || request.environment) {
-    auto text = ScriptsText(*connection->stub, jobs, request.environment);
+    auto text = ScriptsText(*connection, jobs, request.environment);
     if (!text) return Fail("sacct", text.error());
     std::fputs(text->c_str(), stdout);
     return 0;

@@ -200,7 +200,7 @@ int Report(Session& session, const std::vector<std::string>& words) {
     if (!connection) return Fail("sreport", connection.error());
     session.connection = std::move(*connection);
   }
-  const Connection& connection = *session.connection;
+  Connection& connection = *session.connection;
   SreportOptions options = session.options;
   options.cluster = connection.cluster.settings.cluster_name;
   options.proper_name = ProperName;
@@ -220,7 +220,7 @@ int Report(Session& session, const std::vector<std::string>& words) {
   v1::HistoryQuery query;
   query.set_start_time(options.start);
   query.set_end_time(options.end);
-  auto list = ReadHistory(*connection.stub, query);
+  auto list = ReadHistory(connection, query);
   if (!list) return Fail("sreport", list.error());
   std::vector<v1::Job> jobs = ParseJobs(*list);
   std::string text;
