@@ -259,6 +259,9 @@ TEST_F(ClusterTest, AnAgentKilledAndRestartedReadoptsItsJob) {
   Boot();
   uint64_t id = Submit("#!/bin/sh\necho start\nsleep 3\necho end\n", 0, "n1");
   WaitForState(id, "RUNNING");
+  // RUNNING is the controller's word once it sends the launch; the script's first line says the
+  // agent has started it (under load, a kill before that left no job to re-adopt).
+  WaitFor([&] { return Output(id).find("start") != std::string::npos; }, "the script's start");
   cluster_->StopAgent("n1", SIGKILL);
   std::this_thread::sleep_for(500ms);
   ASSERT_TRUE(cluster_->StartAgent("n1"));
