@@ -229,7 +229,11 @@ ids() { sacct -X -n -P -o JobID "$@" | sort | tr '\n' ' '; }
 [ "$(ids --name finished)" = "$finished " ] || fail "sacct --name finished: $(ids --name finished)"
 [ "$(ids --name=finished,failed)" = "$(printf '%s\n' "$finished" "$failed" | sort | tr '\n' ' ')" ] ||
   fail "sacct --name=finished,failed: $(ids --name=finished,failed)"
-# -s alone: the window is now, so only what is running (or eligible and waiting) now.
+# -s alone: the window is now, so only what is running (or eligible and waiting) now. The window
+# is inclusive and in whole seconds: job $just, which ended a moment ago, was still running in
+# the second it ended, so the checks wait for the next second.
+just_end=$(date -d "$(sacct -X -n -P -o End -j "$just")" +%s)
+while [ "$(date +%s)" -le "$just_end" ]; do sleep 0.1; done
 [ "$(ids -s R)" = "$runner " ] || fail "sacct -s R: $(ids -s R)"
 [ "$(ids -s r,F)" = "$runner " ] || fail "sacct -s r,F (F ended before now): $(ids -s r,F)"
 # Held jobs, a dependency and a future begin time are not eligible: only bigwait is pending.
