@@ -70,21 +70,20 @@ trap cleanup EXIT
 # shellcheck source=bench/timing.sh
 source "$root/bench/timing.sh"
 
-# A TCP port nobody listens on now (from /proc/net/tcp's listening sockets).
-free_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 30000))
-    if ! awk -v p="$(printf '%04X' "$port")" '$4 == "0A" && $2 ~ ":" p "$" { found = 1 } END { exit !found }' \
-      /proc/net/tcp /proc/net/tcp6; then
-      echo "$port"
-      return
-    fi
-  done
-}
+# Five TCP ports nobody listens on now (from /proc/net/tcp's listening sockets), all different:
+# the controller's and one a slurmd.
+ports=()
+while ((${#ports[@]} < 5)); do
+  port=$((20000 + RANDOM % 30000))
+  [[ " ${ports[*]} " == *" $port "* ]] && continue
+  if ! awk -v p="$(printf '%04X' "$port")" '$4 == "0A" && $2 ~ ":" p "$" { found = 1 } END { exit !found }' \
+    /proc/net/tcp /proc/net/tcp6; then
+    ports+=("$port")
+  fi
+done
 
 # The cluster both run: 4 nodes of 2 x 8 cores on loopback, cons_tres, backfill.
-ctld_port=$(free_port)
+ctld_port=${ports[0]}
 mkdir -p "$dir/slurm/state" "$dir/slurm/spool" "$dir/munge" "$dir/drover-conf" "$dir/out"
 {
   echo "ClusterName=vs"
@@ -117,7 +116,7 @@ mkdir -p "$dir/slurm/state" "$dir/slurm/spool" "$dir/munge" "$dir/drover-conf" "
   echo "MaxJobCount=$((held + drain + 1000))"
   echo "MaxArraySize=$((drain + 1))"
   for n in 1 2 3 4; do
-    echo "NodeName=node$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$(free_port) Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 CPUs=16 RealMemory=64000 State=UNKNOWN"
+    echo "NodeName=node$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=${ports[n]} Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 CPUs=16 RealMemory=64000 State=UNKNOWN"
   done
   echo "PartitionName=debug Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP"
 } >"$dir/slurm/slurm.conf"
