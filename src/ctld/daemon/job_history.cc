@@ -115,7 +115,7 @@ Result<JobHistory::Page> JobHistory::Find(const Snapshot& snapshot, const Caller
               return std::move(found).take_error();
           // A full page may have more after it; the next call goes on from its last key.
           if (read == limit) {
-            page.next = rows->empty() ? from : rows->back().first;
+            page.next = rows->back().first;  // read grew to the limit: rows has some
             return page;
           }
           if (rows->size() < want) break;
