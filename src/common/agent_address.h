@@ -12,6 +12,10 @@
 
 namespace drover {
 
+// The metadata key that names the node a call to an agent is for: one droverd may serve many
+// emulated nodes on one address. A call without it goes to the agent's only node.
+inline constexpr char kAgentNodeMetadata[] = "drover-node";
+
 // SlurmdSpoolDir with %n replaced by the node's name.
 std::filesystem::path AgentSpoolDir(const ClusterSettings& settings, const std::string& node);
 

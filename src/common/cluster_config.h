@@ -206,6 +206,8 @@ struct ClusterSettings {
   int64_t over_time_limit_minutes = 0;  // kUnlimitedSeconds for UNLIMITED
   bool job_requeue = true;
   int64_t kill_wait_seconds = 30;
+  // BatchStartTimeout: a batch job its node's agent does not report after this long is lost there.
+  int64_t batch_start_timeout_seconds = 10;
   int64_t inactive_limit_seconds = 0;
   EnforcePartLimits enforce_part_limits = EnforcePartLimits::kNo;
   std::vector<LicenseCount> licenses;  // Licenses=: cluster-wide counts jobs take with -L

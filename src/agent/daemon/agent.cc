@@ -333,6 +333,7 @@ Status Agent::Launch(const v1::LaunchRequest& request) {
       return std::move(*settled);
     // The rest, the slow part (files, the supervisor's start), runs beside other jobs' launches.
     launching_.insert(id);
+    quiet_ = false;
   }
   struct Done {
     Agent* agent;
@@ -633,13 +634,30 @@ std::vector<uint64_t> Agent::RunningJobs() {
   return running;
 }
 
-std::vector<EndedJob> Agent::EndedJobs() {
-  std::vector<EndedJob> ended;
-  MutexLock lock(mutex_);
+JobsHere Agent::Jobs() {
+  JobsHere jobs;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
     auto id = JobIdOf(entry.path());
-    if (!id || !entry.is_directory() || launching_.count(*id)) continue;
+    if (id && entry.is_directory())
+      (ReadStatus(entry.path()) ? jobs.ended : jobs.running).push_back(*id);
+  }
+  std::sort(jobs.running.begin(), jobs.running.end());
+  std::sort(jobs.ended.begin(), jobs.ended.end());
+  return jobs;
+}
+
+std::vector<EndedJob> Agent::EndedJobs() {
+  std::vector<EndedJob> ended;
+  MutexLock lock(mutex_);
+  if (quiet_) return ended;
+  bool any = !launching_.empty();
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
+    auto id = JobIdOf(entry.path());
+    if (!id || !entry.is_directory()) continue;
+    any = true;
+    if (launching_.count(*id)) continue;
     const fs::path& dir = entry.path();
     auto status = ReadStatus(dir);
     // A supervisor that wrote its status and exited between the two looks: read it again.
@@ -667,6 +685,7 @@ std::vector<EndedJob> Agent::EndedJobs() {
     }
     if (status) ended.push_back({*id, ReadRun(dir).value_or(0), *status});
   }
+  quiet_ = !any && !error;
   return ended;
 }
 

@@ -50,6 +50,10 @@ struct EndedJob {
   BatchStatus status;
 };
 
+struct JobsHere {
+  std::vector<uint64_t> running, ended;
+};
+
 class Agent {
  public:
   Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery gpus,
@@ -89,6 +93,9 @@ class Agent {
                  const std::function<void()>& cancel);
 
   std::vector<uint64_t> RunningJobs();  // job directories without a status yet
+  // The jobs here, for a registration: running ones, and those that ended and are yet to be
+  // reported (the controller hears of them next).
+  JobsHere Jobs();
   // Jobs that ended; a job directory whose supervisor died without a status is cleaned up
   // here (what is left of the job is killed) and reported as failed.
   std::vector<EndedJob> EndedJobs() EXCLUDES(mutex_);
@@ -161,6 +168,9 @@ class Agent {
   AgentOptions options_;
   Mutex mutex_;  // guards launching_ and the moves of job directories
   std::set<uint64_t> launching_ GUARDED_BY(mutex_);  // jobs whose launch is under way
+  // The last look found no job directory and no launch began since: nothing can have ended
+  // (an agent of many emulated nodes looks at the busy ones only).
+  bool quiet_ GUARDED_BY(mutex_) = false;
   int reports_since_prune_ GUARDED_BY(mutex_) = 0;
   Mutex steps_mutex_;
   struct StepGroup {

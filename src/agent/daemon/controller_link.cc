@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 
 #include "auth/tls.h"
 #include "common/text.h"
@@ -25,8 +28,17 @@ void Log(const std::string& message) {
 
 }  // namespace
 
-bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
-                      std::string& output) {
+bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout, std::string& output,
+                      const std::string& node) {
+  // The environment is made before the fork: the child of a threaded process only execs.
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry)
+    if (node.empty() || std::string_view(*entry).substr(0, 16) != "SLURMD_NODENAME=")
+      environment.emplace_back(*entry);
+  if (!node.empty()) environment.push_back("SLURMD_NODENAME=" + node);
+  std::vector<char*> envp;
+  for (std::string& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     output = "cannot create a pipe for the health check";
@@ -39,7 +51,8 @@ bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
     int null = open("/dev/null", O_RDONLY);
     if (null >= 0) dup2(null, 0);
     setsid();
-    execl(program.c_str(), program.c_str(), static_cast<char*>(nullptr));
+    char* argv[] = {const_cast<char*>(program.c_str()), nullptr};
+    execve(program.c_str(), argv, envp.data());
     static const char kFailed[] = "cannot run the health check program\n";
     (void)!write(2, kFailed, sizeof(kFailed) - 1);
     _exit(127);
@@ -80,15 +93,20 @@ bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
   return ok;
 }
 
-ControllerLink::ControllerLink(Agent& agent, LinkOptions options)
-    : agent_(agent), options_(std::move(options)) {
+ControllerLink::ControllerLink(std::vector<Agent*> agents, LinkOptions options)
+    : options_(std::move(options)) {
   stub_ = v1::Controller::NewStub(options_.channel);
-  if (!options_.nvml_library.empty()) {
-    auto probe = GpuHealthProbe::Open(options_.nvml_library, agent_.gpus().gpus);
+  nodes_.resize(agents.size());
+  for (size_t i = 0; i < agents.size(); ++i) {
+    Node& node = nodes_[i];
+    node.agent = agents[i];
+    if (options_.nvml_library.empty()) continue;
+    auto probe = GpuHealthProbe::Open(options_.nvml_library, node.agent->gpus().gpus);
     if (probe)
-      gpu_probe_ = std::move(*probe);
+      node.gpu_probe = std::move(*probe);
     else
-      Log("the GPU health probes cannot run: " + probe.error());
+      Log("node " + node.agent->node_name() +
+          ": the GPU health probes cannot run: " + probe.error());
   }
 }
 
@@ -117,47 +135,54 @@ void ControllerLink::Wake() {
   wake_.NotifyAll();
 }
 
-void ControllerLink::Reboot(std::string program, std::chrono::seconds timeout) {
+void ControllerLink::Reboot(size_t node, std::string program, std::chrono::seconds timeout) {
   {
     MutexLock lock(mutex_);
-    reboot_program_ = std::move(program);
-    reboot_timeout_ = timeout;
+    reboots_.push_back({node, std::move(program), timeout});
     woken_ = true;
   }
   wake_.NotifyAll();
 }
 
-void ControllerLink::RunReboot() {
-  std::string program;
-  std::chrono::seconds timeout;
+void ControllerLink::RunReboots() {
+  std::vector<RebootOrder> orders;
   {
     MutexLock lock(mutex_);
-    if (!reboot_program_) return;
-    program = std::move(*reboot_program_);
-    reboot_program_.reset();
-    timeout = reboot_timeout_;
+    orders.swap(reboots_);
   }
-  Log("rebooting: running RebootProgram " + program);
-  std::string output;
-  if (!RunHealthProgram(program, timeout, output))
-    Log("RebootProgram " + program + " failed: " + output);
-  // Back from the reboot: register as a node that has booted (the controller waits for it).
-  registered_ = false;
+  for (RebootOrder& order : orders) {
+    if (order.node >= nodes_.size()) continue;
+    Node& node = nodes_[order.node];
+    const std::string name = node.agent->node_name();
+    Log("node " + name + " rebooting: running RebootProgram " + order.program);
+    std::string output;
+    if (!RunHealthProgram(order.program, order.timeout, output,
+                          nodes_.size() > 1 ? name : std::string()))
+      Log("node " + name + ": RebootProgram " + order.program + " failed: " + output);
+    // Back from the reboot: register as a node that has booted (the controller waits for it).
+    node.registered = false;
+  }
 }
 
-bool ControllerLink::Register() {
+bool ControllerLink::AllRegistered() const {
+  return std::all_of(nodes_.begin(), nodes_.end(),
+                     [](const Node& node) { return node.registered; });
+}
+
+v1::RegisterRequest ControllerLink::RegistrationOf(const Node& node) const {
+  const Agent& agent = *node.agent;
   v1::RegisterRequest request;
-  request.set_node(agent_.node_name());
+  request.set_node(agent.node_name());
   request.set_address(options_.address);
-  const HostInfo& host = agent_.host();
+  const HostInfo& host = agent.host();
   request.set_cpus(static_cast<uint32_t>(host.cpus));
   request.set_sockets(static_cast<uint32_t>(host.sockets));
   request.set_cores_per_socket(static_cast<uint32_t>(host.cores_per_socket));
   request.set_threads_per_core(static_cast<uint32_t>(host.threads_per_core));
   request.set_memory_mb(host.memory_mb);
-  request.set_gpus(static_cast<uint32_t>(agent_.gpus().gpus.size()));
-  request.set_gpu_source(GpuSourceName(agent_.gpus().source));
-  for (const Gpu& gpu : agent_.gpus().gpus) {
+  request.set_gpus(static_cast<uint32_t>(agent.gpus().gpus.size()));
+  request.set_gpu_source(GpuSourceName(agent.gpus().source));
+  for (const Gpu& gpu : agent.gpus().gpus) {
     v1::GpuIdentity* identity = request.add_gpu_list();
     identity->set_index(gpu.index);
     identity->set_type(gpu.type);
@@ -169,83 +194,172 @@ bool ControllerLink::Register() {
     for (int core : gpu.cores) identity->add_cores(core);
     for (int link : gpu.links) identity->add_links(link);
   }
-  for (uint64_t id : agent_.RunningJobs()) request.add_running_jobs(id);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  v1::RegisterReply reply;
-  grpc::Status status = stub_->Register(&context, request, &reply);
-  if (!status.ok()) {
-    if (registered_ || status.error_code() != grpc::StatusCode::UNAVAILABLE)
-      Log("cannot register with the controller at " + options_.controller + ": " +
-          status.error_message());
-    registered_ = false;
-    return false;
-  }
-  agent_.NoteController();
-  if (!registered_)
-    Log("registered with the controller at " + options_.controller + " (" +
-        std::to_string(request.running_jobs_size()) + " running jobs)");
-  registered_ = true;
-  return true;
+  JobsHere jobs = node.agent->Jobs();
+  for (uint64_t id : jobs.running) request.add_running_jobs(id);
+  for (uint64_t id : jobs.ended) request.add_ended_jobs(id);
+  return request;
 }
 
-void ControllerLink::Heartbeat() {
-  v1::HeartbeatRequest request;
-  request.set_node(agent_.node_name());
-  request.set_healthy(healthy_);
-  request.set_health_output(health_output_);
-  request.set_health_latched(health_latched_);
-  for (const GpuReading& reading : gpu_readings_) wire::ToProto(reading, request.add_gpus());
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  v1::HeartbeatReply reply;
-  grpc::Status status = stub_->Heartbeat(&context, request, &reply);
-  if (status.ok()) {
-    agent_.NoteController();
-    health_delivered_ = true;
+// The nodes not registered, all at once (at most kWindow calls in flight): a registration
+// storm of one process is one connection's worth of calls.
+bool ControllerLink::Register() {
+  constexpr size_t kWindow = 256;
+  struct Call {
+    size_t node;
+    v1::RegisterRequest request;
+    v1::RegisterReply reply;
+    grpc::ClientContext context;
+    grpc::Status status;
+  };
+  std::vector<std::unique_ptr<Call>> calls;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (!nodes_[i].registered) {
+      auto call = std::make_unique<Call>();
+      call->node = i;
+      call->request = RegistrationOf(nodes_[i]);
+      calls.push_back(std::move(call));
+    }
+  if (calls.empty()) return true;
+  struct Replies {
+    Mutex mutex;
+    CondVar back_one;
+    size_t back GUARDED_BY(mutex) = 0;
+  } replies;
+  for (size_t sent = 0; sent < calls.size(); ++sent) {
+    {
+      MutexLock lock(replies.mutex);
+      replies.back_one.Wait(
+          replies.mutex, [&]() REQUIRES(replies.mutex) { return sent - replies.back < kWindow; });
+    }
+    Call* raw = calls[sent].get();
+    raw->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    stub_->async()->Register(&raw->context, &raw->request, &raw->reply,
+                             [&, raw](grpc::Status status) {
+                               MutexLock lock(replies.mutex);
+                               raw->status = std::move(status);
+                               ++replies.back;
+                               replies.back_one.NotifyAll();
+                             });
   }
-  if (!status.ok() || reply.reregister()) registered_ = false;
+  {
+    MutexLock lock(replies.mutex);
+    replies.back_one.Wait(replies.mutex,
+                          [&]() REQUIRES(replies.mutex) { return replies.back == calls.size(); });
+  }
+  size_t done = 0, jobs = 0, failed = 0;
+  std::string first_error;
+  const bool one = nodes_.size() == 1;
+  for (const auto& call : calls) {
+    Node& node = nodes_[call->node];
+    if (!call->status.ok()) {
+      ++failed;
+      if (first_error.empty() && call->status.error_code() != grpc::StatusCode::UNAVAILABLE)
+        first_error = node.agent->node_name() + ": " + call->status.error_message();
+      continue;
+    }
+    node.agent->NoteController();
+    node.registered = true;
+    ++done;
+    jobs += static_cast<size_t>(call->request.running_jobs_size());
+    if (one)
+      Log("registered with the controller at " + options_.controller + " (" + std::to_string(jobs) +
+          " running jobs)");
+  }
+  if (!one && done > 0)
+    Log("registered " + std::to_string(done) + " nodes with the controller at " +
+        options_.controller + " (" + std::to_string(jobs) + " running jobs)");
+  if (!first_error.empty())
+    Log("cannot register " + std::to_string(failed) + (one ? " node" : " nodes") +
+        " with the controller at " + options_.controller + ": " + first_error);
+  return failed == 0;
+}
+
+// Every registered node's heartbeat in one call (a few calls for a very large process).
+void ControllerLink::Heartbeat() {
+  constexpr size_t kPerCall = 10000;
+  std::vector<size_t> members;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].registered) members.push_back(i);
+  for (size_t from = 0; from < members.size(); from += kPerCall) {
+    size_t to = std::min(members.size(), from + kPerCall);
+    v1::HeartbeatBatch batch;
+    std::map<std::string, size_t> by_name;
+    for (size_t k = from; k < to; ++k) {
+      const Node& node = nodes_[members[k]];
+      v1::HeartbeatRequest* request = batch.add_nodes();
+      request->set_node(node.agent->node_name());
+      request->set_healthy(node.healthy);
+      request->set_health_output(node.health_output);
+      request->set_health_latched(node.health_latched);
+      for (const GpuReading& reading : node.gpu_readings)
+        wire::ToProto(reading, request->add_gpus());
+      by_name[node.agent->node_name()] = members[k];
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::HeartbeatBatchReply reply;
+    grpc::Status status = stub_->Heartbeats(&context, batch, &reply);
+    for (size_t k = from; k < to; ++k) {
+      Node& node = nodes_[members[k]];
+      if (status.ok()) {
+        node.agent->NoteController();
+        node.health_delivered = true;
+      } else {
+        node.registered = false;  // the controller may have restarted: register again
+      }
+    }
+    for (const std::string& name : reply.reregister())
+      if (auto it = by_name.find(name); it != by_name.end()) nodes_[it->second].registered = false;
+  }
 }
 
 void ControllerLink::ReportEnded() {
-  std::vector<EndedJob> ended_jobs = agent_.EndedJobs();
-  if (ended_jobs.empty()) return;
-  // Every report at once, so that they share the controller's commits; each is kept until its
-  // reply says the end is committed.
+  // Every report at once (up to kMost a round), so that they share the controller's commits;
+  // each is kept until its reply says the end is committed.
+  constexpr size_t kMost = 2000;
   struct Call {
+    Agent* agent;
     v1::JobEndedRequest request;
     v1::JobEndedReply reply;
     grpc::ClientContext context;
     grpc::Status status;
   };
   std::vector<std::unique_ptr<Call>> calls;
+  for (Node& node : nodes_) {
+    if (!node.registered || calls.size() >= kMost) continue;
+    Agent& agent = *node.agent;
+    for (const EndedJob& ended : agent.EndedJobs()) {
+      auto call = std::make_unique<Call>();
+      call->agent = &agent;
+      v1::JobEndedRequest& request = call->request;
+      request.set_job_id(ended.job_id);
+      request.set_node(agent.node_name());
+      request.set_exit_code(ended.status.exit_code);
+      request.set_signal(ended.status.signal);
+      request.set_out_of_memory(ended.status.out_of_memory);
+      request.set_prolog_failed(ended.status.prolog_failed);
+      request.set_epilog_failed(ended.status.epilog_failed);
+      request.set_launch_failed(ended.status.launch_failed);
+      request.set_reason(ended.status.reason);
+      request.set_restart_count(ended.restart_count);
+      request.set_cpu_seconds(ended.status.cpu_seconds);
+      request.set_max_rss_mib(ended.status.max_rss_mib);
+      if (ended.status.start_time != 0 && !ended.status.launch_failed)  // the batch shell ran
+        wire::ToProto(OneTask(agent.node_name(), 0, ended.status.batch_user_cpu,
+                              ended.status.batch_system_cpu, ended.status.batch_rss_kib),
+                      request.mutable_batch_usage());
+      calls.push_back(std::move(call));
+    }
+  }
+  if (calls.empty()) return;
   struct Replies {
     Mutex mutex;
     CondVar all_back;
     size_t back GUARDED_BY(mutex) = 0;
   } replies;
-  for (const EndedJob& ended : ended_jobs) {
-    auto call = std::make_unique<Call>();
-    v1::JobEndedRequest& request = call->request;
-    request.set_job_id(ended.job_id);
-    request.set_node(agent_.node_name());
-    request.set_exit_code(ended.status.exit_code);
-    request.set_signal(ended.status.signal);
-    request.set_out_of_memory(ended.status.out_of_memory);
-    request.set_prolog_failed(ended.status.prolog_failed);
-    request.set_epilog_failed(ended.status.epilog_failed);
-    request.set_launch_failed(ended.status.launch_failed);
-    request.set_reason(ended.status.reason);
-    request.set_restart_count(ended.restart_count);
-    request.set_cpu_seconds(ended.status.cpu_seconds);
-    request.set_max_rss_mib(ended.status.max_rss_mib);
-    if (ended.status.start_time != 0 && !ended.status.launch_failed)  // the batch shell ran
-      wire::ToProto(OneTask(agent_.node_name(), 0, ended.status.batch_user_cpu,
-                            ended.status.batch_system_cpu, ended.status.batch_rss_kib),
-                    request.mutable_batch_usage());
-    call->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  for (const auto& call : calls) {
     Call* raw = call.get();
-    calls.push_back(std::move(call));
+    raw->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     stub_->async()->JobEnded(&raw->context, &raw->request, &raw->reply,
                              [&, raw](grpc::Status status) {
                                MutexLock lock(replies.mutex);
@@ -258,41 +372,49 @@ void ControllerLink::ReportEnded() {
   replies.all_back.Wait(replies.mutex,
                         [&]() REQUIRES(replies.mutex) { return replies.back == calls.size(); });
   for (const auto& call : calls)
-    if (call->status.ok()) agent_.Reported(call->request.job_id(), call->request.restart_count());
+    if (call->status.ok())
+      call->agent->Reported(call->request.job_id(), call->request.restart_count());
 }
 
-void ControllerLink::RunHealthCheck() {
+void ControllerLink::RunHealthCheck(Node& node) {
   std::string output;
   bool ok = options_.health_program.empty() ||
-            RunHealthProgram(options_.health_program, std::chrono::seconds(60), output);
+            RunHealthProgram(options_.health_program, std::chrono::seconds(60), output,
+                             nodes_.size() > 1 ? node.agent->node_name() : std::string());
   // The built-in GPU probes: their problems come first in the reason, since they name the GPU.
   bool event = false;
   std::string gpu_problem;
-  if (gpu_probe_) {
-    gpu_readings_ = gpu_probe_->Probe();
-    gpu_problem = GpuHealthVerdict(gpu_readings_, event);
+  if (node.gpu_probe) {
+    node.gpu_readings = node.gpu_probe->Probe();
+    gpu_problem = GpuHealthVerdict(node.gpu_readings, event);
   }
   // A latched problem is reported until the controller has heard it, even once it cleared.
-  if (ok && gpu_problem.empty() && !healthy_ && health_latched_ && !health_delivered_) return;
+  if (ok && gpu_problem.empty() && !node.healthy && node.health_latched && !node.health_delivered)
+    return;
   if (!gpu_problem.empty()) {
     output = ok ? gpu_problem : gpu_problem + "; " + output;
     if (output.size() > 200) output = output.substr(0, 200);
     ok = false;
   }
-  if (ok != healthy_ || (!ok && output != health_output_))
-    Log(ok ? "health check passes again" : "health check failed: " + output);
-  if (ok != healthy_ || (!ok && output != health_output_)) health_delivered_ = false;
-  healthy_ = ok;
-  health_output_ = ok ? "" : output;
+  const std::string prefix = nodes_.size() == 1 ? "" : "node " + node.agent->node_name() + ": ";
+  if (ok != node.healthy || (!ok && output != node.health_output)) {
+    Log(prefix + (ok ? "health check passes again" : "health check failed: " + output));
+    node.health_delivered = false;
+  }
+  node.healthy = ok;
+  node.health_output = ok ? "" : output;
   // A GPU's trouble holds the node drained once cleared unless the site resumes such nodes; an
   // XID (an event that leaves no condition behind) always does.
-  health_latched_ = !gpu_problem.empty() && (event || !options_.gpu_health_resume);
+  node.health_latched = !gpu_problem.empty() && (event || !options_.gpu_health_resume);
 }
 
 void ControllerLink::Run() {
   auto next_heartbeat = Clock::now();
   auto next_health = Clock::now();
-  bool health = !options_.health_program.empty() || gpu_probe_;
+  auto next_register = Clock::now();
+  bool health = !options_.health_program.empty() ||
+                std::any_of(nodes_.begin(), nodes_.end(),
+                            [](const Node& node) { return node.gpu_probe != nullptr; });
   while (true) {
     {
       MutexLock lock(mutex_);
@@ -300,24 +422,20 @@ void ControllerLink::Run() {
       if (stop_) return;
       woken_ = false;
     }
-    RunReboot();
+    RunReboots();
     auto now = Clock::now();
     if (health && now >= next_health) {
-      RunHealthCheck();
+      // HealthCheckProgram runs for each node, with SLURMD_NODENAME set to it.
+      for (Node& node : nodes_) RunHealthCheck(node);
       next_health = now + (options_.health_interval.count() > 0 ? options_.health_interval
                                                                 : std::chrono::hours(24 * 365));
       next_heartbeat = now;  // tell the controller at once
     }
-    if (!registered_ && !Register()) {
-      MutexLock lock(mutex_);
-      wake_.WaitFor(mutex_, std::chrono::milliseconds(500),
-                    [&]() REQUIRES(mutex_) { return stop_; });
-      continue;
-    }
+    if (!AllRegistered() && now >= next_register && !Register())
+      next_register = now + std::chrono::milliseconds(500);  // the controller may be starting
     if (now >= next_heartbeat) {
       Heartbeat();
       next_heartbeat = now + options_.heartbeat;
-      if (!registered_) continue;
     }
     ReportEnded();
   }

@@ -1,6 +1,7 @@
-// droverd's side of the conversation with the controller: register (with the jobs still running
-// here, so they are re-adopted), heartbeat with the health check's verdict, and report every
-// job end until the controller has committed it.
+// droverd's side of the conversation with the controller, for every node the process serves:
+// register (with the jobs still running there, so they are re-adopted), heartbeat with the
+// health check's verdict (all the nodes' in one call), and report every job end until the
+// controller has committed it.
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -35,46 +37,61 @@ struct LinkOptions {
 
 class ControllerLink {
  public:
-  ControllerLink(Agent& agent, LinkOptions options);
+  // `agents`: every node this droverd serves (one, or many emulated nodes), which outlive it.
+  ControllerLink(std::vector<Agent*> agents, LinkOptions options);
   ~ControllerLink();
   void Start();
   void Stop() EXCLUDES(mutex_);
   void Wake() EXCLUDES(mutex_);  // a job may have ended: look now
   void SetAddress(std::string address) { options_.address = std::move(address); }  // before Start
-  // scontrol reboot: runs `program` (bounded by `timeout`) on the link's thread, then registers
-  // again as a node that has booted. An emulated node cannot restart its host: the program is
-  // what the site (or a test) makes of a reboot.
-  void Reboot(std::string program, std::chrono::seconds timeout) EXCLUDES(mutex_);
+  // scontrol reboot of node `node` (an index into `agents`): runs `program` (bounded by
+  // `timeout`) on the link's thread, then registers the node again as one that has booted. An
+  // emulated node cannot restart its host: the program is what the site (or a test) makes of it.
+  void Reboot(size_t node, std::string program, std::chrono::seconds timeout) EXCLUDES(mutex_);
 
  private:
+  // What the link knows of one node: whether the controller counts it registered, and its
+  // health check's verdict.
+  struct Node {
+    Agent* agent = nullptr;
+    bool registered = false;
+    bool healthy = true;
+    bool health_latched = false;
+    bool health_delivered = true;  // the controller has heard the verdict
+    std::string health_output;
+    std::unique_ptr<GpuHealthProbe> gpu_probe;  // null: no NVML GPUs to watch
+    std::vector<GpuReading> gpu_readings;
+  };
+
   void Run();
+  // Registers every node not registered; false when some could not.
   bool Register();
+  v1::RegisterRequest RegistrationOf(const Node& node) const;
   void Heartbeat();
   void ReportEnded();
-  void RunHealthCheck();
-  void RunReboot() EXCLUDES(mutex_);
+  void RunHealthCheck(Node& node);
+  void RunReboots() EXCLUDES(mutex_);
+  bool AllRegistered() const;
 
-  Agent& agent_;
   LinkOptions options_;
+  std::vector<Node> nodes_;
   std::unique_ptr<v1::Controller::Stub> stub_;
-  bool registered_ = false;
-  bool healthy_ = true;
-  bool health_latched_ = false;
-  bool health_delivered_ = true;  // the controller has heard the verdict
-  std::string health_output_;
-  std::unique_ptr<GpuHealthProbe> gpu_probe_;  // null: no NVML GPUs to watch
-  std::vector<GpuReading> gpu_readings_;
   Mutex mutex_;
   CondVar wake_;
   bool stop_ GUARDED_BY(mutex_) = false;
   bool woken_ GUARDED_BY(mutex_) = false;  // Wake() since the loop last looked
-  std::optional<std::string> reboot_program_ GUARDED_BY(mutex_);  // a reboot to run
-  std::chrono::seconds reboot_timeout_ GUARDED_BY(mutex_) = std::chrono::seconds(0);
+  struct RebootOrder {
+    size_t node;
+    std::string program;
+    std::chrono::seconds timeout;
+  };
+  std::vector<RebootOrder> reboots_ GUARDED_BY(mutex_);  // reboots to run
   std::thread thread_;
 };
 
 // Runs `program` with a timeout; true when it exits 0. `output` gets what it printed (trimmed).
-bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout,
-                      std::string& output);
+// `node`, when given, is the program's SLURMD_NODENAME (one process serving many nodes).
+bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout, std::string& output,
+                      const std::string& node = "");
 
 }  // namespace drover::agent

@@ -15,7 +15,9 @@ namespace {
 constexpr const char* kUsage =
     "Usage: droverd -N NODE [--conf FILE] [--spool DIR] [--listen ADDR:PORT] [--port-file FILE]\n"
     "               [--controller HOST:PORT] [--emulate] [--stepd PATH] [--nvml LIB]\n"
-    "  -N NODE            the node of slurm.conf this agent is\n"
+    "  -N NODE            the node of slurm.conf this agent is; with --emulate, a hostlist\n"
+    "                     (node[1-1000]) of nodes one process serves, each with its own\n"
+    "                     SlurmdSpoolDir (which then needs %n)\n"
     "  --conf FILE        slurm.conf (default: $DROVER_CONF, $SLURM_CONF, /etc/slurm/slurm.conf)\n"
     "  --spool DIR        job directories (default: SlurmdSpoolDir, %n replaced by NODE)\n"
     "  --listen ADDR:PORT where to listen (default: DroverAgentListen, else every interface,\n"

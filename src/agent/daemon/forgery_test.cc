@@ -60,6 +60,7 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"Notify", Allowed::kAnyUser},  // the job's owner, or an operator
     {"Register", Allowed::kDaemonsOnly},
     {"Heartbeat", Allowed::kDaemonsOnly},
+    {"Heartbeats", Allowed::kDaemonsOnly},
     {"JobEnded", Allowed::kDaemonsOnly},
 };
 const std::map<std::string, Allowed> kAgentRpcs = {

@@ -12,7 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <set>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "agent/daemon/agent.h"
 #include "agent/daemon/controller_link.h"
@@ -24,6 +28,7 @@
 #include "auth/tls.h"
 #include "common/agent_address.h"
 #include "common/cluster_config.h"
+#include "common/hostlist.h"
 #include "common/mutex.h"
 #include "common/step_launch.h"
 #include "proto/drover.grpc.pb.h"
@@ -39,65 +44,77 @@ using namespace drover;
 // user (or a daemon).
 class AgentService final : public v1::Agent::Service {
  public:
-  AgentService(agent::Agent& agent, agent::ControllerLink& link, const auth::DaemonAuth& auth)
-      : agent_(agent), link_(link), auth_(auth) {}
+  AgentService(const std::vector<agent::Agent*>& agents, agent::ControllerLink& link,
+               const auth::DaemonAuth& auth)
+      : agents_(agents), link_(link), auth_(auth) {
+    for (size_t i = 0; i < agents_.size(); ++i) by_name_[agents_[i]->node_name()] = i;
+  }
 
   grpc::Status Launch(grpc::ServerContext* context, const v1::LaunchRequest* request,
                       v1::AgentReply*) override {
-    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
+    agent::Agent* node = nullptr;
+    if (grpc::Status refused = FromController(*context, node); !refused.ok()) return refused;
+    agent::Agent& here = *node;
     auto claims = auth::OpenJobCredential(*auth_.authenticator, auth_.settings,
-                                          request->credential(), agent_.node_name());
+                                          request->credential(), here.node_name());
     if (!claims) return Denied(claims.error());
     const v1::JobSpec& spec = request->job().spec();
     if (claims->step_id() != auth::kBatchStep || claims->job_id() != spec.job_id() ||
         claims->uid() != spec.uid() || claims->gid() != spec.gid() ||
         claims->restart_count() != request->job().restart_count())
       return Denied(fmt::format("the job credential does not match job {}", spec.job_id()));
-    Status launched = agent_.Launch(*request);
+    Status launched = here.Launch(*request);
     link_.Wake();  // a launch that failed at once has a status to report
     return launched ? grpc::Status::OK
                     : grpc::Status(grpc::StatusCode::UNAVAILABLE, launched.error());
   }
   grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
                       v1::AgentReply*) override {
-    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
+    agent::Agent* node = nullptr;
+    if (grpc::Status refused = FromController(*context, node); !refused.ok()) return refused;
+    agent::Agent& here = *node;
     SignalScope scope = request->full()         ? SignalScope::kFull
                         : request->batch_only() ? SignalScope::kBatch
                                                 : SignalScope::kSteps;
     std::vector<uint32_t> steps(request->step_ids().begin(), request->step_ids().end());
-    Status sent = agent_.Signal(request->job_id(), request->signal(), scope, steps);
+    Status sent = here.Signal(request->job_id(), request->signal(), scope, steps);
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
   }
   grpc::Status RunStep(grpc::ServerContext* context,
                        grpc::ServerReaderWriter<v1::StepOutput, v1::StepInput>* stream) override {
     Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
     if (!caller) return auth::Unauthenticated(caller.error());
+    agent::Agent* node = nullptr;
+    if (grpc::Status unknown = Route(*context, node); !unknown.ok()) return unknown;
+    agent::Agent& here = *node;
     v1::StepInput first;
     if (!stream->Read(&first) || !first.has_launch())
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "RunStep: the first message must describe the step (launch)");
     v1::StepLaunch launch = std::move(*first.mutable_launch());
-    if (grpc::Status refused = CheckStep(*caller, launch); !refused.ok()) return refused;
+    if (grpc::Status refused = CheckStep(*caller, here, launch); !refused.ok()) return refused;
     Mutex write_mutex;  // the session writes from one thread today; the stream allows one
     auto write = [&](const v1::StepOutput& message) {
       MutexLock lock(write_mutex);
       return stream->Write(message);
     };
     auto read = [&](v1::StepInput* message) { return stream->Read(message); };
-    Status ran = agent_.RunStep(launch, write, read, [context] { context->TryCancel(); });
+    Status ran = here.RunStep(launch, write, read, [context] { context->TryCancel(); });
     return ran ? grpc::Status::OK
                : grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, ran.error());
   }
   grpc::Status Terminate(grpc::ServerContext* context, const v1::TerminateRequest* request,
                          v1::AgentReply*) override {
-    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
-    Status sent = agent_.Terminate(request->job_id());
+    agent::Agent* node = nullptr;
+    if (grpc::Status refused = FromController(*context, node); !refused.ok()) return refused;
+    Status sent = node->Terminate(request->job_id());
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
   }
   grpc::Status Notify(grpc::ServerContext* context, const v1::JobNotifyRequest* request,
                       v1::AgentReply*) override {
-    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
-    Status sent = agent_.Notify(request->job_id(), request->message());
+    agent::Agent* node = nullptr;
+    if (grpc::Status refused = FromController(*context, node); !refused.ok()) return refused;
+    Status sent = node->Notify(request->job_id(), request->message());
     return sent ? grpc::Status::OK
                 : grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, sent.error());
   }
@@ -105,11 +122,13 @@ class AgentService final : public v1::Agent::Service {
   // slurmd's does (slurmctld expects no answer from a rebooting node).
   grpc::Status Reboot(grpc::ServerContext* context, const v1::NodeRebootRequest* request,
                       v1::AgentReply*) override {
-    if (grpc::Status refused = FromController(*context); !refused.ok()) return refused;
+    agent::Agent* node = nullptr;
+    if (grpc::Status refused = FromController(*context, node); !refused.ok()) return refused;
     if (request->program().empty())
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "RebootProgram isn't defined");
-    int64_t timeout = agent_.cluster().settings.resume_timeout_seconds;
-    link_.Reboot(request->program(), std::chrono::seconds(timeout > 0 ? timeout : 60));
+    int64_t timeout = node->cluster().settings.resume_timeout_seconds;
+    link_.Reboot(by_name_.at(node->node_name()), request->program(),
+                 std::chrono::seconds(timeout > 0 ? timeout : 60));
     return grpc::Status::OK;
   }
 
@@ -118,7 +137,9 @@ class AgentService final : public v1::Agent::Service {
                             v1::AgentStatusReply* reply) override {
     Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
     if (!caller) return auth::Unauthenticated(caller.error());
-    *reply = agent_.DaemonStatus();
+    agent::Agent* node = nullptr;
+    if (grpc::Status unknown = Route(*context, node); !unknown.ok()) return unknown;
+    *reply = node->DaemonStatus();
     return grpc::Status::OK;
   }
 
@@ -130,7 +151,9 @@ class AgentService final : public v1::Agent::Service {
     if (!caller) return auth::Unauthenticated(caller.error());
     const bool all = auth::IsDaemonIdentity(*caller, auth_.settings);
     const uint32_t uid = caller->uid;
-    *reply = agent_.ListPids(*request, [all, uid](uint32_t owner) { return all || owner == uid; });
+    agent::Agent* node = nullptr;
+    if (grpc::Status unknown = Route(*context, node); !unknown.ok()) return unknown;
+    *reply = node->ListPids(*request, [all, uid](uint32_t owner) { return all || owner == uid; });
     return grpc::Status::OK;
   }
 
@@ -138,19 +161,43 @@ class AgentService final : public v1::Agent::Service {
   static grpc::Status Denied(const std::string& why) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
   }
+  // The node the call is for (kAgentNodeMetadata); a call that names none goes to the only one.
+  grpc::Status Route(const grpc::ServerContext& context, agent::Agent*& node) const {
+    const auto& metadata = context.client_metadata();
+    auto named = metadata.find(kAgentNodeMetadata);
+    if (named == metadata.end()) {
+      if (agents_.size() == 1) {
+        node = agents_.front();
+        return grpc::Status::OK;
+      }
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          fmt::format("this droverd serves {} nodes; a call must name one ({})",
+                                      agents_.size(), kAgentNodeMetadata));
+    }
+    std::string name(named->second.data(), named->second.size());
+    auto it = by_name_.find(name);
+    if (it == by_name_.end())
+      return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          fmt::format("node {} is not served by this droverd (it serves {})",
+                                      name.substr(0, 64), served_));
+    node = agents_[it->second];
+    return grpc::Status::OK;
+  }
   // Only the controller's calls: a daemon identity.
-  grpc::Status FromController(const grpc::ServerContext& context) {
+  grpc::Status FromController(const grpc::ServerContext& context, agent::Agent*& node) {
     Result<auth::Identity> caller = auth::Authenticate(context, *auth_.authenticator);
     if (!caller) return auth::Unauthenticated(caller.error());
     if (!auth::IsDaemonIdentity(*caller, auth_.settings))
       return Denied(fmt::format("only the controller may call this; uid {} may not", caller->uid));
-    agent_.NoteController();
+    if (grpc::Status unknown = Route(context, node); !unknown.ok()) return unknown;
+    node->NoteController();
     return grpc::Status::OK;
   }
   // The step runs from the credential's Job bytes, for the credential's user, on a node it names.
-  grpc::Status CheckStep(const auth::Identity& caller, v1::StepLaunch& launch) {
+  grpc::Status CheckStep(const auth::Identity& caller, const agent::Agent& here,
+                         v1::StepLaunch& launch) {
     auto claims = auth::OpenJobCredential(*auth_.authenticator, auth_.settings, launch.credential(),
-                                          agent_.node_name());
+                                          here.node_name());
     if (!claims) return Denied(claims.error());
     if (caller.uid != claims->uid() && !auth::IsDaemonIdentity(caller, auth_.settings))
       return Denied(fmt::format("uid {} may not run steps of job {} (uid {})", caller.uid,
@@ -167,12 +214,52 @@ class AgentService final : public v1::Agent::Service {
     return grpc::Status::OK;
   }
 
-  agent::Agent& agent_;
+  const std::vector<agent::Agent*>& agents_;
+  std::unordered_map<std::string, size_t> by_name_;
   agent::ControllerLink& link_;
   const auth::DaemonAuth& auth_;
+  std::string served_ = [this] {
+    std::vector<std::string> names;
+    for (const agent::Agent* agent : agents_) names.push_back(agent->node_name());
+    return CompressHostlist(names);
+  }();
 };
 
 std::atomic<bool> stopping{false};
+
+// -N: one node, or (emulated) a hostlist of nodes this process serves, as Slurm's
+// multiple-slurmd serves several nodes from one host.
+Result<std::vector<std::string>> NodesServed(const agent::DaemonOptions& options,
+                                             const ClusterConfig& cluster,
+                                             const std::string& path) {
+  auto names = ExpandHostlist(options.node);
+  if (!names) return MakeError(fmt::format("-N {}: {}", options.node, names.error()));
+  std::set<std::string> seen;
+  for (const std::string& name : *names) {
+    if (cluster.FindNode(name) < 0)
+      return MakeError(
+          fmt::format("node {} is not in {}; give -N one of its NodeName=s", name, path));
+    if (!seen.insert(name).second)
+      return MakeError(fmt::format("-N {}: node {} is named twice", options.node, name));
+  }
+  if (names->size() > 1) {
+    if (!options.emulate)
+      return MakeError(fmt::format(
+          "-N {} names {} nodes: one droverd serves several nodes only when they are emulated "
+          "(--emulate); a real host is one node",
+          options.node, names->size()));
+    if (!options.spool.empty())
+      return MakeError(
+          "--spool is one node's directory; with several nodes each node's is "
+          "SlurmdSpoolDir's (with %n)");
+    if (!options.nvml.empty()) return MakeError("--nvml serves one node; give -N one node");
+    if (cluster.settings.slurmd_spool_dir.find("%n") == std::string::npos)
+      return MakeError(fmt::format(
+          "SlurmdSpoolDir={} has no %n: the nodes of one droverd need a spool directory each",
+          cluster.settings.slurmd_spool_dir));
+  }
+  return names;
+}
 
 // The host's CPUs and memory; an emulated node's are slurm.conf's.
 Result<agent::HostInfo> HostFor(const agent::DaemonOptions& options, const NodeConfig& config) {
@@ -189,10 +276,10 @@ Result<agent::HostInfo> HostFor(const agent::DaemonOptions& options, const NodeC
 // The agent's options; its spool directory is made here.
 Result<agent::AgentOptions> AgentOptionsFor(const agent::DaemonOptions& options,
                                             const ClusterConfig& cluster,
-                                            const std::string& conf_path) {
+                                            const std::string& conf_path, const std::string& node) {
   agent::AgentOptions agent_options;
-  agent_options.spool = options.spool.empty() ? AgentSpoolDir(cluster.settings, options.node)
-                                              : fs::path(options.spool);
+  agent_options.spool =
+      options.spool.empty() ? AgentSpoolDir(cluster.settings, node) : fs::path(options.spool);
   agent_options.conf_path = fs::absolute(conf_path).string();
   agent_options.emulated = options.emulate;
   agent_options.stepd = options.stepd.empty()
@@ -207,13 +294,14 @@ Result<agent::AgentOptions> AgentOptionsFor(const agent::DaemonOptions& options,
 }
 
 void PrintNodeSummary(const std::string& node, const agent::HostInfo& host,
-                      const agent::GpuDiscovery& gpus, const agent::AgentOptions& agent_options,
-                      bool job_container) {
-  agent::CgroupHierarchy cgroups = agent::DetectCgroups(agent_options.cgroup_root);
+                      const agent::GpuDiscovery& gpus, const agent::CgroupHierarchy& cgroups) {
   fmt::print(stderr, "droverd: node {}: {} CPUs, {} MiB, {} GPUs ({}{}{}); cgroups: {}{}{}\n", node,
              host.cpus, host.memory_mb, gpus.gpus.size(), agent::GpuSourceName(gpus.source),
              gpus.note.empty() ? "" : ": ", gpus.note, agent::CgroupModeName(cgroups.mode),
              cgroups.reason.empty() ? "" : " — ", cgroups.reason);
+}
+
+void PrintWarnings(bool job_container) {
   if (geteuid() != 0 && job_container)
     fmt::print(stderr,
                "droverd: warning: JobContainerType=job_container/tmpfs needs droverd to run as "
@@ -242,7 +330,7 @@ agent::LinkOptions LinkOptionsFor(const agent::DaemonOptions& options,
 
 // Serves the agent's API and talks to the controller until SIGTERM or SIGINT; the exit code.
 int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
-          const NodeConfig& config, agent::Agent& agent) {
+          const NodeConfig& config, const std::vector<agent::Agent*>& agents) {
   std::string listen =
       options.listen.empty() ? AgentListenAddress(cluster.settings, config) : options.listen;
   auto server_credentials = auth::ServerCredentials(cluster);  // TLS when slurm.conf asks
@@ -269,7 +357,7 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   }
   agent::LinkOptions link_options = LinkOptionsFor(options, cluster);
   // The built-in GPU probes watch the GPUs NVML found, through the same library.
-  if (agent.gpus().source == agent::GpuSource::kNvml)
+  if (agents.size() == 1 && agents.front()->gpus().source == agent::GpuSource::kNvml)
     link_options.nvml_library = options.nvml.empty() ? "libnvidia-ml.so.1" : options.nvml;
   // A controller that restarts is back within seconds: retry connecting at least every second
   // (gRPC's default backoff grows to two minutes).
@@ -283,8 +371,8 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
     return 1;
   }
   link_options.channel = std::move(*channel);
-  agent::ControllerLink link(agent, link_options);
-  AgentService service(agent, link, *daemon_auth);
+  agent::ControllerLink link(agents, link_options);
+  AgentService service(agents, link, *daemon_auth);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
@@ -301,10 +389,11 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   link.SetAddress(fmt::format("{}:{}", host_part, port));
   // scontrol listpids and pidinfo find this node's agent here, as Slurm's find slurmstepd's
   // sockets in SlurmdSpoolDir (an agent on port 0 has no address slurm.conf could give).
-  if (Status written = WriteAgentAddress(agent.spool(), fmt::format("{}:{}", host_part, port));
-      !written)
-    fmt::print(stderr, "droverd: warning: {}; scontrol listpids cannot find this agent\n",
-               written.error());
+  for (const agent::Agent* agent : agents)
+    if (Status written = WriteAgentAddress(agent->spool(), fmt::format("{}:{}", host_part, port));
+        !written)
+      fmt::print(stderr, "droverd: warning: {}; scontrol listpids cannot find this agent\n",
+                 written.error());
   if (!options.port_file.empty()) {
     std::ofstream(options.port_file) << port << "\n";
   }
@@ -337,32 +426,45 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "droverd: error: {}\n", error.ToString());
   if (!load.ok()) return 1;
   const ClusterConfig& cluster = load.config;
-  int node = cluster.FindNode(options.node);
-  if (node < 0) {
-    fmt::print(stderr, "droverd: error: node {} is not in {}; give -N one of its NodeName=s\n",
-               options.node, path);
+  auto names = NodesServed(options, cluster, path);
+  if (!names) {
+    fmt::print(stderr, "droverd: error: {}\n", names.error());
     return 1;
   }
-  const NodeConfig& config = cluster.nodes[node];
-  auto host = HostFor(options, config);
-  if (!host) {
-    fmt::print(stderr, "droverd: error: {}\n", host.error());
-    return 1;
+  // Programs the agent runs (HealthCheckProgram, and NVML's stand-in in tests) see the node;
+  // an agent of many nodes gives each program its node.
+  if (names->size() == 1) setenv("SLURMD_NODENAME", names->front().c_str(), 1);
+  std::vector<std::unique_ptr<agent::Agent>> agents;
+  const bool quiet = names->size() > 16;  // a line per node for a few nodes, else a summary
+  agent::CgroupHierarchy cgroups = agent::DetectCgroups(agent::AgentOptions().cgroup_root);
+  for (const std::string& name : *names) {
+    const int node = cluster.FindNode(name);
+    const NodeConfig& config = cluster.nodes[node];
+    auto host = HostFor(options, config);
+    if (!host) {
+      fmt::print(stderr, "droverd: error: {}\n", host.error());
+      return 1;
+    }
+    agent::GpuDiscoveryOptions gpu_options;
+    // An emulated node given --nvml asks that library (a test's stand-in) for its GPUs.
+    gpu_options.emulated = options.emulate && options.nvml.empty();
+    if (!options.nvml.empty()) gpu_options.nvml_library = options.nvml;
+    gpu_options.core_cpus = host->core_cpus;
+    agent::GpuDiscovery gpus = agent::DiscoverGpus(config, gpu_options);
+    auto agent_options = AgentOptionsFor(options, cluster, path, name);
+    if (!agent_options) {
+      fmt::print(stderr, "droverd: error: {}\n", agent_options.error());
+      return 1;
+    }
+    if (!quiet) PrintNodeSummary(name, *host, gpus, cgroups);
+    agents.push_back(
+        std::make_unique<agent::Agent>(cluster, node, *host, std::move(gpus), *agent_options));
   }
-  // Programs the agent runs (HealthCheckProgram, and NVML's stand-in in tests) see the node.
-  setenv("SLURMD_NODENAME", options.node.c_str(), 1);
-  agent::GpuDiscoveryOptions gpu_options;
-  // An emulated node given --nvml asks that library (a test's stand-in) for its GPUs.
-  gpu_options.emulated = options.emulate && options.nvml.empty();
-  if (!options.nvml.empty()) gpu_options.nvml_library = options.nvml;
-  gpu_options.core_cpus = host->core_cpus;
-  agent::GpuDiscovery gpus = agent::DiscoverGpus(config, gpu_options);
-  auto agent_options = AgentOptionsFor(options, cluster, path);
-  if (!agent_options) {
-    fmt::print(stderr, "droverd: error: {}\n", agent_options.error());
-    return 1;
-  }
-  PrintNodeSummary(options.node, *host, gpus, *agent_options, cluster.settings.job_container.tmpfs);
-  agent::Agent agent(cluster, node, *host, gpus, *agent_options);
-  return Serve(options, cluster, config, agent);
+  if (quiet)
+    fmt::print(stderr, "droverd: {} emulated nodes ({}); cgroups: {}\n", names->size(),
+               CompressHostlist(*names), agent::CgroupModeName(cgroups.mode));
+  PrintWarnings(cluster.settings.job_container.tmpfs);
+  std::vector<agent::Agent*> served;
+  for (const auto& agent : agents) served.push_back(agent.get());
+  return Serve(options, cluster, cluster.nodes[cluster.FindNode(names->front())], served);
 }

@@ -1,5 +1,5 @@
-// drover up / down / status / env: a whole cluster on this machine — droverctld and one
-// emulated droverd per node of a configuration — started in the background on loopback, with
+// drover up / down / status / env: a whole cluster on this machine — droverctld and emulated
+// droverds for the nodes of a configuration — started in the background on loopback, with
 // its state, logs and effective configuration in one directory.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +30,7 @@
 #include "cli/commands.h"
 #include "common/cluster_config.h"
 #include "common/getopt.h"
+#include "common/hostlist.h"
 #include "common/process_file.h"
 #include "common/text.h"
 #include "proto/drover.grpc.pb.h"
@@ -345,8 +347,34 @@ std::optional<fs::path> PrepareState(const fs::path& conf, const std::string& st
   return state;
 }
 
-// droverctld, then (once it listens, so their first registration gets through) one droverd per
-// node. The controller's PID, or nullopt after saying why.
+// The agent processes of an emulated cluster: one per node up to kOwnProcessNodes nodes (each
+// node's log its own), else groups of kNodesPerAgent nodes in one process each, as Slurm's
+// multiple-slurmd serves many nodes from one host.
+constexpr size_t kOwnProcessNodes = 64;
+constexpr size_t kNodesPerAgent = 1000;
+
+struct AgentGroup {
+  std::string name;      // its process's name in pids/ and logs/
+  std::string hostlist;  // droverd -N
+  std::vector<std::string> nodes;
+};
+
+std::vector<AgentGroup> AgentGroups(const ClusterConfig& cluster) {
+  std::vector<AgentGroup> groups;
+  const size_t size = cluster.nodes.size() <= kOwnProcessNodes ? 1 : kNodesPerAgent;
+  for (size_t from = 0; from < cluster.nodes.size(); from += size) {
+    AgentGroup group;
+    for (size_t i = from; i < std::min(cluster.nodes.size(), from + size); ++i)
+      group.nodes.push_back(cluster.nodes[i].name);
+    group.hostlist = CompressHostlist(group.nodes);
+    group.name = size == 1 ? group.nodes.front() : fmt::format("agent-{}", groups.size() + 1);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+// droverctld, then (once it listens, so their first registration gets through) the agents
+// (AgentGroups). The controller's PID, or nullopt after saying why.
 std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cluster, int port,
                                   const std::string& nvml) {
   fs::path bin = BinDir();
@@ -364,10 +392,10 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
     if (!Processes(state).front().alive) break;
     std::this_thread::sleep_for(25ms);
   }
-  for (const NodeConfig& node : cluster.nodes) {
+  for (const AgentGroup& group : AgentGroups(cluster)) {
     std::vector<std::string> argv = {(bin / "droverd").string(),
                                      "-N",
-                                     node.name,
+                                     group.hostlist,
                                      "--conf",
                                      slurm_conf,
                                      "--emulate",
@@ -376,7 +404,7 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
                                      "--controller",
                                      fmt::format("127.0.0.1:{}", port)};
     if (!nvml.empty()) argv.insert(argv.end(), {"--nvml", nvml});
-    auto agent = Spawn(state, node.name, std::move(argv));
+    auto agent = Spawn(state, group.name, std::move(argv));
     if (!agent) {
       fmt::print(stderr, "drover up: {}\n", agent.error());
       StopAll(state);
@@ -402,8 +430,10 @@ bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster) {
       fmt::print(stderr, "drover up: the cluster did not come up{}; its logs end:\n",
                  dead ? " (a daemon stopped)" : " within 60 s");
       PrintLogTail(state / "logs" / "ctld.log");
-      for (const NodeConfig& node : cluster.nodes)
-        if (states[node.name] != "IDLE") PrintLogTail(state / "logs" / (node.name + ".log"));
+      for (const AgentGroup& group : AgentGroups(cluster))
+        if (std::any_of(group.nodes.begin(), group.nodes.end(),
+                        [&](const std::string& node) { return states[node] != "IDLE"; }))
+          PrintLogTail(state / "logs" / (group.name + ".log"));
       StopAll(state);
       return false;
     }
@@ -437,8 +467,9 @@ int RunUp(Arguments args) {
   if (options->help) {
     fmt::print(
         "Usage: drover up [--conf slurm.conf] [--state DIR] [--nvml LIB]\n"
-        "Starts droverctld and one emulated droverd per node of the configuration (default:\n"
-        "{}) on this machine, on free loopback ports, and waits until every node is IDLE.\n"
+        "Starts droverctld and emulated droverds for the nodes of the configuration (default:\n"
+        "{}) on this machine, on free loopback ports, and waits until every node is IDLE:\n"
+        "one droverd per node up to 64 nodes, else one per 1,000 nodes.\n"
         "State, logs and the effective configuration go to DIR (default:\n"
         "$XDG_STATE_HOME/drover/CLUSTER). Stop it with `drover down`.\n"
         "--nvml LIB: the nodes' GPUs are what that NVML library finds (libnvidia-ml.so.1: this\n"

@@ -66,6 +66,7 @@ Result<v1::ListPidsReply> AskAgent(const Connection& connection, const std::stri
   if (!agent) return std::move(agent).take_error();
   grpc::ClientContext context;
   SetDeadline(context);
+  context.AddMetadata(kAgentNodeMetadata, node);
   v1::ListPidsReply reply;
   grpc::Status status = agent->stub->ListPids(&context, request, &reply);
   if (!status.ok()) return MakeError(Unreached(node, *agent, status));
@@ -156,6 +157,7 @@ int ShowSlurmd(const std::optional<std::string>& named) {
   if (!agent) return Error("slurm_load_slurmd_status: " + agent.error());
   grpc::ClientContext context;
   SetDeadline(context);
+  context.AddMetadata(kAgentNodeMetadata, *node);
   v1::AgentStatusReply reply;
   grpc::Status status = agent->stub->DaemonStatus(&context, v1::AgentStatusRequest(), &reply);
   if (!status.ok()) return Error("slurm_load_slurmd_status: " + Unreached(*node, *agent, status));

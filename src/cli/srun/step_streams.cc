@@ -1,5 +1,6 @@
 // srun's per-node streams; see step_streams.h.
 #include "cli/srun/step_streams.h"
+#include "common/agent_address.h"
 
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
@@ -68,6 +69,7 @@ bool StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& l
       return false;
     }
     node->stub = v1::Agent::NewStub(*channel);
+    node->context.AddMetadata(kAgentNodeMetadata, node->node.name());  // its agent may serve many
     if (compress_) node->context.set_compression_algorithm(GRPC_COMPRESS_DEFLATE);
     node->stream = node->stub->RunStep(&node->context);
     v1::StepInput first;

@@ -8,6 +8,7 @@
 
 #include "auth/grpc_auth.h"
 #include "auth/job_credential.h"
+#include "common/agent_address.h"
 #include "common/log.h"
 #include "ctld/records.h"
 
@@ -150,18 +151,27 @@ std::shared_ptr<v1::Agent::Stub> AgentDispatcher::StubFor(int node) {
   std::string address = AddressOf(node);
   std::shared_ptr<const ClusterConfig> cluster = this->cluster();
   MutexLock lock(stubs_mutex_);
-  auto& [target, stub] = stubs_[node];
-  if (!stub || target != address) {
-    target = address;
+  std::shared_ptr<v1::Agent::Stub>& stub = stubs_[address];
+  if (!stub) {
     grpc::ChannelArguments args;  // an agent that restarts is back within seconds
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     auto channel = auth::NewChannel(address, *cluster, args, authenticator_);
     if (!channel) {
       log::Error("cannot reach the agent at {}: {}", address, channel.error());
+      stubs_.erase(address);
       return nullptr;
     }
     stub = v1::Agent::NewStub(*channel);
+  }
+  // Agents restarted on new ports leave stubs behind: drop those no node's address names.
+  if (stubs_.size() > cluster->nodes.size() + 64) {
+    std::set<std::string> current;
+    for (size_t i = 0; i < cluster->nodes.size(); ++i)
+      current.insert(AddressOf(static_cast<int>(i)));
+    std::shared_ptr<v1::Agent::Stub> kept = stubs_[address];
+    std::erase_if(stubs_, [&](const auto& entry) { return !current.count(entry.first); });
+    return kept;
   }
   return stub;
 }
@@ -209,6 +219,8 @@ void AgentDispatcher::Run() {
     Call& call = *next;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    // The node the call is for: its agent may serve many.
+    context.AddMetadata(kAgentNodeMetadata, cluster()->nodes[call.node].name);
     std::shared_ptr<v1::Agent::Stub> stub = StubFor(call.node);
     grpc::Status status = stub ? call.send(*stub, context)
                                : grpc::Status(grpc::StatusCode::UNAVAILABLE, "no channel");

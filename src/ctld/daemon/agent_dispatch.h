@@ -69,11 +69,11 @@ class AgentDispatcher : public EffectSink {
   auth::Authenticator& authenticator_;
   const auth::Settings auth_settings_;
 
-  // Per node, the address its stub talks to, and the stub.
-  // A worker keeps its own reference while it calls, so a stub replaced meanwhile lives on.
+  // Per agent address, its stub: the nodes one agent process serves share its connection (each
+  // call names its node). A worker keeps its own reference while it calls, so a stub dropped
+  // meanwhile lives on.
   Mutex stubs_mutex_;
-  std::map<int, std::pair<std::string, std::shared_ptr<v1::Agent::Stub>>> stubs_
-      GUARDED_BY(stubs_mutex_);
+  std::map<std::string, std::shared_ptr<v1::Agent::Stub>> stubs_ GUARDED_BY(stubs_mutex_);
   Mutex mutex_;
   CondVar wake_;
   std::shared_ptr<const ClusterConfig> cluster_ GUARDED_BY(mutex_);  // nodes never change

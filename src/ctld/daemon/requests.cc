@@ -270,6 +270,7 @@ std::string Bounded(const std::string& text) {
 NodeRegistered NodeRegisteredOf(const v1::RegisterRequest& request) {
   NodeRegistered event{request.node(), {}};
   event.running_jobs.assign(request.running_jobs().begin(), request.running_jobs().end());
+  event.ended_jobs.assign(request.ended_jobs().begin(), request.ended_jobs().end());
   if (request.cpus() || request.memory_mb() || !request.gpu_source().empty())
     event.resources = NodeResources{request.cpus(), request.memory_mb(), request.gpus()};
   int count = std::min(request.gpu_list_size(), kMostReportedGpus);

@@ -450,6 +450,43 @@ ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
   return Tell(context, HeartbeatOf(*request));
 }
 
+// The heartbeats of every node of one agent process: one event each, one reply once all of them
+// are applied.
+ControllerService::Reactor* ControllerService::Heartbeats(Context* context,
+                                                          const v1::HeartbeatBatch* request,
+                                                          v1::HeartbeatBatchReply* reply) {
+  constexpr int kMostNodes = 100000;
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kDaemon, caller); !refused.ok())
+    return Finished(context, refused);
+  if (request->nodes_size() > kMostNodes)
+    return Finished(context, Invalid(fmt::format("{} heartbeats in one call; at most {}",
+                                                 request->nodes_size(), kMostNodes)));
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  std::vector<drover::ctld::Heartbeat> events;
+  events.reserve(static_cast<size_t>(request->nodes_size()));
+  for (const v1::HeartbeatRequest& heartbeat : request->nodes()) {
+    int node = snapshot->cluster->FindNode(heartbeat.node());
+    if (node < 0)
+      return Finished(context, Invalid("node " + heartbeat.node().substr(0, 64) +
+                                       " is not in this cluster's slurm.conf"));
+    if (static_cast<size_t>(node) < snapshot->nodes.size() && !snapshot->nodes[node].registered)
+      reply->add_reregister(heartbeat.node());
+    events.push_back(HeartbeatOf(heartbeat));
+  }
+  Reactor* reactor = context->DefaultReactor();
+  if (events.empty()) {
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  auto left = std::make_shared<std::atomic<size_t>>(events.size());
+  for (drover::ctld::Heartbeat& event : events)
+    loop_.Submit(std::move(event), [reactor, left](const Reply&) {
+      if (left->fetch_sub(1) == 1) reactor->Finish(grpc::Status::OK);
+    });
+  return reactor;
+}
+
 ControllerService::Reactor* ControllerService::JobEnded(Context* context,
                                                         const v1::JobEndedRequest* request,
                                                         v1::JobEndedReply*) {

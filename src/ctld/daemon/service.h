@@ -64,6 +64,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* Shares(Context*, const v1::ShareQuery*, v1::ShareList*) override;
   Reactor* Register(Context*, const v1::RegisterRequest*, v1::RegisterReply*) override;
   Reactor* Heartbeat(Context*, const v1::HeartbeatRequest*, v1::HeartbeatReply*) override;
+  Reactor* Heartbeats(Context*, const v1::HeartbeatBatch*, v1::HeartbeatBatchReply*) override;
   Reactor* JobEnded(Context*, const v1::JobEndedRequest*, v1::JobEndedReply*) override;
   Reactor* Suspend(Context*, const v1::SuspendRequest*, v1::ActionReply*) override;
   Reactor* ListPartitions(Context*, const v1::PartitionQuery*, v1::PartitionList*) override;

@@ -222,6 +222,9 @@ class Engine : private sched::JobOutcomes {
   void SetNodeState(const UpdateNode& event, int index, EngineOutput& out);
   // Its jobs requeued or ended NODE_FAIL; a -k/--no-kill job of several nodes loses the node.
   void DownNode(int index, EngineOutput& out);
+  void PurgeMissingJobs(int index, const NodeRegistered& event, EngineOutput& out);
+  // A node lost the job: requeued (a NODE_FAIL run) when it may be, else ended NODE_FAIL.
+  void LoseJob(Job& job, EngineOutput& out);
   void On(const RebootNodes& event, EngineOutput& out);  // engine_reboot.cc
   void RequestReboot(const RebootNodes& event, int index);
   std::string CancelReboot(int index);                       // empty, or why not

@@ -183,6 +183,44 @@ TEST_F(LifecycleTest, WithoutNoKillAFailedNodeEndsTheJob) {
   EXPECT_EQ(Find(lost).state, JobState::kNodeFail);
 }
 
+// Slurm's _purge_missing_jobs: a batch job that the agent of its batch node does not report when
+// it registers (its spool lost, the node rebooted under it) was lost there, once it is older
+// than BatchStartTimeout (10 s); a younger launch may still be on its way.
+TEST_F(LifecycleTest, ABatchJobItsAgentNoLongerHasIsRequeuedWhenItRegisters) {
+  uint64_t young = Submit(JobSpec{});
+  ASSERT_EQ(Find(young).state, JobState::kRunning);
+  const std::string node = load_.config.nodes[Find(young).BatchNode()].name;
+  Apply(NodeRegistered{node, {}});
+  EXPECT_EQ(Find(young).state, JobState::kRunning) << "launched under BatchStartTimeout ago";
+  Pass(11);
+  Apply(NodeRegistered{node, {young}});
+  EXPECT_EQ(Find(young).state, JobState::kRunning) << "its agent runs it";
+  NodeRegistered ended{node, {}};
+  ended.ended_jobs = {young};
+  Apply(ended);
+  EXPECT_EQ(Find(young).state, JobState::kRunning) << "its end is reported next";
+  Apply(NodeRegistered{node, {}});
+  EXPECT_EQ(Find(young).restart_count, 1u) << "requeued";
+  ASSERT_EQ(Find(young).history.size(), 1u);
+  EXPECT_EQ(Find(young).history[0].state, JobState::kNodeFail);
+  EXPECT_EQ(Find(young).history[0].exit_code, 1);
+}
+
+TEST_F(LifecycleTest, AMissingJobThatMayNotBeRequeuedEndsNodeFail) {
+  JobSpec spec = OnBothNodes();
+  spec.requeue = false;
+  uint64_t lost = Submit(spec);
+  Pass(11);
+  Apply(NodeRegistered{"n2", {}});  // not its batch node: Slurm leaves it (steps only)
+  EXPECT_EQ(Find(lost).state, JobState::kRunning);
+  Apply(NodeRegistered{"n1", {}});
+  EXPECT_EQ(Find(lost).state, JobState::kNodeFail);
+  EXPECT_EQ(Find(lost).exit_code, 1);
+  std::vector<TerminateJob> stops = Effects<TerminateJob>();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].nodes, (std::vector<int>{0, 1}));
+}
+
 // --mail-type: what Slurm mails, to the job's user when no --mail-user is given.
 TEST_F(LifecycleTest, MailsOnBeginEndAndFailAsSlurmWordsThem) {
   JobSpec spec;

@@ -53,14 +53,40 @@ void Engine::DownNode(int index, EngineOutput& out) {
       out.effects.push_back(TerminateJob{id, {index}, cluster().settings.kill_wait_seconds});
       continue;
     }
-    if (job.spec.requeue) {
-      Requeue(job, JobState::kNodeFail, out);
-    } else {
-      // Its processes stop everywhere (the node's agent too, if it still answers).
-      out.effects.push_back(
-          TerminateJob{id, job.NodeIndexes(), cluster().settings.kill_wait_seconds});
-      Finish(job, JobState::kNodeFail);
-    }
+    LoseJob(job, out);
+  }
+}
+
+void Engine::LoseJob(Job& job, EngineOutput& out) {
+  if (job.spec.requeue) {
+    Requeue(job, JobState::kNodeFail, out);
+    return;
+  }
+  // Its processes stop everywhere (the node's agent too, if it still answers).
+  out.effects.push_back(
+      TerminateJob{job.spec.job_id, job.NodeIndexes(), cluster().settings.kill_wait_seconds});
+  Finish(job, JobState::kNodeFail);
+}
+
+// Slurm's _purge_missing_jobs: a batch job running on this node as its batch host, launched
+// BatchStartTimeout ago or more, that the registering agent neither runs nor has an end of was
+// lost with the node's agent (its spool gone, a node rebooted under it): requeued if it may be,
+// else ended NODE_FAIL. A launch still under way (younger) is left to arrive.
+void Engine::PurgeMissingJobs(int index, const NodeRegistered& event, EngineOutput& out) {
+  std::set<uint64_t> reported(event.running_jobs.begin(), event.running_jobs.end());
+  reported.insert(event.ended_jobs.begin(), event.ended_jobs.end());
+  int64_t startup = clock_.Now() - cluster().settings.batch_start_timeout_seconds;
+  std::set<uint64_t> jobs = nodes_[index].jobs;
+  for (uint64_t id : jobs) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || reported.count(id)) continue;
+    const Job& found = *it->second;
+    bool live = found.state == JobState::kRunning || found.state == JobState::kSuspended;
+    if (!live || found.spec.interactive || found.BatchNode() != index || found.start_time > startup)
+      continue;
+    Job& job = Mutable(id, out);
+    job.exit_code = 1;
+    LoseJob(job, out);
   }
 }
 
@@ -210,6 +236,7 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
         node.jobs.count(id) > 0;
     if (!ours) out.effects.push_back(TerminateJob{id, {index}, 0});
   }
+  PurgeMissingJobs(index, event, out);
   out.changed_nodes.push_back(index);
   schedule_requested_ = true;
 }

@@ -283,6 +283,8 @@ struct NodeRegistered {
   // The node's GPUs as its agent found them (NVML: types, UUIDs, affinity, NVLinks); empty
   // when it did not say.
   std::vector<GpuDevice> gpus{};
+  // Jobs that ended on the node and whose ends its agent reports next: not lost.
+  std::vector<uint64_t> ended_jobs{};
 };
 
 struct Heartbeat {

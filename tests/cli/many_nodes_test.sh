@@ -1,0 +1,106 @@
+#!/bin/bash
+# One droverd serving many emulated nodes (drover up groups a cluster of more than 64 nodes):
+# 200 nodes register through one agent process, stay alive on its batched heartbeats, run a
+# multi-node job whose srun reaches each node through the one address, answer scontrol show
+# slurmd for any of them, and re-adopt a running job after a kill -9. A batch job whose agent
+# lost it (its spool gone) is requeued when the node registers again (BatchStartTimeout).
+set -euo pipefail
+drover="$1"
+source "$(dirname "$0")/cluster.sh"
+
+conf="$(mktemp -d "${DROVER_TEST_ROOT:-/tmp}/drover_many_conf_XXXXXX")"
+new_pid=""
+on_exit() {
+  [ -n "$new_pid" ] && kill "$new_pid" 2>/dev/null
+  rm -rf "$conf"
+  cleanup_cluster
+}
+cat > "$conf/slurm.conf" <<'CONF'
+ClusterName=many
+SlurmctldHost=localhost
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=100
+SlurmdTimeout=6
+BatchStartTimeout=2
+NodeName=n[001-200] NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000
+PartitionName=p Nodes=ALL Default=YES MaxTime=10:00 State=UP
+CONF
+start_cluster many --conf "$conf/slurm.conf"
+trap on_exit EXIT
+cd "$state/work"
+
+# ---- one agent process for the 200 nodes, every node IDLE ----
+agents=$(ls "$state/cluster/pids" | grep -vx ctld)
+[ "$agents" = agent-1 ] || fail "expected one agent process, got: $agents"
+grep -q "droverd: 200 emulated nodes (n\[001-200\])" "$state/cluster/logs/agent-1.log" ||
+  fail "the agent's log does not name its nodes"
+agent_pid=$(sed -n 's/^pid=//p' "$state/cluster/pids/agent-1")
+[ "$(sinfo -h -t idle -o '%D')" = 200 ] || fail "sinfo: $(sinfo)"
+
+# ---- heartbeats: past SlurmdTimeout no node is DOWN (they come batched, one call) ----
+sleep 8
+[ "$(sinfo -h -t idle -o '%D')" = 200 ] || fail "nodes stopped answering: $(sinfo)"
+
+# ---- a 3-node job: its batch script on the first node, srun on all three ----
+cat > job.sh <<'JOB'
+#!/bin/bash
+srun -l bash -c 'echo "$SLURMD_NODENAME"' | sort
+JOB
+job=$(sbatch --parsable --wait -N3 -w n010,n150,n200 -o out.txt job.sh) || fail "the 3-node job failed: $(cat out.txt)"
+[ "$(cat out.txt)" = "$(printf '0: n010\n1: n150\n2: n200')" ] || fail "srun's tasks: $(cat out.txt)"
+
+# ---- scontrol show slurmd of any node: the one process answers for it ----
+scontrol show slurmd n123 > slurmd.txt || fail "show slurmd: $(cat slurmd.txt)"
+grep -q "^Slurmd PID *= $agent_pid$" slurmd.txt || fail "show slurmd: $(cat slurmd.txt)"
+grep -Eq "^Last slurmctld msg time  = [0-9]{4}-" slurmd.txt ||
+  fail "show slurmd: n123 never heard from the controller: $(cat slurmd.txt)"
+
+# ---- kill -9 of the agent: a running job is re-adopted by the restarted process ----
+kept=$(sbatch --parsable -w n077 -o kept.txt --wrap 'sleep 6; echo done')
+wait_running() {
+  for _ in $(seq 100); do
+    [ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
+    sleep 0.1
+  done
+  fail "job $1 did not start: $(squeue -j "$1")"
+}
+wait_running "$kept"
+lost=$(sbatch --parsable -w n078 --wrap 'sleep 60')
+wait_running "$lost"
+sleep 2  # both launched more than BatchStartTimeout ago
+command=$(tr '\0' '\n' < "/proc/$agent_pid/cmdline")
+kill -9 "$agent_pid"
+# The lost job's supervisor, processes and spool go with the "node": the restarted agent does
+# not have it.
+spool="$state/cluster/spool/n078/job_$lost"
+[ -d "$spool" ] || fail "no spool directory $spool"
+kill -9 "$(sed -n 's/^pid=//p' "$spool/supervisor.pid")" 2>/dev/null || true
+for proc in /proc/[0-9]*; do
+  if { tr '\0' '\n' < "$proc/environ"; } 2>/dev/null | grep -qx "SLURM_JOB_ID=$lost"; then
+    kill -9 "${proc#/proc/}" 2>/dev/null || true
+  fi
+done
+rm -rf "$spool"
+mapfile -t argv <<< "$command"
+setsid "${argv[@]}" >> "$state/cluster/logs/agent-1.log" 2>&1 < /dev/null &
+new_pid=$!
+restarts() { scontrol show job "$lost" | grep -o 'Restarts=[0-9]*'; }
+for _ in $(seq 100); do
+  [ "$(restarts)" = Restarts=1 ] && break
+  sleep 0.1
+done
+[ "$(restarts)" = Restarts=1 ] ||
+  fail "the lost job was not requeued: $(scontrol show job "$lost")"
+scancel "$lost"
+for _ in $(seq 150); do
+  [ "$(sacct -n -X -j "$kept" -o State%20 | tr -d ' ')" = COMPLETED ] && break
+  sleep 0.1
+done
+[ "$(sacct -n -X -j "$kept" -o State%20 | tr -d ' ')" = COMPLETED ] ||
+  fail "the re-adopted job: $(sacct -j "$kept")"
+[ "$(cat kept.txt)" = done ] || fail "the re-adopted job's output: $(cat kept.txt)"
+kill "$new_pid"
+wait "$new_pid" 2>/dev/null || true
+new_pid=""
+echo "PASS"
