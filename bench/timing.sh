@@ -14,3 +14,10 @@ median5() {
   done
   printf '%s\n' "${times[@]}" | sort -n | sed -n 3p
 }
+# `bench_state NAME`: a new temporary state directory in $state for a `drover up` cluster (its
+# XDG_STATE_HOME inside), stopped (drover down, by PID) and removed at exit. Needs $bin.
+bench_state() {
+  state="$(mktemp -d "/tmp/drover_$1_XXXXXX")"
+  export XDG_STATE_HOME="$state/xdg"
+  trap '"$bin/drover" down --state "$state/cluster" >/dev/null 2>&1 || true; rm -rf "$state"' EXIT
+}

@@ -208,6 +208,8 @@ struct ClusterSettings {
   int64_t kill_wait_seconds = 30;
   // BatchStartTimeout: a batch job its node's agent does not report after this long is lost there.
   int64_t batch_start_timeout_seconds = 10;
+  // TreeWidth: a message for many nodes goes down a tree of agents this wide.
+  int64_t tree_width = 50;
   int64_t inactive_limit_seconds = 0;
   EnforcePartLimits enforce_part_limits = EnforcePartLimits::kNo;
   std::vector<LicenseCount> licenses;  // Licenses=: cluster-wide counts jobs take with -L

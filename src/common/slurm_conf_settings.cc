@@ -477,6 +477,7 @@ std::vector<ConfField<S>> BuildFields() {
       {"JobRequeue", SetJobRequeue},
       {"KillWait", Integer(&S::kill_wait_seconds, 0, 65533)},
       {"BatchStartTimeout", Integer(&S::batch_start_timeout_seconds, 0, 65533)},
+      {"TreeWidth", Integer(&S::tree_width, 1, 65533)},
       {"InactiveLimit", Integer(&S::inactive_limit_seconds, 0, 65533)},
       {"EnforcePartLimits", Choice(&S::enforce_part_limits, {{"NO", EnforcePartLimits::kNo},
                                                              {"YES", EnforcePartLimits::kAny},

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "auth/tls.h"
+#include "common/arrival_count.h"
 #include "common/text.h"
 #include "wire/gpu_health_codec.h"
 #include "wire/usage_codec.h"
@@ -220,32 +221,18 @@ bool ControllerLink::Register() {
       calls.push_back(std::move(call));
     }
   if (calls.empty()) return true;
-  struct Replies {
-    Mutex mutex;
-    CondVar back_one;
-    size_t back GUARDED_BY(mutex) = 0;
-  } replies;
+  ArrivalCount replies;
   for (size_t sent = 0; sent < calls.size(); ++sent) {
-    {
-      MutexLock lock(replies.mutex);
-      replies.back_one.Wait(
-          replies.mutex, [&]() REQUIRES(replies.mutex) { return sent - replies.back < kWindow; });
-    }
+    if (sent >= kWindow) replies.WaitFor(sent - kWindow + 1);
     Call* raw = calls[sent].get();
     raw->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     stub_->async()->Register(&raw->context, &raw->request, &raw->reply,
-                             [&, raw](grpc::Status status) {
-                               MutexLock lock(replies.mutex);
+                             [&replies, raw](grpc::Status status) {
                                raw->status = std::move(status);
-                               ++replies.back;
-                               replies.back_one.NotifyAll();
+                               replies.Arrive();
                              });
   }
-  {
-    MutexLock lock(replies.mutex);
-    replies.back_one.Wait(replies.mutex,
-                          [&]() REQUIRES(replies.mutex) { return replies.back == calls.size(); });
-  }
+  replies.WaitFor(calls.size());
   size_t done = 0, jobs = 0, failed = 0;
   std::string first_error;
   const bool one = nodes_.size() == 1;
@@ -352,25 +339,17 @@ void ControllerLink::ReportEnded() {
     }
   }
   if (calls.empty()) return;
-  struct Replies {
-    Mutex mutex;
-    CondVar all_back;
-    size_t back GUARDED_BY(mutex) = 0;
-  } replies;
+  ArrivalCount replies;
   for (const auto& call : calls) {
     Call* raw = call.get();
     raw->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     stub_->async()->JobEnded(&raw->context, &raw->request, &raw->reply,
-                             [&, raw](grpc::Status status) {
-                               MutexLock lock(replies.mutex);
+                             [&replies, raw](grpc::Status status) {
                                raw->status = std::move(status);
-                               ++replies.back;
-                               replies.all_back.NotifyOne();
+                               replies.Arrive();
                              });
   }
-  MutexLock lock(replies.mutex);
-  replies.all_back.Wait(replies.mutex,
-                        [&]() REQUIRES(replies.mutex) { return replies.back == calls.size(); });
+  replies.WaitFor(calls.size());
   for (const auto& call : calls)
     if (call->status.ok())
       call->agent->Reported(call->request.job_id(), call->request.restart_count());

@@ -72,6 +72,7 @@ const std::map<std::string, Allowed> kAgentRpcs = {
     {"ListPids", Allowed::kAnyUser},  // each user sees only their own jobs' processes
     {"Notify", Allowed::kDaemonsOnly},
     {"DaemonStatus", Allowed::kAnyUser},  // scontrol show slurmd, as slurmd answers anyone
+    {"Relay", Allowed::kDaemonsOnly},
 };
 // Operators' actions: with a user's credential they are refused whatever the message claims.
 const char* const kOperatorOnly[] = {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
@@ -32,6 +33,7 @@
 #include "common/mutex.h"
 #include "common/step_launch.h"
 #include "proto/drover.grpc.pb.h"
+#include "wire/relay.h"
 
 namespace {
 
@@ -72,13 +74,54 @@ class AgentService final : public v1::Agent::Service {
                       v1::AgentReply*) override {
     agent::Agent* node = nullptr;
     if (grpc::Status refused = FromController(*context, node); !refused.ok()) return refused;
-    agent::Agent& here = *node;
-    SignalScope scope = request->full()         ? SignalScope::kFull
-                        : request->batch_only() ? SignalScope::kBatch
-                                                : SignalScope::kSteps;
-    std::vector<uint32_t> steps(request->step_ids().begin(), request->step_ids().end());
-    Status sent = here.Signal(request->job_id(), request->signal(), scope, steps);
+    Status sent = SignalOn(*node, *request);
     return sent ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, sent.error());
+  }
+  // A signal or termination for many nodes: this process's own get it, the rest go on down the
+  // tree (wire/relay.h). A relay that names none of this process's nodes is refused for all of
+  // them rather than passed on (each hop serves at least one target, so no relay loops).
+  grpc::Status Relay(grpc::ServerContext* context, const v1::RelayRequest* request,
+                     v1::RelayReply* reply) override {
+    Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
+    if (!caller) return auth::Unauthenticated(caller.error());
+    if (!auth::IsDaemonIdentity(*caller, auth_.settings))
+      return Denied(fmt::format("only the controller may call this; uid {} may not", caller->uid));
+    if (request->targets_size() > wire::kMostRelayTargets || request->width() < 1 ||
+        request->width() > 65533)
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          fmt::format("a relay names at most {} nodes, with a width of 1 to 65533",
+                                      wire::kMostRelayTargets));
+    if (!request->has_signal() && !request->has_terminate())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "a relay carries a signal or a termination");
+    std::vector<v1::RelayTarget> others;
+    bool mine = false;
+    for (const v1::RelayTarget& target : request->targets()) {
+      auto it = by_name_.find(target.node());
+      if (it == by_name_.end()) {
+        others.push_back(target);
+        continue;
+      }
+      mine = true;
+      agent::Agent& node = *agents_[it->second];
+      node.NoteController();
+      Status done = request->has_signal() ? SignalOn(node, request->signal())
+                                          : node.Terminate(request->terminate().job_id());
+      if (!done) {
+        v1::RelayReply::Failure* failure = reply->add_failed();
+        failure->set_node(target.node());
+        failure->set_error(done.error());
+      }
+    }
+    if (!mine && !others.empty())
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          fmt::format("this droverd serves none of the relay's nodes ({} first)",
+                                      others.front().node().substr(0, 64)));
+    for (v1::RelayReply::Failure& failure : wire::RelaySpans(
+             others, *request, [this](const std::string& address) { return StubAt(address); },
+             std::chrono::seconds(20)))
+      *reply->add_failed() = std::move(failure);
+    return grpc::Status::OK;
   }
   grpc::Status RunStep(grpc::ServerContext* context,
                        grpc::ServerReaderWriter<v1::StepOutput, v1::StepInput>* stream) override {
@@ -161,6 +204,28 @@ class AgentService final : public v1::Agent::Service {
   static grpc::Status Denied(const std::string& why) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
   }
+  static Status SignalOn(agent::Agent& node, const v1::SignalRequest& request) {
+    SignalScope scope = request.full()         ? SignalScope::kFull
+                        : request.batch_only() ? SignalScope::kBatch
+                                               : SignalScope::kSteps;
+    std::vector<uint32_t> steps(request.step_ids().begin(), request.step_ids().end());
+    return node.Signal(request.job_id(), request.signal(), scope, steps);
+  }
+  // Another agent's stub, for relays (one per address, kept).
+  std::shared_ptr<v1::Agent::Stub> StubAt(const std::string& address) EXCLUDES(stubs_mutex_) {
+    MutexLock lock(stubs_mutex_);
+    std::shared_ptr<v1::Agent::Stub>& stub = stubs_[address];
+    if (!stub) {
+      auto channel = auth::NewChannel(address, agents_.front()->cluster(), grpc::ChannelArguments(),
+                                      *auth_.authenticator);
+      if (!channel) {
+        stubs_.erase(address);
+        return nullptr;
+      }
+      stub = v1::Agent::NewStub(*channel);
+    }
+    return stub;
+  }
   // The node the call is for (kAgentNodeMetadata); a call that names none goes to the only one.
   grpc::Status Route(const grpc::ServerContext& context, agent::Agent*& node) const {
     const auto& metadata = context.client_metadata();
@@ -218,6 +283,8 @@ class AgentService final : public v1::Agent::Service {
   std::unordered_map<std::string, size_t> by_name_;
   agent::ControllerLink& link_;
   const auth::DaemonAuth& auth_;
+  Mutex stubs_mutex_;
+  std::map<std::string, std::shared_ptr<v1::Agent::Stub>> stubs_ GUARDED_BY(stubs_mutex_);
   std::string served_ = [this] {
     std::vector<std::string> names;
     for (const agent::Agent* agent : agents_) names.push_back(agent->node_name());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "common/agent_address.h"
 #include "common/log.h"
 #include "ctld/records.h"
+#include "wire/relay.h"
 
 namespace drover::ctld {
 
@@ -47,7 +49,8 @@ void AgentDispatcher::Enqueue(
     int node, uint64_t job_id,
     std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send, int attempts) {
   MutexLock lock(mutex_);
-  queue_.push_back(Call{node, job_id, std::move(send), attempts, std::chrono::steady_clock::now()});
+  queue_.push_back(
+      Call{{node}, job_id, std::move(send), attempts, std::chrono::steady_clock::now(), false});
   wake_.NotifyOne();
 }
 
@@ -99,6 +102,59 @@ void AgentDispatcher::EnqueueOnNodes(const std::vector<int>& nodes, uint64_t job
   }
 }
 
+template <typename Request, typename Rpc>
+void AgentDispatcher::RelayToNodes(const std::vector<int>& nodes, uint64_t job_id,
+                                   const Request& request, Rpc rpc, int attempts) {
+  if (nodes.size() < 2) return EnqueueOnNodes(nodes, job_id, request, rpc, attempts);
+  std::shared_ptr<const ClusterConfig> config = cluster();
+  const size_t width = static_cast<size_t>(std::max<int64_t>(config->settings.tree_width, 1));
+  for (auto [begin, end] : wire::SplitSpans(nodes.size(), width)) {
+    std::vector<int> span(nodes.begin() + static_cast<std::ptrdiff_t>(begin),
+                          nodes.begin() + static_cast<std::ptrdiff_t>(end));
+    v1::RelayRequest relay;
+    relay.set_width(static_cast<uint32_t>(width));
+    if constexpr (std::is_same_v<Request, v1::SignalRequest>)
+      *relay.mutable_signal() = request;
+    else
+      *relay.mutable_terminate() = request;
+    auto send = [this, span, relay, request, rpc, job_id, attempts](
+                    v1::Agent::Stub& stub, grpc::ClientContext& context) mutable {
+      std::shared_ptr<const ClusterConfig> now = cluster();
+      for (int node : span) {
+        v1::RelayTarget* target = relay.add_targets();
+        target->set_node(now->nodes[node].name);
+        target->set_address(AddressOf(node));
+      }
+      v1::RelayReply reply;
+      grpc::Status status = stub.Relay(&context, relay, &reply);
+      // What the tree did not reach is called directly (its head may be the one that is down).
+      std::vector<int> missed;
+      if (!status.ok()) {
+        missed = span;
+      } else {
+        for (const v1::RelayReply::Failure& failure : reply.failed()) {
+          int node = now->FindNode(failure.node());
+          if (node >= 0 && std::find(span.begin(), span.end(), node) != span.end() &&
+              std::find(missed.begin(), missed.end(), node) == missed.end())
+            missed.push_back(node);
+        }
+      }
+      if (!missed.empty()) {
+        if (log::FlagSet(log::kFlagAgent))
+          log::Flagged(log::kFlagAgent, "Agent: relay for JobId={} missed {} of {} nodes: {}",
+                       job_id, missed.size(), span.size(),
+                       status.ok() ? reply.failed(0).error() : status.error_message());
+        EnqueueOnNodes(missed, job_id, request, rpc, attempts);
+      }
+      return grpc::Status::OK;
+    };
+    MutexLock lock(mutex_);
+    queue_.push_back(
+        Call{span, job_id, std::move(send), 1, std::chrono::steady_clock::now(), true});
+    wake_.NotifyOne();
+  }
+}
+
 void AgentDispatcher::Signal(const SignalJob& signal) {
   v1::SignalRequest request;
   request.set_job_id(signal.job_id);
@@ -106,14 +162,14 @@ void AgentDispatcher::Signal(const SignalJob& signal) {
   request.set_batch_only(signal.scope == SignalScope::kBatch);
   request.set_full(signal.scope == SignalScope::kFull);
   for (uint32_t step : signal.step_ids) request.add_step_ids(step);
-  EnqueueOnNodes(signal.nodes, signal.job_id, request, &v1::Agent::Stub::Signal, 3);
+  RelayToNodes(signal.nodes, signal.job_id, request, &v1::Agent::Stub::Signal, 3);
 }
 
 void AgentDispatcher::Terminate(const TerminateJob& terminate) {
   v1::TerminateRequest request;
   request.set_job_id(terminate.job_id);
   request.set_grace_seconds(terminate.grace_seconds);
-  EnqueueOnNodes(terminate.nodes, terminate.job_id, request, &v1::Agent::Stub::Terminate, 30);
+  RelayToNodes(terminate.nodes, terminate.job_id, request, &v1::Agent::Stub::Terminate, 30);
 }
 
 void AgentDispatcher::Reboot(const RebootNode& reboot) {
@@ -183,9 +239,11 @@ std::deque<AgentDispatcher::Call>::iterator AgentDispatcher::FirstDue(
     std::chrono::steady_clock::time_point now) {
   std::set<std::pair<int, uint64_t>> passed;  // with an earlier call waiting: keep order
   return std::find_if(queue_.begin(), queue_.end(), [&](const Call& c) REQUIRES(mutex_) {
-    std::pair<int, uint64_t> key{c.node, c.job_id};
-    bool ready = c.not_before <= now && !busy_.count(key) && !passed.count(key);
-    if (!ready) passed.insert(key);
+    bool ready = c.not_before <= now;
+    for (int node : c.nodes)
+      ready = ready && !busy_.count({node, c.job_id}) && !passed.count({node, c.job_id});
+    if (!ready)
+      for (int node : c.nodes) passed.insert({node, c.job_id});
     return ready;
   });
 }
@@ -200,7 +258,7 @@ std::optional<AgentDispatcher::Call> AgentDispatcher::NextCall() {
     // Sleep until the earliest retry rather than spin on it.
     auto earliest = now + std::chrono::milliseconds(500);
     for (const Call& c : queue_)
-      if (!busy_.count({c.node, c.job_id})) earliest = std::min(earliest, c.not_before);
+      if (!busy_.count({c.nodes.front(), c.job_id})) earliest = std::min(earliest, c.not_before);
     wake_.WaitUntil(mutex_, earliest, [&]() REQUIRES(mutex_) {
       return stop_ || FirstDue(std::chrono::steady_clock::now()) != queue_.end();
     });
@@ -208,7 +266,7 @@ std::optional<AgentDispatcher::Call> AgentDispatcher::NextCall() {
   if (stop_) return std::nullopt;
   Call call = std::move(*due);
   queue_.erase(due);
-  busy_.insert({call.node, call.job_id});
+  for (int node : call.nodes) busy_.insert({node, call.job_id});
   return call;
 }
 
@@ -219,19 +277,23 @@ void AgentDispatcher::Run() {
     Call& call = *next;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    // The node the call is for: its agent may serve many.
-    context.AddMetadata(kAgentNodeMetadata, cluster()->nodes[call.node].name);
-    std::shared_ptr<v1::Agent::Stub> stub = StubFor(call.node);
+    // The node the call is for: its agent may serve many (a relay names its targets).
+    const int node = call.nodes.front();
+    if (!call.relay) context.AddMetadata(kAgentNodeMetadata, cluster()->nodes[node].name);
+    if (call.relay)  // a tree of several levels has a call per level to make
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    std::shared_ptr<v1::Agent::Stub> stub = StubFor(node);
     grpc::Status status = stub ? call.send(*stub, context)
                                : grpc::Status(grpc::StatusCode::UNAVAILABLE, "no channel");
     if (log::FlagSet(log::kFlagAgent))  // the address and text only when they are logged
-      log::Flagged(log::kFlagAgent, "Agent: call for JobId={} to {}: {}{}", call.job_id,
-                   AddressOf(call.node), status.ok() ? "done" : status.error_message(),
+      log::Flagged(log::kFlagAgent, "Agent: {} for JobId={} to {}: {}{}",
+                   call.relay ? "relay" : "call", call.job_id, AddressOf(node),
+                   status.ok() ? "done" : status.error_message(),
                    status.ok() || call.attempts_left <= 1
                        ? ""
                        : fmt::format(" ({} more tries)", call.attempts_left - 1));
     MutexLock lock(mutex_);
-    busy_.erase({call.node, call.job_id});
+    for (int busy_node : call.nodes) busy_.erase({busy_node, call.job_id});
     if (!status.ok() && --call.attempts_left > 0) {
       call.not_before = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       queue_.push_front(std::move(call));  // still before the node's later calls

@@ -47,11 +47,13 @@ class AgentDispatcher : public EffectSink {
 
  private:
   struct Call {
-    int node;
+    // The node the call goes to; a relay's span besides (the call goes to the first's agent).
+    std::vector<int> nodes;
     uint64_t job_id;  // calls about one job on one node go in order
     std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send;
     int attempts_left;
     std::chrono::steady_clock::time_point not_before;
+    bool relay = false;  // a Relay call: routed by its targets, not by drover-node
   };
   void Enqueue(int node, uint64_t job_id,
                std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send,
@@ -59,6 +61,11 @@ class AgentDispatcher : public EffectSink {
   template <typename Request, typename Rpc>
   void EnqueueOnNodes(const std::vector<int>& nodes, uint64_t job_id, const Request& request,
                       Rpc rpc, int attempts);
+  // A signal or termination for several nodes: down the tree of agents (TreeWidth), one Relay
+  // call per span of the controller's; the nodes a relay did not reach get direct calls.
+  template <typename Request, typename Rpc>
+  void RelayToNodes(const std::vector<int>& nodes, uint64_t job_id, const Request& request, Rpc rpc,
+                    int attempts);
   void Run();
   // The next call that is due, marked busy; nullopt once stopping.
   std::optional<Call> NextCall() EXCLUDES(mutex_);
