@@ -11,7 +11,8 @@
 #     are DOWN and every job that ran there was requeued (SlurmdTimeout + one cycle).
 #
 #   bench/scale.sh [BIN_DIR]      (default: build/bin)
-#   NODES=10000 PENDING=100000 RUNNING=500 SLURMD_TIMEOUT=30 bench/scale.sh
+#   NODES=10000 PENDING=100000 SUBMITS=2000 RUNNING=500 SLURMD_TIMEOUT=30 bench/scale.sh
+# (PENDING jobs as arrays of 1,000, then SUBMITS single jobs from 8 submitters, timed)
 #
 # Goals: registration < 60 s; squeue < 0.5 s, sinfo < 0.2 s, scontrol show node < 20 ms at
 # 100,000 pending; node death noticed within SlurmdTimeout + one cycle.
@@ -105,23 +106,27 @@ for _ in $(seq 600); do
   sleep 0.5
 done
 echo "running jobs                            $(squeue -h -t R -o %i | wc -l)"
-submit_pending() { for ((i = 0; i < $1; i++)); do sbatch -Q -p small --exclusive --wrap 'sleep 3600'; done; }
-per=$((pending_jobs / submitters))
+# The queue: arrays of 1,000 (each task a job the scheduler considers), then single jobs from
+# 8 submitters, timed.
+small() { sbatch -Q -p small --exclusive "$@" --wrap 'sleep 3600'; }
+for ((k = 0; k < pending_jobs / 1000; k++)); do small --array=0-999; done
+submit_pending() { for ((i = 0; i < $1; i++)); do small; done; }
+per=$((${SUBMITS:-2000} / submitters))
 a=$(now)
 for ((s = 0; s < submitters; s++)); do submit_pending "$per" & done
 wait
 b=$(now)
 echo "busy: sbatch from $submitters submitters             $(rate $((per * submitters)) "$a" "$b") jobs/s"
-echo "pending jobs                            $(squeue -h -t PD -o %i | wc -l)"
+echo "pending jobs                            $(squeue -h -r -t PD -o %i | wc -l)"
 # Cycles at the full queue: each submission asks for one (a quiet controller runs none).
 s0=$(metric drover_scheduler_cycle_seconds_sum) n0=$(metric drover_scheduler_cycle_seconds_count)
 for _ in 1 2 3 4 5; do
-  sbatch -Q -p small --exclusive --wrap 'sleep 3600'
+  small
   sleep 2
 done
 s1=$(metric drover_scheduler_cycle_seconds_sum) n1=$(metric drover_scheduler_cycle_seconds_count)
 echo "busy: scheduling cycle (mean of $((n1 - n0)))      $(awk -v s="$s0" -v t="$s1" -v a="$n0" -v b="$n1" 'BEGIN { if (b > a) printf "%.3f", (t - s) / (b - a); else print "-" }') s"
-one=$(squeue -h -t PD -o %i | head -1)
+one=$(squeue -h -r -t PD -o %i | tail -1)
 echo "busy: squeue                            $(median5 squeue) s"
 echo "busy: sinfo                             $(median5 sinfo) s"
 echo "busy: scontrol show node (one)          $(median5 scontrol show node "$(name $((nodes / 2)))") s"

@@ -4,6 +4,7 @@
 // rejection. Fit() picks exact cores, memory and GPUs on one node; nothing here knows topology.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <map>
@@ -65,6 +66,19 @@ class NodePool {
   // then node order. `allowed` filters nodes (partition, features, nodelist); may be empty.
   template <typename Allowed>
   std::optional<NodeAllocation> FindSingleNode(const NodeRequest& request, Allowed allowed) const;
+
+  // The same among `among` alone (a partition much smaller than the cluster), in the same
+  // order: a job of a 16-node partition looks at 16 nodes, not at every node of the cluster.
+  template <typename Allowed>
+  std::optional<NodeAllocation> FindSingleNodeAmong(const std::vector<int>& among,
+                                                    const NodeRequest& request,
+                                                    Allowed allowed) const;
+  // Calls `visit(node)` for every usable node of `among` with at least `gpus` free GPUs.
+  template <typename Visit>
+  void ForEachWithFreeGpusAmong(const std::vector<int>& among, int gpus, Visit visit) const {
+    for (int node : among)
+      if (nodes_[node].usable && nodes_[node].free_gpu_count >= gpus) visit(node);
+  }
 
   // Nodes that could hold `request` now, cluster-wide, by free GPUs alone (an upper bound).
   int CountWithFreeGpus(int gpus) const;
@@ -173,6 +187,24 @@ std::optional<NodeAllocation> NodePool::FindSingleNode(const NodeRequest& reques
       return !found;
     });
     if (found) return found;
+  }
+  return std::nullopt;
+}
+
+template <typename Allowed>
+std::optional<NodeAllocation> NodePool::FindSingleNodeAmong(const std::vector<int>& among,
+                                                            const NodeRequest& request,
+                                                            Allowed allowed) const {
+  // FindSingleNode's order: its bucket (weight, then free GPUs), then the node's index.
+  std::vector<std::pair<int, int>> order;
+  order.reserve(among.size());
+  ForEachWithFreeGpusAmong(among, request.gpus, [&](int node) {
+    order.emplace_back(nodes_[node].bucket_base + nodes_[node].free_gpu_count, node);
+  });
+  std::sort(order.begin(), order.end());
+  for (const auto& [bucket, node] : order) {
+    if (!MightFit(node, request) || !allowed(node)) continue;
+    if (auto found = Fit(node, request)) return found;
   }
   return std::nullopt;
 }

@@ -561,12 +561,17 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
   };
   bool counted = std::any_of(constraint.terms.begin(), constraint.terms.end(),
                              [](const Constraint::Term& t) { return t.count > 0; });
+  // A partition much smaller than the cluster is searched through its own nodes.
+  const std::vector<int>& members = cluster_.partitions[p].nodes;
+  const bool narrow = members.size() * 4 < pool_.size();
+  auto find_single = [&](auto accept) {
+    return narrow ? pool_.FindSingleNodeAmong(members, r.per_node, accept)
+                  : pool_.FindSingleNode(r.per_node, accept);
+  };
   if (r.nodes == 1 && job.nodelist.empty() && !counted) {
     std::optional<NodeAllocation> fit;
-    if (batch_)
-      fit = pool_.FindSingleNode(r.per_node,
-                                 [&](int node) { return BatchMatches(node) && allowed(node); });
-    if (!fit) fit = pool_.FindSingleNode(r.per_node, allowed);
+    if (batch_) fit = find_single([&](int node) { return BatchMatches(node) && allowed(node); });
+    if (!fit) fit = find_single(allowed);
     if (!fit) return std::nullopt;
     Allocation allocation;
     allocation.exclusive = r.per_node.exclusive;
@@ -581,11 +586,15 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
   }
   // Only nodes with enough free GPUs are looked at: on a busy GPU cluster, a few.
   std::vector<int> candidates;
-  pool_.ForEachWithFreeGpus(r.per_node.gpus, [&](int node) {
+  auto consider = [&](int node) {
     if (member_[p][node] && pool_.MightFit(node, r.per_node) && allowed(node) &&
         std::find(required.begin(), required.end(), node) == required.end())
       candidates.push_back(node);
-  });
+  };
+  if (narrow)
+    pool_.ForEachWithFreeGpusAmong(members, r.per_node.gpus, consider);
+  else
+    pool_.ForEachWithFreeGpus(r.per_node.gpus, consider);
   // Best fit: lowest weight, then the fewest free GPUs and cores that suffice; nodes carrying
   // counted features first so the counts can be met. Keys are computed once, then sorted.
   using Key = std::tuple<int, uint32_t, int, int, int>;

@@ -161,6 +161,27 @@ TEST(Selection, FeaturesNodelistExcludeAndWeight) {
   EXPECT_EQ(s.Outcome(5), "BadConstraints");
 }
 
+// A partition much smaller than the cluster is searched through its own nodes, in the order
+// the cluster-wide search would take: lowest weight, then fewest free GPUs that suffice.
+TEST(Selection, ASmallPartitionOfABigClusterPlacesAsTheWholeClusterWould) {
+  Scenario s(
+      "DefMemPerCPU=100\n"
+      "NodeName=n[01-40] CPUs=8 RealMemory=8000 Gres=gpu:4 Weight=3\n"
+      "NodeName=s1 CPUs=8 RealMemory=8000 Gres=gpu:4 Weight=5\n"
+      "NodeName=s[2-3] CPUs=8 RealMemory=8000 Gres=gpu:4 Weight=1\n"
+      "PartitionName=big Nodes=n[01-40] Default=YES\n"
+      "PartitionName=small Nodes=s[1-3],n40\n");
+  s.Running(100, "s3", {0, 1});  // s3 has 2 GPUs left: the best fit for 2
+  for (uint64_t id : {1, 2, 3, 4}) GpuJob(s, id, 1, 2).partitions = {"small"};
+  GpuJob(s, 5, 2, 4).partitions = {"small"};
+  s.Run();
+  EXPECT_EQ(s.Outcome(1), "s3");
+  EXPECT_EQ(s.Outcome(2), "s2");
+  EXPECT_EQ(s.Outcome(3), "s2");
+  EXPECT_EQ(s.Outcome(4), "n40") << "weight 3 before s1's 5";
+  EXPECT_EQ(s.Outcome(5), "Resources") << "only s1 has 4 GPUs free";
+}
+
 // Two node shapes: n[1-2] one socket of 4 cores; n[3-4] two of 8 cores, 2 threads each, with
 // TmpDisk.
 constexpr const char* kTwoShapes =

@@ -652,6 +652,11 @@ std::vector<EndedJob> Agent::EndedJobs() {
   MutexLock lock(mutex_);
   if (quiet_) return ended;
   bool any = !launching_.empty();
+  // A supervisor gone without a status (killed) is looked for once a second: a status is read
+  // at every look, the supervisors' process records (a file and /proc each) less often.
+  auto now = std::chrono::steady_clock::now();
+  const bool liveness = now - last_liveness_ >= std::chrono::seconds(1);
+  if (liveness) last_liveness_ = now;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
     auto id = JobIdOf(entry.path());
@@ -659,6 +664,7 @@ std::vector<EndedJob> Agent::EndedJobs() {
     any = true;
     if (launching_.count(*id)) continue;
     const fs::path& dir = entry.path();
+    if (!liveness && ::access((dir / "status").c_str(), F_OK) != 0) continue;  // still running
     auto status = ReadStatus(dir);
     // A supervisor that wrote its status and exited between the two looks: read it again.
     if (!status && !SupervisorAlive(dir)) status = ReadStatus(dir);

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
@@ -171,6 +172,7 @@ class Agent {
   // The last look found no job directory and no launch began since: nothing can have ended
   // (an agent of many emulated nodes looks at the busy ones only).
   bool quiet_ GUARDED_BY(mutex_) = false;
+  std::chrono::steady_clock::time_point last_liveness_ GUARDED_BY(mutex_);  // supervisors checked
   int reports_since_prune_ GUARDED_BY(mutex_) = 0;
   Mutex steps_mutex_;
   struct StepGroup {
