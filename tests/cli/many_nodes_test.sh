@@ -76,8 +76,11 @@ kill -9 "$agent_pid"
 spool="$state/cluster/spool/n078/job_$lost"
 [ -d "$spool" ] || fail "no spool directory $spool"
 kill -9 "$(sed -n 's/^pid=//p' "$spool/supervisor.pid")" 2>/dev/null || true
+# This cluster's job only: other tests' clusters number their jobs from 1 too.
 for proc in /proc/[0-9]*; do
-  if { tr '\0' '\n' < "$proc/environ"; } 2>/dev/null | grep -qx "SLURM_JOB_ID=$lost"; then
+  environment=$({ tr '\0' '\n' < "$proc/environ"; } 2>/dev/null || true)
+  if grep -qx "SLURM_JOB_ID=$lost" <<< "$environment" &&
+    grep -qx "SLURM_CONF=$DROVER_CONF" <<< "$environment"; then
     kill -9 "${proc#/proc/}" 2>/dev/null || true
   fi
 done

@@ -27,10 +27,13 @@ scontrol setdebugflags +Agent || fail "setdebugflags"  # the controller logs its
 
 job=$(sbatch --parsable -N4 -o out.txt --wrap 'srun sleep 300')
 # Every node runs one of the step's tasks.
+# This cluster's job only: other tests' clusters number their jobs from 1 too.
 job_processes() {
   for proc in /proc/[0-9]*; do
-    if { tr '\0' '\n' < "$proc/environ"; } 2>/dev/null | grep -qx "SLURM_JOB_ID=$job"; then
-      { tr '\0' '\n' < "$proc/environ"; } 2>/dev/null | sed -n 's/^SLURMD_NODENAME=//p'
+    environment=$({ tr '\0' '\n' < "$proc/environ"; } 2>/dev/null || true)
+    if grep -qx "SLURM_JOB_ID=$job" <<< "$environment" &&
+      grep -qx "SLURM_CONF=$DROVER_CONF" <<< "$environment"; then
+      sed -n 's/^SLURMD_NODENAME=//p' <<< "$environment"
     fi
   done | sort -u | tr '\n' ' '
 }
