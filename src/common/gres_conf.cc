@@ -390,6 +390,9 @@ void FinishGpus(ClusterConfig& config, const std::vector<GpuShareLine>& shares,
       continue;
     }
     // Declared in slurm.conf only: emulated GPUs, or ones NVML will find on the node.
+    uint64_t declared = 0;
+    for (const GresSpec& gres : node.gres) declared += gres.name == "gpu" ? gres.count : 0;
+    node.gpus.reserve(static_cast<size_t>(std::min<uint64_t>(declared, 4096)));
     int index = 0;
     for (const GresSpec& gres : node.gres) {
       if (gres.name != "gpu") continue;

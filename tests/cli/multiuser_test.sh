@@ -62,7 +62,8 @@ bob_job=$(as bob sbatch --parsable -o "$state/home_bob/out.txt" "$state/job.sh")
   fail "bob could not submit"
 
 # Her job runs as her, with her groups (drovertest among them).
-for _ in $(seq 1 200); do [ -s "$state/home_alice/out.txt" ] && break; sleep 0.1; done
+# Both lines written (the first alone may be there already).
+for _ in $(seq 1 200); do [ "$(wc -l < "$state/home_alice/out.txt" 2>/dev/null || echo 0)" -ge 2 ] && break; sleep 0.1; done
 [ "$(sed -n 1p "$state/home_alice/out.txt")" = "$(id -u alice)" ] ||
   fail "alice's job ran as uid $(sed -n 1p "$state/home_alice/out.txt")"
 expected_groups="$(id -G alice | tr ' ' '\n' | sort -n | tr '\n' ' ')"
