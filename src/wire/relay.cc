@@ -50,8 +50,12 @@ std::vector<v1::RelayReply::Failure> RelaySpans(const std::vector<v1::RelayTarge
         fail(targets[i], "no channel to " + targets[begin].address());
       continue;
     }
-    call->request = message;
-    call->request.clear_targets();
+    // The message alone, then this span's targets (not a copy of every target per span).
+    call->request.set_width(message.width());
+    if (message.has_signal())
+      *call->request.mutable_signal() = message.signal();
+    else if (message.has_terminate())
+      *call->request.mutable_terminate() = message.terminate();
     for (size_t i = begin; i < end; ++i) *call->request.add_targets() = targets[i];
     call->context.set_deadline(std::chrono::system_clock::now() + timeout);
     calls.push_back(std::move(call));

@@ -636,6 +636,11 @@ std::vector<uint64_t> Agent::RunningJobs() {
 
 JobsHere Agent::Jobs() {
   JobsHere jobs;
+  {
+    // A launch under way may not have made its directory yet: it is running here.
+    MutexLock lock(mutex_);
+    jobs.running.assign(launching_.begin(), launching_.end());
+  }
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
     auto id = JobIdOf(entry.path());
@@ -643,6 +648,7 @@ JobsHere Agent::Jobs() {
       (ReadStatus(entry.path()) ? jobs.ended : jobs.running).push_back(*id);
   }
   std::sort(jobs.running.begin(), jobs.running.end());
+  jobs.running.erase(std::unique(jobs.running.begin(), jobs.running.end()), jobs.running.end());
   std::sort(jobs.ended.begin(), jobs.ended.end());
   return jobs;
 }

@@ -359,9 +359,10 @@ struct AgentGroup {
   std::vector<std::string> nodes;
 };
 
-std::vector<AgentGroup> AgentGroups(const ClusterConfig& cluster) {
+// `one_each`: a process per node whatever the size (--nvml names one node's library).
+std::vector<AgentGroup> AgentGroups(const ClusterConfig& cluster, bool one_each) {
   std::vector<AgentGroup> groups;
-  const size_t size = cluster.nodes.size() <= kOwnProcessNodes ? 1 : kNodesPerAgent;
+  const size_t size = one_each || cluster.nodes.size() <= kOwnProcessNodes ? 1 : kNodesPerAgent;
   for (size_t from = 0; from < cluster.nodes.size(); from += size) {
     AgentGroup group;
     for (size_t i = from; i < std::min(cluster.nodes.size(), from + size); ++i)
@@ -392,7 +393,7 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
     if (!Processes(state).front().alive) break;
     std::this_thread::sleep_for(25ms);
   }
-  for (const AgentGroup& group : AgentGroups(cluster)) {
+  for (const AgentGroup& group : AgentGroups(cluster, !nvml.empty())) {
     std::vector<std::string> argv = {(bin / "droverd").string(),
                                      "-N",
                                      group.hostlist,
@@ -416,7 +417,7 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
 
 // Waits up to 60 s for every node to be IDLE; otherwise prints the logs' ends, stops the
 // cluster and returns false.
-bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster) {
+bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster, bool one_each) {
   auto deadline = std::chrono::steady_clock::now() + 60s;
   std::map<std::string, std::string> states;
   while (true) {
@@ -430,7 +431,7 @@ bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster) {
       fmt::print(stderr, "drover up: the cluster did not come up{}; its logs end:\n",
                  dead ? " (a daemon stopped)" : " within 60 s");
       PrintLogTail(state / "logs" / "ctld.log");
-      for (const AgentGroup& group : AgentGroups(cluster))
+      for (const AgentGroup& group : AgentGroups(cluster, one_each))
         if (std::any_of(group.nodes.begin(), group.nodes.end(),
                         [&](const std::string& node) { return states[node] != "IDLE"; }))
           PrintLogTail(state / "logs" / (group.name + ".log"));
@@ -498,7 +499,7 @@ int RunUp(Arguments args) {
   const ClusterConfig& cluster = effective.config;
   std::optional<pid_t> ctld = StartDaemons(*state, cluster, port, options->nvml);
   if (!ctld) return 1;
-  if (!WaitUntilIdle(*state, cluster)) return 1;
+  if (!WaitUntilIdle(*state, cluster, !options->nvml.empty())) return 1;
   PrintUp(*state, cluster, port, *ctld);
   return 0;
 }

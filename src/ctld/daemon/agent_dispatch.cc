@@ -47,10 +47,15 @@ void AgentDispatcher::Reconfigured(std::shared_ptr<const ClusterConfig> cluster)
 
 void AgentDispatcher::Enqueue(
     int node, uint64_t job_id,
-    std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send, int attempts) {
+    std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send, int attempts,
+    size_t front) {
   MutexLock lock(mutex_);
-  queue_.push_back(
-      Call{{node}, job_id, std::move(send), attempts, std::chrono::steady_clock::now(), false});
+  Call call{{node}, job_id, std::move(send), attempts, std::chrono::steady_clock::now(), false};
+  if (front != kAtBack)  // ahead of the calls queued since: they came after it
+    queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(std::min(front, queue_.size())),
+                  std::move(call));
+  else
+    queue_.push_back(std::move(call));
   wake_.NotifyOne();
 }
 
@@ -90,15 +95,15 @@ void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string scr
 // One call per node, each with its own request message.
 template <typename Request, typename Rpc>
 void AgentDispatcher::EnqueueOnNodes(const std::vector<int>& nodes, uint64_t job_id,
-                                     const Request& request, Rpc rpc, int attempts) {
-  for (int node : nodes) {
+                                     const Request& request, Rpc rpc, int attempts, bool front) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
     Enqueue(
-        node, job_id,
+        nodes[i], job_id,
         [request, rpc](v1::Agent::Stub& stub, grpc::ClientContext& context) {
           v1::AgentReply reply;
           return (stub.*rpc)(&context, request, &reply);
         },
-        attempts);
+        attempts, front ? i : kAtBack);
   }
 }
 
@@ -120,6 +125,7 @@ void AgentDispatcher::RelayToNodes(const std::vector<int>& nodes, uint64_t job_i
     auto send = [this, span, relay, request, rpc, job_id, attempts](
                     v1::Agent::Stub& stub, grpc::ClientContext& context) mutable {
       std::shared_ptr<const ClusterConfig> now = cluster();
+      relay.clear_targets();
       for (int node : span) {
         v1::RelayTarget* target = relay.add_targets();
         target->set_node(now->nodes[node].name);
@@ -144,13 +150,15 @@ void AgentDispatcher::RelayToNodes(const std::vector<int>& nodes, uint64_t job_i
           log::Flagged(log::kFlagAgent, "Agent: relay for JobId={} missed {} of {} nodes: {}",
                        job_id, missed.size(), span.size(),
                        status.ok() ? reply.failed(0).error() : status.error_message());
-        EnqueueOnNodes(missed, job_id, request, rpc, attempts);
+        // At the front: before the calls about these nodes queued while the relay was out.
+        EnqueueOnNodes(missed, job_id, request, rpc, attempts, true);
       }
       return grpc::Status::OK;
     };
     MutexLock lock(mutex_);
+    // Retried as a direct call would be when its first node's agent cannot be reached at all.
     queue_.push_back(
-        Call{span, job_id, std::move(send), 1, std::chrono::steady_clock::now(), true});
+        Call{span, job_id, std::move(send), attempts, std::chrono::steady_clock::now(), true});
     wake_.NotifyOne();
   }
 }
@@ -258,7 +266,10 @@ std::optional<AgentDispatcher::Call> AgentDispatcher::NextCall() {
     // Sleep until the earliest retry rather than spin on it.
     auto earliest = now + std::chrono::milliseconds(500);
     for (const Call& c : queue_)
-      if (!busy_.count({c.nodes.front(), c.job_id})) earliest = std::min(earliest, c.not_before);
+      if (std::none_of(c.nodes.begin(), c.nodes.end(), [&](int node) REQUIRES(mutex_) {
+            return busy_.count({node, c.job_id});
+          }))
+        earliest = std::min(earliest, c.not_before);
     wake_.WaitUntil(mutex_, earliest, [&]() REQUIRES(mutex_) {
       return stop_ || FirstDue(std::chrono::steady_clock::now()) != queue_.end();
     });

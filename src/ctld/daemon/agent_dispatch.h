@@ -55,12 +55,14 @@ class AgentDispatcher : public EffectSink {
     std::chrono::steady_clock::time_point not_before;
     bool relay = false;  // a Relay call: routed by its targets, not by drover-node
   };
+  static constexpr size_t kAtBack = static_cast<size_t>(-1);
+  // `front`: the call's position from the queue's front (kAtBack: at the back).
   void Enqueue(int node, uint64_t job_id,
                std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)> send,
-               int attempts);
+               int attempts, size_t front = kAtBack);
   template <typename Request, typename Rpc>
   void EnqueueOnNodes(const std::vector<int>& nodes, uint64_t job_id, const Request& request,
-                      Rpc rpc, int attempts);
+                      Rpc rpc, int attempts, bool front = false);
   // A signal or termination for several nodes: down the tree of agents (TreeWidth), one Relay
   // call per span of the controller's; the nodes a relay did not reach get direct calls.
   template <typename Request, typename Rpc>
