@@ -9,13 +9,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$(cd "${1:-$root/build/bin}" && pwd)"
 runs=${RUNS:-200}
-state="$(mktemp -d /tmp/drover_commands_bench_XXXXXX)"
-export XDG_STATE_HOME="$state/xdg"
-cleanup() {
-  "$bin/drover" down --state "$state/cluster" >/dev/null 2>&1 || true
-  rm -rf "$state"
-}
-trap cleanup EXIT
+# shellcheck source=bench/timing.sh
+source "$root/bench/timing.sh"
+bench_state commands_bench
 
 "$bin/drover" up --conf "$root/examples/demo/slurm.conf" --state "$state/cluster" >/dev/null
 export DROVER_CONF="$state/cluster/slurm.conf"

@@ -27,6 +27,7 @@ submitters=8
 # shellcheck source=bench/timing.sh
 source "$root/bench/timing.sh"
 bench_state scale
+cd "$state"  # the jobs' output files (slurm-N.out) go there, not into the caller's folder
 
 # ---- the configuration: nodes of 64 CPUs and 8 GPUs, 32 a leaf switch ----
 mkdir -p "$state/conf"
@@ -58,14 +59,9 @@ pid_of() { sed -n 's/^pid=//p' "$state/cluster/pids/$1"; }
 rss_mib() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 agents() { ls "$state/cluster/pids" | grep -vx ctld; }
-sum_rss() {
+over_agents() {  # over_agents FUNCTION: FUNCTION's figure summed over the agent processes
   local total=0
-  for agent in $(agents); do total=$((total + $(rss_mib "$(pid_of "$agent")"))); done
-  echo "$total"
-}
-sum_ticks() {
-  local total=0
-  for agent in $(agents); do total=$((total + $(cpu_ticks "$(pid_of "$agent")"))); done
+  for agent in $(agents); do total=$((total + $("$1" "$(pid_of "$agent")"))); done
   echo "$total"
 }
 hz=$(getconf CLK_TCK)
@@ -85,13 +81,13 @@ echo "drover up until every node is IDLE      $(seconds "$a" "$b") s"
 
 # ---- steady state, idle ----
 sleep 5
-c0=$(cpu_ticks "$ctld") g0=$(sum_ticks)
+c0=$(cpu_ticks "$ctld") g0=$(over_agents cpu_ticks)
 sleep 30
-c1=$(cpu_ticks "$ctld") g1=$(sum_ticks)
+c1=$(cpu_ticks "$ctld") g1=$(over_agents cpu_ticks)
 echo "idle: controller CPU                    $(awk -v d=$((c1 - c0)) -v hz="$hz" 'BEGIN { printf "%.1f", 100 * d / hz / 30 }') % of a core"
 echo "idle: agents' CPU (all)                 $(awk -v d=$((g1 - g0)) -v hz="$hz" 'BEGIN { printf "%.1f", 100 * d / hz / 30 }') % of a core"
 echo "idle: controller RSS                    $(rss_mib "$ctld") MiB"
-echo "idle: agents' RSS (all)                 $(sum_rss) MiB"
+echo "idle: agents' RSS (all)                 $(over_agents rss_mib) MiB"
 echo "idle: sinfo                             $(median5 sinfo) s"
 echo "idle: squeue                            $(median5 squeue) s"
 echo "idle: scontrol show node (one)          $(median5 scontrol show node "$(name $((nodes / 2)))") s"
@@ -133,7 +129,7 @@ echo "busy: scontrol show node (one)          $(median5 scontrol show node "$(na
 echo "busy: scontrol show job (one)           $(median5 scontrol show job "$one") s"
 echo "busy: squeue -j (one)                   $(median5 squeue -j "$one") s"
 echo "busy: controller RSS                    $(rss_mib "$ctld") MiB"
-echo "busy: agents' RSS (all)                 $(sum_rss) MiB"
+echo "busy: agents' RSS (all)                 $(over_agents rss_mib) MiB"
 
 # ---- a node death: the first agent process (1,000 nodes, where the jobs run) killed ----
 victim=$(agents | sort -V | head -1)

@@ -624,14 +624,7 @@ Status Agent::Terminate(uint64_t job_id) {
 }
 
 std::vector<uint64_t> Agent::RunningJobs() {
-  std::vector<uint64_t> running;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
-    auto id = JobIdOf(entry.path());
-    if (id && entry.is_directory() && !ReadStatus(entry.path())) running.push_back(*id);
-  }
-  std::sort(running.begin(), running.end());
-  return running;
+  return Jobs().running;
 }
 
 JobsHere Agent::Jobs() {

@@ -93,10 +93,11 @@ class Agent {
   Status RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read,
                  const std::function<void()>& cancel);
 
-  std::vector<uint64_t> RunningJobs();  // job directories without a status yet
+  // Job directories without a status yet, and launches under way.
+  std::vector<uint64_t> RunningJobs() EXCLUDES(mutex_);
   // The jobs here, for a registration: running ones, and those that ended and are yet to be
   // reported (the controller hears of them next).
-  JobsHere Jobs();
+  JobsHere Jobs() EXCLUDES(mutex_);
   // Jobs that ended; a job directory whose supervisor died without a status is cleaned up
   // here (what is left of the job is killed) and reported as failed.
   std::vector<EndedJob> EndedJobs() EXCLUDES(mutex_);

@@ -157,8 +157,7 @@ void ControllerLink::RunReboots() {
     const std::string name = node.agent->node_name();
     Log("node " + name + " rebooting: running RebootProgram " + order.program);
     std::string output;
-    if (!RunHealthProgram(order.program, order.timeout, output,
-                          nodes_.size() > 1 ? name : std::string()))
+    if (!RunHealthProgram(order.program, order.timeout, output, name))
       Log("node " + name + ": RebootProgram " + order.program + " failed: " + output);
     // Back from the reboot: register as a node that has booted (the controller waits for it).
     node.registered = false;
@@ -248,13 +247,11 @@ bool ControllerLink::Register() {
     node.registered = true;
     ++done;
     jobs += static_cast<size_t>(call->request.running_jobs_size());
-    if (one)
-      Log("registered with the controller at " + options_.controller + " (" + std::to_string(jobs) +
-          " running jobs)");
   }
-  if (!one && done > 0)
-    Log("registered " + std::to_string(done) + " nodes with the controller at " +
-        options_.controller + " (" + std::to_string(jobs) + " running jobs)");
+  if (done > 0)
+    Log("registered " + (one ? std::string() : std::to_string(done) + " nodes ") +
+        "with the controller at " + options_.controller + " (" + std::to_string(jobs) +
+        " running jobs)");
   if (!first_error.empty())
     Log("cannot register " + std::to_string(failed) + (one ? " node" : " nodes") +
         " with the controller at " + options_.controller + ": " + first_error);
@@ -359,7 +356,7 @@ void ControllerLink::RunHealthCheck(Node& node) {
   std::string output;
   bool ok = options_.health_program.empty() ||
             RunHealthProgram(options_.health_program, std::chrono::seconds(60), output,
-                             nodes_.size() > 1 ? node.agent->node_name() : std::string());
+                             node.agent->node_name());
   // The built-in GPU probes: their problems come first in the reason, since they name the GPU.
   bool event = false;
   std::string gpu_problem;

@@ -90,7 +90,7 @@ class ControllerLink {
 };
 
 // Runs `program` with a timeout; true when it exits 0. `output` gets what it printed (trimmed).
-// `node`, when given, is the program's SLURMD_NODENAME (one process serving many nodes).
+// `node`, when given, is the program's SLURMD_NODENAME (a process may serve many nodes).
 bool RunHealthProgram(const std::string& program, std::chrono::seconds timeout, std::string& output,
                       const std::string& node = "");
 

@@ -82,10 +82,7 @@ class AgentService final : public v1::Agent::Service {
   // them rather than passed on (each hop serves at least one target, so no relay loops).
   grpc::Status Relay(grpc::ServerContext* context, const v1::RelayRequest* request,
                      v1::RelayReply* reply) override {
-    Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
-    if (!caller) return auth::Unauthenticated(caller.error());
-    if (!auth::IsDaemonIdentity(*caller, auth_.settings))
-      return Denied(fmt::format("only the controller may call this; uid {} may not", caller->uid));
+    if (grpc::Status refused = FromDaemon(*context); !refused.ok()) return refused;
     if (request->targets_size() > wire::kMostRelayTargets || request->width() < 1 ||
         request->width() > 65533)
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -254,12 +251,17 @@ class AgentService final : public v1::Agent::Service {
     node = agents_[it->second];
     return grpc::Status::OK;
   }
-  // Only the controller's calls: a daemon identity.
-  grpc::Status FromController(const grpc::ServerContext& context, agent::Agent*& node) {
+  // A daemon identity: the controller, or an agent relaying it.
+  grpc::Status FromDaemon(const grpc::ServerContext& context) {
     Result<auth::Identity> caller = auth::Authenticate(context, *auth_.authenticator);
     if (!caller) return auth::Unauthenticated(caller.error());
     if (!auth::IsDaemonIdentity(*caller, auth_.settings))
       return Denied(fmt::format("only the controller may call this; uid {} may not", caller->uid));
+    return grpc::Status::OK;
+  }
+  // Only the controller's calls, for one of this process's nodes.
+  grpc::Status FromController(const grpc::ServerContext& context, agent::Agent*& node) {
+    if (grpc::Status refused = FromDaemon(context); !refused.ok()) return refused;
     if (grpc::Status unknown = Route(context, node); !unknown.ok()) return unknown;
     node->NoteController();
     return grpc::Status::OK;

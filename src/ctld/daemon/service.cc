@@ -439,15 +439,25 @@ ControllerService::Reactor* ControllerService::Heartbeat(Context* context,
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kDaemon, caller); !refused.ok())
     return Finished(context, refused);
-  // After a controller restart every node waits for its agent to register again.
-  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  int node = snapshot->cluster->FindNode(request->node());
+  bool reregister = false;
+  auto event = HeartbeatFor(*loop_.snapshot(), *request, reregister);
+  if (!event) return Finished(context, Invalid(event.error()));
+  reply->set_reregister(reregister);
+  return Tell(context, std::move(*event));
+}
+
+// A node's heartbeat as the engine's event; `reregister` when the controller does not count the
+// node registered (after a restart every node waits for its agent to register again).
+Result<drover::ctld::Heartbeat> ControllerService::HeartbeatFor(const Snapshot& snapshot,
+                                                                const v1::HeartbeatRequest& request,
+                                                                bool& reregister) {
+  int node = snapshot.cluster->FindNode(request.node());
   if (node < 0)
-    return Finished(context,
-                    Invalid("node " + request->node() + " is not in this cluster's slurm.conf"));
-  if (static_cast<size_t>(node) < snapshot->nodes.size() && !snapshot->nodes[node].registered)
-    reply->set_reregister(true);
-  return Tell(context, HeartbeatOf(*request));
+    return MakeError("node " + request.node().substr(0, 64) +
+                     " is not in this cluster's slurm.conf");
+  reregister =
+      static_cast<size_t>(node) < snapshot.nodes.size() && !snapshot.nodes[node].registered;
+  return HeartbeatOf(request);
 }
 
 // The heartbeats of every node of one agent process: one event each, one reply once all of them
@@ -466,13 +476,11 @@ ControllerService::Reactor* ControllerService::Heartbeats(Context* context,
   std::vector<drover::ctld::Heartbeat> events;
   events.reserve(static_cast<size_t>(request->nodes_size()));
   for (const v1::HeartbeatRequest& heartbeat : request->nodes()) {
-    int node = snapshot->cluster->FindNode(heartbeat.node());
-    if (node < 0)
-      return Finished(context, Invalid("node " + heartbeat.node().substr(0, 64) +
-                                       " is not in this cluster's slurm.conf"));
-    if (static_cast<size_t>(node) < snapshot->nodes.size() && !snapshot->nodes[node].registered)
-      reply->add_reregister(heartbeat.node());
-    events.push_back(HeartbeatOf(heartbeat));
+    bool reregister = false;
+    auto event = HeartbeatFor(*snapshot, heartbeat, reregister);
+    if (!event) return Finished(context, Invalid(event.error()));
+    if (reregister) reply->add_reregister(heartbeat.node());
+    events.push_back(std::move(*event));
   }
   Reactor* reactor = context->DefaultReactor();
   if (events.empty()) {

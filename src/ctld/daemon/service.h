@@ -101,6 +101,9 @@ class ControllerService final : public v1::Controller::CallbackService {
   // Queues the event; the reactor finishes with the committed reply (job IDs into `reply`).
   Reactor* Act(Context* context, Event event, v1::ActionReply* reply);
   Reactor* Tell(Context* context, Event event);  // agents' events: an empty reply
+  static Result<drover::ctld::Heartbeat> HeartbeatFor(const Snapshot& snapshot,
+                                                      const v1::HeartbeatRequest& request,
+                                                      bool& reregister);
   // Runs a query on the query threads.
   Reactor* Query(Context* context, const Caller& caller, std::function<grpc::Status()> query);
 
