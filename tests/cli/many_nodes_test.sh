@@ -23,6 +23,7 @@ SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=100
 SlurmdTimeout=6
 BatchStartTimeout=2
+KillWait=2
 NodeName=n[001-200] NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000
 PartitionName=p Nodes=ALL Default=YES MaxTime=10:00 State=UP
 CONF
@@ -50,6 +51,60 @@ JOB
 job=$(sbatch --parsable --wait -N3 -w n010,n150,n200 -o out.txt job.sh) || fail "the 3-node job failed: $(cat out.txt)"
 [ "$(cat out.txt)" = "$(printf '0: n010\n1: n150\n2: n200')" ] || fail "srun's tasks: $(cat out.txt)"
 
+# ---- the nodes that run no script hold the job with no process of their own ----
+wait_running() {
+  for _ in $(seq 100); do
+    [ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
+    sleep 0.1
+  done
+  fail "job $1 did not start: $(squeue -j "$1")"
+}
+held=$(sbatch --parsable -N3 -w n020,n160,n190 -o /dev/null --wrap 'sleep 300')
+wait_running "$held"
+spool_of() { echo "$state/cluster/spool/$1/job_$held"; }
+for _ in $(seq 50); do
+  [ -e "$(spool_of n020)/supervisor.pid" ] && break
+  sleep 0.1
+done
+[ -e "$(spool_of n020)/supervisor.pid" ] || fail "the batch node n020 has no supervisor"
+for node in n160 n190; do
+  for _ in $(seq 50); do
+    [ -f "$(spool_of $node)/held" ] && break
+    sleep 0.1
+  done
+  [ -f "$(spool_of $node)/held" ] && [ ! -e "$(spool_of $node)/supervisor.pid" ] ||
+    fail "$node holds job $held with a process: $(ls "$(spool_of $node)")"
+done
+# Every process of the job is the batch node's (this cluster's job: SLURM_CONF says which).
+for proc in /proc/[0-9]*; do
+  environment=$({ tr '\0' '\n' < "$proc/environ"; } 2>/dev/null || true)
+  if grep -qx "SLURM_JOB_ID=$held" <<< "$environment" &&
+    grep -qx "SLURM_CONF=$DROVER_CONF" <<< "$environment" &&
+    ! grep -qx "SLURMD_NODENAME=n020" <<< "$environment"; then
+    fail "process ${proc#/proc/} of job $held runs elsewhere: $(tr '\0' ' ' < "$proc/cmdline")"
+  fi
+done
+# Steps still reach every node; a step left running on a held node ends with the job.
+[ "$(srun --jobid="$held" -N3 -l hostname | wc -l)" = 3 ] || fail "srun into the held job"
+srun --jobid="$held" -N1 -w n190 --overlap sleep 300 > /dev/null 2>&1 &
+stepper=$!
+for _ in $(seq 100); do
+  squeue -h -s -j "$held" -o %i | grep -q "^$held\." && break
+  sleep 0.1
+done
+scancel "$held"
+for _ in $(seq 100); do
+  [ -e "$(spool_of n160)" ] || [ -e "$(spool_of n190)" ] || [ -e "$(spool_of n020)" ] || break
+  sleep 0.1
+done
+[ -e "$(spool_of n160)" ] || [ -e "$(spool_of n190)" ] && fail "the held nodes did not end job $held"
+wait "$stepper" 2>/dev/null || true
+for _ in $(seq 50); do
+  [ "$(sinfo -h -t idle -o '%D')" = 200 ] && break
+  sleep 0.1
+done
+[ "$(sinfo -h -t idle -o '%D')" = 200 ] || fail "nodes still busy after the cancel: $(sinfo)"
+
 # ---- scontrol show slurmd of any node: the one process answers for it ----
 scontrol show slurmd n123 > slurmd.txt || fail "show slurmd: $(cat slurmd.txt)"
 grep -q "^Slurmd PID *= $agent_pid$" slurmd.txt || fail "show slurmd: $(cat slurmd.txt)"
@@ -58,16 +113,26 @@ grep -Eq "^Last slurmctld msg time  = [0-9]{4}-" slurmd.txt ||
 
 # ---- kill -9 of the agent: a running job is re-adopted by the restarted process ----
 kept=$(sbatch --parsable -w n077 -o kept.txt --wrap 'sleep 6; echo done')
-wait_running() {
-  for _ in $(seq 100); do
-    [ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
-    sleep 0.1
-  done
-  fail "job $1 did not start: $(squeue -j "$1")"
-}
 wait_running "$kept"
 lost=$(sbatch --parsable -w n078 --wrap 'sleep 60')
 wait_running "$lost"
+# A held job ended just before the agent dies: its node's hold waits KillWait for a step that
+# ignores SIGTERM, and the restarted agent finishes it.
+ending=$(sbatch --parsable -N2 -w n030,n170 -o /dev/null --wrap 'sleep 300')
+wait_running "$ending"
+srun --jobid="$ending" -N1 -w n170 --overlap bash -c "trap '' TERM; sleep 300" > /dev/null 2>&1 &
+ending_step=$!
+for _ in $(seq 100); do
+  squeue -h -s -j "$ending" -o %i | grep -q "^$ending\." && break
+  sleep 0.1
+done
+sleep 1  # the step's task is running on n170
+scancel "$ending"
+for _ in $(seq 50); do
+  [ -e "$state/cluster/spool/n170/job_$ending/ending" ] && break
+  sleep 0.1
+done
+[ -e "$state/cluster/spool/n170/job_$ending/ending" ] || fail "n170 did not start ending job $ending"
 sleep 2  # both launched more than BatchStartTimeout ago
 command=$(tr '\0' '\n' < "/proc/$agent_pid/cmdline")
 kill -9 "$agent_pid"
@@ -103,6 +168,17 @@ done
 [ "$(sacct -n -X -j "$kept" -o State%20 | tr -d ' ')" = COMPLETED ] ||
   fail "the re-adopted job: $(sacct -j "$kept")"
 [ "$(cat kept.txt)" = done ] || fail "the re-adopted job's output: $(cat kept.txt)"
+for _ in $(seq 100); do
+  sacct -n -X -j "$ending" -o State%20 | grep -q CANCELLED &&
+    [ ! -e "$state/cluster/spool/n170/job_$ending" ] && break
+  sleep 0.1
+done
+[ ! -e "$state/cluster/spool/n170/job_$ending" ] ||
+  fail "the restarted agent did not finish the held job $ending: $(ls "$state/cluster/spool/n170/job_$ending")"
+sacct -n -X -j "$ending" -o State%20 | grep -q CANCELLED ||
+  fail "the held job: $(sacct -j "$ending")"
+kill "$ending_step" 2>/dev/null || true
+wait "$ending_step" 2>/dev/null || true
 kill "$new_pid"
 wait "$new_pid" 2>/dev/null || true
 new_pid=""

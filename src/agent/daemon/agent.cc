@@ -23,6 +23,7 @@
 #include "agent/host/output_path.h"
 #include "agent/host/spawn.h"
 #include "agent/stepd/detach.h"
+#include "agent/stepd/supervisor.h"
 #include "agent/stepd/user_environment.h"
 #include "common/cgroup_conf.h"
 #include "common/fd_io.h"
@@ -335,6 +336,10 @@ Status Agent::Launch(const v1::LaunchRequest& request) {
     launching_.insert(id);
     quiet_ = false;
   }
+  {
+    MutexLock lock(steps_mutex_);
+    terminated_.erase(id);  // a new run here: its steps may come
+  }
   struct Done {
     Agent* agent;
     uint64_t id;
@@ -356,12 +361,16 @@ std::optional<Status> Agent::SettleEarlierRun(uint64_t id, uint32_t run) {
   fs::path dir = JobDir(id);
   if (!fs::exists(dir)) return std::nullopt;
   std::optional<uint32_t> existing = ReadRun(dir);
-  bool started = fs::exists(dir / "supervisor.pid") || ReadStatus(dir);
+  bool started = fs::exists(dir / "supervisor.pid") || ReadStatus(dir) || ReadHeld(dir);
   // The same launch again; or one that an earlier agent process began and did not finish
   // (no supervisor yet: launches here are one at a time), which starts over.
   if (existing && *existing == run && started) return OkStatus();
   if (existing && *existing == run) existing.reset();
   // An earlier run of a requeued job: the controller no longer wants it.
+  if (existing && !ReadStatus(dir) && ReadHeld(dir)) {
+    SignalSteps(id, SIGKILL, false);
+    (void)EndHeldCgroup(id, dir, nullptr);  // what remains is the launch's to report
+  }
   if (existing && SupervisorAlive(dir)) {
     if (auto supervisor = ReadProcessFile(dir / "supervisor.pid"); supervisor)
       ::kill(supervisor->pid, SIGTERM);
@@ -410,6 +419,18 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
                       (job.batch_host().empty() ? job.allocation(0).node() != node_
                                                 : job.batch_host() != node_name_);
   if (holder) launch->stdout_path = launch->stderr_path = launch->stdin_path = "/dev/null";
+  if (holder && NothingToHold(job, *launch)) {
+    // Nothing to hold here: no process, only the files srun's steps read and the marker.
+    if (Status s = WriteEnvironment(dir, env); !s) return WriteLaunchFailure(dir, s.error());
+    if (Status s = WriteLaunch(dir, *launch); !s) return WriteLaunchFailure(dir, s.error());
+    // The job's cgroup is kernel state: made here, it outlives this call as a holder's would.
+    (void)SetUpJobCgroup(*launch, [&](const std::string& line) {
+      log::Debug("job {} on {}: {}", job.spec().job_id(), node_name_, line);
+    });
+    if (Status s = WriteHeld(dir, std::time(nullptr)); !s)
+      return WriteLaunchFailure(dir, s.error());
+    return OkStatus();
+  }
   const std::string& script = holder ? std::string(kHolderScript) : request.script();
   if (Status s = WriteScript(dir, script, launch->uid, launch->gid); !s)
     return WriteLaunchFailure(dir, s.error());
@@ -418,6 +439,77 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
   if (Status s = StartSupervisor(options_.stepd, dir); !s)
     return WriteLaunchFailure(dir, "the step supervisor did not start: " + s.error());
   return OkStatus();
+}
+
+bool Agent::NothingToHold(const v1::Job& job, const BatchLaunch& launch) const {
+  if (!launch.prolog.empty() || !launch.epilog.empty() || !launch.container_base.empty() ||
+      launch.over_memory_kill_mib)
+    return false;
+  for (const v1::NodeAllocation& mine : job.allocation())
+    if (mine.node() == node_ && (mine.nvme_size() > 0 || (mps_ && mine.shares()))) return false;
+  return true;
+}
+
+Status Agent::EndHeldCgroup(uint64_t job_id, const fs::path& dir, BatchStatus* status) {
+  auto launch = ReadLaunch(dir);
+  if (!launch || launch->cgroup_mode == "none") return OkStatus();
+  CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
+  if (hierarchy.mode == CgroupMode::kNone) return OkStatus();
+  auto cgroup = JobCgroup::Create(hierarchy, CgroupParent(), job_id);
+  if (!cgroup) return OkStatus();
+  (void)cgroup->KillAll();
+  if (status) {
+    status->cgroup_mode = CgroupModeName(cgroup->mode());
+    if (auto cpu = cgroup->CpuTimeNanoseconds())
+      status->cpu_seconds = static_cast<double>(*cpu) / 1e9;
+  }
+  return cgroup->Remove();
+}
+
+bool Agent::HasStepTasks(uint64_t job_id) {
+  MutexLock lock(steps_mutex_);
+  for (auto [it, end] = step_groups_.equal_range(job_id); it != end; ++it)
+    if (::kill(-it->second.group, 0) == 0) return true;
+  return false;
+}
+
+void Agent::EndHold(uint64_t job_id) {
+  const int64_t kill_wait = std::max<int64_t>(cluster_.settings.kill_wait_seconds, 0);
+  ending_holds_.try_emplace(job_id,
+                            std::chrono::steady_clock::now() + std::chrono::seconds(kill_wait));
+}
+
+void Agent::EndHolds() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = ending_holds_.begin(); it != ending_holds_.end();) {
+    const uint64_t id = it->first;
+    const bool tasks = HasStepTasks(id);
+    if (tasks && now < it->second) {
+      ++it;
+      continue;
+    }
+    if (tasks) SignalSteps(id, SIGKILL, false);
+    const fs::path dir = JobDir(id);
+    if (auto since = ReadHeld(dir); since && !ReadStatus(dir)) {
+      BatchStatus status;  // as a holder process ends: its SIGTERM
+      status.signal = SIGTERM;
+      status.cancelled = true;
+      status.start_time = *since;
+      // Killed tasks leave the cgroup as they exit: its removal is tried again on the next
+      // look, for up to 5 s.
+      if (Status removed = EndHeldCgroup(id, dir, &status); !removed) {
+        if (now < it->second + std::chrono::seconds(5)) {
+          ++it;
+          continue;
+        }
+        log::Warning("job {} on {}: {}", id, node_name_, removed.error());
+      }
+      status.end_time = std::time(nullptr);
+      if (Status written = WriteStatus(dir, status); !written)
+        log::Warning("job {} on {}: {}", id, node_name_, written.error());
+    }
+    it = ending_holds_.erase(it);
+  }
 }
 
 // Suspend and resume act on the job itself: its cgroup's freezer, or SIGSTOP/SIGCONT to its
@@ -519,10 +611,20 @@ void Agent::SignalSteps(uint64_t job_id, int signal, bool outside_cgroup_only,
   }
 }
 
-void Agent::AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup,
+bool Agent::AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup,
                          uint32_t local_task, uint32_t global_task) {
   MutexLock lock(steps_mutex_);
+  if (terminated_.count(job_id)) return false;
   step_groups_.emplace(job_id, StepGroup{step_id, group, in_cgroup, local_task, global_task});
+  return true;
+}
+
+void Agent::MarkTerminated(uint64_t job_id) {
+  MutexLock lock(steps_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(terminated_,
+                [&](const auto& entry) { return now - entry.second > std::chrono::minutes(10); });
+  terminated_[job_id] = now;
 }
 
 void Agent::ForgetStepGroup(uint64_t job_id, pid_t group) {
@@ -616,10 +718,25 @@ v1::AgentStatusReply Agent::DaemonStatus() {
 }
 
 Status Agent::Terminate(uint64_t job_id) {
-  SignalSteps(job_id, SIGTERM, true);
+  MarkTerminated(job_id);  // before the signals: a task joining later is refused
   fs::path dir = JobDir(job_id);
+  const bool held = ReadHeld(dir) && !ReadStatus(dir);
+  // A supervisor signals the tasks in the job's cgroup itself; a processless hold has none.
+  if (held) SignalSteps(job_id, SIGCONT, false);
+  SignalSteps(job_id, SIGTERM, !held);
   if (!fs::exists(dir) || ReadStatus(dir)) return OkStatus();  // not here, or already ended
-  (void)Pause(job_id, false);                                  // a suspended job too
+  if (held) {
+    // A processless hold: it ends once its steps' tasks are gone (SIGKILL after KillWait). The
+    // marker lets an agent that restarts meanwhile finish it.
+    if (Status marked = WriteHoldEnding(dir); !marked)
+      log::Warning("job {} on {}: {}", job_id, node_name_, marked.error());
+    MutexLock lock(mutex_);
+    EndHold(job_id);
+    quiet_ = false;
+    EndHolds();
+    return OkStatus();
+  }
+  (void)Pause(job_id, false);  // a suspended job too
   return SignalSupervisor(dir, job_id, SIGTERM);
 }
 
@@ -649,6 +766,7 @@ JobsHere Agent::Jobs() {
 std::vector<EndedJob> Agent::EndedJobs() {
   std::vector<EndedJob> ended;
   MutexLock lock(mutex_);
+  EndHolds();
   if (quiet_) return ended;
   bool any = !launching_.empty();
   // A supervisor gone without a status (killed) is looked for once a second: a status is read
@@ -665,6 +783,10 @@ std::vector<EndedJob> Agent::EndedJobs() {
     const fs::path& dir = entry.path();
     if (!liveness && ::access((dir / "status").c_str(), F_OK) != 0) continue;  // still running
     auto status = ReadStatus(dir);
+    if (!status && ReadHeld(dir)) {  // a processless hold: running until Terminate
+      if (!ending_holds_.count(*id) && HoldEnding(dir)) EndHold(*id);  // ended before a restart
+      continue;
+    }
     // A supervisor that wrote its status and exited between the two looks: read it again.
     if (!status && !SupervisorAlive(dir)) status = ReadStatus(dir);
     if (!status && !SupervisorAlive(dir)) {

@@ -147,11 +147,23 @@ class Agent {
   void PruneDone() REQUIRES(mutex_);
   void MoveToDone(uint64_t job_id, uint32_t restart_count) REQUIRES(mutex_);
   bool Launching(uint64_t job_id) EXCLUDES(mutex_);
+  // A node that runs no script for the job and where nothing needs holding runs no process for
+  // it (the "held" marker): `launch` asks for no cgroup, prolog, epilog or job container, and
+  // this node's share of the job has no NVMe drive or MPS share.
+  bool NothingToHold(const v1::Job& job, const BatchLaunch& launch) const;
+  // Ends processless holds whose steps are gone or whose KillWait has passed: their status.
+  void EndHolds() REQUIRES(mutex_) EXCLUDES(steps_mutex_);
+  void EndHold(uint64_t job_id) REQUIRES(mutex_);  // into ending_holds_, KillWait from now
+  bool HasStepTasks(uint64_t job_id) EXCLUDES(steps_mutex_);
+  // A processless hold's cgroup (when its launch asked for one): its processes killed, its CPU
+  // time into `status` (when given), removed; an error while it still holds processes.
+  Status EndHeldCgroup(uint64_t job_id, const std::filesystem::path& dir, BatchStatus* status);
   // The process group of every srun task of the job here; with `outside_cgroup_only`, only the
   // tasks the job's cgroup does not hold (the supervisor reaches the others).
   void SignalSteps(uint64_t job_id, int signal, bool outside_cgroup_only,
                    const std::vector<uint32_t>& steps = {}) EXCLUDES(steps_mutex_);
-  void AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup,
+  // False when the job was ended here (Terminate) since its last launch: the task must not run.
+  bool AddStepGroup(uint64_t job_id, uint32_t step_id, pid_t group, bool in_cgroup,
                     uint32_t local_task, uint32_t global_task) EXCLUDES(steps_mutex_);
   // The batch shells, holders and step tasks of the jobs `request` names that `uid` may see.
   std::vector<TrackedLeader> Leaders(const v1::ListPidsRequest& request,
@@ -175,6 +187,9 @@ class Agent {
   bool quiet_ GUARDED_BY(mutex_) = false;
   std::chrono::steady_clock::time_point last_liveness_ GUARDED_BY(mutex_);  // supervisors checked
   int reports_since_prune_ GUARDED_BY(mutex_) = 0;
+  // Processless holds being ended: job -> when their steps' tasks get SIGKILL (KillWait after
+  // the SIGTERM); the status is written once no task is left or then.
+  std::map<uint64_t, std::chrono::steady_clock::time_point> ending_holds_ GUARDED_BY(mutex_);
   Mutex steps_mutex_;
   struct StepGroup {
     uint32_t step_id = 0;
@@ -185,6 +200,11 @@ class Agent {
   };
   // job -> process group of one of its srun tasks
   std::multimap<uint64_t, StepGroup> step_groups_ GUARDED_BY(steps_mutex_);
+  // Jobs ended here (Terminate), and when: a step's task that comes after is refused, as the
+  // signals went out before it joined. A new launch of the job clears its entry; entries older
+  // than ten minutes go.
+  std::map<uint64_t, std::chrono::steady_clock::time_point> terminated_ GUARDED_BY(steps_mutex_);
+  void MarkTerminated(uint64_t job_id) EXCLUDES(steps_mutex_);
 };
 
 }  // namespace drover::agent

@@ -84,7 +84,7 @@ Status StepSession::WaitForLaunch() {
   for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);;) {
     std::vector<uint64_t> running = agent_.RunningJobs();
     if (!agent_.Launching(job_id_) && std::binary_search(running.begin(), running.end(), job_id_) &&
-        (fs::exists(dir / "job.pid") || ReadStatus(dir)))
+        (fs::exists(dir / "job.pid") || ReadHeld(dir) || ReadStatus(dir)))
       return OkStatus();
     if (std::chrono::steady_clock::now() > deadline)
       return MakeError(fmt::format("job {} is not running on {}", job_id_, agent_.node_name_));

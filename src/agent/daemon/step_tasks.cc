@@ -227,7 +227,8 @@ Status StepSession::OpenPipes(uint32_t rank, const std::string& out_path,
 // does Terminate() where the job has no cgroup.
 Status StepSession::JoinJob(pid_t pid, uint32_t rank, uint32_t local) {
   if (cgroup_) (void)cgroup_->AddProcessTo(pid, step_cgroup_);
-  agent_.AddStepGroup(job_id_, launch_.step_id(), pid, cgroup_.has_value(), local, rank);
+  if (!agent_.AddStepGroup(job_id_, launch_.step_id(), pid, cgroup_.has_value(), local, rank))
+    return MakeError(fmt::format("job {} has ended on {}", job_id_, agent_.node_name_));
   return OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -555,6 +556,26 @@ Result<BatchStatus> ReadStatus(const fs::path& job_dir) {
 bool SupervisorAlive(const fs::path& job_dir) {
   auto record = ReadProcessFile(job_dir / "supervisor.pid");
   return record && ProcessAlive(*record);
+}
+
+Status WriteHeld(const fs::path& job_dir, int64_t since) {
+  return WriteAtomically(job_dir / "held", fmt::format("since={}\n", since), 0644);
+}
+
+Status WriteHoldEnding(const fs::path& job_dir) {
+  return WriteAtomically(job_dir / "ending", "", 0644);
+}
+
+bool HoldEnding(const fs::path& job_dir) {
+  return ::access((job_dir / "ending").c_str(), F_OK) == 0;
+}
+
+std::optional<int64_t> ReadHeld(const fs::path& job_dir) {
+  std::ifstream in(job_dir / "held");
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  if (!line.starts_with("since=")) return int64_t{0};
+  return ParseInt64(std::string_view(line).substr(6)).value_or(0);
 }
 
 }  // namespace drover::agent

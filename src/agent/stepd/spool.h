@@ -29,7 +29,11 @@ namespace drover::agent {
 //   supervisor.pid  "pid=N" and "started=T" (field 22 of /proc/N/stat), once the supervisor
 //                   has daemonized; T tells a reused pid from it    (supervisor; SupervisorAlive)
 //   job.pid         the same for the batch shell, once forked     (supervisor; ReadProcessFile)
-//   status          how the job ended, below; written last, atomically     (supervisor)
+//   held            instead of a supervisor: a node that runs no batch script and has nothing
+//                   to hold (no cgroup, prolog, epilog, job container, NVMe or MPS) runs no
+//                   process for the job; the agent ends it itself                (agent)
+//   ending          a held job the controller ended: the agent finishes it     (agent)
+//   status          how the job ended, below; written last, atomically  (supervisor or agent)
 //   stepd.log       the supervisor's own messages, and the prolog's and epilog's output
 //
 // `launch` and `status` are text, one key=value per line; '#' starts a comment line. Values
@@ -168,5 +172,14 @@ Result<BatchStatus> ReadStatus(const std::filesystem::path& job_dir);
 // it has exited, and when it died: a job directory with neither a live supervisor nor a status
 // is a job whose fate is unknown, and the agent kills what is left of it.
 bool SupervisorAlive(const std::filesystem::path& job_dir);
+
+// The "held" marker of a processless hold: written (last, atomically) with the time the hold
+// began; nullopt when the directory has none.
+Status WriteHeld(const std::filesystem::path& job_dir, int64_t since);
+std::optional<int64_t> ReadHeld(const std::filesystem::path& job_dir);
+// "ending": the controller ended a processless hold, which the agent finishes (after KillWait
+// for its steps' tasks) even across a restart of its own.
+Status WriteHoldEnding(const std::filesystem::path& job_dir);
+bool HoldEnding(const std::filesystem::path& job_dir);
 
 }  // namespace drover::agent

@@ -298,45 +298,10 @@ std::string Supervisor::RunProgram(const std::string& program, std::string_view 
 }
 
 void Supervisor::SetUpCgroup() {
-  const bool wanted = launch_.cgroup_mode != "none";
-  if (wanted) hierarchy_ = DetectCgroups(launch_.cgroup_root);
-  if (!wanted) {
-    hierarchy_.reason = "the launch file says cgroup_mode=none";
-  } else if (launch_.cgroup_mode != "auto" &&
-             CgroupModeName(hierarchy_.mode) != launch_.cgroup_mode) {
-    std::string found = hierarchy_.mode == CgroupMode::kNone
-                            ? hierarchy_.reason
-                            : fmt::format("cgroup {}", CgroupModeName(hierarchy_.mode));
-    hierarchy_ = CgroupHierarchy{};
-    hierarchy_.reason = fmt::format("the launch file asks for cgroup {}, but {} has {}",
-                                    launch_.cgroup_mode, launch_.cgroup_root, found);
-  }
-  auto created = JobCgroup::Create(hierarchy_, CgroupParent(), launch_.job_id);
-  if (created) {
-    cgroup_ = std::move(*created);
-  } else {
-    Log("cannot create the job's cgroup: {}", created.error());
-    cgroup_ = JobCgroup::Untracked(hierarchy_, CgroupParent(), launch_.job_id, created.error());
-  }
-  if (cgroup_->mode() == CgroupMode::kNone) {
-    Log("cgroups off, the job is tracked by its session: {}", cgroup_->untracked_reason());
-    return;
-  }
-  Log("cgroup {} at {}", CgroupModeName(cgroup_->mode()), cgroup_->path().string());
-  if (launch_.memory_limit_mib)
-    if (Status ok = cgroup_->SetMemoryLimits(launch_.memory_limit_mib * kMiB,
-                                             launch_.memory_and_swap_limit_mib * kMiB);
-        !ok)
-      Log("memory limit not set: {}", ok.error());
-  if (!launch_.cpus.empty())
-    if (Status ok = cgroup_->SetCpus(launch_.cpus); !ok) Log("CPUs not confined: {}", ok.error());
-  if (!launch_.devices_denied.empty()) {
-    auto isolation = cgroup_->RestrictDevices(launch_.devices_denied);
-    if (!isolation)
-      Log("GPUs not isolated: {}", isolation.error());
-    else if (!isolation->enforced)
-      Log("GPUs not isolated: {}", isolation->reason);
-  }
+  JobCgroupSetUp made =
+      SetUpJobCgroup(launch_, [this](const std::string& line) { Log("{}", line); });
+  hierarchy_ = std::move(made.hierarchy);
+  cgroup_ = std::move(made.cgroup);
 }
 
 // JobContainerType=job_container/tmpfs: the job's private /tmp and /dev/shm. Empty when made (or
@@ -595,6 +560,56 @@ BatchStatus Supervisor::Run() {
 }
 
 }  // namespace
+
+JobCgroupSetUp SetUpJobCgroup(const BatchLaunch& launch,
+                              const std::function<void(const std::string&)>& log) {
+  const std::string& parent =
+      launch.cgroup_parent.empty() ? launch.node_name : launch.cgroup_parent;
+  const bool wanted = launch.cgroup_mode != "none";
+  CgroupHierarchy hierarchy;
+  if (wanted) hierarchy = DetectCgroups(launch.cgroup_root);
+  if (!wanted) {
+    hierarchy.reason = "the launch file says cgroup_mode=none";
+  } else if (launch.cgroup_mode != "auto" && CgroupModeName(hierarchy.mode) != launch.cgroup_mode) {
+    std::string found = hierarchy.mode == CgroupMode::kNone
+                            ? hierarchy.reason
+                            : fmt::format("cgroup {}", CgroupModeName(hierarchy.mode));
+    hierarchy = CgroupHierarchy{};
+    hierarchy.reason = fmt::format("the launch file asks for cgroup {}, but {} has {}",
+                                   launch.cgroup_mode, launch.cgroup_root, found);
+  }
+  auto created = JobCgroup::Create(hierarchy, parent, launch.job_id);
+  std::optional<JobCgroup> made;
+  if (created) {
+    made = std::move(*created);
+  } else {
+    log(fmt::format("cannot create the job's cgroup: {}", created.error()));
+    made = JobCgroup::Untracked(hierarchy, parent, launch.job_id, created.error());
+  }
+  JobCgroup& cgroup = *made;
+  if (cgroup.mode() == CgroupMode::kNone) {
+    log(fmt::format("cgroups off, the job is tracked by its session: {}",
+                    cgroup.untracked_reason()));
+    return {std::move(hierarchy), std::move(cgroup)};
+  }
+  log(fmt::format("cgroup {} at {}", CgroupModeName(cgroup.mode()), cgroup.path().string()));
+  if (launch.memory_limit_mib)
+    if (Status ok = cgroup.SetMemoryLimits(launch.memory_limit_mib * kMiB,
+                                           launch.memory_and_swap_limit_mib * kMiB);
+        !ok)
+      log(fmt::format("memory limit not set: {}", ok.error()));
+  if (!launch.cpus.empty())
+    if (Status ok = cgroup.SetCpus(launch.cpus); !ok)
+      log(fmt::format("CPUs not confined: {}", ok.error()));
+  if (!launch.devices_denied.empty()) {
+    auto isolation = cgroup.RestrictDevices(launch.devices_denied);
+    if (!isolation)
+      log(fmt::format("GPUs not isolated: {}", isolation.error()));
+    else if (!isolation->enforced)
+      log(fmt::format("GPUs not isolated: {}", isolation->reason));
+  }
+  return {std::move(hierarchy), std::move(cgroup)};
+}
 
 BatchStatus SuperviseBatchJob(const fs::path& job_dir, const BatchLaunch& launch,
                               const std::vector<std::string>& environment) {

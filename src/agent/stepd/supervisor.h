@@ -4,9 +4,11 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "agent/host/cgroup.h"
 #include "agent/stepd/spool.h"
 
 namespace drover::agent {
@@ -30,5 +32,16 @@ namespace drover::agent {
 // it wrote.
 BatchStatus SuperviseBatchJob(const std::filesystem::path& job_dir, const BatchLaunch& launch,
                               const std::vector<std::string>& environment);
+
+// The job's cgroup as `launch` asks for it (cgroup_mode, memory, CPUs, devices), made by the
+// supervisor or, for a node that holds the job with no process, by the agent. Never fails: where
+// no cgroup can be made the job is untracked (tracked by its processes), and `log` says why, as
+// it says which limit could not be set.
+struct JobCgroupSetUp {
+  CgroupHierarchy hierarchy;
+  JobCgroup cgroup;
+};
+JobCgroupSetUp SetUpJobCgroup(const BatchLaunch& launch,
+                              const std::function<void(const std::string&)>& log);
 
 }  // namespace drover::agent
