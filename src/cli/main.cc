@@ -1,9 +1,14 @@
 // The `drover` multi-call binary: run as `drover COMMAND ...`, or under a command's own name
 // (a symlink such as `sbatch`), it dispatches to that command through one table.
 #include <fmt/format.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -60,6 +65,26 @@ void PrintUsage(std::FILE* out) {
     fmt::print(out, "  {:<10} {}\n", command.name, command.summary);
 }
 
+// A command builds the whole cluster's configuration: at 10,000 nodes of 8 GPUs that is ~30 MiB
+// of small records, and half of the command's time went to the kernel faulting the heap in one
+// 4 KiB page at a time. The heap is grown once by 64 MiB (virtual: only what is touched is
+// resident) and marked for transparent huge pages, as glibc's glibc.malloc.hugetlb=1 tunable
+// does: a few dozen faults instead of thousands. Where THP is off this changes nothing.
+void PrepareHeap() {
+  constexpr size_t kPad = size_t{64} << 20, kHuge = size_t{2} << 20;
+  mallopt(M_TOP_PAD, static_cast<int>(kPad));
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kPad));  // big buffers from the heap too
+  auto before = reinterpret_cast<uintptr_t>(sbrk(0));
+  // More than the heap's free top: the heap grows by kPad. Volatile, so that the compiler
+  // does not drop the malloc/free pair.
+  void* volatile grow = std::malloc(kHuge);
+  std::free(grow);  // the heap keeps kPad at its top (M_TOP_PAD)
+  auto after = reinterpret_cast<uintptr_t>(sbrk(0));
+  uintptr_t from = (before + kHuge - 1) & ~(kHuge - 1), to = after & ~(kHuge - 1);
+  if (before != static_cast<uintptr_t>(-1) && to > from)
+    madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+}
+
 std::string_view BaseName(std::string_view path) {
   size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -70,6 +95,7 @@ std::string_view BaseName(std::string_view path) {
 
 int main(int argc, char** argv) {
   using namespace drover::cli;
+  PrepareHeap();
   Arguments all(argv, static_cast<size_t>(argc));
   std::string_view invoked = argc > 0 ? BaseName(argv[0]) : "drover";
   if (invoked != "drover") {

@@ -224,6 +224,7 @@ int ReportOnce(Connection& connection, SinfoOptions options, const SinfoRequest&
     if (request.partitions.empty() || request.partitions.count(partition.name()))
       partitions.push_back(std::move(partition));
   v1::JobQuery query;
+  query.set_holding_nodes(true);  // the allocations: not the pending jobs
   v1::JobList list;
   Unary(connection, "/drover.v1.Controller/ListJobs", &v1::Controller::Stub::ListJobs, query,
         &list);

@@ -373,21 +373,25 @@ std::optional<int> ResolveNodes(Connection& connection, SqueueRequest& request) 
   auto names = ExpandHostlist(request.nodelist);
   if (!names)
     return Fail("squeue", fmt::format("'{}' invalid entry for --nodelist", request.nodelist));
-  v1::NodeList nodes;
-  grpc::Status status = Unary(connection, "/drover.v1.Controller/ListNodes",
-                              &v1::Controller::Stub::ListNodes, v1::NodeQuery(), &nodes);
-  if (!status.ok()) return Fail("squeue", Unreachable(status));
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::string local = std::string(host).substr(0, std::string(host).find('.'));
-  request.nodes.emplace();
+  std::vector<std::string> asked;
+  v1::NodeQuery query;  // only the nodes named: the controller says which exist
   for (const std::string& wanted : names.value()) {
-    std::string name = EqualsIgnoreCase(wanted, "localhost") ? local : wanted;
-    bool found = false;
-    for (const v1::NodeStatus& node : nodes.nodes())
-      if (node.name() == name) found = true;
-    if (!found) return Fail("squeue", "Invalid node name " + wanted);
-    request.nodes->insert(name);
+    asked.push_back(EqualsIgnoreCase(wanted, "localhost") ? local : wanted);
+    query.add_names(asked.back());
+  }
+  v1::NodeList nodes;
+  grpc::Status status = Unary(connection, "/drover.v1.Controller/ListNodes",
+                              &v1::Controller::Stub::ListNodes, query, &nodes);
+  if (!status.ok()) return Fail("squeue", Unreachable(status));
+  std::set<std::string> known;
+  for (const v1::NodeStatus& node : nodes.nodes()) known.insert(node.name());
+  request.nodes.emplace();
+  for (size_t i = 0; i < asked.size(); ++i) {
+    if (!known.count(asked[i])) return Fail("squeue", "Invalid node name " + names.value()[i]);
+    request.nodes->insert(asked[i]);
   }
   return std::nullopt;
 }

@@ -143,10 +143,13 @@ int ShowJobs(const Flags& flags, std::span<const std::string> names) {
 }
 
 // The controller's node and partition records; the error is the line scontrol prints.
-Result<v1::NodeList> LoadNodes(Session& session) {
+// The nodes `names` names (none: all of them).
+Result<v1::NodeList> LoadNodes(Session& session, std::span<const std::string> names = {}) {
   v1::NodeList nodes;
+  v1::NodeQuery query;
+  for (const std::string& name : names) query.add_names(name);
   grpc::Status status = Unary(session.connection, "/drover.v1.Controller/ListNodes",
-                              &v1::Controller::Stub::ListNodes, v1::NodeQuery(), &nodes);
+                              &v1::Controller::Stub::ListNodes, query, &nodes);
   if (!status.ok()) return MakeError("slurm_load_node error: " + Unreachable(status));
   return nodes;
 }
@@ -163,16 +166,17 @@ int ShowNodes(const Flags& flags, std::span<const std::string> names) {
   Session session;
   if (Status opened = Open(flags, session); !opened)
     return Error("scontrol: error: " + opened.error());
-  auto loaded = LoadNodes(session);
-  if (!loaded) return Error(loaded.error());
-  v1::NodeList& nodes = *loaded;
-  columns::ApplyNodeSettings(nodes.nodes(), session.connection.cluster);
   std::vector<std::string> wanted;
   for (const std::string& name : names) {
     auto expanded = ExpandHostlist(name);
     if (!expanded) return Error("scontrol: error: " + expanded.error());
     wanted.insert(wanted.end(), expanded->begin(), expanded->end());
   }
+  // Only the nodes asked for, chosen by the controller.
+  auto loaded = LoadNodes(session, wanted);
+  if (!loaded) return Error(loaded.error());
+  v1::NodeList& nodes = *loaded;
+  columns::ApplyNodeSettings(nodes.nodes(), session.connection.cluster);
   // Only the jobs on the nodes asked for, chosen by the controller.
   v1::JobFilter on_nodes;
   for (const std::string& name : wanted) on_nodes.add_nodes(name);

@@ -109,7 +109,7 @@ class ControllerService final : public v1::Controller::CallbackService {
 
   // Queries see what their caller may see (PrivateData, views/privacy.h).
   grpc::Status DoListJobs(const Caller&, const v1::JobQuery*, v1::JobList*);
-  grpc::Status DoListNodes(v1::NodeList*);
+  grpc::Status DoListNodes(const v1::NodeQuery*, v1::NodeList*);
   grpc::Status DoHistory(const Caller&, const v1::HistoryQuery*, v1::JobList*);
   grpc::Status DoJobScript(const Caller&, const v1::JobScriptRequest*, v1::JobScriptReply*,
                            bool live);

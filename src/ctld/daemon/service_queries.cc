@@ -47,8 +47,8 @@ grpc::Status ControllerService::DoListJobs(const Caller& caller, const v1::JobQu
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
-  views::JobSelection selection =
-      views::SelectJobs(*snapshot, caller, *filter, query->all_states(), query->with_plan());
+  views::JobSelection selection = views::SelectJobs(*snapshot, caller, *filter, query->all_states(),
+                                                    query->with_plan(), query->holding_nodes());
   wire::JobListing listing{selection.time, {}, std::move(selection.planned), {}};
   for (const JobPtr& job : selection.jobs)
     listing.jobs.push_back(CachedJob(*job, *snapshot->cluster));
@@ -185,16 +185,22 @@ grpc::Status ControllerService::DoShares(const Caller& caller, v1::ShareList* re
   return grpc::Status::OK;
 }
 
-ControllerService::Reactor* ControllerService::ListNodes(Context* context, const v1::NodeQuery*,
+ControllerService::Reactor* ControllerService::ListNodes(Context* context,
+                                                         const v1::NodeQuery* query,
                                                          v1::NodeList* reply) {
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, caller, [this, reply] { return DoListNodes(reply); });
+  return Query(context, caller, [this, query, reply] { return DoListNodes(query, reply); });
 }
 
-grpc::Status ControllerService::DoListNodes(v1::NodeList* reply) {
-  wire::ToProto(views::ListNodes(*loop_.snapshot()), reply);
+grpc::Status ControllerService::DoListNodes(const v1::NodeQuery* query, v1::NodeList* reply) {
+  constexpr int kMostNames = 100'000;
+  if (query->names_size() > kMostNames)
+    return Invalid(fmt::format("a node query names {} nodes; at most {} may be named",
+                               query->names_size(), kMostNames));
+  std::vector<std::string> names(query->names().begin(), query->names().end());
+  wire::ToProto(views::ListNodes(*loop_.snapshot(), names), reply);
   return grpc::Status::OK;
 }
 

@@ -11,7 +11,7 @@
 namespace drover::ctld::views {
 
 JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const JobFilter& asked,
-                        bool all_states, bool with_plan) {
+                        bool all_states, bool with_plan, bool holding_nodes) {
   const JobFilter filter = VisibleJobs(asked, caller, snapshot.cluster->settings);
   JobSelection selection;
   selection.time = snapshot.time;
@@ -22,6 +22,9 @@ JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const Jo
   const std::vector<sched::PlannedStart>& plan = *snapshot.plan;  // by job ID
   auto planned = plan.begin();
   for (const JobPtr& job : snapshot.jobs) {
+    if (holding_nodes && job->state != JobState::kRunning && job->state != JobState::kSuspended &&
+        job->state != JobState::kCompleting)
+      continue;
     const JobSpec& spec = job->spec;
     if (by_id && !ids.count(spec.job_id) && !ids.count(spec.array_job_id) &&
         !tasks.count({spec.array_job_id, spec.array_task_id}))

@@ -22,9 +22,10 @@ struct JobSelection {
 
 // The live queue's jobs that `filter` names and `caller` may see (PrivateData=jobs). Finished
 // jobs only when asked for: by ID, by their state, or with `all_states`. `with_plan` adds the
-// plan of the listed waiting jobs.
+// plan of the listed waiting jobs. `holding_nodes`: only jobs that hold nodes now (RUNNING,
+// SUSPENDED, COMPLETING).
 JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const JobFilter& filter,
-                        bool all_states, bool with_plan);
+                        bool all_states, bool with_plan, bool holding_nodes = false);
 
 wire::PlannedStartInfo PlannedStartOf(const sched::PlannedStart& plan,
                                       const ClusterConfig& cluster);

@@ -84,13 +84,25 @@ std::string NodeGres(const NodeConfig& config) {
   return FormatGres(shown);
 }
 
-wire::NodeListing ListNodes(const Snapshot& snapshot) {
+wire::NodeListing ListNodes(const Snapshot& snapshot, std::span<const std::string> names) {
   const ClusterConfig& cluster = *snapshot.cluster;
   std::vector<NodeUsage> usage = UsageByNode(cluster, snapshot);
   std::vector<std::string> reserved = ReservedNow(snapshot);
   wire::NodeListing listing;
   listing.time = snapshot.time;
-  for (size_t i = 0; i < snapshot.nodes.size() && i < cluster.nodes.size(); ++i) {
+  std::vector<size_t> shown;
+  if (names.empty()) {
+    for (size_t i = 0; i < snapshot.nodes.size() && i < cluster.nodes.size(); ++i)
+      shown.push_back(i);
+  } else {
+    for (const std::string& name : names)
+      if (int index = cluster.FindNode(name);
+          index >= 0 && static_cast<size_t>(index) < snapshot.nodes.size())
+        shown.push_back(static_cast<size_t>(index));
+    std::sort(shown.begin(), shown.end());
+    shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
+  }
+  for (size_t i : shown) {
     wire::NodeInfo info =
         NodeInfoOf(snapshot.nodes[i], cluster.nodes[i].name, FullyAllocated(cluster, usage, i));
     info.reservation = reserved[i];

@@ -2,6 +2,7 @@
 // snapshot it is given; it never changes the engine's state and never speaks gRPC.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,13 @@ wire::NodeInfo NodeInfoOf(const NodeStatus& node, const std::string& name, bool 
 // Per node: "MAINT" or "RESERVED" while an advance reservation's window holds it, else "".
 std::vector<std::string> ReservedNow(const Snapshot& snapshot);
 
-// Every configured node, in configuration order. An idle node that a reservation holds shows as
-// RESERVED (or MAINT), as Slurm's sinfo does.
 // The node's GRES as scontrol show node prints them: its GPUs by type with their sockets
 // ("gpu:h100:8(S:0-1)"), its other GRES as configured.
 std::string NodeGres(const NodeConfig& config);
-wire::NodeListing ListNodes(const Snapshot& snapshot);
+
+// Every configured node, or only those `names` names (none: all), in configuration order. An
+// idle node that a reservation holds shows as RESERVED (or MAINT), as Slurm's sinfo does. A name
+// the cluster does not have is left out.
+wire::NodeListing ListNodes(const Snapshot& snapshot, std::span<const std::string> names = {});
 
 }  // namespace drover::ctld::views

@@ -86,6 +86,18 @@ TEST_F(ViewsTest, NodesShowTheirStateJobsAndReason) {
   EXPECT_EQ(listing.nodes[2].reason, "fan");
 }
 
+TEST_F(ViewsTest, NodesNamedAreTheOnlyOnesListed) {
+  Drain("n3");
+  const std::vector<std::string> names = {"n3", "nope", "n1", "n3"};
+  wire::NodeListing listing = ListNodes(*Snap(), names);
+  ASSERT_EQ(listing.nodes.size(), 2u);  // in configuration order, once each; unknown left out
+  EXPECT_EQ(listing.nodes[0].name, "n1");
+  EXPECT_EQ(listing.nodes[1].name, "n3");
+  EXPECT_EQ(listing.nodes[1].state, "DRAINED");
+  const std::vector<std::string> unknown = {"nope"};
+  EXPECT_TRUE(ListNodes(*Snap(), unknown).nodes.empty());
+}
+
 TEST_F(ViewsTest, AnIdleNodeInAMaintenanceWindowShowsAsMaint) {
   ReservationFields fields;
   fields.start_time = clock_.Now();
@@ -159,6 +171,10 @@ TEST_F(ViewsTest, JobsHideFinishedOnesUnlessAskedAndCarryThePlan) {
                 .jobs.size(),
             1u);
   EXPECT_TRUE(SelectJobs(*Snap(), kOperator, alice, false, false).planned.empty());
+  // sinfo asks only for the jobs holding nodes: the running ones, none of those waiting.
+  JobSelection holding = SelectJobs(*Snap(), kOperator, JobFilter{}, true, false, true);
+  ASSERT_EQ(holding.jobs.size(), 2u);
+  for (const JobPtr& job : holding.jobs) EXPECT_EQ(job->state, JobState::kRunning);
 
   // The controller filters by every field a command may send: the nodes a job runs on, its
   // account, name (scontrol show node, squeue -A/-n), not only by ID, user and state.
