@@ -480,6 +480,7 @@ void Agent::EndHold(uint64_t job_id) {
 }
 
 void Agent::EndHolds() {
+  if (ending_holds_.empty()) return;  // the common case, once per node every look
   const auto now = std::chrono::steady_clock::now();
   for (auto it = ending_holds_.begin(); it != ending_holds_.end();) {
     const uint64_t id = it->first;
