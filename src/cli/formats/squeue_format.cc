@@ -365,73 +365,76 @@ std::vector<QueueRow> FoldPendingTasks(std::vector<QueueRow> rows, const QueueCo
   return out;
 }
 
-int Compare(int64_t a, int64_t b) {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+// One row's value for one -S key, computed once per row and key (a comparison looks up maps
+// and builds strings, and a sort of 100,000 rows makes millions of them): numbers first, then
+// text. Letters this formatter does not sort by give equal keys.
+struct SortKey {
+  int64_t first = 0, second = 0;
+  std::string text;
+  int Compare(const SortKey& other) const {
+    if (first != other.first) return first < other.first ? -1 : 1;
+    if (second != other.second) return second < other.second ? -1 : 1;
+    return text.compare(other.text);
+  }
+};
 
-// One -S key; 0 for letters this formatter does not sort by.
-int CompareBy(char key, const QueueRow& a, const QueueRow& b, const QueueContext& ctx) {
-  const v1::Job &x = *a.job, &y = *b.job;
+SortKey KeyOf(char key, const QueueRow& row, const QueueContext& ctx) {
+  const v1::Job& job = *row.job;
   switch (key) {
-    case 'i': {
-      auto id = [](const v1::Job& j) {
-        return IsArrayTask(j) ? j.spec().array_job_id() : j.spec().job_id();
-      };
-      int diff = Compare(id(x), id(y));
-      return diff ? diff : Compare(x.spec().array_task_id(), y.spec().array_task_id());
-    }
+    case 'i':
+      return {
+          static_cast<int64_t>(IsArrayTask(job) ? job.spec().array_job_id() : job.spec().job_id()),
+          static_cast<int64_t>(job.spec().array_task_id()),
+          {}};
     case 'j':
-      return x.spec().name().compare(y.spec().name());
+      return {0, 0, job.spec().name()};
     case 'u':
-      return x.spec().user().compare(y.spec().user());
+      return {0, 0, job.spec().user()};
     case 'U':
-      return Compare(x.spec().uid(), y.spec().uid());
+      return {static_cast<int64_t>(job.spec().uid()), 0, {}};
     case 'P':
-      return (a.partition ? *a.partition : PartitionText(x, ctx))
-          .compare(b.partition ? *b.partition : PartitionText(y, ctx));
+      return {0, 0, row.partition ? *row.partition : PartitionText(job, ctx)};
     case 't':
-      return StateCode(x.state()).compare(StateCode(y.state()));
+      return {0, 0, std::string(StateCode(job.state()))};
     case 'T':
-      return x.state().compare(y.state());
+      return {0, 0, job.state()};
     case 'p':
     case 'Q':
-      return Compare(Priority(x, ctx), Priority(y, ctx));
+      return {Priority(job, ctx), 0, {}};
     case 'M':
-      return Compare(TimeUsed(x, ctx.now), TimeUsed(y, ctx.now));
+      return {TimeUsed(job, ctx.now), 0, {}};
     case 'D':
-      return Compare(NodeCount(x), NodeCount(y));
+      return {static_cast<int64_t>(NodeCount(job)), 0, {}};
     case 'C':
-      return Compare(CpuCount(x), CpuCount(y));
+      return {static_cast<int64_t>(CpuCount(job)), 0, {}};
     case 'V':
-      return Compare(x.spec().submit_time(), y.spec().submit_time());
+      return {job.spec().submit_time(), 0, {}};
     case 'e':
-      return Compare(x.end_time(), y.end_time());
+      return {job.end_time(), 0, {}};
     case 'l':
-      return Compare(TimeLimit(x, ctx).value_or(0), TimeLimit(y, ctx).value_or(0));
+      return {TimeLimit(job, ctx).value_or(0), 0, {}};
     case 'S': {
       // squeue's _get_start_time: unknown starts last (22.05 printed held jobs after dated
       // ones), past starts of pending jobs count as now.
-      auto start = [&](const v1::Job& j) {
-        int64_t t = StartTime(j, ctx);
-        if (t == 0) return INT64_MAX;
-        return IsPending(j) && t < ctx.now ? ctx.now : t;
-      };
-      return Compare(start(x), start(y));
+      int64_t t = StartTime(job, ctx);
+      if (t == 0) return {INT64_MAX, 0, {}};
+      return {IsPending(job) && t < ctx.now ? ctx.now : t, 0, {}};
     }
     default:
-      return 0;
+      return {};
   }
 }
 
-// The rows in squeue's order. Pointers are sorted, not the rows: each of the four stable sorts
-// moves every element about log2(n) times, 15 at 20,000 jobs.
+// The rows in squeue's order: one stable sort per key, last key first, each over row indexes
+// and the keys computed once.
 std::vector<const QueueRow*> SortRows(const std::vector<QueueRow>& rows, const QueueContext& ctx) {
-  std::vector<const QueueRow*> order;
-  order.reserve(rows.size());
-  for (const QueueRow& row : rows) order.push_back(&row);
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) order[i] = i;
+  std::vector<SortKey> keys(rows.size());
   auto sort_by = [&](char key, bool reverse) {
-    std::stable_sort(order.begin(), order.end(), [&](const QueueRow* a, const QueueRow* b) {
-      int diff = CompareBy(key, *a, *b, ctx);
+    for (size_t i = 0; i < rows.size(); ++i) keys[i] = KeyOf(key, rows[i], ctx);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      int diff = keys[a].Compare(keys[b]);
       return reverse ? diff > 0 : diff < 0;
     });
   };
@@ -443,7 +446,10 @@ std::vector<const QueueRow*> SortRows(const std::vector<QueueRow>& rows, const Q
     if (key == ',' || key == '+' || key == '-') continue;
     sort_by(key, i > 0 && spec[i - 1] == '-');
   }
-  return order;
+  std::vector<const QueueRow*> sorted;
+  sorted.reserve(rows.size());
+  for (size_t i : order) sorted.push_back(&rows[i]);
+  return sorted;
 }
 
 // ---------- -O/--Format: fields by name ----------

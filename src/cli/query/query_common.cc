@@ -3,6 +3,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <mutex>
@@ -94,6 +95,12 @@ std::vector<v1::Partition> Partitions(Connection& connection) {
           .ok())
     partitions.assign(list.partitions().begin(), list.partitions().end());
   return partitions;
+}
+
+void ExitNow(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(code);
 }
 
 int Fail(std::string_view command, const std::string& message) {

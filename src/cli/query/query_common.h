@@ -34,6 +34,10 @@ Result<acct::Database> FetchAccounting(const std::shared_ptr<grpc::Channel>& cha
 std::vector<v1::Partition> Partitions(Connection& connection);
 // "COMMAND: error: MESSAGE" on stderr; returns 1.
 int Fail(std::string_view command, const std::string& message);
+// Ends a one-shot listing that has printed everything: stdout and stderr flushed, then _exit,
+// leaving the heap to the kernel. Freeing 100,000 parsed jobs one by one was a third of squeue's
+// time; nothing else is left to do (lean calls hold no channel, the files are written).
+[[noreturn]] void ExitNow(int code);
 // The user's name, or the uid when it has none.
 // A user's or group's name, the number when it has none; each looked up once per process.
 std::string UserName(uint32_t uid);

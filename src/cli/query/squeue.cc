@@ -494,6 +494,7 @@ int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions op
                         : FormatSqueue(jobs, options, now);
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
+  if (request.iterate == 0) ExitNow(0);  // the last listing: its jobs are not freed one by one
   return 0;
 }
 
