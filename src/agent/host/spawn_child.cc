@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -353,7 +354,16 @@ void Run(Plan& plan, Pipes pipes) {
   if (plan.task_pid_slot) WritePid(plan.task_pid_slot);
   CloseOnExec();
   if (spec.program.empty()) Fail(plan, pipes.report, SpawnPhase::kExec, ENOENT);
-  ::execve(spec.program.c_str(), plan.argv.data(), plan.envp.data());
+  // ETXTBSY: some process still has the program open for writing. The agent writes each batch
+  // script (and closes it) before the job starts, but a child another of its threads forked
+  // meanwhile holds a copy of that descriptor until its own exec closes it, a moment later. So
+  // exec is tried again for up to a second, as other launchers (Go's os/exec) do.
+  for (int tries = 0; tries < 100; ++tries) {
+    ::execve(spec.program.c_str(), plan.argv.data(), plan.envp.data());
+    if (errno != ETXTBSY) break;
+    timespec pause{0, 10'000'000};
+    ::nanosleep(&pause, nullptr);
+  }
   Fail(plan, pipes.report, SpawnPhase::kExec, errno);
 }
 
