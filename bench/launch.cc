@@ -168,6 +168,20 @@ std::optional<double> MeasureThroughput(LocalCluster& cluster, int jobs) {
       [&] { return (completed = CompletedSince(cluster, first)) >= jobs; }, 600s);
   if (!done) {
     std::fprintf(stderr, "launch: only %d of %d jobs completed within 600 s\n", completed, jobs);
+    // The others, with their state and reason, so that a run that fails says why.
+    drover::v1::JobQuery query;
+    query.set_all_states(true);
+    grpc::ClientContext context;
+    drover::v1::JobList list;
+    if (cluster.stub().ListJobs(&context, query, &list).ok()) {
+      drover::v1::Job job;
+      for (const std::string& encoded : list.jobs())
+        if (job.ParseFromString(encoded) && job.spec().job_id() >= first &&
+            job.state() != "COMPLETED")
+          std::fprintf(stderr, "launch: job %llu is %s: %s\n",
+                       static_cast<unsigned long long>(job.spec().job_id()), job.state().c_str(),
+                       job.reason().c_str());
+    }
     return std::nullopt;
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

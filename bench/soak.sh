@@ -178,7 +178,8 @@ while read -r id; do
   fi
   [ "$st" = COMPLETED ] || {
     not_completed=$((not_completed + 1))
-    echo "job $id ended $st"
+    echo "job $id ended $st: $(scontrol show job "$id" 2>&1 | grep -Eo '(Reason|ExitCode|BatchHost)=[^ ]*' | tr '\n' ' ')"
+    cat "$state/cluster/logs/"*.log | grep -F "job $id" | head -5
   }
   lines=$(cat "runs/$id" 2>/dev/null | wc -l)
   [ "$lines" -le 1 ] || {

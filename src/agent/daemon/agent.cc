@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -436,8 +437,11 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
     return WriteLaunchFailure(dir, s.error());
   if (Status s = WriteEnvironment(dir, env); !s) return WriteLaunchFailure(dir, s.error());
   if (Status s = WriteLaunch(dir, *launch); !s) return WriteLaunchFailure(dir, s.error());
-  if (Status s = StartSupervisor(options_.stepd, dir); !s)
-    return WriteLaunchFailure(dir, "the step supervisor did not start: " + s.error());
+  auto supervisor = StartSupervisor(options_.stepd, dir);
+  if (!supervisor)
+    return WriteLaunchFailure(dir, "the step supervisor did not start: " + supervisor.error());
+  MutexLock lock(mutex_);
+  supervisors_.push_back(*supervisor);  // this agent's child until it ends: reaped here
   return OkStatus();
 }
 
@@ -764,9 +768,14 @@ JobsHere Agent::Jobs() {
   return jobs;
 }
 
+void Agent::ReapSupervisors() {
+  std::erase_if(supervisors_, [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
+}
+
 std::vector<EndedJob> Agent::EndedJobs() {
   std::vector<EndedJob> ended;
   MutexLock lock(mutex_);
+  ReapSupervisors();  // before the look: a reaped supervisor is no longer alive to it
   EndHolds();
   if (quiet_) return ended;
   bool any = !launching_.empty();

@@ -154,6 +154,7 @@ class Agent {
   // Ends processless holds whose steps are gone or whose KillWait has passed: their status.
   void EndHolds() REQUIRES(mutex_) EXCLUDES(steps_mutex_);
   void EndHold(uint64_t job_id) REQUIRES(mutex_);  // into ending_holds_, KillWait from now
+  void ReapSupervisors() REQUIRES(mutex_);         // the ended ones of supervisors_
   bool HasStepTasks(uint64_t job_id) EXCLUDES(steps_mutex_);
   // A processless hold's cgroup (when its launch asked for one): its processes killed, its CPU
   // time into `status` (when given), removed; an error while it still holds processes.
@@ -190,6 +191,9 @@ class Agent {
   // Processless holds being ended: job -> when their steps' tasks get SIGKILL (KillWait after
   // the SIGTERM); the status is written once no task is left or then.
   std::map<uint64_t, std::chrono::steady_clock::time_point> ending_holds_ GUARDED_BY(mutex_);
+  // The step supervisors this agent process started (its children, one posix_spawn each, in
+  // sessions of their own): reaped once they end. After a restart of the agent they are init's.
+  std::vector<pid_t> supervisors_ GUARDED_BY(mutex_);
   Mutex steps_mutex_;
   struct StepGroup {
     uint32_t step_id = 0;

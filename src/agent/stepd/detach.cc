@@ -92,35 +92,57 @@ void ReportReady(int ready_fd, const Status& outcome) {
   ::close(ready_fd);
 }
 
-Status StartSupervisor(const fs::path& binary, const fs::path& job_dir) {
+Status Attach(const Status& outcome) {
+  WriteFully(kReadyFd, outcome ? std::string("+") : "-" + outcome.error());
+  ::close(kReadyFd);
+  if (!outcome) return outcome;
+  if (::chdir("/") != 0) {
+  }  // "/" exists; the result only matters to the compiler's warning
+  ::umask(022);
+  return OkStatus();
+}
+
+Result<pid_t> StartSupervisor(const fs::path& binary, const fs::path& job_dir) {
   int output[2];
   if (::pipe2(output, O_CLOEXEC) != 0)
     return MakeError(fmt::format("pipe: {}", std::strerror(errno)));
+  const std::string log = (job_dir / "stepd.log").string();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, output[1], STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output[1], kReadyFd);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  // Its own session: the agent's process group and terminal signals stop here, as a detached
+  // supervisor's do.
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
   std::string program = binary.string(), directory = job_dir.string();
-  char* argv[] = {program.data(), directory.data(), nullptr};
+  char attached[] = "--attached";
+  char* argv[] = {program.data(), attached, directory.data(), nullptr};
   pid_t pid = 0;
-  int spawned = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, environ);
+  int spawned = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(output[1]);
   if (spawned != 0) {
     ::close(output[0]);
     return MakeError(fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
   }
-  std::string said = ReadAll(output[0]);
+  std::string said = ReadAll(output[0]);  // to the pipe's end: ready, or gone
   ::close(output[0]);
+  if (said == "+") return pid;
   int wait_status = 0;
   while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) return OkStatus();
-  std::string message(Trim(said));
+  std::string message(Trim(said.starts_with("-") ? said.substr(1) : said));
   if (!message.empty()) return MakeError(std::move(message));
-  return MakeError(WIFSIGNALED(wait_status)
-                       ? fmt::format("{} was killed by signal {}", program, WTERMSIG(wait_status))
-                       : fmt::format("{} exited with code {}", program, WEXITSTATUS(wait_status)));
+  return MakeError(fmt::format("{} {} before it was ready; see {}", program,
+                               WIFSIGNALED(wait_status)
+                                   ? fmt::format("was killed by signal {}", WTERMSIG(wait_status))
+                                   : fmt::format("exited with code {}", WEXITSTATUS(wait_status)),
+                               log));
 }
 }  // namespace drover::agent

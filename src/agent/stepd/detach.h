@@ -1,7 +1,10 @@
-// How droverstepd leaves its caller behind (double fork, new session, stdio to stepd.log) so the
-// job outlives the agent, and how the agent starts it and learns that it is up. Nothing here
+// How droverstepd leaves its caller behind (a new session, stdio to stepd.log) so the job
+// outlives the agent, and how the agent starts it and learns that it is up. Run by hand it
+// detaches (double fork); the agent starts it attached, with one posix_spawn. Nothing here
 // touches the job itself.
 #pragma once
+
+#include <sys/types.h>
 
 #include <filesystem>
 
@@ -22,10 +25,21 @@ struct Detached {
 Result<Detached> Daemonize(const std::filesystem::path& job_dir);
 void ReportReady(int ready_fd, const Status& outcome);
 
-// For the agent: runs `binary job_dir` (droverstepd) and waits for it to return, which it does
-// once the supervisor has detached and written supervisor.pid. Errors hold what it printed
-// ("droverstepd: error: <dir>/launch:3: unknown key 'jobid' (did you mean 'job_id'?)").
-// Safe in a multi-threaded caller (posix_spawn).
-Status StartSupervisor(const std::filesystem::path& binary, const std::filesystem::path& job_dir);
+// droverstepd --attached: the supervisor is the process the agent spawned, already in a session
+// of its own (POSIX_SPAWN_SETSID), with /dev/null as stdin, <job_dir>/stepd.log (appended) as
+// stdout and stderr, and descriptor kReadyFd a pipe to the agent. Once it has written
+// supervisor.pid (or failed before) it reports on that pipe, "+" or "-" and why, and closes it;
+// then it takes "/" as its working directory. No fork: the caller reaps it.
+inline constexpr int kReadyFd = 3;
+Status Attach(const Status& outcome);
+
+// For the agent: runs `binary --attached job_dir` (droverstepd) in a session of its own with one
+// posix_spawn and waits until it reports ready on kReadyFd, which it does once it has written
+// supervisor.pid. Returns the supervisor's pid: the caller's child, for the caller to reap
+// (waitpid) when it ends. Errors hold what it reported ("<dir>/launch:3:
+// unknown key 'jobid' (did you mean 'job_id'?)"); the failed child is reaped here. Safe in a
+// multi-threaded caller.
+Result<pid_t> StartSupervisor(const std::filesystem::path& binary,
+                              const std::filesystem::path& job_dir);
 
 }  // namespace drover::agent

@@ -19,33 +19,52 @@ using namespace drover::agent;
 
 namespace {
 
-// The one operand, a job directory; no options.
-std::optional<std::string> JobDirectoryOf(int argc, char** argv) {
+struct Invocation {
+  std::string job_dir;
+  bool attached = false;  // --attached: the agent's child, already in its own session
+};
+
+// The one operand, a job directory; --attached, the agent's way.
+std::optional<Invocation> InvocationOf(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  auto parsed = drover::ParseOptions(args, {});
+  static const drover::OptionSpec kOptions[] = {{0, "attached", drover::OptionSpec::kNone}};
+  auto parsed = drover::ParseOptions(args, kOptions);
   if (!parsed || parsed->operands.size() != 1 || parsed->operands[0].starts_with("-"))
     return std::nullopt;
-  return parsed->operands[0];
+  return Invocation{parsed->operands[0], parsed->Has("attached")};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::optional<std::string> operand = JobDirectoryOf(argc, argv);
-  if (!operand) {
-    fmt::print(stderr, "usage: droverstepd <job directory>\n");
+  std::optional<Invocation> invocation = InvocationOf(argc, argv);
+  if (!invocation) {
+    fmt::print(stderr, "usage: droverstepd [--attached] <job directory>\n");
     return 2;
   }
-  ::close_range(3, ~0U, 0);  // nothing of the agent's (sockets, files) reaches the job
-  const fs::path job_dir = fs::absolute(*operand);
+  // Nothing of the agent's (sockets, files) reaches the job; attached, but the ready pipe.
+  ::close_range(invocation->attached ? kReadyFd + 1 : 3, ~0U, 0);
+  const fs::path job_dir = fs::absolute(invocation->job_dir);
   auto launch = ReadLaunch(job_dir);
-  if (!launch) {
-    fmt::print(stderr, "droverstepd: error: {}\n", launch.error());
-    return 1;
+  std::string failure;
+  std::vector<std::string> environment;
+  if (!launch)
+    failure = launch.error();
+  else if (auto read = ReadEnvironment(job_dir); !read)
+    failure = read.error();
+  else
+    environment = std::move(*read);
+  if (invocation->attached) {
+    // One process from the agent's spawn to the job's end: no forks to detach.
+    drover::Status ready = failure.empty()
+                               ? WriteProcessFile(job_dir / "supervisor.pid", ::getpid())
+                               : drover::Status(drover::MakeError(failure));
+    if (!Attach(ready)) return 1;
+    SuperviseBatchJob(job_dir, *launch, environment);
+    return 0;
   }
-  auto environment = ReadEnvironment(job_dir);
-  if (!environment) {
-    fmt::print(stderr, "droverstepd: error: {}\n", environment.error());
+  if (!failure.empty()) {
+    fmt::print(stderr, "droverstepd: error: {}\n", failure);
     return 1;
   }
   auto detached = Daemonize(job_dir);
@@ -57,6 +76,6 @@ int main(int argc, char** argv) {
   drover::Status written = WriteProcessFile(job_dir / "supervisor.pid", ::getpid());
   ReportReady(detached->ready_fd, written);
   if (!written) return 1;
-  SuperviseBatchJob(job_dir, *launch, *environment);
+  SuperviseBatchJob(job_dir, *launch, environment);
   return 0;
 }

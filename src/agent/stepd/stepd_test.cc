@@ -309,6 +309,7 @@ class Stepd : public ::testing::Test {
     EXPECT_EQ(log.find("Sanitizer"), std::string::npos) << log;
     EXPECT_EQ(log.find("runtime error"), std::string::npos) << log;
     for (pid_t pid : MarkedProcesses()) ::kill(pid, SIGKILL);
+    for (pid_t child : children_) ::waitpid(child, nullptr, 0);  // the supervisors we started
     // The supervisor removes the job's cgroup; the node's level above it is ours to remove.
     CgroupHierarchy hierarchy = DetectCgroups();
     std::vector<fs::path> mounts;
@@ -324,8 +325,9 @@ class Stepd : public ::testing::Test {
     ASSERT_TRUE(WriteScript(job_dir_, script, launch_.uid, launch_.gid).ok());
     ASSERT_TRUE(WriteEnvironment(job_dir_, environment_).ok());
     ASSERT_TRUE(WriteLaunch(job_dir_, launch_).ok());
-    Status started = StartSupervisor(DROVER_STEPD, job_dir_);
+    auto started = StartSupervisor(DROVER_STEPD, job_dir_);
     ASSERT_TRUE(started.ok()) << started.error();
+    children_.push_back(*started);
     ASSERT_TRUE(fs::exists(job_dir_ / "supervisor.pid"));
   }
 
@@ -369,6 +371,7 @@ class Stepd : public ::testing::Test {
   std::string Log() { return "stepd.log:\n" + Read(job_dir_ / "stepd.log"); }
 
   TempDir spool_;
+  std::vector<pid_t> children_;  // supervisors StartSupervisor started: this process reaps them
   fs::path job_dir_;
   std::string marker_, node_;
   BatchLaunch launch_;
