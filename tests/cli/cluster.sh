@@ -20,6 +20,18 @@ skip_unless_root() {
   fi
 }
 
+# `poll TRIES COMMAND...`: COMMAND again every 0.1 s until it succeeds, at most TRIES times; its
+# last status.
+poll() {
+  local tries=$1
+  shift
+  for ((i = 1; i < tries; i++)); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  "$@"
+}
+
 cleanup_cluster() {
   "$drover" down --state "$state/cluster" >/dev/null 2>&1 || true
   rm -rf "$state"

@@ -62,17 +62,9 @@ wait_running() {
 held=$(sbatch --parsable -N3 -w n020,n160,n190 -o /dev/null --wrap 'sleep 300')
 wait_running "$held"
 spool_of() { echo "$state/cluster/spool/$1/job_$held"; }
-for _ in $(seq 50); do
-  [ -e "$(spool_of n020)/supervisor.pid" ] && break
-  sleep 0.1
-done
-[ -e "$(spool_of n020)/supervisor.pid" ] || fail "the batch node n020 has no supervisor"
+poll 50 test -e "$(spool_of n020)/supervisor.pid" || fail "the batch node n020 has no supervisor"
 for node in n160 n190; do
-  for _ in $(seq 50); do
-    [ -f "$(spool_of $node)/held" ] && break
-    sleep 0.1
-  done
-  [ -f "$(spool_of $node)/held" ] && [ ! -e "$(spool_of $node)/supervisor.pid" ] ||
+  poll 50 test -f "$(spool_of $node)/held" && [ ! -e "$(spool_of $node)/supervisor.pid" ] ||
     fail "$node holds job $held with a process: $(ls "$(spool_of $node)")"
 done
 # Every process of the job is the batch node's (this cluster's job: SLURM_CONF says which).
@@ -128,11 +120,7 @@ for _ in $(seq 100); do
 done
 sleep 1  # the step's task is running on n170
 scancel "$ending"
-for _ in $(seq 50); do
-  [ -e "$state/cluster/spool/n170/job_$ending/ending" ] && break
-  sleep 0.1
-done
-[ -e "$state/cluster/spool/n170/job_$ending/ending" ] || fail "n170 did not start ending job $ending"
+poll 50 test -e "$state/cluster/spool/n170/job_$ending/ending" || fail "n170 did not start ending job $ending"
 sleep 2  # both launched more than BatchStartTimeout ago
 command=$(tr '\0' '\n' < "/proc/$agent_pid/cmdline")
 kill -9 "$agent_pid"
