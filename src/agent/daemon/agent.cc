@@ -457,6 +457,10 @@ bool Agent::NothingToHold(const v1::Job& job, const BatchLaunch& launch) const {
 Status Agent::EndHeldCgroup(uint64_t job_id, const fs::path& dir, BatchStatus* status) {
   auto launch = ReadLaunch(dir);
   if (!launch || launch->cgroup_mode == "none") return OkStatus();
+  return EndCgroup(job_id, status);
+}
+
+Status Agent::EndCgroup(uint64_t job_id, BatchStatus* status) {
   CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
   if (hierarchy.mode == CgroupMode::kNone) return OkStatus();
   auto cgroup = JobCgroup::Create(hierarchy, CgroupParent(), job_id);
@@ -805,12 +809,7 @@ std::vector<EndedJob> Agent::EndedJobs() {
       bool started = fs::exists(dir / "supervisor.pid");
       auto age = fs::file_time_type::clock::now() - fs::last_write_time(dir, error);
       if (!started && age < std::chrono::seconds(10)) continue;
-      CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
-      if (hierarchy.mode != CgroupMode::kNone)
-        if (auto cgroup = JobCgroup::Create(hierarchy, CgroupParent(), *id); cgroup) {
-          (void)cgroup->KillAll();
-          (void)cgroup->Remove();
-        }
+      (void)EndCgroup(*id, nullptr);
       BatchStatus lost;
       lost.signal = started ? SIGKILL : 0;
       lost.launch_failed = !started;

@@ -158,6 +158,9 @@ class Agent {
   bool HasStepTasks(uint64_t job_id) EXCLUDES(steps_mutex_);
   // A processless hold's cgroup (when its launch asked for one): its processes killed, its CPU
   // time into `status` (when given), removed; an error while it still holds processes.
+  // The job's cgroup, where there is one: its processes killed, its CPU time into `status`
+  // (when given), removed.
+  Status EndCgroup(uint64_t job_id, BatchStatus* status);
   Status EndHeldCgroup(uint64_t job_id, const std::filesystem::path& dir, BatchStatus* status);
   // The process group of every srun task of the job here; with `outside_cgroup_only`, only the
   // tasks the job's cgroup does not hold (the supervisor reaches the others).
