@@ -59,12 +59,24 @@ void Engine::Preempt(const sched::PreemptDecision& decision, EngineOutput& out) 
 }
 
 void Engine::ResumeSuspendedVictims(EngineOutput& out) {
-  // The cores and GPUs running jobs hold, by node: GPUs whole, and the shares of shared ones.
-  std::vector<std::set<int>> cores(nodes_.size()), gpus(nodes_.size());
-  std::vector<std::map<int, uint64_t>> shares(nodes_.size());
+  // Every cycle calls this, and almost always nothing is suspended: find the victims first.
+  std::vector<std::pair<int64_t, uint64_t>> victims;  // the longest suspended first
+  for (const auto& [id, job] : jobs_)
+    if (job->state == JobState::kSuspended && job->preempted_at)
+      victims.emplace_back(job->preempted_at, id);
+  if (victims.empty()) return;
+  // The cores and GPUs running jobs hold on the victims' nodes: GPUs whole, and the shares of
+  // shared ones. Other nodes do not matter.
+  std::vector<char> wanted(nodes_.size(), 0);
+  for (const auto& [since, id] : victims)
+    for (const sched::NodeAllocation& part : jobs_.at(id)->allocation.nodes)
+      if (part.node >= 0 && static_cast<size_t>(part.node) < nodes_.size()) wanted[part.node] = 1;
+  std::map<int, std::set<int>> cores, gpus;
+  std::map<int, std::map<int, uint64_t>> shares;
   auto hold = [&](const Job& job) {
     for (const sched::NodeAllocation& part : job.allocation.nodes) {
-      if (part.node < 0 || static_cast<size_t>(part.node) >= nodes_.size()) continue;
+      if (part.node < 0 || static_cast<size_t>(part.node) >= nodes_.size() || !wanted[part.node])
+        continue;
       cores[part.node].insert(part.cores.begin(), part.cores.end());
       for (int gpu : part.gpus) {
         if (part.shares)
@@ -76,18 +88,14 @@ void Engine::ResumeSuspendedVictims(EngineOutput& out) {
   };
   // Whether GPU `gpu` of `node` is free for `part`: not held whole, and (shared) with room.
   auto gpu_free = [&](const sched::NodeAllocation& part, int gpu) {
-    auto shared = shares[part.node].find(gpu);
     if (gpus[part.node].count(gpu)) return false;
+    auto shared = shares[part.node].find(gpu);
     if (shared == shares[part.node].end()) return true;
     return part.shares > 0 &&
            shared->second + part.shares <= cluster().nodes[part.node].gpu_shares(gpu);
   };
-  std::vector<std::pair<int64_t, uint64_t>> victims;  // the longest suspended first
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : jobs_)
     if (job->state == JobState::kRunning) hold(*job);
-    if (job->state == JobState::kSuspended && job->preempted_at)
-      victims.emplace_back(job->preempted_at, id);
-  }
   std::sort(victims.begin(), victims.end());
   int64_t now = clock_.Now();
   for (const auto& [since, id] : victims) {
