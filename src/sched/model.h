@@ -44,6 +44,8 @@ struct RunningJob {
   // controller hands in thousands of running jobs every cycle and need not copy them.
   const Allocation* shared_allocation = nullptr;
   const Allocation& held() const { return shared_allocation ? *shared_allocation : allocation; }
+  // Changes whenever the caller's record of the job does (RunningPool); 0: unknown.
+  uint64_t revision = 0;
   int64_t start_time = 0;
   int64_t end_time = 0;  // start + time limit: when the job will be gone at the latest
   uint64_t array_job_id = 0;
@@ -150,8 +152,19 @@ class JobOutcomes {
   virtual JobOutcome FindArrayTask(uint64_t array_job_id, uint32_t task_id) const = 0;
 };
 
+struct NodeMaxima;
+struct ClusterTotals;
+class RunningPool;
+
 struct SchedulerInput {
   const ClusterConfig* cluster = nullptr;
+  // MaximaOfPartitions(*cluster), kept by the caller between passes; null: the pass computes it.
+  const std::vector<NodeMaxima>* maxima = nullptr;
+  const ClusterTotals* totals = nullptr;  // TotalsOf(*cluster), kept likewise
+  // The pool of node_states with every job of `running` taken, kept by the caller between
+  // passes (RunningPool, fed `running` in order); null, or for another configuration or other
+  // jobs: the pass builds it.
+  const RunningPool* running_pool = nullptr;
   std::vector<NodeState> node_states;  // per node; empty: all up
   std::vector<RunningJob> running;
   std::vector<const JobSpec*> pending;

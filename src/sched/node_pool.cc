@@ -81,34 +81,78 @@ NodePool::NodePool(const ClusterConfig& cluster, const std::vector<NodeState>& s
     shares_free_.assign(gpu_offset_.back(), 0);
     share_jobs_.assign(gpu_offset_.back(), 0);
     share_until_.assign(gpu_offset_.back(), 0);
-    for (size_t i = 0; i < cluster.nodes.size(); ++i)
-      for (size_t p = 0; p < cluster.nodes[i].gpus.size(); ++p)
-        shares_free_[gpu_offset_[i] + p] = cluster.nodes[i].gpus[p].shares;
   }
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     const NodeConfig& config = cluster.nodes[i];
-    Node& node = nodes_[i];
-    int cores = config.cores();
-    uint64_t* bits = CoreBits(static_cast<int>(i));
-    for (int c = 0; c < cores; c += 64)
-      bits[c / 64] = cores - c >= 64 ? ~uint64_t{0} : (uint64_t{1} << (cores - c)) - 1;
-    node.free_core_count = cores;
-    node.free_memory_mb = config.real_memory_mb;
-    int gpus = static_cast<int>(std::min<size_t>(config.gpus.size(), 64));
-    node.free_gpus = gpus == 64 ? ~uint64_t{0} : (uint64_t{1} << gpus) - 1;
-    node.free_gpu_count = gpus;
-    size_t drives = std::min<size_t>(config.nvme.size(), 64);
-    node.free_nvme = drives == 64 ? ~uint64_t{0} : (uint64_t{1} << drives) - 1;
-    node.usable = states.empty() || states[i] == NodeState::kUp;
-    node.bucket_base = static_cast<int>(
+    nodes_[i].bucket_base = static_cast<int>(
         (std::lower_bound(weights.begin(), weights.end(), config.weight) - weights.begin()) *
         per_weight);
     for (size_t p = 0; p < config.gpus.size(); ++p)
       if (!config.gpus[p].cores.empty())
         gpu_socket_[gpu_offset_[i] + p] =
             config.gpus[p].cores.front() / std::max(config.cores_per_socket, 1);
+    SetIdle(static_cast<int>(i), states.empty() || states[i] == NodeState::kUp);
     Index(static_cast<int>(i));
   }
+}
+
+void NodePool::SetIdle(int i, bool usable) {
+  const NodeConfig& config = cluster_.nodes[i];
+  Node& node = nodes_[i];
+  int cores = config.cores();
+  uint64_t* bits = CoreBits(i);
+  for (int c = 0; c < cores; c += 64)
+    bits[c / 64] = cores - c >= 64 ? ~uint64_t{0} : (uint64_t{1} << (cores - c)) - 1;
+  if (!core_uses_.empty())
+    std::fill_n(core_uses_.begin() + size_t{node.core_offset} * 64,
+                static_cast<size_t>(cores + 63) / 64 * 64, uint8_t{0});
+  node.free_core_count = cores;
+  node.free_memory_mb = config.real_memory_mb;
+  int gpus = static_cast<int>(std::min<size_t>(config.gpus.size(), 64));
+  node.free_gpus = gpus == 64 ? ~uint64_t{0} : (uint64_t{1} << gpus) - 1;
+  node.free_gpu_count = gpus;
+  size_t drives = std::min<size_t>(config.nvme.size(), 64);
+  node.free_nvme = drives == 64 ? ~uint64_t{0} : (uint64_t{1} << drives) - 1;
+  node.jobs = 0;
+  node.usable = usable;
+  if (!shares_free_.empty())
+    for (size_t p = 0; p < config.gpus.size(); ++p) {
+      shares_free_[gpu_offset_[i] + p] = config.gpus[p].shares;
+      share_jobs_[gpu_offset_[i] + p] = 0;
+      share_until_[gpu_offset_[i] + p] = 0;
+    }
+}
+
+void NodePool::ResetNode(int node, bool usable) {
+  Unindex(node);
+  SetIdle(node, usable);
+  Index(node);
+}
+
+bool NodePool::SameState(const NodePool& other) const {
+  if (nodes_.size() != other.nodes_.size()) return false;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& a = nodes_[i];
+    const Node& b = other.nodes_[i];
+    if (std::tie(a.core_offset, a.free_core_count, a.free_memory_mb, a.free_gpus, a.free_gpu_count,
+                 a.free_nvme, a.jobs, a.bucket_base, a.usable) !=
+        std::tie(b.core_offset, b.free_core_count, b.free_memory_mb, b.free_gpus, b.free_gpu_count,
+                 b.free_nvme, b.jobs, b.bucket_base, b.usable))
+      return false;
+  }
+  if (buckets_.size() != other.buckets_.size()) return false;
+  for (size_t k = 0; k < buckets_.size(); ++k) {
+    const Bucket& a = buckets_[k];
+    const Bucket& b = other.buckets_[k];
+    if (a.weight != b.weight || a.gpus != b.gpus || a.members != b.members) return false;
+    // A bucket's bits are allocated when its first node enters, and kept when it empties.
+    for (size_t w = 0; w < std::max(a.bits.size(), b.bits.size()); ++w)
+      if ((w < a.bits.size() ? a.bits[w] : 0) != (w < b.bits.size() ? b.bits[w] : 0)) return false;
+  }
+  return core_bits_ == other.core_bits_ && core_uses_ == other.core_uses_ &&
+         gpu_socket_ == other.gpu_socket_ && gpu_offset_ == other.gpu_offset_ &&
+         shares_free_ == other.shares_free_ && share_jobs_ == other.share_jobs_ &&
+         share_until_ == other.share_until_ && count_by_free_gpus_ == other.count_by_free_gpus_;
 }
 
 void NodePool::Index(int node) {

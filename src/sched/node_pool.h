@@ -57,6 +57,14 @@ class NodePool {
   void Commit(const NodeAllocation& allocation, bool exclusive, bool shared = false,
               int64_t end = 0);
 
+  // Gives `node` back whole: no job on it, usable or not. A kept pool (RunningPool) recomputes
+  // a node whose jobs changed this way, then takes its jobs again.
+  void ResetNode(int node, bool usable);
+  // Whether `other` holds the same free resources and indexes (a kept pool's check against one
+  // built afresh).
+  bool SameState(const NodePool& other) const;
+  const ClusterConfig& cluster() const { return cluster_; }
+
   // Whether `request` fits on `node` now (cheap: counts only, no core or GPU choice).
   bool MightFit(int node, const NodeRequest& request) const;
   // The exact cores, memory and GPUs `request` would get on `node`, or nullopt.
@@ -129,6 +137,7 @@ class NodePool {
 
   void Index(int node);
   void Unindex(int node);
+  void SetIdle(int node, bool usable);  // unindexed
   uint64_t* CoreBits(int node) { return core_bits_.data() + nodes_[node].core_offset; }
   const uint64_t* CoreBits(int node) const { return core_bits_.data() + nodes_[node].core_offset; }
   std::vector<int> ChooseGpus(int node, const NodeRequest& request) const;

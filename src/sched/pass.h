@@ -21,6 +21,7 @@
 #include "sched/policy.h"
 #include "sched/preemption.h"
 #include "sched/request.h"
+#include "sched/running_pool.h"
 #include "sched/scheduler.h"
 
 namespace drover::sched {
@@ -55,6 +56,9 @@ class Pass {
   };
 
   // scheduler.cc: the pass itself, eligibility and placement now
+  // Whether the input's kept pool serves this pass; the pool the pass starts from.
+  static bool PoolKept(const SchedulerInput& input);
+  static NodePool StartingPool(const SchedulerInput& input);
   void TakeRunning();
   void IndexSingletons();
   std::vector<Candidate> Prioritise(SchedulerResult& result);

@@ -26,7 +26,13 @@ bool Listed(const std::vector<std::string>& names, const std::string& name) {
 
 void Pass::BuildPlanner() {
   planner_.SetFree(pool_);
-  for (const RunningJob& job : in_.running) planner_.AddRelease(job.held(), job.end_time);
+  if (PoolKept(in_)) {  // each node's releases kept with the pool: no allocation read again
+    for (size_t node = 0; node < cluster_.nodes.size(); ++node)
+      planner_.AddReleases(static_cast<int>(node),
+                           in_.running_pool->ReleasesOn(static_cast<int>(node)));
+  } else {
+    for (const RunningJob& job : in_.running) planner_.AddRelease(job.held(), job.end_time);
+  }
   for (size_t r = 0; r < in_.reservations.size(); ++r) {
     const AdvanceReservation& reservation = in_.reservations[r];
     int64_t start = reservation.start_time, end = reservation.end_time;

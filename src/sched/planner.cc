@@ -179,8 +179,13 @@ Amount& Amount::operator-=(const Amount& other) {
 Planner::Planner(const ClusterConfig& cluster, int64_t now)
     : cluster_(cluster),
       now_(now),
-      nodes_(cluster.nodes.size()),
-      shapes_of_node_(cluster.nodes.size()) {}
+      arena_(std::make_unique<std::pmr::monotonic_buffer_resource>(size_t{64} << 10)),
+      shapes_of_node_(cluster.nodes.size()) {
+  nodes_.reserve(cluster.nodes.size());
+  // Constructed with the arena: assigning a vector would keep the default resource.
+  for (size_t n = 0; n < cluster.nodes.size(); ++n)
+    nodes_.push_back(Timeline{{}, std::pmr::vector<Change>(arena_.get()), 0, true});
+}
 
 void Planner::SetFree(const NodePool& pool) {
   for (size_t n = 0; n < nodes_.size(); ++n) {
@@ -220,11 +225,29 @@ void Planner::AddRelease(const Allocation& allocation, int64_t end) {
   }
 }
 
+void Planner::AddReleases(int node, std::span<const Release> releases) {
+  if (releases.empty()) return;
+  // AddRelease puts a change after those of the same time: by time, then job ID.
+  std::vector<std::tuple<int64_t, uint64_t, const Amount*>> order;
+  order.reserve(releases.size());
+  for (const Release& release : releases)
+    if (release.end < kUnlimitedSeconds)
+      order.emplace_back(std::max(release.end, now_ + 1), release.job_id, &release.held);
+  std::sort(order.begin(), order.end());
+  std::pmr::vector<Change>& changes = nodes_[node].changes;
+  for (const auto& [time, id, held] : order) {
+    auto at = std::upper_bound(changes.begin(), changes.end(), time,
+                               [](int64_t t, const Change& c) { return t < c.time; });
+    changes.insert(at, Change{time, *held, 0});
+  }
+  Refresh(node);
+}
+
 void Planner::MoveRelease(const Allocation& allocation, int64_t old_end, int64_t new_end) {
   int64_t old_when = std::max(old_end, now_ + 1);
   for (const NodeAllocation& part : allocation.nodes) {
     Amount held = Held(cluster_.nodes[part.node], part, allocation.exclusive);
-    std::vector<Change>& changes = nodes_[part.node].changes;
+    std::pmr::vector<Change>& changes = nodes_[part.node].changes;
     if (old_when < kForever) {
       auto it = std::find_if(changes.begin(), changes.end(), [&](const Change& c) {
         return c.time == old_when && c.tag == 0 && c.delta == held;
@@ -281,7 +304,7 @@ bool Planner::Fits(int node, const Amount& need, int64_t start, int64_t end, int
   const Timeline& timeline = nodes_[node];
   if (!timeline.usable) return false;
   Amount free = timeline.free_now;
-  const std::vector<Change>& changes = timeline.changes;
+  const std::pmr::vector<Change>& changes = timeline.changes;
   for (size_t i = 0; i < changes.size() && changes[i].time < end; ++i) {
     // What held since the last change time is checked once all of that time's changes apply.
     bool new_time = i == 0 || changes[i - 1].time != changes[i].time;
@@ -304,7 +327,7 @@ std::vector<Planner::Window> Planner::WindowsOf(int node, const ShapeState& stat
   if (!Capacity(config).Holds(need)) return windows;
   Amount free = timeline.free_now;
   int64_t open = free.Holds(need) ? now_ : -1;
-  const std::vector<Change>& changes = timeline.changes;
+  const std::pmr::vector<Change>& changes = timeline.changes;
   for (size_t i = 0; i < changes.size(); ++i) {
     if (state.shape.tag == 0 || changes[i].tag != state.shape.tag) free += changes[i].delta;
     if (i + 1 < changes.size() && changes[i + 1].time == changes[i].time) continue;

@@ -9,8 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <memory_resource>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -57,6 +60,13 @@ struct Shape {
 // What `part` of an allocation holds on its node (the whole node when exclusive).
 Amount Held(const NodeConfig& node, const NodeAllocation& part, bool exclusive);
 
+// A running job's share of one node, given back at its end (RunningPool keeps these).
+struct Release {
+  int64_t end = 0;
+  uint64_t job_id = 0;
+  Amount held;
+};
+
 struct PlannedPlace {
   int64_t start = 0;
   std::vector<int> nodes;  // ascending
@@ -70,6 +80,9 @@ class Planner {
   // each running job's allocation coming back at its end.
   void SetFree(const NodePool& pool);
   void AddRelease(const Allocation& allocation, int64_t end);
+  // The same for every running job's part on `node` at once, as AddRelease of each job in job ID
+  // order would leave it.
+  void AddReleases(int node, std::span<const Release> releases);
 
   // Takes `need` on each node of `nodes` over [start, end). `tag` names an advance reservation
   // (0 for the cycle's own starts and reservations).
@@ -109,8 +122,10 @@ class Planner {
   };
   struct Timeline {
     Amount free_now;
-    std::vector<Change> changes;  // after now, by time
-    int takes = 0;                // changes that take (negative deltas)
+    // After now, by time; in the planner's arena: a pass builds thousands of these and frees
+    // them all at once.
+    std::pmr::vector<Change> changes;
+    int takes = 0;  // changes that take (negative deltas)
     bool usable = true;
   };
   struct Window {
@@ -137,6 +152,7 @@ class Planner {
 
   const ClusterConfig& cluster_;
   int64_t now_;
+  std::unique_ptr<std::pmr::monotonic_buffer_resource> arena_;  // before nodes_: outlives them
   std::vector<Timeline> nodes_;
   std::vector<ShapeState> shapes_;
   std::unordered_map<std::string, int> shape_index_;

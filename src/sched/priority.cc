@@ -93,18 +93,13 @@ size_t PriorityCalculator::AssociationKeyHash::operator()(const AssociationKey& 
 PriorityCalculator::PriorityCalculator(const ClusterConfig& cluster,
                                        const std::vector<Association>& associations,
                                        const FairShare& fair_share, const std::vector<Qos>& qos,
-                                       int64_t now)
+                                       int64_t now, const ClusterTotals* totals)
     : cluster_(cluster),
       associations_(associations),
       fair_share_(fair_share),
       qos_(qos),
-      now_(now) {
-  for (const NodeConfig& node : cluster_.nodes) {
-    total_nodes_ += 1;
-    total_cpus_ += node.cpus;
-    total_gpus_ += node.gpus.size();
-    total_memory_mb_ += node.real_memory_mb;
-  }
+      now_(now),
+      totals_(totals ? *totals : TotalsOf(cluster)) {
   max_partition_factor_ = 0;
   for (const PartitionConfig& partition : cluster_.partitions)
     max_partition_factor_ = std::max(max_partition_factor_, partition.priority_job_factor);
@@ -121,8 +116,17 @@ PriorityCalculator::PriorityCalculator(const ClusterConfig& cluster,
   }
   for (const Association& association : associations_)
     max_assoc_priority_ = std::max(max_assoc_priority_, association.priority);
-  for (const auto& [name, weight] : cluster_.settings.weight_tres)
-    tres_totals_.push_back(ClusterTres(name, cluster_));
+}
+
+ClusterTotals TotalsOf(const ClusterConfig& cluster) {
+  ClusterTotals totals;
+  for (const NodeConfig& node : cluster.nodes) {
+    totals.nodes += 1;
+    totals.cpus += static_cast<uint64_t>(node.cpus);
+  }
+  for (const auto& [name, weight] : cluster.settings.weight_tres)
+    totals.tres.push_back(ClusterTres(name, cluster));
+  return totals;
 }
 
 PriorityFactors PriorityCalculator::Compute(const JobSpec& job, int partition) const {
@@ -150,8 +154,8 @@ PriorityFactors PriorityCalculator::Compute(const JobSpec& job, int partition) c
 
   // Slurm's job size: the mean of the node and CPU fractions; PriorityFavorSmall inverts it.
   double size =
-      (Fraction(job.min_nodes, static_cast<double>(total_nodes_)) +
-       Fraction(static_cast<double>(RequestedCpus(job)), static_cast<double>(total_cpus_))) /
+      (Fraction(job.min_nodes, static_cast<double>(totals_.nodes)) +
+       Fraction(static_cast<double>(RequestedCpus(job)), static_cast<double>(totals_.cpus))) /
       2;
   factors.job_size = Clamp01(settings.favor_small ? 1 - size : size);
 
@@ -165,7 +169,7 @@ PriorityFactors PriorityCalculator::Compute(const JobSpec& job, int partition) c
   factors.tres.reserve(settings.weight_tres.size());
   for (size_t i = 0; i < settings.weight_tres.size(); ++i) {
     const std::string& name = settings.weight_tres[i].first;
-    factors.tres.emplace_back(name, Fraction(RequestedTres(name, job), tres_totals_[i]));
+    factors.tres.emplace_back(name, Fraction(RequestedTres(name, job), totals_.tres[i]));
   }
   factors.nice = job.nice;
   factors.site = job.site_factor;

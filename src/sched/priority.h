@@ -24,11 +24,22 @@ struct PriorityFactors {
   int64_t priority = 0;  // the weighted sum, as sprio's PRIORITY; never below 1 for multifactor
 };
 
+// The cluster's sizes that the job size and TRES factors are fractions of. They change only with
+// the configuration: a caller that keeps them (SchedulerInput::totals) spares every pass a walk
+// over every node's configuration.
+struct ClusterTotals {
+  uint64_t nodes = 0, cpus = 0;
+  std::vector<double> tres;  // the cluster's amount per settings.weight_tres entry
+};
+ClusterTotals TotalsOf(const ClusterConfig& cluster);
+
 class PriorityCalculator {
  public:
-  // Precomputes cluster totals, the largest PriorityJobFactor and QOS priority.
+  // Precomputes the largest PriorityJobFactor and QOS priority, and the cluster's totals unless
+  // `totals` (TotalsOf(cluster)) is given.
   PriorityCalculator(const ClusterConfig& cluster, const std::vector<Association>& associations,
-                     const FairShare& fair_share, const std::vector<Qos>& qos, int64_t now);
+                     const FairShare& fair_share, const std::vector<Qos>& qos, int64_t now,
+                     const ClusterTotals* totals = nullptr);
 
   // `partition` is the index of the partition the factor is taken from (the job's first).
   PriorityFactors Compute(const JobSpec& job, int partition) const;
@@ -39,7 +50,7 @@ class PriorityCalculator {
   const FairShare& fair_share_;
   const std::vector<Qos>& qos_;
   int64_t now_;
-  uint64_t total_nodes_ = 0, total_cpus_ = 0, total_gpus_ = 0, total_memory_mb_ = 0;
+  ClusterTotals totals_;
   uint32_t max_partition_factor_ = 1, max_qos_priority_ = 0;
   int64_t max_assoc_priority_ = 0;
 
@@ -51,7 +62,6 @@ class PriorityCalculator {
   };
   std::unordered_map<AssociationKey, int, AssociationKeyHash> user_associations_;
   std::unordered_map<std::string_view, uint32_t> qos_priorities_;
-  std::vector<double> tres_totals_;  // the cluster's amount per settings.weight_tres entry
 };
 
 }  // namespace drover::sched

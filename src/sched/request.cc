@@ -105,6 +105,14 @@ NodeMaxima MaximaOf(const ClusterConfig& cluster, const PartitionConfig& partiti
   return most;
 }
 
+std::vector<NodeMaxima> MaximaOfPartitions(const ClusterConfig& cluster) {
+  std::vector<NodeMaxima> maxima;
+  maxima.reserve(cluster.partitions.size());
+  for (const PartitionConfig& partition : cluster.partitions)
+    maxima.push_back(MaximaOf(cluster, partition));
+  return maxima;
+}
+
 ResolvedRequest ResolveRequest(const ClusterConfig& cluster, const JobSpec& job,
                                const PartitionConfig& partition, const NodeMaxima& most) {
   return ResolveOnNodes(cluster, job, partition, NodeCount(job, partition, most, job.spread_job));

@@ -152,16 +152,16 @@ Pass::Pass(const SchedulerInput& input)
     : in_(input),
       cluster_(*input.cluster),
       policy_(PolicyFor(cluster_.settings, input.policy)),
-      pool_(cluster_, input.node_states),
+      pool_(StartingPool(input)),
       planner_(cluster_, input.now),
       limits_(input.associations, input.qos, input.safe_limits),
       blocked_(cluster_.partitions.size(), false),
       member_(cluster_.partitions.size(), std::vector<char>(cluster_.nodes.size(), 0)),
-      most_(cluster_.partitions.size()) {
-  for (size_t p = 0; p < cluster_.partitions.size(); ++p) {
+      most_(input.maxima && input.maxima->size() == cluster_.partitions.size()
+                ? *input.maxima
+                : MaximaOfPartitions(cluster_)) {
+  for (size_t p = 0; p < cluster_.partitions.size(); ++p)
     for (int node : cluster_.partitions[p].nodes) member_[p][node] = 1;
-    most_[p] = MaximaOf(cluster_, cluster_.partitions[p]);
-  }
   for (size_t a = 0; a < input.associations.size(); ++a)
     if (!input.associations[a].user.empty())
       associations_.emplace(std::pair<std::string_view, std::string_view>(
@@ -207,17 +207,30 @@ int Pass::Association(const std::string& account, const std::string& user) const
   return it == associations_.end() ? -1 : it->second;
 }
 
+bool Pass::PoolKept(const SchedulerInput& input) {
+  return input.running_pool && input.running_pool->ready() &&
+         &input.running_pool->pool().cluster() == input.cluster &&
+         input.running_pool->pool().size() == input.cluster->nodes.size() &&
+         input.running_pool->size() == input.running.size();
+}
+
+NodePool Pass::StartingPool(const SchedulerInput& input) {
+  if (PoolKept(input)) return input.running_pool->pool();
+  return NodePool(*input.cluster, input.node_states);
+}
+
 void Pass::TakeRunning() {
-  for (const RunningJob& job : in_.running) {
-    bool shared =
-        job.partition >= 0 && static_cast<size_t>(job.partition) < cluster_.partitions.size() &&
-        CoreShare(cluster_.partitions[job.partition], job.oversubscribe, job.held().exclusive) > 1;
-    pool_.Take(job.held(), shared, job.end_time);
+  bool kept = PoolKept(in_);
+  for (size_t i = 0; i < in_.running.size(); ++i) {
+    const RunningJob& job = in_.running[i];
+    if (!kept) pool_.Take(job.held(), SharesCores(cluster_, job), job.end_time);
+    const JobUsage* usage = kept ? in_.running_pool->UsageOf(i, job.job_id) : nullptr;
     limits_.Add(job.user, job.account, job.array_job_id, limits_.FindQos(job.qos),
                 PartitionQos(job.partition), Association(job.account, job.user),
-                Billed(UsageOf(cluster_, job.held()), job.partition, ""),
+                Billed(usage ? *usage : UsageOf(cluster_, job.held()), job.partition, ""),
                 job.end_time >= kUnlimitedSeconds ? kUnlimitedSeconds : job.end_time - in_.now);
-    if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
+    if (!job.name.empty() && !first_pending_.empty())
+      running_names_.insert(job.user + "\n" + job.name);
     if (job.licenses.empty()) continue;
     if (Result<std::vector<LicenseCount>> held = ParseLicenses(job.licenses)) TakeLicenses(*held);
   }
@@ -239,7 +252,8 @@ void Pass::IndexSingletons() {
 std::vector<Pass::Candidate> Pass::Prioritise(SchedulerResult& result) {
   result.fair_share = cluster_.settings.fair_tree() ? ComputeFairTree(in_.associations)
                                                     : ComputeClassicFairShare(in_.associations);
-  PriorityCalculator calculator(cluster_, in_.associations, result.fair_share, in_.qos, in_.now);
+  PriorityCalculator calculator(cluster_, in_.associations, result.fair_share, in_.qos, in_.now,
+                                in_.totals);
   std::vector<Candidate> order;
   order.reserve(in_.pending.size());
   result.priorities.clear();
@@ -288,9 +302,9 @@ void Pass::Run(SchedulerResult& result) {
   result.pending.clear();
   result.planned.clear();
   result.preempted.clear();
+  IndexSingletons();  // before TakeRunning: without singletons, running names are not needed
   TakeRunning();
   BuildPlanner();
-  IndexSingletons();
   std::vector<Candidate> order = Prioritise(result);
   result.pending.reserve(order.size());
   for (const Candidate& candidate : order) {
@@ -348,7 +362,8 @@ PendingReason Pass::Decide(const Candidate& candidate, SchedulerResult& result) 
     PendingReason reason =
         TryPartition(job, partition, candidate.association, *constraint, in, result, blocked);
     if (reason == PendingReason::kNone) {
-      if (!job.name.empty()) running_names_.insert(job.user + "\n" + job.name);
+      if (!job.name.empty() && !first_pending_.empty())
+        running_names_.insert(job.user + "\n" + job.name);
       TakeLicenses(*licenses);
       result.started.back().priority = candidate.priority;
       return reason;
@@ -659,10 +674,10 @@ bool Pass::EverFits(const JobSpec& job, int p, const ResolvedRequest& r,
 namespace {
 
 Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
-                      const Constraint& constraint) {
+                      const Constraint& constraint, const NodeMaxima& most) {
   const PartitionConfig& partition = cluster.partitions[p];
   // A --spread-job job can run on as few nodes as it may have.
-  ResolvedRequest r = ResolveLeast(cluster, job, partition, MaximaOf(cluster, partition));
+  ResolvedRequest r = ResolveLeast(cluster, job, partition, most);
   if (static_cast<size_t>(r.nodes) > partition.nodes.size())
     return MakeError(
         fmt::format("Node count specification invalid (partition {} has {} nodes, "
@@ -712,6 +727,11 @@ Status CheckLicenses(const ClusterConfig& cluster, const std::string& text) {
 }  // namespace
 
 Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job) {
+  return CheckSatisfiable(cluster, job, MaximaOfPartitions(cluster));
+}
+
+Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job,
+                        const std::vector<NodeMaxima>& maxima) {
   auto constraint = ParseConstraint(job.constraint);
   if (!constraint) return MakeError(constraint.error());
   for (const std::string* features : {&job.prefer, &job.batch_features})
@@ -725,7 +745,10 @@ Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job) {
     return MakeError("No partition specified or system default partition (give one with -p)");
   Status last = OkStatus();
   for (int p : partitions) {
-    last = CheckPartition(cluster, job, p, *constraint);
+    last = CheckPartition(cluster, job, p, *constraint,
+                          static_cast<size_t>(p) < maxima.size()
+                              ? maxima[p]
+                              : MaximaOf(cluster, cluster.partitions[p]));
     if (last.ok()) return last;
   }
   return last;

@@ -73,5 +73,8 @@ void Schedule(const SchedulerInput& input, SchedulerResult& result);
 // in at least one of its partitions. Errors are Slurm's words with what to change, e.g.
 // "Requested node configuration is not available (no node of partition gpu has 16 GPUs)".
 Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job);
+// The same with the partitions' MaximaOfPartitions kept by the caller.
+Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job,
+                        const std::vector<NodeMaxima>& maxima);
 
 }  // namespace drover::sched

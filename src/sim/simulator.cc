@@ -124,6 +124,7 @@ class Replay {
     result_.gpu_sharing = options.gpu_sharing.Name();
     ctld::EngineOptions engine_options;
     engine_options.policy = options.policy;
+    engine_options.check_kept_pool = options.check_kept_pool;
     engine_ = std::make_unique<ctld::Engine>(std::shared_ptr<const ClusterConfig>(config_), clock_,
                                              engine_options);
     if (options.accounts) engine_->RestoreAccounting(*options.accounts);

@@ -50,6 +50,9 @@ struct SimOptions {
   // null: the engine's own (every account and user with one share).
   std::shared_ptr<const acct::Database> accounts;
   GpuSharingMode gpu_sharing;
+  // Checks every cycle the engine's kept pool of running jobs against one built afresh
+  // (ctld::EngineOptions::check_kept_pool; tests).
+  bool check_kept_pool = false;
 };
 
 // One job of the trace as it went.

@@ -51,6 +51,7 @@ std::vector<int64_t> Starts(const SimResult& result) {
 
 SimResult Replay(const ClusterConfig& cluster, const Trace& trace, SimOptions options) {
   options.timing = false;
+  options.check_kept_pool = true;
   auto result = Simulate(cluster, trace, options);
   EXPECT_TRUE(result) << result.error();
   return result ? std::move(*result) : SimResult{};

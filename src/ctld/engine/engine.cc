@@ -128,6 +128,7 @@ void Engine::Restore(std::vector<Job> jobs, uint64_t next_job_id) {
     if (job.state == JobState::kRunning)
       for (const sched::NodeAllocation& part : job.allocation.nodes)
         nodes_[part.node].jobs.insert(id);
+    job.revision = ++revisions_;
     jobs_.Set(id, std::make_shared<const Job>(std::move(job)));
   }
   schedule_requested_ = true;
@@ -173,6 +174,7 @@ Job& Engine::Mutable(uint64_t id, EngineOutput& out) {
 Job& Engine::MutableTransient(uint64_t id, EngineOutput& out) {
   out.republished_jobs.push_back(id);
   auto copy = std::make_shared<Job>(*jobs_.at(id));
+  copy->revision = ++revisions_;
   jobs_.Set(id, copy);
   return *copy;
 }

@@ -22,6 +22,8 @@
 #include "ctld/engine/job.h"
 #include "ctld/engine/job_table.h"
 #include "ctld/engine/mail.h"
+#include "sched/request.h"
+#include "sched/running_pool.h"
 #include "sched/scheduler.h"
 
 namespace drover::ctld {
@@ -122,6 +124,9 @@ struct EngineOptions {
   int64_t min_cycle_interval_seconds = 0;
   // The scheduling policy instead of the configuration's (drover sim --policy).
   std::optional<sched::PolicyKind> policy;
+  // Checks every cycle that the kept pool of running jobs equals one built afresh, and aborts
+  // when it does not (tests).
+  bool check_kept_pool = false;
 };
 int64_t MinCycleInterval(const EngineOptions& options, const ClusterConfig& cluster);
 
@@ -192,6 +197,9 @@ class Engine : private sched::JobOutcomes {
 
   const ClusterConfig& cluster() const { return *config_; }
   const std::shared_ptr<const ClusterConfig>& shared_cluster() const { return config_; }
+  // Every partition's sched::MaximaOf for the configuration in force, computed once for it.
+  const std::vector<sched::NodeMaxima>& Maxima() const;
+  const sched::ClusterTotals& Totals() const;  // sched::TotalsOf, likewise
   const Job* FindJob(uint64_t id) const;
   bool wants_cycle() const { return schedule_requested_; }  // a deferred cycle is waiting
   // When the minimum interval since the last cycle is over (a deferred cycle may run then).
@@ -342,7 +350,9 @@ class Engine : private sched::JobOutcomes {
   void PurgeOldJobs(EngineOutput& out);
   void MaybeSchedule(EngineOutput& out);
   void RunCycle(EngineOutput& out);
-  std::vector<sched::NodeState> NodeStates() const;  // as the scheduler sees the nodes
+  std::vector<sched::NodeState> NodeStates() const;
+  void CheckKeptPool(const sched::SchedulerInput& input)
+      const;  // EngineOptions::check_kept_pool  // as the scheduler sees the nodes
   int Association(const std::string& account, const std::string& user);
 
   // sched::JobOutcomes
@@ -350,7 +360,14 @@ class Engine : private sched::JobOutcomes {
   sched::JobOutcome FindArrayTask(uint64_t array_job_id, uint32_t task_id) const override;
 
   std::shared_ptr<const ClusterConfig> config_;  // in force: base_ with scontrol's changes
-  std::shared_ptr<const ClusterConfig> base_;    // slurm.conf's, as last read
+  // Maxima()'s and Totals()'s cache and the configuration they were computed for (held, so a new
+  // configuration can never be at the same address).
+  mutable std::shared_ptr<const ClusterConfig> maxima_config_;
+  mutable std::vector<sched::NodeMaxima> maxima_;
+  mutable sched::ClusterTotals totals_;
+  uint64_t revisions_ = 0;                     // the last Job::revision given
+  sched::RunningPool kept_pool_;               // the running jobs' pool, kept between cycles
+  std::shared_ptr<const ClusterConfig> base_;  // slurm.conf's, as last read
   std::map<std::string, PartitionOverride> partition_overrides_;
   const Clock& clock_;
   EngineOptions options_;

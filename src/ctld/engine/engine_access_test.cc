@@ -31,7 +31,7 @@ std::string Conf(const std::string& extra = "") {
 class AccessTest : public ::testing::Test {
  protected:
   explicit AccessTest(const std::string& conf = Conf())
-      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_) {
+      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_, CheckedEngineOptions()) {
     EXPECT_TRUE(load_.ok());
     Apply(NodeRegistered{"n1", {}});
     Apply(NodeRegistered{"n2", {}});

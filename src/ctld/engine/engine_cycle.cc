@@ -6,7 +6,12 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <span>
+
+#include <fmt/format.h>
 
 #include "common/text.h"
 #include "ctld/engine/engine.h"
@@ -257,6 +262,20 @@ void Engine::MaybeSchedule(EngineOutput& out) {
   if (due) RunCycle(out);
 }
 
+const std::vector<sched::NodeMaxima>& Engine::Maxima() const {
+  if (maxima_config_ != config_) {
+    maxima_ = sched::MaximaOfPartitions(*config_);
+    totals_ = sched::TotalsOf(*config_);
+    maxima_config_ = config_;
+  }
+  return maxima_;
+}
+
+const sched::ClusterTotals& Engine::Totals() const {
+  Maxima();  // computed with them
+  return totals_;
+}
+
 std::vector<sched::NodeState> Engine::NodeStates() const {
   std::vector<sched::NodeState> states(nodes_.size(), sched::NodeState::kUp);
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -269,6 +288,32 @@ std::vector<sched::NodeState> Engine::NodeStates() const {
   return states;
 }
 
+void Engine::CheckKeptPool(const sched::SchedulerInput& input) const {
+  sched::NodePool fresh(cluster(), input.node_states);
+  for (const sched::RunningJob& job : input.running)
+    fresh.Take(job.held(), sched::SharesCores(cluster(), job), job.end_time);
+  // And what each node's running jobs give back, as the planner would read it from them.
+  std::vector<std::vector<sched::Release>> releases(cluster().nodes.size());
+  for (const sched::RunningJob& job : input.running)
+    for (const sched::NodeAllocation& part : job.held().nodes)
+      releases[part.node].push_back(
+          {job.end_time, job.job_id,
+           sched::Held(cluster().nodes[part.node], part, job.held().exclusive)});
+  bool same = fresh.SameState(input.running_pool->pool());
+  for (size_t node = 0; same && node < releases.size(); ++node) {
+    std::span<const sched::Release> kept = input.running_pool->ReleasesOn(static_cast<int>(node));
+    same = kept.size() == releases[node].size() &&
+           std::equal(kept.begin(), kept.end(), releases[node].begin(),
+                      [](const sched::Release& a, const sched::Release& b) {
+                        return a.end == b.end && a.job_id == b.job_id && a.held == b.held;
+                      });
+  }
+  if (same) return;
+  fmt::print(stderr, "kept node pool differs from a fresh one at cycle {} ({} running jobs)\n",
+             cycles_, input.running.size());
+  std::abort();
+}
+
 void Engine::RunCycle(EngineOutput& out) {
   int64_t now = clock_.Now();
   last_cycle_ = now;
@@ -277,6 +322,8 @@ void Engine::RunCycle(EngineOutput& out) {
   out.scheduled = true;
   sched::SchedulerInput input;
   input.cluster = config_.get();
+  input.maxima = &Maxima();
+  input.totals = &Totals();
   input.now = now;
   input.outcomes = this;
   input.associations = associations_;
@@ -287,6 +334,7 @@ void Engine::RunCycle(EngineOutput& out) {
   input.safe_limits = EnforcedAccountingOf(cluster().settings).safe;
   ExpireDeadlines(out);
   ResumeSuspendedVictims(out);  // before anything else may take their cores
+  kept_pool_.Begin(config_, input.node_states);
   for (const auto& [id, job] : jobs_) {
     if (job->state == JobState::kPending) input.pending.push_back(&job->spec);
     // Suspended jobs keep their resources: the scheduler sees them as running. A victim of
@@ -303,8 +351,12 @@ void Engine::RunCycle(EngineOutput& out) {
       }
       running.allocation.exclusive = false;
     }
+    kept_pool_.Add(running);
     input.running.push_back(std::move(running));
   }
+  kept_pool_.End();
+  input.running_pool = &kept_pool_;
+  if (options_.check_kept_pool) CheckKeptPool(input);
   sched::Schedule(input, last_result_);
   // The factors are handed to snapshots without copying them: this cycle's go into a buffer no
   // snapshot holds any longer (usually the one from two cycles ago), and that buffer's storage

@@ -61,7 +61,7 @@ std::string Engine::Validate(const JobSpec& spec, size_t tasks) const {
           "GPUs or for {} of one, not both",
           gres.name, gres.name == "mps" ? "MPS units" : "shards");
   }
-  if (Status ok = sched::CheckSatisfiable(cluster(), spec); !ok) return ok.error();
+  if (Status ok = sched::CheckSatisfiable(cluster(), spec, Maxima()); !ok) return ok.error();
   if (!spec.reservation.empty()) {
     auto reservation = reservations_->find(spec.reservation);
     if (reservation == reservations_->end())
@@ -164,6 +164,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     out.changed_jobs.push_back(job->spec.job_id);
     uint64_t id = job->spec.job_id;
     unseen_.insert(id);
+    job->revision = ++revisions_;
     jobs_.Set(id, std::move(job));
     ++submitted_total_;
   }
@@ -387,7 +388,9 @@ void Engine::On(const UpdateJob& event, EngineOutput& out) {
                 CountActive(current.spec, -1);
                 CountActive(updated.spec, 1);
               }
-              Mutable(id, out) = std::move(updated);
+              Job& record = Mutable(id, out);
+              updated.revision = record.revision;  // the new record's, not the copied one's
+              record = std::move(updated);
               return std::nullopt;
             });
   schedule_requested_ = true;

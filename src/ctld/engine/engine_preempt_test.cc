@@ -25,7 +25,11 @@ std::string Conf(const std::string& mode) {
 class PreemptTest : public ::testing::Test {
  protected:
   explicit PreemptTest(const std::string& mode = "REQUEUE")
-      : load_(LoadClusterConfigText(Conf(mode))), engine_(load_.config, clock_) {
+      : load_(LoadClusterConfigText(Conf(mode))),
+        engine_(
+            load_.config, clock_,
+            EngineOptions{
+                .min_cycle_interval_seconds = 0, .policy = std::nullopt, .check_kept_pool = true}) {
     EXPECT_TRUE(load_.ok());
     Apply(NodeRegistered{"n1", {}});
   }

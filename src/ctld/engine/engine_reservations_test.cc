@@ -19,7 +19,12 @@ const Caller kUser{1000, 1000, false};
 
 class OperatorTest : public ::testing::Test {
  protected:
-  OperatorTest() : load_(LoadClusterConfigText(kCluster)), engine_(load_.config, clock_) {
+  OperatorTest()
+      : load_(LoadClusterConfigText(kCluster)),
+        engine_(
+            load_.config, clock_,
+            EngineOptions{
+                .min_cycle_interval_seconds = 0, .policy = std::nullopt, .check_kept_pool = true}) {
     EXPECT_TRUE(load_.ok());
     Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}}, NodeRegistered{"n3", {}},
           NodeRegistered{"n4", {}}, NodeRegistered{"c1", {}});

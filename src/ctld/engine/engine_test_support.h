@@ -36,10 +36,17 @@ inline constexpr const char* kEngineTestCluster =
     "NodeName=n[1-2] CPUs=8 RealMemory=8000 Gres=gpu:2\n"
     "PartitionName=p Nodes=ALL Default=YES MaxTime=2:00:00\n";
 
+// Every cycle checks the kept pool of running jobs against one built afresh.
+inline EngineOptions CheckedEngineOptions() {
+  EngineOptions options;
+  options.check_kept_pool = true;
+  return options;
+}
+
 class EngineTest : public ::testing::Test {
  protected:
   explicit EngineTest(const std::string& conf = kEngineTestCluster)
-      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_) {
+      : load_(LoadClusterConfigText(conf)), engine_(load_.config, clock_, CheckedEngineOptions()) {
     EXPECT_TRUE(load_.ok());
     Apply(NodeRegistered{"n1", {}}, NodeRegistered{"n2", {}});
   }

@@ -104,7 +104,8 @@ int64_t PriorityOf(const sched::PriorityCalculator& calculator, const ClusterCon
 }  // namespace
 
 int64_t Engine::PriorityNow(const Job& job) const {
-  sched::PriorityCalculator calculator(cluster(), associations_, *fair_share_, qos_, clock_.Now());
+  sched::PriorityCalculator calculator(cluster(), associations_, *fair_share_, qos_, clock_.Now(),
+                                       &Totals());
   return PriorityOf(calculator, cluster(), job);
 }
 
@@ -112,7 +113,8 @@ std::vector<std::pair<uint64_t, int64_t>> Engine::TopGroup(
     const std::vector<uint64_t>& listed) const {
   const ClusterConfig& config = cluster();
   // The group's priorities as the next cycle would compute them now.
-  sched::PriorityCalculator calculator(config, associations_, *fair_share_, qos_, clock_.Now());
+  sched::PriorityCalculator calculator(config, associations_, *fair_share_, qos_, clock_.Now(),
+                                       &Totals());
   auto priority_of = [&](const Job& job) { return PriorityOf(calculator, config, job); };
   struct Member {
     uint64_t id;

@@ -49,6 +49,7 @@ void Engine::On(const WillRunJob& event, EngineOutput& out) {
 
   sched::SchedulerInput input;
   input.cluster = config_.get();
+  input.maxima = &Maxima();
   input.outcomes = this;
   input.associations = associations_;
   input.qos = qos_;

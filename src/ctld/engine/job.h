@@ -94,6 +94,9 @@ struct Job {
   int64_t preempted_at = 0, preempt_deadline = 0;
   int64_t start_priority = 0;  // its priority when it started (not stored: 0 after a restart)
   int batch_node = -1;         // --batch: the node that runs the script; -1: the first
+  // Set anew each time the engine puts a record of the job in its table: the scheduler's kept
+  // pool (sched::RunningPool) re-reads a running job only when this changed. Not stored.
+  uint64_t revision = 0;
   // The node whose agent runs the batch script and reports its end.
   int BatchNode() const {
     return batch_node >= 0 || allocation.nodes.empty() ? batch_node : allocation.nodes.front().node;
