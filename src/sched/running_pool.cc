@@ -18,6 +18,9 @@ void RunningPool::Begin(std::shared_ptr<const ClusterConfig> cluster,
   if (given.empty()) given.assign(cluster->nodes.size(), NodeState::kUp);
   if (cluster != cluster_ || given.size() != states_.size() || !pool_) {
     pool_.reset();  // it refers to the old configuration
+    // And every entry was worked out under it (whether it shares cores, its usage): all are
+    // read again.
+    entries_.clear();
     cluster_ = std::move(cluster);
     rebuild_ = true;
   }
@@ -120,7 +123,9 @@ const NodePool& RunningPool::End() {
       pool_->ResetNode(node, states_[node] == NodeState::kUp);
       std::vector<uint64_t>& ids = on_node_[node];
       std::sort(ids.begin(), ids.end());
-      for (uint64_t id : ids) {
+      for (size_t k = 0; k < ids.size(); ++k) {
+        uint64_t id = ids[k];
+        if (k > 0 && ids[k - 1] == id) continue;  // listed once a part; its parts taken below
         auto it = std::lower_bound(entries_.begin(), entries_.end(), id, by_id);
         if (it == entries_.end() || it->id != id) continue;
         for (const NodeAllocation& part : it->allocation->nodes)

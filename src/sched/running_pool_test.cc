@@ -203,15 +203,16 @@ TEST(RunningPool, ReadsAJobAgainWhenItsRevisionChangesOrIsUnknown) {
 
 TEST(RunningPool, ANewConfigurationRebuildsThePool) {
   std::shared_ptr<const ClusterConfig> first = Load(kCluster);
+  // Bigger nodes, and the other partition's cores shared: each job's sharing is read again.
   std::shared_ptr<const ClusterConfig> second = Load(
       "ClusterName=t\nGresTypes=gpu,shard\nDefMemPerCPU=100\n"
       "NodeName=a[1-4] CPUs=16 RealMemory=8000 Gres=gpu:2,shard:8\n"
       "NodeName=b[1-4] CPUs=4 RealMemory=4000 Weight=5\n"
-      "PartitionName=shared Nodes=a[1-4] OverSubscribe=FORCE:4 Default=YES\n"
-      "PartitionName=whole Nodes=ALL\n");
+      "PartitionName=shared Nodes=a[1-4] Default=YES\n"
+      "PartitionName=whole Nodes=ALL OverSubscribe=FORCE:4\n");
   Jobs jobs(first, 3);
   std::map<uint64_t, RunningJob> running;
-  for (uint64_t id = 1; id <= 6; ++id) running.emplace(id, jobs.Make(id));
+  for (uint64_t id = 1; id <= 12; ++id) running.emplace(id, jobs.Make(id));
   std::vector<NodeState> states;
   RunningPool kept;
   Feed(kept, first, states, running);

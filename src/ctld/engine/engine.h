@@ -198,6 +198,7 @@ class Engine : private sched::JobOutcomes {
   const ClusterConfig& cluster() const { return *config_; }
   const std::shared_ptr<const ClusterConfig>& shared_cluster() const { return config_; }
   // Every partition's sched::MaximaOf for the configuration in force, computed once for it.
+  // Engine thread only, as everything that changes the engine (their cache is not guarded).
   const std::vector<sched::NodeMaxima>& Maxima() const;
   const sched::ClusterTotals& Totals() const;  // sched::TotalsOf, likewise
   const Job* FindJob(uint64_t id) const;
