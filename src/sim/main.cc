@@ -61,7 +61,10 @@ Result<ClusterConfig> ClusterOf(const Options& options, const std::string& conf)
 Result<acct::Database> AccountsOf(const std::string& path, const ClusterConfig& cluster) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return MakeError(fmt::format("--accounts {}: cannot read it", path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  char block[65536];
+  while (in.read(block, sizeof block) || in.gcount() > 0) text.append(block, in.gcount());
+  if (in.bad()) return MakeError(fmt::format("--accounts {}: cannot read it", path));  // a folder
   auto file = acct::ParseDumpFile(text);
   if (!file) return MakeError(fmt::format("--accounts {}: {}", path, Trim(file.error())));
   std::string name = acct::NameOf(cluster.settings.cluster_name);

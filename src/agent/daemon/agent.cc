@@ -17,6 +17,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <sstream>
 
 #include "agent/host/cgroup.h"
 #include "agent/host/job_env.h"
@@ -658,7 +659,9 @@ std::vector<TrackedLeader> Agent::Leaders(const v1::ListPidsRequest& request,
     visible[id] = may_see(launch ? launch->uid : 0);
     if (!visible[id]) continue;
     std::ifstream in(dir / "script");
-    std::string script((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ostringstream read;
+    read << in.rdbuf();
+    const std::string script = read.str();
     uint32_t step = script == kHolderScript ? kExternStepId : kBatchStepId;
     auto shell = ReadProcessFile(dir / "job.pid");
     if (shell && ProcessAlive(*shell) && (!request.has_step_id() || request.step_id() == step))

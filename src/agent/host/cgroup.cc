@@ -186,7 +186,9 @@ struct ProcessStat {
 // Fields 3 and 6 of /proc/<pid>/stat, after the parenthesised command name.
 std::optional<ProcessStat> ReadStat(const fs::path& file) {
   std::ifstream in(file);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ostringstream read;  // a process gone since the open fails the read: caught, not thrown
+  read << in.rdbuf();
+  std::string text = read.str();
   size_t close = text.rfind(')');
   if (close == std::string::npos) return std::nullopt;
   std::istringstream fields(text.substr(close + 1));

@@ -36,8 +36,12 @@ std::vector<ProcessInfo> ReadProcessTable(const fs::path& proc) {
   for (const auto& entry : fs::directory_iterator(proc, error)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    // A process that ends between the open and the read fails the read (ESRCH): streaming the
+    // buffer catches that, where reading the buffer directly would throw.
     std::ifstream in(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ostringstream read;
+    read << in.rdbuf();
+    std::string text = read.str();
     if (auto info = ParseStat(text)) table.push_back(*info);
   }
   return table;

@@ -62,6 +62,9 @@ TEST(ProcessTable, ReadsStatLinesWithOddCommandNames) {
   std::ofstream(proc / "42" / "stat") << "42 (a (b) c) S 7 40 41 0 -1 4194304 1 0 0\n";
   std::ofstream(proc / "43" / "stat") << "43 (gone) Z 42 40 41 0\n";  // a zombie: left out
   std::ofstream(proc / "44" / "stat") << "garbage";
+  // A stat that opens but fails the read, as a process's does when it ends between the two
+  // (ESRCH); a folder fails the same way (EISDIR). Skipped, not thrown.
+  fs::create_directories(proc / "45" / "stat");
   std::vector<ProcessInfo> table = ReadProcessTable(proc);
   fs::remove_all(proc);
   ASSERT_EQ(table.size(), 1u);
