@@ -128,8 +128,9 @@ void Engine::Restore(std::vector<Job> jobs, uint64_t next_job_id) {
     if (job.state == JobState::kRunning)
       for (const sched::NodeAllocation& part : job.allocation.nodes)
         nodes_[part.node].jobs.insert(id);
-    job.revision = ++revisions_;
-    jobs_.Set(id, std::make_shared<const Job>(std::move(job)));
+    auto record = std::make_shared<Job>(std::move(job));
+    record->revision.Set(++revisions_);  // the record's own: a copy starts without one
+    jobs_.Set(id, std::move(record));
   }
   schedule_requested_ = true;
 }
@@ -174,7 +175,7 @@ Job& Engine::Mutable(uint64_t id, EngineOutput& out) {
 Job& Engine::MutableTransient(uint64_t id, EngineOutput& out) {
   out.republished_jobs.push_back(id);
   auto copy = std::make_shared<Job>(*jobs_.at(id));
-  copy->revision = ++revisions_;
+  copy->revision.Set(++revisions_);
   jobs_.Set(id, copy);
   return *copy;
 }

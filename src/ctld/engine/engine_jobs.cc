@@ -164,7 +164,7 @@ void Engine::On(const SubmitJob& event, EngineOutput& out) {
     out.changed_jobs.push_back(job->spec.job_id);
     uint64_t id = job->spec.job_id;
     unseen_.insert(id);
-    job->revision = ++revisions_;
+    job->revision.Set(++revisions_);
     jobs_.Set(id, std::move(job));
     ++submitted_total_;
   }
@@ -388,9 +388,7 @@ void Engine::On(const UpdateJob& event, EngineOutput& out) {
                 CountActive(current.spec, -1);
                 CountActive(updated.spec, 1);
               }
-              Job& record = Mutable(id, out);
-              updated.revision = record.revision;  // the new record's, not the copied one's
-              record = std::move(updated);
+              Mutable(id, out) = std::move(updated);
               return std::nullopt;
             });
   schedule_requested_ = true;

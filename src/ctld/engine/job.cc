@@ -13,7 +13,7 @@ sched::RunningJob RunningOf(const Job& job) {
   running.qos = job.spec.qos;
   running.partition = job.partition;
   running.shared_allocation = &job.allocation;
-  running.revision = job.revision;
+  running.revision = job.revision.get();
   running.start_time = job.start_time;
   running.end_time = job.end_time;
   running.array_job_id = job.spec.array_job_id;

@@ -71,6 +71,22 @@ class WireCache {
   mutable std::shared_ptr<const std::string> bytes_;
 };
 
+// A record's revision (sched::RunningJob::revision), given by the engine each time it puts a
+// record in its table. Like WireCache it belongs to the record, not to its contents: a copy (the
+// next record, about to change) starts without one, and assigning another record's contents over
+// this one keeps it. A record given none reads as 0, which the kept pool reads every pass.
+class Revision {
+ public:
+  Revision() = default;
+  Revision(const Revision&) {}
+  Revision& operator=(const Revision&) { return *this; }
+  uint64_t get() const { return value_; }
+  void Set(uint64_t value) { value_ = value; }
+
+ private:
+  uint64_t value_ = 0;
+};
+
 struct Job {
   JobSpec spec;
   JobState state = JobState::kPending;
@@ -94,9 +110,9 @@ struct Job {
   int64_t preempted_at = 0, preempt_deadline = 0;
   int64_t start_priority = 0;  // its priority when it started (not stored: 0 after a restart)
   int batch_node = -1;         // --batch: the node that runs the script; -1: the first
-  // Set anew each time the engine puts a record of the job in its table: the scheduler's kept
-  // pool (sched::RunningPool) re-reads a running job only when this changed. Not stored.
-  uint64_t revision = 0;
+  // The scheduler's kept pool (sched::RunningPool) re-reads a running job only when this
+  // changed. Not stored.
+  Revision revision;
   // The node whose agent runs the batch script and reports its end.
   int BatchNode() const {
     return batch_node >= 0 || allocation.nodes.empty() ? batch_node : allocation.nodes.front().node;
