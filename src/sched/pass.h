@@ -59,6 +59,8 @@ class Pass {
   // Whether the input's kept pool serves this pass; the pool the pass starts from.
   static bool PoolKept(const SchedulerInput& input);
   static NodePool StartingPool(const SchedulerInput& input);
+  // Whether the input's kept partition maxima are this configuration's (one per partition).
+  static bool MaximaKept(const SchedulerInput& input);
   void TakeRunning();
   void IndexSingletons();
   std::vector<Candidate> Prioritise(SchedulerResult& result);
@@ -124,7 +126,9 @@ class Pass {
   // Per (partition, advance reservation tag): blocked jobs reserved this pass.
   std::map<std::pair<int, int>, int64_t> reserved_;
   std::vector<std::vector<char>> member_;
-  std::vector<NodeMaxima> most_;                             // each partition's largest nodes
+  // Each partition's largest nodes: the input's kept ones, or own_most_ computed for the pass.
+  std::vector<NodeMaxima> own_most_;
+  const std::vector<NodeMaxima>& most_;
   std::unordered_set<std::string> running_names_;            // "user\nname" running
   std::unordered_map<std::string, uint64_t> first_pending_;  // "user\nname" -> lowest job ID
   std::map<std::pair<std::string_view, std::string_view>, int> associations_;  // (account, user)

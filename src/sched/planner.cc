@@ -227,19 +227,10 @@ void Planner::AddRelease(const Allocation& allocation, int64_t end) {
 
 void Planner::AddReleases(int node, std::span<const Release> releases) {
   if (releases.empty()) return;
-  // AddRelease puts a change after those of the same time: by time, then job ID.
-  std::vector<std::tuple<int64_t, uint64_t, const Amount*>> order;
-  order.reserve(releases.size());
+  // In job ID order, each after the changes of its time: as AddRelease job by job would.
   for (const Release& release : releases)
     if (release.end < kUnlimitedSeconds)
-      order.emplace_back(std::max(release.end, now_ + 1), release.job_id, &release.held);
-  std::sort(order.begin(), order.end());
-  std::pmr::vector<Change>& changes = nodes_[node].changes;
-  for (const auto& [time, id, held] : order) {
-    auto at = std::upper_bound(changes.begin(), changes.end(), time,
-                               [](int64_t t, const Change& c) { return t < c.time; });
-    changes.insert(at, Change{time, *held, 0});
-  }
+      AddChange(node, std::max(release.end, now_ + 1), release.held, 0);
   Refresh(node);
 }
 

@@ -65,6 +65,7 @@ struct Release {
   int64_t end = 0;
   uint64_t job_id = 0;
   Amount held;
+  bool operator==(const Release&) const = default;
 };
 
 struct PlannedPlace {

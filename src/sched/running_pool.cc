@@ -160,4 +160,25 @@ const NodePool& RunningPool::End() {
   return *pool_;
 }
 
+bool RunningPool::MatchesFresh(std::span<const RunningJob> running) const {
+  if (!pool_) return false;
+  NodePool fresh(*cluster_, states_);
+  std::vector<std::vector<Release>> releases(states_.size());
+  for (const RunningJob& job : running) {
+    fresh.Take(job.held(), SharesCores(*cluster_, job), job.end_time);
+    for (const NodeAllocation& part : job.held().nodes)
+      if (Valid(part.node))
+        releases[part.node].push_back(
+            {job.end_time, job.job_id,
+             Held(cluster_->nodes[part.node], part, job.held().exclusive)});
+  }
+  if (!fresh.SameState(*pool_)) return false;
+  for (size_t node = 0; node < releases.size(); ++node) {
+    std::span<const Release> kept = ReleasesOn(static_cast<int>(node));
+    if (!std::equal(kept.begin(), kept.end(), releases[node].begin(), releases[node].end()))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace drover::sched

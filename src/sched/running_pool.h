@@ -56,6 +56,11 @@ class RunningPool {
   // Nodes recomputed by the last End (all of them when it rebuilt the pool).
   size_t recomputed() const { return recomputed_; }
 
+  // Whether the pool and releases the last End left equal those built afresh from `running`
+  // (the jobs added since Begin, with the states given to it): a check for tests and
+  // simulations, at the cost of a fresh build.
+  bool MatchesFresh(std::span<const RunningJob> running) const;
+
  private:
   struct Entry {
     uint64_t id = 0;

@@ -157,9 +157,8 @@ Pass::Pass(const SchedulerInput& input)
       limits_(input.associations, input.qos, input.safe_limits),
       blocked_(cluster_.partitions.size(), false),
       member_(cluster_.partitions.size(), std::vector<char>(cluster_.nodes.size(), 0)),
-      most_(input.maxima && input.maxima->size() == cluster_.partitions.size()
-                ? *input.maxima
-                : MaximaOfPartitions(cluster_)) {
+      own_most_(MaximaKept(input) ? std::vector<NodeMaxima>() : MaximaOfPartitions(cluster_)),
+      most_(MaximaKept(input) ? *input.maxima : own_most_) {
   for (size_t p = 0; p < cluster_.partitions.size(); ++p)
     for (int node : cluster_.partitions[p].nodes) member_[p][node] = 1;
   for (size_t a = 0; a < input.associations.size(); ++a)
@@ -205,6 +204,10 @@ JobUsage Pass::Billed(JobUsage usage, int partition, const std::string& gpu_type
 int Pass::Association(const std::string& account, const std::string& user) const {
   auto it = associations_.find({account, user});
   return it == associations_.end() ? -1 : it->second;
+}
+
+bool Pass::MaximaKept(const SchedulerInput& input) {
+  return input.maxima && input.maxima->size() == input.cluster->partitions.size();
 }
 
 bool Pass::PoolKept(const SchedulerInput& input) {
@@ -743,12 +746,10 @@ Status CheckSatisfiable(const ClusterConfig& cluster, const JobSpec& job,
   std::vector<int> partitions = JobPartitions(cluster, job);
   if (partitions.empty())
     return MakeError("No partition specified or system default partition (give one with -p)");
+  if (maxima.size() != cluster.partitions.size()) return CheckSatisfiable(cluster, job);
   Status last = OkStatus();
   for (int p : partitions) {
-    last = CheckPartition(cluster, job, p, *constraint,
-                          static_cast<size_t>(p) < maxima.size()
-                              ? maxima[p]
-                              : MaximaOf(cluster, cluster.partitions[p]));
+    last = CheckPartition(cluster, job, p, *constraint, maxima[p]);
     if (last.ok()) return last;
   }
   return last;

@@ -351,9 +351,7 @@ class Engine : private sched::JobOutcomes {
   void PurgeOldJobs(EngineOutput& out);
   void MaybeSchedule(EngineOutput& out);
   void RunCycle(EngineOutput& out);
-  std::vector<sched::NodeState> NodeStates() const;
-  void CheckKeptPool(const sched::SchedulerInput& input)
-      const;  // EngineOptions::check_kept_pool  // as the scheduler sees the nodes
+  std::vector<sched::NodeState> NodeStates() const;  // as the scheduler sees the nodes
   int Association(const std::string& account, const std::string& user);
 
   // sched::JobOutcomes

@@ -288,32 +288,6 @@ std::vector<sched::NodeState> Engine::NodeStates() const {
   return states;
 }
 
-void Engine::CheckKeptPool(const sched::SchedulerInput& input) const {
-  sched::NodePool fresh(cluster(), input.node_states);
-  for (const sched::RunningJob& job : input.running)
-    fresh.Take(job.held(), sched::SharesCores(cluster(), job), job.end_time);
-  // And what each node's running jobs give back, as the planner would read it from them.
-  std::vector<std::vector<sched::Release>> releases(cluster().nodes.size());
-  for (const sched::RunningJob& job : input.running)
-    for (const sched::NodeAllocation& part : job.held().nodes)
-      releases[part.node].push_back(
-          {job.end_time, job.job_id,
-           sched::Held(cluster().nodes[part.node], part, job.held().exclusive)});
-  bool same = fresh.SameState(input.running_pool->pool());
-  for (size_t node = 0; same && node < releases.size(); ++node) {
-    std::span<const sched::Release> kept = input.running_pool->ReleasesOn(static_cast<int>(node));
-    same = kept.size() == releases[node].size() &&
-           std::equal(kept.begin(), kept.end(), releases[node].begin(),
-                      [](const sched::Release& a, const sched::Release& b) {
-                        return a.end == b.end && a.job_id == b.job_id && a.held == b.held;
-                      });
-  }
-  if (same) return;
-  fmt::print(stderr, "kept node pool differs from a fresh one at cycle {} ({} running jobs)\n",
-             cycles_, input.running.size());
-  std::abort();
-}
-
 void Engine::RunCycle(EngineOutput& out) {
   int64_t now = clock_.Now();
   last_cycle_ = now;
@@ -356,7 +330,11 @@ void Engine::RunCycle(EngineOutput& out) {
   }
   kept_pool_.End();
   input.running_pool = &kept_pool_;
-  if (options_.check_kept_pool) CheckKeptPool(input);
+  if (options_.check_kept_pool && !kept_pool_.MatchesFresh(input.running)) {
+    fmt::print(stderr, "kept node pool differs from a fresh one at cycle {} ({} running jobs)\n",
+               cycles_, input.running.size());
+    std::abort();
+  }
   sched::Schedule(input, last_result_);
   // The factors are handed to snapshots without copying them: this cycle's go into a buffer no
   // snapshot holds any longer (usually the one from two cycles ago), and that buffer's storage
