@@ -52,13 +52,10 @@ job=$(sbatch --parsable --wait -N3 -w n010,n150,n200 -o out.txt job.sh) || fail 
 [ "$(cat out.txt)" = "$(printf '0: n010\n1: n150\n2: n200')" ] || fail "srun's tasks: $(cat out.txt)"
 
 # ---- the nodes that run no script hold the job with no process of their own ----
-wait_running() {
-  for _ in $(seq 100); do
-    [ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
-    sleep 0.1
-  done
-  fail "job $1 did not start: $(squeue -j "$1")"
-}
+running() { [ "$(squeue -h -j "$1" -o %T)" = RUNNING ]; }
+wait_running() { poll 100 running "$1" || fail "job $1 did not start: $(squeue -j "$1")"; }
+# Whether job $1 has a step listed.
+has_step() { squeue -h -s -j "$1" -o %i | grep -q "^$1\."; }
 held=$(sbatch --parsable -N3 -w n020,n160,n190 -o /dev/null --wrap 'sleep 300')
 wait_running "$held"
 spool_of() { echo "$state/cluster/spool/$1/job_$held"; }
@@ -80,22 +77,14 @@ done
 [ "$(srun --jobid="$held" -N3 -l hostname | wc -l)" = 3 ] || fail "srun into the held job"
 srun --jobid="$held" -N1 -w n190 --overlap sleep 300 > /dev/null 2>&1 &
 stepper=$!
-for _ in $(seq 100); do
-  squeue -h -s -j "$held" -o %i | grep -q "^$held\." && break
-  sleep 0.1
-done
+poll 100 has_step "$held" || true
 scancel "$held"
-for _ in $(seq 100); do
-  [ -e "$(spool_of n160)" ] || [ -e "$(spool_of n190)" ] || [ -e "$(spool_of n020)" ] || break
-  sleep 0.1
-done
+spools_gone() { [ ! -e "$(spool_of n160)" ] && [ ! -e "$(spool_of n190)" ] && [ ! -e "$(spool_of n020)" ]; }
+poll 100 spools_gone || true  # n020's is checked by what follows, not here
 [ -e "$(spool_of n160)" ] || [ -e "$(spool_of n190)" ] && fail "the held nodes did not end job $held"
 wait "$stepper" 2>/dev/null || true
-for _ in $(seq 50); do
-  [ "$(sinfo -h -t idle -o '%D')" = 200 ] && break
-  sleep 0.1
-done
-[ "$(sinfo -h -t idle -o '%D')" = 200 ] || fail "nodes still busy after the cancel: $(sinfo)"
+all_idle() { [ "$(sinfo -h -t idle -o '%D')" = 200 ]; }
+poll 50 all_idle || fail "nodes still busy after the cancel: $(sinfo)"
 
 # ---- scontrol show slurmd of any node: the one process answers for it ----
 scontrol show slurmd n123 > slurmd.txt || fail "show slurmd: $(cat slurmd.txt)"
@@ -114,10 +103,7 @@ ending=$(sbatch --parsable -N2 -w n030,n170 -o /dev/null --wrap 'sleep 300')
 wait_running "$ending"
 srun --jobid="$ending" -N1 -w n170 --overlap bash -c "trap '' TERM; sleep 300" > /dev/null 2>&1 &
 ending_step=$!
-for _ in $(seq 100); do
-  squeue -h -s -j "$ending" -o %i | grep -q "^$ending\." && break
-  sleep 0.1
-done
+poll 100 has_step "$ending" || true
 sleep 1  # the step's task is running on n170
 scancel "$ending"
 poll 50 test -e "$state/cluster/spool/n170/job_$ending/ending" || fail "n170 did not start ending job $ending"
@@ -141,30 +127,17 @@ rm -rf "$spool"
 mapfile -t argv <<< "$command"
 setsid "${argv[@]}" >> "$state/cluster/logs/agent-1.log" 2>&1 < /dev/null &
 new_pid=$!
-restarts() { scontrol show job "$lost" | grep -o 'Restarts=[0-9]*'; }
-for _ in $(seq 100); do
-  [ "$(restarts)" = Restarts=1 ] && break
-  sleep 0.1
-done
-[ "$(restarts)" = Restarts=1 ] ||
-  fail "the lost job was not requeued: $(scontrol show job "$lost")"
+requeued() { scontrol show job "$lost" | grep -q 'Restarts=1\b'; }
+poll 100 requeued || fail "the lost job was not requeued: $(scontrol show job "$lost")"
 scancel "$lost"
-for _ in $(seq 150); do
-  [ "$(sacct -n -X -j "$kept" -o State%20 | tr -d ' ')" = COMPLETED ] && break
-  sleep 0.1
-done
-[ "$(sacct -n -X -j "$kept" -o State%20 | tr -d ' ')" = COMPLETED ] ||
-  fail "the re-adopted job: $(sacct -j "$kept")"
+completed() { [ "$(sacct -n -X -j "$kept" -o State%20 | tr -d ' ')" = COMPLETED ]; }
+poll 150 completed || fail "the re-adopted job: $(sacct -j "$kept")"
 [ "$(cat kept.txt)" = done ] || fail "the re-adopted job's output: $(cat kept.txt)"
-for _ in $(seq 100); do
-  sacct -n -X -j "$ending" -o State%20 | grep -q CANCELLED &&
-    [ ! -e "$state/cluster/spool/n170/job_$ending" ] && break
-  sleep 0.1
-done
-[ ! -e "$state/cluster/spool/n170/job_$ending" ] ||
+ending_spool_gone() { [ ! -e "$state/cluster/spool/n170/job_$ending" ]; }
+cancelled() { sacct -n -X -j "$ending" -o State%20 | grep -q CANCELLED; }
+poll 100 ending_spool_gone ||
   fail "the restarted agent did not finish the held job $ending: $(ls "$state/cluster/spool/n170/job_$ending")"
-sacct -n -X -j "$ending" -o State%20 | grep -q CANCELLED ||
-  fail "the held job: $(sacct -j "$ending")"
+poll 100 cancelled || fail "the held job: $(sacct -j "$ending")"
 kill "$ending_step" 2>/dev/null || true
 wait "$ending_step" 2>/dev/null || true
 kill "$new_pid"

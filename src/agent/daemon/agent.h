@@ -156,11 +156,10 @@ class Agent {
   void EndHold(uint64_t job_id) REQUIRES(mutex_);  // into ending_holds_, KillWait from now
   void ReapSupervisors() REQUIRES(mutex_);         // the ended ones of supervisors_
   bool HasStepTasks(uint64_t job_id) EXCLUDES(steps_mutex_);
-  // A processless hold's cgroup (when its launch asked for one): its processes killed, its CPU
-  // time into `status` (when given), removed; an error while it still holds processes.
   // The job's cgroup, where there is one: its processes killed, its CPU time into `status`
-  // (when given), removed.
+  // (when given), removed; an error while it still holds processes.
   Status EndCgroup(uint64_t job_id, BatchStatus* status);
+  // EndCgroup for a processless hold, when its launch asked for a cgroup.
   Status EndHeldCgroup(uint64_t job_id, const std::filesystem::path& dir, BatchStatus* status);
   // The process group of every srun task of the job here; with `outside_cgroup_only`, only the
   // tasks the job's cgroup does not hold (the supervisor reaches the others).
