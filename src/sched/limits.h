@@ -93,7 +93,8 @@ class LimitTracker {
   const std::vector<Qos>& qos_;
   bool safe_ = false;
   std::unordered_map<std::string, int> qos_index_;
-  std::map<std::pair<std::string, int>, Counts> by_user_qos_, by_account_qos_;
+  std::unordered_map<std::pair<std::string, int>, Counts, NameQosHash> by_user_qos_,
+      by_account_qos_;
   std::vector<Counts> by_qos_;
   std::vector<Counts> by_association_;     // each job counted in its association and ancestors
   std::vector<TresSeconds> subtree_used_;  // each association's usage with its descendants'

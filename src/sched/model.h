@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,21 @@
 #include "common/tres.h"
 
 namespace drover::sched {
+
+// Lookups by name that a pass makes for every job, hashed rather than ordered: an association by
+// (account, user), and the limits' counts by (user or account, QOS index).
+using AssociationKey = std::pair<std::string_view, std::string_view>;
+struct AssociationKeyHash {
+  size_t operator()(const AssociationKey& key) const {
+    std::hash<std::string_view> hash;
+    return hash(key.first) * 31 + hash(key.second);
+  }
+};
+struct NameQosHash {
+  size_t operator()(const std::pair<std::string, int>& key) const {
+    return std::hash<std::string_view>()(key.first) * 31 + static_cast<size_t>(key.second);
+  }
+};
 
 // What one job holds on one node.
 struct NodeAllocation {

@@ -131,7 +131,7 @@ class Pass {
   const std::vector<NodeMaxima>& most_;
   std::unordered_set<std::string> running_names_;            // "user\nname" running
   std::unordered_map<std::string, uint64_t> first_pending_;  // "user\nname" -> lowest job ID
-  std::map<std::pair<std::string_view, std::string_view>, int> associations_;  // (account, user)
+  std::unordered_map<AssociationKey, int, AssociationKeyHash> associations_;  // (account, user)
   std::unordered_map<std::string_view, int> reservations_;  // name -> index in input
   std::vector<int> first_partition_;  // per input.pending index; -1 when unknown
   std::map<std::string, int64_t, std::less<>> licenses_free_;  // by name: Total - Used

@@ -12,6 +12,10 @@ namespace drover::sched {
 namespace {
 
 int64_t SharesOf(const NodeConfig& node) {
+  // Only a node whose Gres= shares GPUs has shares (gres_conf.cc); the others' are 0 and are
+  // not read: a query reads a node's capacity for every node of a shape, and the GPU records lie
+  // far apart.
+  if (node.gpu_sharing.empty()) return 0;
   int64_t shares = 0;
   for (const GpuDevice& gpu : node.gpus) shares += gpu.shares;
   return shares;
@@ -33,7 +37,7 @@ using WindowEntry = std::tuple<int64_t, int, int64_t>;  // (start, node, end)
 // through a heap of cursors, earliest next window on top.
 class MergedWindows {
   struct Cursor {
-    std::set<WindowEntry>::const_iterator at, end;
+    std::pmr::set<WindowEntry>::const_iterator at, end;
   };
   // Heap order: the cursor whose next window starts later sinks.
   struct Later {
@@ -44,7 +48,7 @@ class MergedWindows {
   };
 
  public:
-  MergedWindows(const std::vector<std::set<WindowEntry>>& classes, int first) {
+  MergedWindows(const std::vector<std::pmr::set<WindowEntry>>& classes, int first) {
     for (size_t c = first; c < classes.size(); ++c)
       if (!classes[c].empty()) cursors_.push_back({classes[c].begin(), classes[c].end()});
     heap_.resize(cursors_.size());
@@ -179,12 +183,14 @@ Amount& Amount::operator-=(const Amount& other) {
 Planner::Planner(const ClusterConfig& cluster, int64_t now)
     : cluster_(cluster),
       now_(now),
-      arena_(std::make_unique<std::pmr::monotonic_buffer_resource>(size_t{64} << 10)),
-      shapes_of_node_(cluster.nodes.size()) {
+      arena_(std::make_unique<std::pmr::monotonic_buffer_resource>(size_t{64} << 10)) {
   nodes_.reserve(cluster.nodes.size());
+  shapes_of_node_.reserve(cluster.nodes.size());
   // Constructed with the arena: assigning a vector would keep the default resource.
-  for (size_t n = 0; n < cluster.nodes.size(); ++n)
+  for (size_t n = 0; n < cluster.nodes.size(); ++n) {
     nodes_.push_back(Timeline{{}, std::pmr::vector<Change>(arena_.get()), 0, true});
+    shapes_of_node_.emplace_back(arena_.get());
+  }
 }
 
 void Planner::SetFree(const NodePool& pool) {
@@ -305,17 +311,18 @@ bool Planner::Fits(int node, const Amount& need, int64_t start, int64_t end, int
   return free.Holds(need);
 }
 
-std::vector<Planner::Window> Planner::WindowsOf(int node, const ShapeState& state) const {
+void Planner::WindowsOf(int node, const ShapeState& state,
+                        std::pmr::vector<Window>& windows) const {
   const Timeline& timeline = nodes_[node];
   const NodeConfig& config = cluster_.nodes[node];
   const NodeRequest& request = state.shape.per_node;
-  std::vector<Window> windows;
+  windows.clear();
   if (!timeline.usable || request.cpus > config.cpus ||
       (request.max_cpus_per_node &&
        static_cast<uint64_t>(request.cpus) > request.max_cpus_per_node))
-    return windows;
+    return;
   Amount need = NeedOn(node, request);
-  if (!Capacity(config).Holds(need)) return windows;
+  if (!Capacity(config).Holds(need)) return;
   Amount free = timeline.free_now;
   int64_t open = free.Holds(need) ? now_ : -1;
   const std::pmr::vector<Change>& changes = timeline.changes;
@@ -332,13 +339,11 @@ std::vector<Planner::Window> Planner::WindowsOf(int node, const ShapeState& stat
   }
   if (open >= 0) windows.push_back({open, kForever});
   // Inside a reservation: only its window.
-  std::vector<Window> clipped;
-  for (Window w : windows) {
+  std::erase_if(windows, [&](Window& w) {
     w.start = std::max(w.start, state.shape.not_before);
     w.end = std::min(w.end, state.shape.not_after);
-    if (w.start < w.end) clipped.push_back(w);
-  }
-  return clipped;
+    return w.start >= w.end;
+  });
 }
 
 int Planner::LengthClass(const Window& window) {
@@ -363,7 +368,7 @@ void Planner::Refresh(int node) {
   for (int s : shapes_of_node_[node]) {
     ShapeState& state = shapes_[s];
     Index(state, node, false);
-    state.windows[node] = WindowsOf(node, state);
+    WindowsOf(node, state, state.windows[node]);
     Index(state, node, true);
   }
 }
@@ -379,10 +384,14 @@ int Planner::AddShape(const std::string& key, const Shape& shape, std::vector<in
   ShapeState& state = shapes_.emplace_back();
   state.shape = shape;
   state.nodes = std::move(nodes);
-  state.windows.resize(nodes_.size());
+  // Each made with the arena: a copy of one would take the default resource.
+  state.windows.reserve(nodes_.size());
+  for (size_t n = 0; n < nodes_.size(); ++n) state.windows.emplace_back(arena_.get());
+  state.by_class.reserve(kLengthClasses);
+  for (int c = 0; c < kLengthClasses; ++c) state.by_class.emplace_back(arena_.get());
   for (int node : state.nodes) {
     shapes_of_node_[node].push_back(index);
-    state.windows[node] = WindowsOf(node, state);
+    WindowsOf(node, state, state.windows[node]);
     Index(state, node, true);
   }
   return index;

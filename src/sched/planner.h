@@ -137,18 +137,21 @@ class Planner {
   // every class too short for it, so the many windows that reservations cut short do not slow
   // down the queries of jobs longer than them.
   static constexpr int kLengthClasses = 4 * 64 + 1;
-  using WindowSet = std::set<std::tuple<int64_t, int, int64_t>>;  // (start, node, end)
+  // A shape's windows and their index live in the planner's arena too: a pass adds each shape
+  // over thousands of nodes, and its windows change as the pass takes nodes.
+  using WindowSet = std::pmr::set<std::tuple<int64_t, int, int64_t>>;  // (start, node, end)
   struct ShapeState {
     Shape shape;
     std::vector<int> nodes;
-    std::vector<std::vector<Window>> windows;  // by node index
-    std::vector<WindowSet> by_class = std::vector<WindowSet>(kLengthClasses);
+    std::vector<std::pmr::vector<Window>> windows;  // by node index
+    std::vector<WindowSet> by_class;                // kLengthClasses of them
   };
   static int LengthClass(const Window& window);
   static void Index(ShapeState& state, int node, bool insert);
 
   void AddChange(int node, int64_t time, const Amount& delta, int tag);
-  std::vector<Window> WindowsOf(int node, const ShapeState& state) const;
+  // The node's windows for the shape, into `windows` (its storage reused).
+  void WindowsOf(int node, const ShapeState& state, std::pmr::vector<Window>& windows) const;
   void Refresh(int node);  // the node changed: recompute its windows in every shape using it
 
   const ClusterConfig& cluster_;
@@ -157,7 +160,7 @@ class Planner {
   std::vector<Timeline> nodes_;
   std::vector<ShapeState> shapes_;
   std::unordered_map<std::string, int> shape_index_;
-  std::vector<std::vector<int>> shapes_of_node_;
+  std::vector<std::pmr::vector<int>> shapes_of_node_;  // in the arena
 };
 
 }  // namespace drover::sched

@@ -85,11 +85,6 @@ int64_t WeightedSum(const PriorityFactors& factors, const ClusterSettings& setti
 
 }  // namespace
 
-size_t PriorityCalculator::AssociationKeyHash::operator()(const AssociationKey& key) const {
-  std::hash<std::string_view> hash;
-  return hash(key.first) * 31 + hash(key.second);
-}
-
 PriorityCalculator::PriorityCalculator(const ClusterConfig& cluster,
                                        const std::vector<Association>& associations,
                                        const FairShare& fair_share, const std::vector<Qos>& qos,

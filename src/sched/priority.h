@@ -56,10 +56,6 @@ class PriorityCalculator {
 
   // Compute runs for every pending job every pass, so lookups by name are hashed up front; the
   // views point into `associations_` and `qos_`.
-  using AssociationKey = std::pair<std::string_view, std::string_view>;  // account, user
-  struct AssociationKeyHash {
-    size_t operator()(const AssociationKey& key) const;
-  };
   std::unordered_map<AssociationKey, int, AssociationKeyHash> user_associations_;
   std::unordered_map<std::string_view, uint32_t> qos_priorities_;
 };

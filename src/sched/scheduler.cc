@@ -130,11 +130,14 @@ void TrimToJobTasks(const ClusterConfig& cluster, const JobSpec& job, const Node
   }
 }
 
-// How many nodes of partition `p` could hold the per-node request if they were idle.
+// How many nodes of partition `p` could hold the per-node request if they were idle, counted up
+// to `enough` (the count is exact when it is below): a job that fits reads only the nodes it
+// needs, not every node's GPU records.
 int NodesEverFitting(const ClusterConfig& cluster, const JobSpec& job, int p,
-                     const ResolvedRequest& r, const Constraint& constraint) {
+                     const ResolvedRequest& r, const Constraint& constraint, int enough) {
   int fitting = 0;
   for (int node : cluster.partitions[p].nodes) {
+    if (fitting >= enough) break;
     const NodeConfig& config = cluster.nodes[node];
     int gpus = 0;
     for (const GpuDevice& gpu : config.gpus)
@@ -161,6 +164,7 @@ Pass::Pass(const SchedulerInput& input)
       most_(MaximaKept(input) ? *input.maxima : own_most_) {
   for (size_t p = 0; p < cluster_.partitions.size(); ++p)
     for (int node : cluster_.partitions[p].nodes) member_[p][node] = 1;
+  associations_.reserve(input.associations.size());
   for (size_t a = 0; a < input.associations.size(); ++a)
     if (!input.associations[a].user.empty())
       associations_.emplace(std::pair<std::string_view, std::string_view>(
@@ -669,7 +673,7 @@ bool Pass::EverFits(const JobSpec& job, int p, const ResolvedRequest& r,
       fmt::format("|{}", r.per_node.nvme);
   auto [it, inserted] = ever_fits_.emplace(std::move(key), false);
   if (inserted)
-    it->second = NodesEverFitting(cluster_, job, p, r, constraint) >= r.nodes &&
+    it->second = NodesEverFitting(cluster_, job, p, r, constraint, r.nodes) >= r.nodes &&
                  CountsPossible(cluster_, p, constraint);
   return it->second;
 }
@@ -686,7 +690,7 @@ Status CheckPartition(const ClusterConfig& cluster, const JobSpec& job, int p,
         fmt::format("Node count specification invalid (partition {} has {} nodes, "
                     "the job asks for {})",
                     partition.name, partition.nodes.size(), r.nodes));
-  int fitting = NodesEverFitting(cluster, job, p, r, constraint);
+  int fitting = NodesEverFitting(cluster, job, p, r, constraint, r.nodes);
   if (fitting >= r.nodes && CountsPossible(cluster, p, constraint)) return OkStatus();
   std::string gpus =
       r.per_node.shares > 0
