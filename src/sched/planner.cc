@@ -339,11 +339,11 @@ void Planner::WindowsOf(int node, const ShapeState& state,
   }
   if (open >= 0) windows.push_back({open, kForever});
   // Inside a reservation: only its window.
-  std::erase_if(windows, [&](Window& w) {
+  for (Window& w : windows) {
     w.start = std::max(w.start, state.shape.not_before);
     w.end = std::min(w.end, state.shape.not_after);
-    return w.start >= w.end;
-  });
+  }
+  std::erase_if(windows, [](const Window& w) { return w.start >= w.end; });
 }
 
 int Planner::LengthClass(const Window& window) {
