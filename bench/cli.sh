@@ -3,7 +3,9 @@
 # against a local emulated cluster (`drover up` on a temporary state directory, stopped at exit).
 # Prints submissions/s for sequential and parallel sbatch, and the time of squeue (all, and one
 # job), scontrol show job (all, and one), scontrol show node (one) and scancel with 20,000 pending
-# (held) jobs: the submitted ones and held arrays.
+# (held) jobs: the submitted ones and held arrays. The queries of one job or node (squeue -j,
+# scontrol show job ID, sacct -j, scontrol show node) are timed at 100 pending jobs too: the
+# controller filters them, so they should cost the same at both sizes.
 #
 #   bench/cli.sh [BIN_DIR]      (default: build/bin; needs drover and its command symlinks)
 #
@@ -42,6 +44,20 @@ pending() { squeue -h -r -t PD -o %i | wc -l; }
 echo "cluster: $(head -1 "$state/up.txt")"
 echo "user: $me; $(nproc) CPUs"
 
+# The queries of one job and one node, each the median of 5.
+one_job_queries() {
+  local one node
+  one=$(squeue -h -r -t PD -o %i | tail -1)
+  node=$(sinfo -h -N -o %N | head -1)
+  echo "at $(pending) pending jobs, one job ($one) and one node, medians of 5:" \
+    "squeue -j $(median5 squeue -j "$one") s," \
+    "scontrol show job $(median5 scontrol show job "$one") s," \
+    "sacct -j $(median5 sacct -j "$one") s," \
+    "scontrol show node $(median5 scontrol show node "$node") s"
+}
+submit 100
+one_job_queries
+
 a=$(now)
 submit "$sequential"
 b=$(now)
@@ -68,16 +84,8 @@ echo "queue: $(pending) pending jobs"
 echo "squeue (default; pending array tasks folded), median of 5: $(median5 squeue) s"
 echo "squeue -r (one line a job), median of 5: $(median5 squeue -r) s"
 echo "squeue -u $me -t PD, median of 5: $(median5 squeue -u "$me" -t PD) s"
-one=$(squeue -h -r -t PD -o %i | tail -1)
-echo "squeue -j $one, median of 5: $(median5 squeue -j "$one") s"
-if [ -x "$bin/scontrol" ]; then
-  echo "scontrol show job, median of 5: $(median5 scontrol show job) s"
-  echo "scontrol show job $one, median of 5: $(median5 scontrol show job "$one") s"
-  node=$(sinfo -h -N -o %N | head -1)
-  echo "scontrol show node $node, median of 5: $(median5 scontrol show node "$node") s"
-else
-  echo "scontrol show job: skipped ($bin/scontrol is not built yet)"
-fi
+echo "scontrol show job, median of 5: $(median5 scontrol show job) s"
+one_job_queries
 
 a=$(now)
 scancel -u "$me"

@@ -25,6 +25,7 @@
 #include "common/getopt.h"
 #include "proto/drover.grpc.pb.h"
 #include "testing/local_cluster.h"
+#include "wire/job_pages.h"
 
 namespace {
 
@@ -133,13 +134,24 @@ std::optional<std::vector<double>> MeasureLatency(LocalCluster& cluster, int job
   return latency;
 }
 
+// Every page of a listing.
+grpc::Status AllJobs(LocalCluster& cluster, const drover::v1::JobQuery& query,
+                     drover::v1::JobList* list) {
+  return drover::wire::ListJobPages(
+      [&cluster](const drover::v1::JobQuery& page, drover::v1::JobList* reply) {
+        grpc::ClientContext context;
+        return cluster.stub().ListJobs(&context, page, reply);
+      },
+      query, list);
+}
+
 // Jobs from `first` on that have COMPLETED (the latency phase's jobs are not counted).
 int CompletedSince(LocalCluster& cluster, uint64_t first) {
   drover::v1::JobQuery query;
   query.mutable_filter()->set_state("COMPLETED");
-  grpc::ClientContext context;
+  query.set_after(first ? first - 1 : 0);  // the listing starts at `first`
   drover::v1::JobList list;
-  if (!cluster.stub().ListJobs(&context, query, &list).ok()) return 0;
+  if (!AllJobs(cluster, query, &list).ok()) return 0;
   int completed = 0;
   drover::v1::Job job;
   for (const std::string& encoded : list.jobs())
@@ -171,9 +183,9 @@ std::optional<double> MeasureThroughput(LocalCluster& cluster, int jobs) {
     // The others, with their state and reason, so that a run that fails says why.
     drover::v1::JobQuery query;
     query.set_all_states(true);
-    grpc::ClientContext context;
+    query.set_after(first ? first - 1 : 0);  // the listing starts at `first`
     drover::v1::JobList list;
-    if (cluster.stub().ListJobs(&context, query, &list).ok()) {
+    if (AllJobs(cluster, query, &list).ok()) {
       drover::v1::Job job;
       for (const std::string& encoded : list.jobs())
         if (job.ParseFromString(encoded) && job.spec().job_id() >= first &&

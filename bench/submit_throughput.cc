@@ -26,6 +26,7 @@
 #include "common/cluster_config.h"
 #include "common/getopt.h"
 #include "proto/drover.grpc.pb.h"
+#include "wire/job_pages.h"
 
 namespace {
 
@@ -298,11 +299,15 @@ class Background {
 double ListAll(Stub& stub, int* count, size_t* bytes) {
   drover::v1::JobQuery query;
   query.set_all_states(true);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 300s);
   drover::v1::JobList list;
   auto start = Clock::now();
-  grpc::Status status = stub.ListJobs(&context, query, &list);
+  grpc::Status status = drover::wire::ListJobPages(
+      [&stub](const drover::v1::JobQuery& page, drover::v1::JobList* reply) {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 300s);
+        return stub.ListJobs(&context, page, reply);
+      },
+      query, &list);
   if (!status.ok()) Fail("ListJobs: " + status.error_message());
   drover::v1::Job job;
   for (const std::string& encoded : list.jobs())

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "auth/grpc_auth.h"
+#include "wire/job_pages.h"
 
 extern char** environ;
 
@@ -90,6 +91,25 @@ grpc::ChannelArguments ControllerChannelArguments() {
                       "backoffMultiplier": 2, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}
   }]})");
   return args;
+}
+
+grpc::Status ListAllJobs(Connection& connection, const v1::JobQuery& query, v1::JobList* list) {
+  return wire::ListJobPages(
+      [&connection](const v1::JobQuery& page, v1::JobList* reply) {
+        return Unary(connection, "/drover.v1.Controller/ListJobs", &v1::Controller::Stub::ListJobs,
+                     page, reply);
+      },
+      query, list);
+}
+
+grpc::Status ListAllJobs(v1::Controller::Stub& stub, const v1::JobQuery& query, v1::JobList* list) {
+  return wire::ListJobPages(
+      [&stub](const v1::JobQuery& page, v1::JobList* reply) {
+        grpc::ClientContext context;
+        SetDeadline(context);
+        return stub.ListJobs(&context, page, reply);
+      },
+      query, list);
 }
 
 Identity Me() {

@@ -22,6 +22,7 @@ void ToProto(const JobListing& listing, v1::JobList* out) {
   for (const auto& record : listing.jobs) out->add_jobs(*record);
   for (const PlannedStartInfo& plan : listing.planned) ToProto(plan, out->add_planned());
   out->set_next(listing.next);
+  out->set_more_after(listing.more_after);
 }
 
 void ToProto(const StepLayout& layout, v1::CreateStepReply* out) {

@@ -133,7 +133,8 @@ struct JobListing {
   int64_t time = 0;
   std::vector<std::shared_ptr<const std::string>> jobs;
   std::vector<PlannedStartInfo> planned;
-  std::string next;  // sacct's history: the next page's cursor; empty: the last page
+  std::string next;         // sacct's history: the next page's cursor; empty: the last page
+  uint64_t more_after = 0;  // the live queue's listing: the next page starts after this job ID
 };
 
 // srun: where a new step's tasks run.

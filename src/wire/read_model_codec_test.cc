@@ -189,13 +189,15 @@ TEST(JobListingCodec, RecordsGoAsTheyWereEncodedWithThePlan) {
                      {std::make_shared<const std::string>("first"),
                       std::make_shared<const std::string>(std::string("a\0b", 3))},
                      {{5, 300, "n[1-2]", true}},
-                     "0000000042"};
+                     "0000000042",
+                     9};
   v1::JobList list;
   ToProto(listing, &list);
   list = Reread(list);
   ExpectEveryFieldSet(list);
   EXPECT_EQ(list.time(), 77);
   EXPECT_EQ(list.next(), "0000000042");
+  EXPECT_EQ(list.more_after(), 9u);
   ASSERT_EQ(list.jobs_size(), 2);
   EXPECT_EQ(list.jobs(0), "first");
   EXPECT_EQ(list.jobs(1), std::string("a\0b", 3));

@@ -4,6 +4,7 @@
 # multi-node job whose srun reaches each node through the one address, answer scontrol show
 # slurmd for any of them, and re-adopt a running job after a kill -9. A batch job whose agent
 # lost it (its spool gone) is requeued when the node registers again (BatchStartTimeout).
+# Listings longer than the controller's page (10,000 jobs) come whole, each job once.
 set -euo pipefail
 drover="$1"
 source "$(dirname "$0")/cluster.sh"
@@ -24,6 +25,8 @@ DefMemPerCPU=100
 SlurmdTimeout=6
 BatchStartTimeout=2
 KillWait=2
+MaxArraySize=12001
+MaxJobCount=20000
 NodeName=n[001-200] NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000
 PartitionName=p Nodes=ALL Default=YES MaxTime=10:00 State=UP
 CONF
@@ -143,4 +146,21 @@ wait "$ending_step" 2>/dev/null || true
 kill "$new_pid"
 wait "$new_pid" 2>/dev/null || true
 new_pid=""
+
+# ---- a listing of more than a page: 12,000 held tasks, each listed once, in order ----
+array=$(sbatch --parsable --hold --array=0-11999 -o /dev/null --wrap true)
+squeue -h -r -t PD -o %i > listed.txt
+[ "$(wc -l < listed.txt)" = 12000 ] || fail "squeue -r listed $(wc -l < listed.txt) of 12000 tasks"
+[ "$(sort -u listed.txt | wc -l)" = 12000 ] || fail "squeue -r listed a task twice"
+[ "$(head -1 listed.txt) $(tail -1 listed.txt)" = "${array}_0 ${array}_11999" ] ||
+  fail "squeue -r: first and last $(head -1 listed.txt) $(tail -1 listed.txt)"
+[ "$(scontrol show job "$array" | grep -c '^JobId=')" = 12000 ] ||
+  fail "scontrol show job $array showed $(scontrol show job "$array" | grep -c '^JobId=') tasks"
+scontrol -o show job "${array}_11999" > task.txt
+[ "$(wc -l < task.txt)" = 1 ] && grep -q "ArrayTaskId=11999 " task.txt ||
+  fail "scontrol show job ${array}_11999: $(cat task.txt)"
+[ "$(squeue -h -j "${array}_11998" -o %i)" = "${array}_11998" ] || fail "squeue -j ${array}_11998"
+scancel "$array"
+none_pending() { [ -z "$(squeue -h -r -t PD -o %i)" ]; }
+poll 50 none_pending || fail "scancel $array left tasks pending: $(squeue -h -r -t PD | wc -l)"
 echo "PASS"

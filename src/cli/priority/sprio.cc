@@ -58,10 +58,7 @@ constexpr const char* kSprioHelp =
 std::map<uint64_t, std::string> JobQos(Connection& connection) {
   std::map<uint64_t, std::string> qos;
   v1::JobList list;
-  if (!Unary(connection, "/drover.v1.Controller/ListJobs", &v1::Controller::Stub::ListJobs,
-             v1::JobQuery(), &list)
-           .ok())
-    return qos;
+  if (!ListAllJobs(connection, v1::JobQuery(), &list).ok()) return qos;
   for (const std::string& encoded : list.jobs()) {
     v1::Job job;
     if (job.ParseFromString(encoded) && !job.spec().qos().empty())

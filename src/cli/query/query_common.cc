@@ -87,11 +87,13 @@ std::vector<v1::Job> ParseJobs(const v1::JobList& list) {
   return jobs;
 }
 
-std::vector<v1::Partition> Partitions(Connection& connection) {
+std::vector<v1::Partition> Partitions(Connection& connection, bool configuration_only) {
   v1::PartitionList list;
   std::vector<v1::Partition> partitions;
+  v1::PartitionQuery query;
+  query.set_configuration_only(configuration_only);
   if (Unary(connection, "/drover.v1.Controller/ListPartitions",
-            &v1::Controller::Stub::ListPartitions, v1::PartitionQuery(), &list)
+            &v1::Controller::Stub::ListPartitions, query, &list)
           .ok())
     partitions.assign(list.partitions().begin(), list.partitions().end());
   return partitions;

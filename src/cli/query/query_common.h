@@ -31,7 +31,9 @@ Result<v1::JobList> ReadHistory(Connection& connection, v1::HistoryQuery query);
 // The controller's accounting database (its Accounting service's Show: sacctmgr, sreport).
 Result<acct::Database> FetchAccounting(const std::shared_ptr<grpc::Channel>& channel);
 // Every partition; none when the controller cannot say.
-std::vector<v1::Partition> Partitions(Connection& connection);
+// `configuration_only`: the settings alone, without the nodes' use and job counts (cheaper: the
+// controller does not read the queue for them).
+std::vector<v1::Partition> Partitions(Connection& connection, bool configuration_only = false);
 // "COMMAND: error: MESSAGE" on stderr; returns 1.
 int Fail(std::string_view command, const std::string& message);
 // Ends a one-shot listing that has printed everything: stdout and stderr flushed, then _exit,

@@ -351,10 +351,7 @@ std::vector<Target> Matching(Connection& connection, const v1::CancelRequest& re
   *query.mutable_filter() = request.filter();
   v1::JobList list;
   std::vector<Target> found;
-  if (!Unary(connection, "/drover.v1.Controller/ListJobs", &v1::Controller::Stub::ListJobs, query,
-             &list)
-           .ok())
-    return found;
+  if (!ListAllJobs(connection, query, &list).ok()) return found;
   for (const v1::Job& job : ParseJobs(list)) {
     auto state = ParseJobState(job.state());
     if ((state && IsFinal(*state)) || !Selected(job, request.filter())) continue;

@@ -226,8 +226,7 @@ int ReportOnce(Connection& connection, SinfoOptions options, const SinfoRequest&
   v1::JobQuery query;
   query.set_holding_nodes(true);  // the allocations: not the pending jobs
   v1::JobList list;
-  Unary(connection, "/drover.v1.Controller/ListJobs", &v1::Controller::Stub::ListJobs, query,
-        &list);
+  ListAllJobs(connection, query, &list);
   std::vector<v1::Job> jobs = ParseJobs(list);
   options.user_name = UserName;
   std::vector<v1::NodeStatus> node_list(nodes.nodes().begin(), nodes.nodes().end());

@@ -463,12 +463,11 @@ std::string Document(const std::vector<v1::Job>& jobs, const SqueueOptions& opti
 int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions options,
              const SqueueRequest& request) {
   v1::JobList list;
-  grpc::Status status = Unary(connection, "/drover.v1.Controller/ListJobs",
-                              &v1::Controller::Stub::ListJobs, query, &list);
+  grpc::Status status = ListAllJobs(connection, query, &list);
   if (!status.ok()) return Fail("squeue", Unreachable(status));
   std::vector<v1::Job> jobs = ParseJobs(list);
   for (const v1::PlannedStart& plan : list.planned()) options.planned[plan.job_id()] = plan;
-  options.partitions = Partitions(connection);
+  options.partitions = Partitions(connection, /*configuration_only=*/true);
   const v1::JobFilter& filter = query.filter();
   Filter(jobs, filter, request, options.partitions);
   if (jobs.empty() && filter.job_ids_size() + filter.array_tasks_size() == 1 &&

@@ -47,9 +47,7 @@ int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
     v1::JobQuery query;
     query.mutable_filter()->add_job_ids(id);
     v1::JobList list;
-    grpc::ClientContext context;
-    SetDeadline(context);
-    if (stub.ListJobs(&context, query, &list).ok()) {
+    if (ListAllJobs(stub, query, &list).ok()) {
       bool ended = true;
       int code = 0;
       for (const std::string& encoded : list.jobs()) {

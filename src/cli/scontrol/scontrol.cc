@@ -466,10 +466,9 @@ int Completing() {
   auto connection = Connect();
   if (!connection) return Error("scontrol: error: " + connection.error());
   v1::JobQuery query;
+  query.mutable_filter()->set_state("COMPLETING");
   v1::JobList list;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  grpc::Status status = connection->stub->ListJobs(&context, query, &list);
+  grpc::Status status = ListAllJobs(*connection, query, &list);
   if (!status.ok()) return Error("slurm_load_jobs error: " + Unreachable(status));
   for (const std::string& bytes : list.jobs()) {
     v1::Job job;
@@ -494,10 +493,9 @@ int WaitJob(std::span<const std::string> words) {
   for (int wait_ms = 100;; wait_ms = std::min(wait_ms * 2, 2000)) {
     v1::JobQuery query;
     query.set_all_states(true);
+    *query.mutable_filter() = filter;  // the job alone, chosen by the controller
     v1::JobList list;
-    grpc::ClientContext context;
-    SetDeadline(context);
-    grpc::Status status = connection->stub->ListJobs(&context, query, &list);
+    grpc::Status status = ListAllJobs(*connection, query, &list);
     if (!status.ok()) return Error("slurm_job_node_ready error: " + Unreachable(status));
     std::optional<std::string> state;
     for (const std::string& bytes : list.jobs()) {

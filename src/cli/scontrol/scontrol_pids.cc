@@ -91,6 +91,7 @@ Result<v1::Job> FindJob(const Connection& connection, uint64_t job_id) {
   v1::JobQuery query;
   query.mutable_filter()->add_job_ids(job_id);
   query.set_all_states(true);
+  query.set_limit(1);  // the job itself; an array's ID would bring its tasks after it
   v1::JobList list;
   grpc::ClientContext context;
   SetDeadline(context);

@@ -79,8 +79,7 @@ Result<std::vector<v1::Job>> LoadJobs(Session& session, bool all_states,
   if (filter) *query.mutable_filter() = *filter;
   query.set_with_plan(true);  // StartTime and SchedNodeList of waiting jobs
   v1::JobList list;
-  grpc::Status status = Unary(session.connection, "/drover.v1.Controller/ListJobs",
-                              &v1::Controller::Stub::ListJobs, query, &list);
+  grpc::Status status = ListAllJobs(session.connection, query, &list);
   if (!status.ok()) return MakeError(Unreachable(status));
   if (list.time()) session.ctx.now = list.time();
   for (const v1::PlannedStart& plan : list.planned()) session.ctx.planned[plan.job_id()] = plan;

@@ -308,6 +308,7 @@ v1::Job FetchJob(v1::Controller::Stub& stub, uint64_t id, bool* found) {
   v1::JobQuery query;
   query.mutable_filter()->add_job_ids(id);
   query.set_all_states(true);
+  query.set_limit(1);  // the job itself; an array's ID would bring its tasks after it
   v1::JobList list;
   grpc::ClientContext context;
   SetDeadline(context);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -21,6 +22,7 @@
 #include "auth/grpc_auth.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
+#include "wire/job_pages.h"
 
 namespace drover::ctld {
 namespace {
@@ -133,12 +135,24 @@ class DaemonTest : public ::testing::Test {
     return status;
   }
 
+  // Every job, in pages of 7 (the commands' pages are larger, and work the same way).
   static std::vector<v1::Job> AllJobs(v1::Controller::Stub& stub) {
     v1::JobQuery query;
     query.set_all_states(true);
+    query.set_limit(7);
     v1::JobList list;
-    grpc::ClientContext context;
-    EXPECT_TRUE(stub.ListJobs(&context, query, &list).ok());
+    int pages = 0;
+    grpc::Status status = wire::ListJobPages(
+        [&stub, &pages](const v1::JobQuery& page, v1::JobList* reply) {
+          ++pages;
+          grpc::ClientContext context;
+          grpc::Status one = stub.ListJobs(&context, page, reply);
+          EXPECT_LE(reply->jobs_size(), 7);
+          return one;
+        },
+        query, &list);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(pages, std::max(1, (list.jobs_size() + 6) / 7));  // a full last page ends it
     std::vector<v1::Job> jobs(list.jobs_size());
     for (int i = 0; i < list.jobs_size(); ++i) EXPECT_TRUE(jobs[i].ParseFromString(list.jobs(i)));
     return jobs;

@@ -115,7 +115,7 @@ class ControllerService final : public v1::Controller::CallbackService {
                            bool live);
   grpc::Status DoPriorities(const Caller&, const v1::PriorityQuery*, v1::PriorityList*);
   grpc::Status DoShares(const Caller&, v1::ShareList*);
-  grpc::Status DoListPartitions(v1::PartitionList*);
+  grpc::Status DoListPartitions(bool configuration_only, v1::PartitionList*);
   grpc::Status DoListReservations(const Caller&, const v1::ReservationQuery*, v1::ReservationList*);
   Reactor* ChangeReservation(Context* context, Event event, v1::ReservationReply* reply);
 

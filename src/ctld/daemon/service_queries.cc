@@ -47,11 +47,28 @@ grpc::Status ControllerService::DoListJobs(const Caller& caller, const v1::JobQu
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
   auto filter = FilterOf(query->filter());
   if (!filter) return Invalid(filter.error());
-  views::JobSelection selection = views::SelectJobs(*snapshot, caller, *filter, query->all_states(),
-                                                    query->with_plan(), query->holding_nodes());
-  wire::JobListing listing{selection.time, {}, std::move(selection.planned), {}};
-  for (const JobPtr& job : selection.jobs)
-    listing.jobs.push_back(CachedJob(*job, *snapshot->cluster));
+  views::JobPage page{query->after(), views::kJobsPerPage};
+  if (query->limit() > 0) page.limit = std::min<size_t>(page.limit, query->limit());
+  views::JobSelection selection =
+      views::SelectJobs(*snapshot, caller, *filter, query->all_states(), query->with_plan(),
+                        query->holding_nodes(), page);
+  wire::JobListing listing{
+      selection.time, {}, std::move(selection.planned), {}, selection.more_after};
+  // A page also ends before it passes views::kJobPageBytes (records with long fields), after one
+  // job at least; the rest of the selection comes with the next page.
+  size_t bytes = 0;
+  for (const JobPtr& job : selection.jobs) {
+    std::shared_ptr<const std::string> record = CachedJob(*job, *snapshot->cluster);
+    if (!listing.jobs.empty() && bytes + record->size() > views::kJobPageBytes) {
+      listing.more_after = selection.jobs[listing.jobs.size() - 1]->spec.job_id;
+      std::erase_if(listing.planned, [&](const wire::PlannedStartInfo& planned) {
+        return planned.job_id > listing.more_after;
+      });
+      break;
+    }
+    bytes += record->size();
+    listing.jobs.push_back(std::move(record));
+  }
   wire::ToProto(listing, reply);
   return grpc::Status::OK;
 }
@@ -205,16 +222,20 @@ grpc::Status ControllerService::DoListNodes(const v1::NodeQuery* query, v1::Node
 }
 
 ControllerService::Reactor* ControllerService::ListPartitions(Context* context,
-                                                              const v1::PartitionQuery*,
+                                                              const v1::PartitionQuery* query,
                                                               v1::PartitionList* reply) {
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
-  return Query(context, caller, [this, reply] { return DoListPartitions(reply); });
+  bool configuration_only = query->configuration_only();
+  return Query(context, caller, [this, reply, configuration_only] {
+    return DoListPartitions(configuration_only, reply);
+  });
 }
 
-grpc::Status ControllerService::DoListPartitions(v1::PartitionList* reply) {
-  wire::ToProto(views::ListPartitions(*loop_.snapshot()), reply);
+grpc::Status ControllerService::DoListPartitions(bool configuration_only,
+                                                 v1::PartitionList* reply) {
+  wire::ToProto(views::ListPartitions(*loop_.snapshot(), configuration_only), reply);
   return grpc::Status::OK;
 }
 

@@ -125,7 +125,8 @@ void Engine::Restore(std::vector<Job> jobs, uint64_t next_job_id) {
     if (job.spec.array_job_id) array_tasks_[{job.spec.array_job_id, job.spec.array_task_id}] = id;
     Association(job.spec.account, job.spec.user);
     if (!IsFinal(job.state)) CountActive(job.spec, 1);
-    if (job.state == JobState::kRunning)
+    // A suspended job keeps its allocation (Release frees it when the job ends).
+    if (job.state == JobState::kRunning || job.state == JobState::kSuspended)
       for (const sched::NodeAllocation& part : job.allocation.nodes)
         nodes_[part.node].jobs.insert(id);
     auto record = std::make_shared<Job>(std::move(job));
@@ -199,12 +200,12 @@ bool JobMatches(const Job& job, const JobFilter& filter, const ClusterConfig& cl
   if (!filter.reservation.empty() && job.spec.reservation != filter.reservation) return false;
   if (filter.wckey) return false;
   if (!filter.nodes.empty()) {
-    bool on = false;
-    for (int node : job.NodeIndexes())
-      on = on || (static_cast<size_t>(node) < cluster.nodes.size() &&
-                  std::find(filter.nodes.begin(), filter.nodes.end(),
-                            cluster.nodes[static_cast<size_t>(node)].name) != filter.nodes.end());
-    if (!on) return false;
+    auto on = [&](const sched::NodeAllocation& part) {
+      return static_cast<size_t>(part.node) < cluster.nodes.size() &&
+             std::find(filter.nodes.begin(), filter.nodes.end(),
+                       cluster.nodes[static_cast<size_t>(part.node)].name) != filter.nodes.end();
+    };
+    if (std::none_of(job.allocation.nodes.begin(), job.allocation.nodes.end(), on)) return false;
   }
   return !filter.state || job.state == *filter.state;
 }

@@ -24,6 +24,15 @@ const JobPtr* JobTable::FindIn(const ChunkList& chunks, uint64_t id) {
   return slot ? &slot : nullptr;
 }
 
+JobTable::Iterator JobTable::From(const ChunkList& chunks, uint64_t id) {
+  uint64_t index = id / kChunkSize;
+  auto it = std::lower_bound(chunks.begin(), chunks.end(), index, ChunkBefore);
+  size_t position = static_cast<size_t>(it - chunks.begin());
+  // In a later chunk, or past the end, the walk starts at that chunk's first job.
+  uint64_t slot = it != chunks.end() && it->first == index ? id % kChunkSize : 0;
+  return Iterator(&chunks, position, slot);
+}
+
 size_t JobTable::ChunkPosition(uint64_t chunk_index) const {
   return std::lower_bound(chunks_.begin(), chunks_.end(), chunk_index, ChunkBefore) -
          chunks_.begin();

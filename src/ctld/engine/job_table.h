@@ -93,6 +93,8 @@ class JobTable {
     };
     ValueIterator begin() const { return ValueIterator(Iterator(&chunks_, 0, 0)); }
     ValueIterator end() const { return ValueIterator(Iterator(&chunks_, chunks_.size(), 0)); }
+    // The first job whose ID is `id` or above.
+    ValueIterator From(uint64_t id) const { return ValueIterator(JobTable::From(chunks_, id)); }
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     const JobPtr* Find(uint64_t id) const { return JobTable::FindIn(chunks_, id); }
@@ -118,6 +120,7 @@ class JobTable {
 
  private:
   static const JobPtr* FindIn(const ChunkList& chunks, uint64_t id);
+  static Iterator From(const ChunkList& chunks, uint64_t id);
   size_t ChunkPosition(uint64_t chunk_index) const;  // lower bound in chunks_
   // The chunk, copied first when a snapshot still shares it.
   Chunk& Writable(size_t position);

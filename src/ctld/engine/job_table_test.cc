@@ -89,6 +89,32 @@ TEST(JobTable, MatchesAMapUnderRandomChanges) {
   }
   EXPECT_EQ(expected, model.end());
   for (const JobTable::View& view : views) EXPECT_EQ(Ids(view).size(), view.size());
+  // From(id) starts where the map's lower_bound does, in and between chunks and past the end.
+  JobTable::View view = table.Share();
+  for (uint64_t id = 0; id < 5200; id += 7) {
+    auto want = model.lower_bound(id);
+    auto got = view.From(id);
+    if (want == model.end()) {
+      EXPECT_EQ(got, view.end()) << id;
+    } else {
+      ASSERT_NE(got, view.end()) << id;
+      EXPECT_EQ((*got)->spec.job_id, want->first) << id;
+    }
+  }
+}
+
+TEST(JobTable, FromSkipsMissingChunks) {
+  JobTable table;
+  for (uint64_t id : {10u, 5000u, 9000u}) table.Set(id, MakeJob(id));
+  JobTable::View view = table.Share();
+  EXPECT_EQ((*view.From(0))->spec.job_id, 10u);
+  EXPECT_EQ((*view.From(11))->spec.job_id, 5000u);  // chunk 0's rest, chunks 1-3 absent
+  EXPECT_EQ((*view.From(5000))->spec.job_id, 5000u);
+  EXPECT_EQ((*view.From(5001))->spec.job_id, 9000u);
+  EXPECT_EQ(view.From(9001), view.end());
+  EXPECT_EQ(view.From(1u << 30), view.end());
+  JobTable::View empty;
+  EXPECT_EQ(empty.From(3), empty.end());
 }
 
 }  // namespace

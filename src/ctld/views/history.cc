@@ -2,6 +2,9 @@
 #include "ctld/views/history.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "ctld/views/jobs.h"
 
 namespace drover::ctld::views {
 
@@ -28,6 +31,14 @@ bool Selects(const HistoryQuery& query, const HistoryKey& job) {
 
 std::vector<JobPtr> LiveHistory(const Snapshot& snapshot, const HistoryQuery& query) {
   std::vector<JobPtr> jobs;
+  if (!query.filter.job_ids.empty()) {
+    // sacct -j: the named jobs and their arrays' tasks, found by ID (as Selects names them).
+    JobFilter named;
+    named.job_ids = query.filter.job_ids;
+    for (JobPtr& job : NamedJobs(snapshot, named))
+      if (Selects(query, KeyOf(*job))) jobs.push_back(std::move(job));
+    return jobs;
+  }
   for (const JobPtr& job : snapshot.jobs)
     if (Selects(query, KeyOf(*job))) jobs.push_back(job);
   return jobs;

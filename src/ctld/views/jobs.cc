@@ -2,6 +2,7 @@
 #include "ctld/views/jobs.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -10,35 +11,90 @@
 
 namespace drover::ctld::views {
 
+// An array's tasks took consecutive IDs from the array's ID at submission, in increasing task
+// order, so an array's ID or one of its tasks is found by walking from the array's ID, not the
+// queue.
+std::vector<JobPtr> NamedJobs(const Snapshot& snapshot, const JobFilter& filter) {
+  using TaskKey = std::pair<uint64_t, uint32_t>;  // array job ID, task ID
+  const JobTable::View& jobs = snapshot.jobs;
+  const std::set<uint64_t> ids(filter.job_ids.begin(), filter.job_ids.end());
+  const std::set<TaskKey> tasks(filter.array_tasks.begin(), filter.array_tasks.end());
+  std::vector<JobPtr> found;
+  for (uint64_t id : ids) {
+    if (id == 0) continue;  // no job has it (array_job_id 0 means "not an array")
+    for (auto it = jobs.From(id); it != jobs.end(); ++it) {
+      const JobSpec& spec = (*it)->spec;
+      if (spec.job_id != id && spec.array_job_id != id) break;
+      found.push_back(*it);
+    }
+  }
+  for (auto task = tasks.begin(); task != tasks.end();) {
+    const uint64_t array = task->first;
+    auto last = tasks.lower_bound({array + 1, 0});  // this array's asked tasks: [task, last)
+    const uint32_t highest = std::prev(last)->second;
+    if (array != 0) {
+      for (auto it = jobs.From(array); it != jobs.end(); ++it) {
+        const JobSpec& spec = (*it)->spec;
+        if (spec.array_job_id != array || spec.array_task_id > highest) break;
+        if (tasks.count({array, spec.array_task_id})) found.push_back(*it);
+      }
+    }
+    task = last;
+  }
+  std::sort(found.begin(), found.end(),
+            [](const JobPtr& a, const JobPtr& b) { return a->spec.job_id < b->spec.job_id; });
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
 JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const JobFilter& asked,
-                        bool all_states, bool with_plan, bool holding_nodes) {
+                        bool all_states, bool with_plan, bool holding_nodes, const JobPage& page) {
   const JobFilter filter = VisibleJobs(asked, caller, snapshot.cluster->settings);
   JobSelection selection;
   selection.time = snapshot.time;
-  std::set<uint64_t> ids(filter.job_ids.begin(), filter.job_ids.end());
-  std::set<std::pair<uint64_t, uint32_t>> tasks(filter.array_tasks.begin(),
-                                                filter.array_tasks.end());
-  const bool by_id = !ids.empty() || !tasks.empty();
+  const bool by_id = !filter.job_ids.empty() || !filter.array_tasks.empty();
   const std::vector<sched::PlannedStart>& plan = *snapshot.plan;  // by job ID
   auto planned = plan.begin();
-  for (const JobPtr& job : snapshot.jobs) {
+  // False once the page is full and another job matches.
+  auto take = [&](const JobPtr& job) {
+    if (job->spec.job_id <= page.after) return true;
     if (holding_nodes && job->state != JobState::kRunning && job->state != JobState::kSuspended &&
         job->state != JobState::kCompleting)
-      continue;
-    const JobSpec& spec = job->spec;
-    if (by_id && !ids.count(spec.job_id) && !ids.count(spec.array_job_id) &&
-        !tasks.count({spec.array_job_id, spec.array_task_id}))
-      continue;
-    if (!JobMatches(*job, filter, *snapshot.cluster)) continue;
-    if (!all_states && IsFinal(job->state) && !by_id && !filter.state) continue;
+      return true;
+    if (!JobMatches(*job, filter, *snapshot.cluster)) return true;
+    if (!all_states && IsFinal(job->state) && !by_id && !filter.state) return true;
+    if (selection.jobs.size() >= std::max<size_t>(page.limit, 1)) {
+      selection.more_after = selection.jobs.back()->spec.job_id;
+      return false;
+    }
     if (with_plan && job->state == JobState::kPending) {
       // Jobs come in ID order, as the plan does: one walk through both.
-      planned = std::lower_bound(planned, plan.end(), spec.job_id,
+      planned = std::lower_bound(planned, plan.end(), job->spec.job_id,
                                  [](const auto& p, uint64_t id) { return p.job_id < id; });
-      if (planned != plan.end() && planned->job_id == spec.job_id)
+      if (planned != plan.end() && planned->job_id == job->spec.job_id)
         selection.planned.push_back(PlannedStartOf(*planned, *snapshot.cluster));
     }
     selection.jobs.push_back(job);
+    return true;
+  };
+  if (by_id) {
+    for (const JobPtr& job : NamedJobs(snapshot, filter))
+      if (!take(job)) break;
+  } else if (!filter.nodes.empty() && !all_states && !filter.state) {
+    // The live jobs on these nodes (scontrol show node NAME, squeue -w): those the nodes list as
+    // running there. A pending job holds no allocation, and finished ones are not asked for.
+    std::vector<uint64_t> ids;
+    for (const std::string& name : filter.nodes)
+      if (int node = snapshot.cluster->FindNode(name);
+          node >= 0 && static_cast<size_t>(node) < snapshot.nodes.size())
+        ids.insert(ids.end(), snapshot.nodes[node].jobs.begin(), snapshot.nodes[node].jobs.end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (uint64_t id : ids)
+      if (const JobPtr* job = snapshot.jobs.Find(id); job && !take(*job)) break;
+  } else {
+    for (auto it = snapshot.jobs.From(page.after + 1); it != snapshot.jobs.end(); ++it)
+      if (!take(*it)) break;
   }
   return selection;
 }

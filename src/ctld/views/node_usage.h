@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,11 @@ struct NodeUsage {
 
 // The engine frees a suspended job's allocation only when it ends (Engine::Release).
 bool HoldsAllocation(const Job& job);
-std::vector<NodeUsage> UsageByNode(const ClusterConfig& cluster, const Snapshot& snapshot);
+// Every node's usage (one per node of the configuration), or only that of the nodes `only`
+// lists (the others' stay empty). The jobs are found through the nodes' own lists of the jobs
+// they run, so the cost grows with the running jobs of those nodes, not with the queue.
+std::vector<NodeUsage> UsageByNode(const ClusterConfig& cluster, const Snapshot& snapshot,
+                                   std::span<const size_t> only = {});
 // Every core of the node is taken.
 bool FullyAllocated(const ClusterConfig& cluster, const std::vector<NodeUsage>& usage, size_t node);
 // Slurm's state name, ALLOCATED when every core is taken.

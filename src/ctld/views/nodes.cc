@@ -86,7 +86,6 @@ std::string NodeGres(const NodeConfig& config) {
 
 wire::NodeListing ListNodes(const Snapshot& snapshot, std::span<const std::string> names) {
   const ClusterConfig& cluster = *snapshot.cluster;
-  std::vector<NodeUsage> usage = UsageByNode(cluster, snapshot);
   std::vector<std::string> reserved = ReservedNow(snapshot);
   wire::NodeListing listing;
   listing.time = snapshot.time;
@@ -102,6 +101,10 @@ wire::NodeListing ListNodes(const Snapshot& snapshot, std::span<const std::strin
     std::sort(shown.begin(), shown.end());
     shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
   }
+  if (!names.empty() && shown.empty()) return listing;
+  // Only the named nodes' jobs are read (scontrol show node NAME).
+  std::vector<NodeUsage> usage =
+      UsageByNode(cluster, snapshot, names.empty() ? std::span<const size_t>() : shown);
   for (size_t i : shown) {
     wire::NodeInfo info =
         NodeInfoOf(snapshot.nodes[i], cluster.nodes[i].name, FullyAllocated(cluster, usage, i));

@@ -85,8 +85,14 @@ int CountingPartition(const Job& job, const ClusterConfig& cluster) {
                                      : cluster.FindPartition(job.spec.partitions.front());
 }
 
-std::vector<wire::PartitionInfo> ListPartitions(const Snapshot& snapshot) {
+std::vector<wire::PartitionInfo> ListPartitions(const Snapshot& snapshot, bool configuration_only) {
   const ClusterConfig& cluster = *snapshot.cluster;
+  if (configuration_only) {
+    std::vector<wire::PartitionInfo> partitions;
+    for (const PartitionConfig& partition : cluster.partitions)
+      partitions.push_back(ConfigurationOf(partition, cluster));
+    return partitions;
+  }
   std::vector<NodeUsage> usage = UsageByNode(cluster, snapshot);
   std::vector<uint32_t> pending(cluster.partitions.size()), running(cluster.partitions.size());
   for (const JobPtr& job : snapshot.jobs) {

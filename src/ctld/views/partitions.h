@@ -29,6 +29,8 @@ PartitionLoad LoadOf(const PartitionConfig& partition, const ClusterConfig& clus
 int CountingPartition(const Job& job, const ClusterConfig& cluster);
 
 // Every configured partition, in configuration order.
-std::vector<wire::PartitionInfo> ListPartitions(const Snapshot& snapshot);
+// `configuration_only`: the settings alone, with no load or job counts (which read every job).
+std::vector<wire::PartitionInfo> ListPartitions(const Snapshot& snapshot,
+                                                bool configuration_only = false);
 
 }  // namespace drover::ctld::views

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
 #include "common/accounting_settings.h"
 #include "common/tres.h"
+#include "ctld/views/jobs.h"
 #include "ctld/views/privacy.h"
 #include "sched/billing.h"
 #include "sched/limits.h"
@@ -17,10 +17,8 @@
 namespace drover::ctld::views {
 namespace {
 
+// The filter's user; the jobs it names are chosen before (NamedJobs).
 bool Selected(const JobSpec& spec, const JobFilter& filter) {
-  if (!filter.job_ids.empty() &&
-      std::find(filter.job_ids.begin(), filter.job_ids.end(), spec.job_id) == filter.job_ids.end())
-    return false;
   if (filter.uid && spec.uid != *filter.uid) return false;
   return filter.user.empty() || spec.user == filter.user;
 }
@@ -52,15 +50,21 @@ wire::PriorityListing ListPriorities(const Snapshot& snapshot, const Caller& cal
                                      const JobFilter& asked) {
   const ClusterConfig& cluster = *snapshot.cluster;
   const JobFilter filter = VisibleJobs(asked, caller, cluster.settings);
-  std::unordered_map<uint64_t, const Job*> jobs;
-  for (const JobPtr& job : snapshot.jobs) jobs[job->spec.job_id] = job.get();
+  // Jobs asked for by ID (squeue -j, scontrol show job N): only theirs, found by ID.
+  const bool by_id = !filter.job_ids.empty() || !filter.array_tasks.empty();
+  std::vector<uint64_t> named;  // by ID
+  if (by_id)
+    for (const JobPtr& job : NamedJobs(snapshot, filter)) named.push_back(job->spec.job_id);
   wire::PriorityListing listing;
-  for (const sched::PriorityFactors& factors : *snapshot.priorities) {
-    auto it = jobs.find(factors.job_id);
-    if (it == jobs.end() || it->second->state != JobState::kPending) continue;
-    const JobSpec& spec = it->second->spec;
-    if (spec.hold != HoldKind::kNone || !Selected(spec, filter)) continue;
-    listing.jobs.push_back(PriorityOf(spec, factors, cluster));
+  if (!by_id || !named.empty()) {
+    for (const sched::PriorityFactors& factors : *snapshot.priorities) {
+      if (by_id && !std::binary_search(named.begin(), named.end(), factors.job_id)) continue;
+      const JobPtr* job = snapshot.jobs.Find(factors.job_id);
+      if (!job || (*job)->state != JobState::kPending) continue;
+      const JobSpec& spec = (*job)->spec;
+      if (spec.hold != HoldKind::kNone || !Selected(spec, filter)) continue;
+      listing.jobs.push_back(PriorityOf(spec, factors, cluster));
+    }
   }
   const ClusterSettings& s = cluster.settings;
   listing.weights = {{"age", s.weight_age},          {"fairshare", s.weight_fairshare},

@@ -2,12 +2,14 @@
 // nodes drained through events, then each view queried as the service and the metrics page do.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
 #include "ctld/engine/engine.h"
 #include "ctld/views/history.h"
 #include "ctld/views/jobs.h"
+#include "ctld/views/node_usage.h"
 #include "ctld/views/nodes.h"
 #include "ctld/views/partitions.h"
 #include "ctld/views/priorities.h"
@@ -34,6 +36,12 @@ uint32_t UidOf(const std::string& user) {
   return user == "alice" ? 1000 : user == "bob" ? 1001 : 1002;
 }
 
+std::vector<uint64_t> Ids(const JobSelection& selection) {
+  std::vector<uint64_t> ids;
+  for (const JobPtr& job : selection.jobs) ids.push_back(job->spec.job_id);
+  return ids;
+}
+
 class ViewsTest : public ::testing::Test {
  protected:
   explicit ViewsTest(const std::string& conf = kCluster)
@@ -57,6 +65,19 @@ class ViewsTest : public ::testing::Test {
     spec.hold = hold;
     Apply(SubmitJob{++token_, Caller{UidOf(user), 100, false, user}, spec, "", "#!/bin/sh\n"});
     return engine_.next_job_id() - 1;
+  }
+
+  // Alice's array of tasks `tasks` (--array=), each asking for `gpus`: its first task's ID.
+  uint64_t SubmitArray(uint32_t gpus, const std::string& tasks) {
+    JobSpec spec;
+    spec.user = "alice";
+    spec.account = "research";
+    spec.time_limit_seconds = 3600;
+    spec.gpus_per_node = gpus;
+    uint64_t first = engine_.next_job_id();
+    Apply(SubmitJob{++token_, Caller{UidOf("alice"), 100, false, "alice"}, spec, tasks,
+                    "#!/bin/sh\n"});
+    return first;
   }
 
   void Drain(const std::string& node) {
@@ -190,6 +211,11 @@ TEST_F(ViewsTest, JobsHideFinishedOnesUnlessAskedAndCarryThePlan) {
   JobSelection there = SelectJobs(*Snap(), kOperator, on_node, false, false);
   ASSERT_FALSE(there.jobs.empty());
   for (const JobPtr& job : there.jobs) EXPECT_EQ(job->state, JobState::kRunning);
+  // Found through the node's own list of its jobs; the walk of the whole queue that a state
+  // filter takes finds the same.
+  JobFilter running_on_node = on_node;
+  running_on_node.state = JobState::kRunning;
+  EXPECT_EQ(Ids(there), Ids(SelectJobs(*Snap(), kOperator, running_on_node, false, false)));
   JobFilter nowhere;
   nowhere.account = "no-such-account";
   EXPECT_TRUE(SelectJobs(*Snap(), kOperator, nowhere, true, false).jobs.empty());
@@ -301,6 +327,132 @@ TEST_F(ViewsTest, StepsCarryEachNodesRanks) {
   EXPECT_EQ(layout.nodes[1].tasks, std::vector<uint32_t>{1});
 }
 
+TEST_F(ViewsTest, JobsComeInPagesThatEachStartWhereTheLastEnded) {
+  uint64_t first = Submit(2);
+  SubmitArray(2, "1-9:2");
+  uint64_t last = Submit(2);
+  ASSERT_EQ(last, first + 6);  // the five tasks took the IDs between
+  std::vector<uint64_t> all, planned;
+  int pages = 0;
+  uint64_t after = 0;
+  do {
+    JobSelection page = SelectJobs(*Snap(), kOperator, JobFilter{}, true, true, false, {after, 3});
+    ++pages;
+    ASSERT_FALSE(page.jobs.empty());
+    EXPECT_LE(page.jobs.size(), 3u);
+    EXPECT_GT(page.jobs.front()->spec.job_id, after);
+    for (const JobPtr& job : page.jobs) all.push_back(job->spec.job_id);
+    for (const wire::PlannedStartInfo& plan : page.planned) {
+      EXPECT_GT(plan.job_id, after);
+      EXPECT_LE(plan.job_id, page.jobs.back()->spec.job_id);
+      planned.push_back(plan.job_id);
+    }
+    after = page.more_after;
+    if (after) {
+      EXPECT_EQ(after, page.jobs.back()->spec.job_id);
+    }
+  } while (after && pages < 10);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(all, Ids(SelectJobs(*Snap(), kOperator, JobFilter{}, true, false)));
+  EXPECT_EQ(all.size(), 7u);
+  EXPECT_EQ(planned.size(), SelectJobs(*Snap(), kOperator, JobFilter{}, true, true).planned.size());
+  // A page that holds the last matching job says that nothing follows.
+  JobSelection whole = SelectJobs(*Snap(), kOperator, JobFilter{}, true, false, false, {0, 7});
+  EXPECT_EQ(whole.jobs.size(), 7u);
+  EXPECT_EQ(whole.more_after, 0u);
+  JobFilter none_after;
+  none_after.user = "nobody";
+  EXPECT_EQ(SelectJobs(*Snap(), kOperator, none_after, true, false, false, {0, 1}).more_after, 0u);
+}
+
+TEST_F(ViewsTest, NamedJobsAreFoundWithTheirArraysTasks) {
+  uint64_t plain = Submit(2);
+  SubmitArray(2, "1-9:2");
+  uint64_t array = plain + 1;  // tasks 1, 3, 5, 7, 9 as IDs array .. array + 4
+  uint64_t after = Submit(2);
+  JobFilter by_array;
+  by_array.job_ids = {array};
+  EXPECT_EQ(Ids(SelectJobs(*Snap(), kOperator, by_array, true, false)),
+            (std::vector<uint64_t>{array, array + 1, array + 2, array + 3, array + 4}));
+  JobFilter by_task;  // task 4 does not exist; task 5 is named twice
+  by_task.array_tasks = {{array, 9}, {array, 4}, {array, 5}, {array, 5}, {after, 0}};
+  EXPECT_EQ(Ids(SelectJobs(*Snap(), kOperator, by_task, true, false)),
+            (std::vector<uint64_t>{array + 2, array + 4}));
+  JobFilter by_id;  // a task's own ID is that task alone; 0 and unknown IDs name nothing
+  by_id.job_ids = {array + 2, after, 0, after + 100, plain};
+  EXPECT_EQ(Ids(SelectJobs(*Snap(), kOperator, by_id, true, false)),
+            (std::vector<uint64_t>{plain, array + 2, after}));
+  // Priorities are chosen the same way: only the named, waiting ones.
+  auto prioritised = [this](const JobFilter& filter) {
+    std::vector<uint64_t> ids;
+    for (const wire::JobPriorityInfo& info : ListPriorities(*Snap(), kOperator, filter).jobs)
+      ids.push_back(info.job_id);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  EXPECT_EQ(prioritised(by_task), (std::vector<uint64_t>{array + 2, array + 4}));
+  EXPECT_EQ(prioritised(by_id), (std::vector<uint64_t>{array + 2, after}));  // plain runs
+  JobFilter unknown;
+  unknown.job_ids = {after + 100};
+  EXPECT_TRUE(prioritised(unknown).empty());
+  JobFilter both;  // an array and one of its tasks: each job once
+  both.job_ids = {array};
+  both.array_tasks = {{array, 3}};
+  EXPECT_EQ(SelectJobs(*Snap(), kOperator, both, true, false).jobs.size(), 5u);
+  // Named jobs come in pages too.
+  JobSelection page = SelectJobs(*Snap(), kOperator, by_array, true, false, false, {0, 2});
+  EXPECT_EQ(Ids(page), (std::vector<uint64_t>{array, array + 1}));
+  EXPECT_EQ(page.more_after, array + 1);
+  page = SelectJobs(*Snap(), kOperator, by_array, true, false, false, {array + 1, 2});
+  EXPECT_EQ(Ids(page), (std::vector<uint64_t>{array + 2, array + 3}));
+  page = SelectJobs(*Snap(), kOperator, by_array, true, false, false, {array + 3, 2});
+  EXPECT_EQ(Ids(page), (std::vector<uint64_t>{array + 4}));
+  EXPECT_EQ(page.more_after, 0u);
+}
+
+TEST_F(ViewsTest, NodeUsageComesFromTheNodesJobsAsFromTheWholeQueue) {
+  Submit(1);
+  Submit(1, "bob");
+  uint64_t suspended = Submit(2, "carol");
+  Submit(2);  // waits
+  Apply(SuspendJobs{++token_, kOperator, JobFilter{{suspended}, {}, "", "", "", {}}, false});
+  auto snapshot = Snap();
+  // What every job holding an allocation holds, read from the whole queue.
+  std::vector<NodeUsage> expected(load_.config.nodes.size());
+  for (const JobPtr& job : snapshot->jobs) {
+    if (!HoldsAllocation(*job)) continue;
+    for (const sched::NodeAllocation& share : job->allocation.nodes) {
+      expected[share.node].cores.insert(share.cores.begin(), share.cores.end());
+      expected[share.node].memory_mb += share.memory_mb;
+      expected[share.node].gpus.insert(share.gpus.begin(), share.gpus.end());
+    }
+  }
+  std::vector<NodeUsage> usage = UsageByNode(load_.config, *snapshot);
+  int busy = 0;
+  for (size_t node = 0; node < usage.size(); ++node) {
+    EXPECT_EQ(usage[node].cores, expected[node].cores) << node;
+    EXPECT_EQ(usage[node].memory_mb, expected[node].memory_mb) << node;
+    EXPECT_EQ(usage[node].gpus, expected[node].gpus) << node;
+    busy += !usage[node].cores.empty();
+  }
+  EXPECT_EQ(busy, 2);  // the first two share n1, the suspended job holds n2
+  // One node's alone: the others stay empty.
+  const std::vector<size_t> only = {1};
+  std::vector<NodeUsage> one = UsageByNode(load_.config, *snapshot, only);
+  EXPECT_EQ(one[1].gpus, expected[1].gpus);
+  EXPECT_FALSE(one[1].gpus.empty());
+  EXPECT_TRUE(one[0].cores.empty());
+  // The partitions' settings without their load: the same names and limits, no counts.
+  std::vector<wire::PartitionInfo> settings = ListPartitions(*snapshot, true);
+  std::vector<wire::PartitionInfo> full = ListPartitions(*snapshot);
+  ASSERT_EQ(settings.size(), full.size());
+  EXPECT_EQ(settings[0].name, full[0].name);
+  EXPECT_EQ(settings[0].max_time_seconds, full[0].max_time_seconds);
+  EXPECT_EQ(full[0].running_jobs, 3u);
+  EXPECT_EQ(settings[0].running_jobs, 0u);
+  EXPECT_EQ(settings[0].gpus_allocated, 0u);
+}
+
 TEST_F(ViewsTest, WillRunCountsEachCoresThreads) {
   WillRun will_run;
   will_run.start_time = 5;
@@ -316,12 +468,6 @@ TEST_F(ViewsTest, WillRunCountsEachCoresThreads) {
 class PrivateViewsTest : public ViewsTest {
  protected:
   PrivateViewsTest() : ViewsTest(std::string(kCluster) + "PrivateData=jobs,usage,reservations\n") {}
-
-  static std::vector<uint64_t> Ids(const JobSelection& selection) {
-    std::vector<uint64_t> ids;
-    for (const JobPtr& job : selection.jobs) ids.push_back(job->spec.job_id);
-    return ids;
-  }
 };
 
 const Caller kAlice{1000, 100, false, "alice"};

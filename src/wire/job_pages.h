@@ -1,0 +1,21 @@
+// A listing of the live queue in pages: ListJobs answers at most a page (JobQuery.limit, the
+// controller's page size and byte bound), and JobList.more_after says where the next starts.
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include <functional>
+
+#include "proto/drover.pb.h"
+
+namespace drover::wire {
+
+// One ListJobs call.
+using JobPageCall = std::function<grpc::Status(const v1::JobQuery&, v1::JobList*)>;
+
+// Every page of the listing `query` asks for, in `list`: the first page's time, then each page's
+// jobs and expected starts in order. A page that does not start past the one before is refused
+// (INTERNAL), so a faulty answer cannot loop.
+grpc::Status ListJobPages(const JobPageCall& call, v1::JobQuery query, v1::JobList* list);
+
+}  // namespace drover::wire
