@@ -15,7 +15,8 @@ using JobPageCall = std::function<grpc::Status(const v1::JobQuery&, v1::JobList*
 
 // Every page of the listing `query` asks for, in `list`: the first page's time, then each page's
 // jobs and expected starts in order. A page that does not start past the one before is refused
-// (INTERNAL), so a faulty answer cannot loop.
+// (INTERNAL), so a faulty answer cannot loop. On an error `list` is left empty: no part of a
+// listing passes for the whole.
 grpc::Status ListJobPages(const JobPageCall& call, v1::JobQuery query, v1::JobList* list);
 
 }  // namespace drover::wire

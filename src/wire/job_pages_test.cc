@@ -47,12 +47,14 @@ TEST(JobPages, AnErrorStopsTheListing) {
   grpc::Status status = ListJobPages(
       [&calls](const v1::JobQuery&, v1::JobList* page) {
         if (++calls == 2) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "gone");
+        page->add_jobs("job 5");
         page->set_more_after(5);
         return grpc::Status::OK;
       },
       v1::JobQuery(), &list);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(calls, 2);
+  EXPECT_EQ(list.jobs_size(), 0);  // the first page alone is not the listing
 }
 
 TEST(JobPages, APageThatDoesNotMoveOnIsRefused) {

@@ -30,7 +30,8 @@ std::vector<JobPtr> NamedJobs(const Snapshot& snapshot, const JobFilter& filter)
   }
   for (auto task = tasks.begin(); task != tasks.end();) {
     const uint64_t array = task->first;
-    auto last = tasks.lower_bound({array + 1, 0});  // this array's asked tasks: [task, last)
+    // This array's asked tasks: [task, last). (array + 1 would wrap for the largest ID.)
+    auto last = tasks.upper_bound({array, UINT32_MAX});
     const uint32_t highest = std::prev(last)->second;
     if (array != 0) {
       for (auto it = jobs.From(array); it != jobs.end(); ++it) {
@@ -93,6 +94,7 @@ JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const Jo
     for (uint64_t id : ids)
       if (const JobPtr* job = snapshot.jobs.Find(id); job && !take(*job)) break;
   } else {
+    if (page.after == UINT64_MAX) return selection;  // no job comes after it
     for (auto it = snapshot.jobs.From(page.after + 1); it != snapshot.jobs.end(); ++it)
       if (!take(*it)) break;
   }

@@ -395,6 +395,14 @@ TEST_F(ViewsTest, NamedJobsAreFoundWithTheirArraysTasks) {
   JobFilter unknown;
   unknown.job_ids = {after + 100};
   EXPECT_TRUE(prioritised(unknown).empty());
+  // The largest IDs name nothing (and a listing after the largest is empty).
+  JobFilter largest;
+  largest.job_ids = {UINT64_MAX};
+  largest.array_tasks = {{UINT64_MAX, 0}, {UINT64_MAX, UINT32_MAX}, {array, 3}};
+  EXPECT_EQ(Ids(SelectJobs(*Snap(), kOperator, largest, true, false)),
+            std::vector<uint64_t>{array + 1});
+  EXPECT_TRUE(SelectJobs(*Snap(), kOperator, JobFilter{}, true, false, false, {UINT64_MAX, 10})
+                  .jobs.empty());
   JobFilter both;  // an array and one of its tasks: each job once
   both.job_ids = {array};
   both.array_tasks = {{array, 3}};
