@@ -226,7 +226,10 @@ int ReportOnce(Connection& connection, SinfoOptions options, const SinfoRequest&
   v1::JobQuery query;
   query.set_holding_nodes(true);  // the allocations: not the pending jobs
   v1::JobList list;
-  ListAllJobs(connection, query, &list);
+  // Without the allocations every count of allocated CPUs and GPUs would read 0: an error, not
+  // a wrong table.
+  if (grpc::Status listed = ListAllJobs(connection, query, &list); !listed.ok())
+    return Fail("sinfo", Unreachable(listed));
   std::vector<v1::Job> jobs = ParseJobs(list);
   options.user_name = UserName;
   std::vector<v1::NodeStatus> node_list(nodes.nodes().begin(), nodes.nodes().end());
