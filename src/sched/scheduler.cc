@@ -284,6 +284,9 @@ std::vector<Pass::Candidate> Pass::Prioritise(SchedulerResult& result) {
   // Position k of the output takes input record order[k].index: follow each cycle once.
   std::vector<uint32_t> source(order.size());
   for (size_t k = 0; k < order.size(); ++k) source[k] = order[k].index;
+  result.priority_of_input.resize(order.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    result.priority_of_input[source[k]] = static_cast<uint32_t>(k);
   for (size_t start = 0; start < source.size(); ++start) {
     if (source[start] == start || source[start] == UINT32_MAX) continue;
     PriorityFactors first = std::move(result.priorities[start]);

@@ -53,7 +53,9 @@ struct SchedulerResult {
   std::vector<StartDecision> started;       // in the order decided (priority order)
   std::vector<PendingDecision> pending;     // every job not started, in priority order
   std::vector<PriorityFactors> priorities;  // every pending job, in priority order
-  std::vector<PlannedStart> planned;        // every waiting job with a foreseeable start
+  // For each pending job of the input, in the input's order: its place in `priorities`.
+  std::vector<uint32_t> priority_of_input;
+  std::vector<PlannedStart> planned;  // every waiting job with a foreseeable start
   std::vector<PreemptDecision> preempted;
   FairShare fair_share;  // per association, for sshare
 };

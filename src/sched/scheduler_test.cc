@@ -382,6 +382,8 @@ TEST(Priority, FairShareOrdersUsersByUsageAndShares) {
   ASSERT_EQ(result.priorities.size(), 2u);
   EXPECT_EQ(result.priorities[0].job_id, 2u);
   EXPECT_GT(result.priorities[0].fairshare, result.priorities[1].fairshare);
+  // Where each input job's factors went: alice (input 0) second, bob (input 1) first.
+  EXPECT_EQ(result.priority_of_input, (std::vector<uint32_t>{1, 0}));
 }
 
 TEST(Priority, BasicIsFifoBySubmitTimeThenId) {

@@ -104,6 +104,7 @@ std::shared_ptr<const Snapshot> Engine::Publish() const {
   snapshot->jobs = jobs_.Share();
   snapshot->nodes = nodes_;
   snapshot->priorities = priorities_;
+  snapshot->priority_by_id = priority_by_id_;
   snapshot->fair_share = fair_share_;
   snapshot->reservations = reservations_;
   snapshot->plan = plan_;

@@ -108,6 +108,8 @@ struct Snapshot {
   std::shared_ptr<const ReservationMap> reservations;  // shared until one changes
   // The last cycle's expected starts of waiting jobs, by job ID (squeue --start).
   std::shared_ptr<const std::vector<sched::PlannedStart>> plan;
+  // The same cycle's waiting jobs by ID: their places in `priorities`.
+  std::shared_ptr<const std::vector<uint32_t>> priority_by_id;
   std::vector<sched::Association> associations;
   std::shared_ptr<const acct::Database> accounting;  // sacctmgr's; shared until it changes
   uint64_t next_job_id = 0;
@@ -400,6 +402,7 @@ class Engine : private sched::JobOutcomes {
   sched::SchedulerResult last_result_;
   std::shared_ptr<std::vector<sched::PriorityFactors>> priorities_;  // the last cycle's
   std::shared_ptr<std::vector<sched::PriorityFactors>> spare_priorities_;
+  std::shared_ptr<const std::vector<uint32_t>> priority_by_id_;  // see Snapshot
   std::shared_ptr<const sched::FairShare> fair_share_;
   std::shared_ptr<const std::vector<sched::PlannedStart>> plan_;
   std::shared_ptr<ReservationMap> reservations_;  // copied before a change a snapshot shares

@@ -349,6 +349,11 @@ void Engine::RunCycle(EngineOutput& out) {
   fresh->swap(last_result_.priorities);
   spare_priorities_ = std::move(priorities_);
   priorities_ = std::move(fresh);
+  // The pass took the waiting jobs in ID order (the table's), so its map from input to priority
+  // order is an index by ID.
+  priority_by_id_ =
+      std::make_shared<const std::vector<uint32_t>>(std::move(last_result_.priority_of_input));
+  last_result_.priority_of_input.clear();
   fair_share_ = std::make_shared<const sched::FairShare>(last_result_.fair_share);
   for (const sched::StartDecision& start : last_result_.started) ApplyStart(start, out);
   const auto& dependency_params = cluster().settings.dependency_params;

@@ -56,15 +56,31 @@ wire::PriorityListing ListPriorities(const Snapshot& snapshot, const Caller& cal
   if (by_id)
     for (const JobPtr& job : NamedJobs(snapshot, filter)) named.push_back(job->spec.job_id);
   wire::PriorityListing listing;
-  if (!by_id || !named.empty()) {
-    for (const sched::PriorityFactors& factors : *snapshot.priorities) {
-      if (by_id && !std::binary_search(named.begin(), named.end(), factors.job_id)) continue;
-      const JobPtr* job = snapshot.jobs.Find(factors.job_id);
-      if (!job || (*job)->state != JobState::kPending) continue;
-      const JobSpec& spec = (*job)->spec;
-      if (spec.hold != HoldKind::kNone || !Selected(spec, filter)) continue;
-      listing.jobs.push_back(PriorityOf(spec, factors, cluster));
+  const std::vector<sched::PriorityFactors>& factors = *snapshot.priorities;
+  auto add = [&](const sched::PriorityFactors& job_factors) {
+    const JobPtr* job = snapshot.jobs.Find(job_factors.job_id);
+    if (!job || (*job)->state != JobState::kPending) return;
+    const JobSpec& spec = (*job)->spec;
+    if (spec.hold != HoldKind::kNone || !Selected(spec, filter)) return;
+    listing.jobs.push_back(PriorityOf(spec, job_factors, cluster));
+  };
+  const std::vector<uint32_t>* index = snapshot.priority_by_id.get();
+  if (by_id && index && index->size() == factors.size()) {
+    // Each named job's factors through the index by ID, listed in priority order as below.
+    auto id_at = [&](uint32_t place) { return factors[place].job_id; };
+    std::vector<uint32_t> places;
+    for (uint64_t id : named) {
+      auto it =
+          std::lower_bound(index->begin(), index->end(), id,
+                           [&](uint32_t place, uint64_t want) { return id_at(place) < want; });
+      if (it != index->end() && id_at(*it) == id) places.push_back(*it);
     }
+    std::sort(places.begin(), places.end());
+    for (uint32_t place : places) add(factors[place]);
+  } else if (!by_id || !named.empty()) {
+    for (const sched::PriorityFactors& job_factors : factors)
+      if (!by_id || std::binary_search(named.begin(), named.end(), job_factors.job_id))
+        add(job_factors);
   }
   const ClusterSettings& s = cluster.settings;
   listing.weights = {{"age", s.weight_age},          {"fairshare", s.weight_fairshare},

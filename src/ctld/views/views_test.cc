@@ -390,6 +390,15 @@ TEST_F(ViewsTest, NamedJobsAreFoundWithTheirArraysTasks) {
     std::sort(ids.begin(), ids.end());
     return ids;
   };
+  ASSERT_NE(Snap()->priority_by_id, nullptr);  // the cycle's index by ID answers these
+  EXPECT_EQ(Snap()->priority_by_id->size(), Snap()->priorities->size());
+  {
+    auto snapshot = Snap();
+    const auto& index = *snapshot->priority_by_id;
+    for (size_t i = 1; i < index.size(); ++i)
+      EXPECT_LT((*snapshot->priorities)[index[i - 1]].job_id,
+                (*snapshot->priorities)[index[i]].job_id);
+  }
   EXPECT_EQ(prioritised(by_task), (std::vector<uint64_t>{array + 2, array + 4}));
   EXPECT_EQ(prioritised(by_id), (std::vector<uint64_t>{array + 2, after}));  // plain runs
   JobFilter unknown;
