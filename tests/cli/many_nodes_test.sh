@@ -118,7 +118,14 @@ kill -9 "$agent_pid"
 spool="$state/cluster/spool/n078/job_$lost"
 [ -d "$spool" ] || fail "no spool directory $spool"
 kill -9 "$(sed -n 's/^pid=//p' "$spool/supervisor.pid")" 2>/dev/null || true
-# This cluster's job only: other tests' clusters number their jobs from 1 too.
+rm -rf "$spool"
+# The agent comes back at once: a sweep of /proc on a loaded machine can outlast SlurmdTimeout,
+# and the node would go DOWN (its jobs requeued) before the agent could re-adopt anything.
+mapfile -t argv <<< "$command"
+setsid "${argv[@]}" >> "$state/cluster/logs/agent-1.log" 2>&1 < /dev/null &
+new_pid=$!
+# The lost job's other processes, which the restarted agent does not know of (no spool). This
+# cluster's job only: other tests' clusters number their jobs from 1 too.
 for proc in /proc/[0-9]*; do
   environment=$({ tr '\0' '\n' < "$proc/environ"; } 2>/dev/null || true)
   if grep -qx "SLURM_JOB_ID=$lost" <<< "$environment" &&
@@ -126,10 +133,6 @@ for proc in /proc/[0-9]*; do
     kill -9 "${proc#/proc/}" 2>/dev/null || true
   fi
 done
-rm -rf "$spool"
-mapfile -t argv <<< "$command"
-setsid "${argv[@]}" >> "$state/cluster/logs/agent-1.log" 2>&1 < /dev/null &
-new_pid=$!
 requeued() { scontrol show job "$lost" | grep -q 'Restarts=1\b'; }
 poll 100 requeued || fail "the lost job was not requeued: $(scontrol show job "$lost")"
 scancel "$lost"
