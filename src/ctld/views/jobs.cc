@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/hostlist.h"
+#include "ctld/views/node_usage.h"
 #include "ctld/views/privacy.h"
 
 namespace drover::ctld::views {
@@ -82,16 +83,12 @@ JobSelection SelectJobs(const Snapshot& snapshot, const Caller& caller, const Jo
     for (const JobPtr& job : NamedJobs(snapshot, filter))
       if (!take(job)) break;
   } else if (!filter.nodes.empty() && !all_states && !filter.state) {
-    // The live jobs on these nodes (scontrol show node NAME, squeue -w): those the nodes list as
-    // running there. A pending job holds no allocation, and finished ones are not asked for.
-    std::vector<uint64_t> ids;
+    // The live jobs on these nodes (scontrol show node NAME, scancel -i -w): those the nodes list
+    // as running there. A pending job holds no allocation, and finished ones are not asked for.
+    std::vector<size_t> nodes;
     for (const std::string& name : filter.nodes)
-      if (int node = snapshot.cluster->FindNode(name);
-          node >= 0 && static_cast<size_t>(node) < snapshot.nodes.size())
-        ids.insert(ids.end(), snapshot.nodes[node].jobs.begin(), snapshot.nodes[node].jobs.end());
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    for (uint64_t id : ids)
+      if (int node = snapshot.cluster->FindNode(name); node >= 0) nodes.push_back(node);
+    for (uint64_t id : JobsOnNodes(snapshot, nodes))
       if (const JobPtr* job = snapshot.jobs.Find(id); job && !take(*job)) break;
   } else {
     if (page.after == UINT64_MAX) return selection;  // no job comes after it

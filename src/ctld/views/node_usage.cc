@@ -2,6 +2,7 @@
 #include "ctld/views/node_usage.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace drover::ctld {
 
@@ -9,24 +10,29 @@ bool HoldsAllocation(const Job& job) {
   return job.state == JobState::kRunning || job.state == JobState::kSuspended;
 }
 
+std::vector<uint64_t> JobsOnNodes(const Snapshot& snapshot, std::span<const size_t> nodes) {
+  std::vector<uint64_t> ids;
+  for (size_t node : nodes)
+    if (node < snapshot.nodes.size())
+      ids.insert(ids.end(), snapshot.nodes[node].jobs.begin(), snapshot.nodes[node].jobs.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 std::vector<NodeUsage> UsageByNode(const ClusterConfig& cluster, const Snapshot& snapshot,
                                    std::span<const size_t> only) {
   std::vector<NodeUsage> usage(cluster.nodes.size());
-  std::vector<bool> wanted(usage.size(), only.empty());
-  std::vector<uint64_t> ids;  // each job once, however many of the nodes it runs on
-  auto add = [&](size_t node) {
-    if (node >= snapshot.nodes.size() || node >= usage.size()) return;
-    wanted[node] = true;
-    ids.insert(ids.end(), snapshot.nodes[node].jobs.begin(), snapshot.nodes[node].jobs.end());
-  };
+  std::vector<size_t> every;
   if (only.empty()) {
-    for (size_t node = 0; node < usage.size(); ++node) add(node);
-  } else {
-    for (size_t node : only) add(node);
+    every.resize(usage.size());
+    std::iota(every.begin(), every.end(), size_t{0});
+    only = every;
   }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  for (uint64_t id : ids) {
+  std::vector<bool> wanted(usage.size());
+  for (size_t node : only)
+    if (node < wanted.size()) wanted[node] = true;
+  for (uint64_t id : JobsOnNodes(snapshot, only)) {
     const JobPtr* job = snapshot.jobs.Find(id);
     if (!job || !HoldsAllocation(**job)) continue;
     for (const sched::NodeAllocation& share : (*job)->allocation.nodes) {

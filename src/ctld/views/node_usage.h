@@ -23,6 +23,9 @@ struct NodeUsage {
 
 // The engine frees a suspended job's allocation only when it ends (Engine::Release).
 bool HoldsAllocation(const Job& job);
+// The IDs of the jobs the nodes list as running on them (NodeStatus::jobs: every running or
+// suspended job with a share of the node), by ID and once each; nodes out of range are skipped.
+std::vector<uint64_t> JobsOnNodes(const Snapshot& snapshot, std::span<const size_t> nodes);
 // Every node's usage (one per node of the configuration), or only that of the nodes `only`
 // lists (the others' stay empty). The jobs are found through the nodes' own lists of the jobs
 // they run, so the cost grows with the running jobs of those nodes, not with the queue.
