@@ -64,9 +64,11 @@ wire::PriorityListing ListPriorities(const Snapshot& snapshot, const Caller& cal
     if (spec.hold != HoldKind::kNone || !Selected(spec, filter)) return;
     listing.jobs.push_back(PriorityOf(spec, job_factors, cluster));
   };
-  const std::vector<uint32_t>* index = snapshot.priority_by_id.get();
-  if (by_id && index && index->size() == factors.size()) {
-    // Each named job's factors through the index by ID, listed in priority order as below.
+  if (!by_id) {
+    for (const sched::PriorityFactors& job_factors : factors) add(job_factors);
+  } else if (const std::vector<uint32_t>* index = snapshot.priority_by_id.get()) {
+    // Each named job's factors through the cycle's index by ID, listed in priority order. (Before
+    // the first cycle there are neither factors nor an index.)
     auto id_at = [&](uint32_t place) { return factors[place].job_id; };
     std::vector<uint32_t> places;
     for (uint64_t id : named) {
@@ -77,10 +79,6 @@ wire::PriorityListing ListPriorities(const Snapshot& snapshot, const Caller& cal
     }
     std::sort(places.begin(), places.end());
     for (uint32_t place : places) add(factors[place]);
-  } else if (!by_id || !named.empty()) {
-    for (const sched::PriorityFactors& job_factors : factors)
-      if (!by_id || std::binary_search(named.begin(), named.end(), job_factors.job_id))
-        add(job_factors);
   }
   const ClusterSettings& s = cluster.settings;
   listing.weights = {{"age", s.weight_age},          {"fairshare", s.weight_fairshare},
