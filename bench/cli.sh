@@ -4,8 +4,9 @@
 # Prints submissions/s for sequential and parallel sbatch, and the time of squeue (all, and one
 # job), scontrol show job (all, and one), scontrol show node (one) and scancel with 20,000 pending
 # (held) jobs: the submitted ones and held arrays. The queries of one job or node (squeue -j,
-# scontrol show job ID, sacct -j, scontrol show node) are timed at 100 pending jobs too: the
-# controller filters them, so they should cost the same at both sizes.
+# scontrol show job ID, sacct -j, scontrol show node) are timed at 100 pending jobs too, with the
+# controller's own CPU for each call: the controller filters them, so they should cost the same
+# at both sizes.
 #
 #   bench/cli.sh [BIN_DIR]      (default: build/bin; needs drover and its command symlinks)
 #
@@ -44,7 +45,18 @@ pending() { squeue -h -r -t PD -o %i | wc -l; }
 echo "cluster: $(head -1 "$state/up.txt")"
 echo "user: $me; $(nproc) CPUs"
 
-# The queries of one job and one node, each the median of 5.
+# The controller's CPU (user + system) for one call of a command, in ms: 50 calls, its
+# /proc/PID/stat before and after (what it does meanwhile on its own, a little, is in it).
+ctld_pid=$(sed -n 's/^pid=//p' "$state/cluster/pids/ctld")
+ctld_ticks() { awk '{ print $14 + $15 }' "/proc/$ctld_pid/stat"; }
+ctld_ms() {
+  local a b
+  a=$(ctld_ticks)
+  for ((i = 0; i < 50; i++)); do "$@" >/dev/null; done
+  b=$(ctld_ticks)
+  awk -v t=$((b - a)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t * 1000 / hz / 50 }'
+}
+# The queries of one job and one node: each the median of 5, and the controller's CPU a call.
 one_job_queries() {
   local one node
   one=$(squeue -h -r -t PD -o %i | tail -1)
@@ -54,6 +66,11 @@ one_job_queries() {
     "scontrol show job $(median5 scontrol show job "$one") s," \
     "sacct -j $(median5 sacct -j "$one") s," \
     "scontrol show node $(median5 scontrol show node "$node") s"
+  echo "  the controller's CPU a call (50 calls):" \
+    "squeue -j $(ctld_ms squeue -j "$one") ms," \
+    "scontrol show job $(ctld_ms scontrol show job "$one") ms," \
+    "sacct -j $(ctld_ms sacct -j "$one") ms," \
+    "scontrol show node $(ctld_ms scontrol show node "$node") ms"
 }
 submit 100
 one_job_queries
