@@ -134,24 +134,13 @@ std::optional<std::vector<double>> MeasureLatency(LocalCluster& cluster, int job
   return latency;
 }
 
-// Every page of a listing.
-grpc::Status AllJobs(LocalCluster& cluster, const drover::v1::JobQuery& query,
-                     drover::v1::JobList* list) {
-  return drover::wire::ListJobPages(
-      [&cluster](const drover::v1::JobQuery& page, drover::v1::JobList* reply) {
-        grpc::ClientContext context;
-        return cluster.stub().ListJobs(&context, page, reply);
-      },
-      query, list);
-}
-
 // Jobs from `first` on that have COMPLETED (the latency phase's jobs are not counted).
 int CompletedSince(LocalCluster& cluster, uint64_t first) {
   drover::v1::JobQuery query;
   query.mutable_filter()->set_state("COMPLETED");
   query.set_after(first ? first - 1 : 0);  // the listing starts at `first`
   drover::v1::JobList list;
-  if (!AllJobs(cluster, query, &list).ok()) return 0;
+  if (!drover::wire::ListJobPages(cluster.stub(), query, &list, 60).ok()) return 0;
   int completed = 0;
   drover::v1::Job job;
   for (const std::string& encoded : list.jobs())
@@ -185,7 +174,7 @@ std::optional<double> MeasureThroughput(LocalCluster& cluster, int jobs) {
     query.set_all_states(true);
     query.set_after(first ? first - 1 : 0);  // the listing starts at `first`
     drover::v1::JobList list;
-    if (AllJobs(cluster, query, &list).ok()) {
+    if (drover::wire::ListJobPages(cluster.stub(), query, &list, 60).ok()) {
       drover::v1::Job job;
       for (const std::string& encoded : list.jobs())
         if (job.ParseFromString(encoded) && job.spec().job_id() >= first &&

@@ -301,13 +301,7 @@ double ListAll(Stub& stub, int* count, size_t* bytes) {
   query.set_all_states(true);
   drover::v1::JobList list;
   auto start = Clock::now();
-  grpc::Status status = drover::wire::ListJobPages(
-      [&stub](const drover::v1::JobQuery& page, drover::v1::JobList* reply) {
-        grpc::ClientContext context;
-        context.set_deadline(std::chrono::system_clock::now() + 300s);
-        return stub.ListJobs(&context, page, reply);
-      },
-      query, &list);
+  grpc::Status status = drover::wire::ListJobPages(stub, query, &list, 300);
   if (!status.ok()) Fail("ListJobs: " + status.error_message());
   drover::v1::Job job;
   for (const std::string& encoded : list.jobs())

@@ -102,16 +102,6 @@ grpc::Status ListAllJobs(Connection& connection, const v1::JobQuery& query, v1::
       query, list);
 }
 
-grpc::Status ListAllJobs(v1::Controller::Stub& stub, const v1::JobQuery& query, v1::JobList* list) {
-  return wire::ListJobPages(
-      [&stub](const v1::JobQuery& page, v1::JobList* reply) {
-        grpc::ClientContext context;
-        SetDeadline(context);
-        return stub.ListJobs(&context, page, reply);
-      },
-      query, list);
-}
-
 Identity Me() {
   Identity me{getuid(), getgid(), std::to_string(getuid())};
   if (passwd* entry = getpwuid(me.uid); entry && entry->pw_name) me.user = entry->pw_name;

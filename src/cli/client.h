@@ -75,10 +75,8 @@ grpc::Status Unary(Connection& connection, std::string_view method,
   return (connection.stub.get()->*call)(&context, request, reply);
 }
 
-// Every page of a ListJobs listing in `list` (wire/job_pages.h).
+// Every page of a ListJobs listing in `list` (wire/job_pages.h; over a stub: ListJobPages).
 grpc::Status ListAllJobs(Connection& connection, const v1::JobQuery& query, v1::JobList* list);
-grpc::Status ListAllJobs(v1::Controller::Stub& stub, const v1::JobQuery& query, v1::JobList* list);
-
 // Slurm's words for a controller that cannot be reached.
 std::string Unreachable(const grpc::Status& status);
 

@@ -1,6 +1,7 @@
 // See job_pages.h.
 #include "wire/job_pages.h"
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -28,6 +29,18 @@ grpc::Status ListJobPages(const JobPageCall& call, v1::JobQuery query, v1::JobLi
     }
     query.set_after(page.more_after());
   }
+}
+
+grpc::Status ListJobPages(v1::Controller::Stub& stub, const v1::JobQuery& query, v1::JobList* list,
+                          int deadline_seconds) {
+  return ListJobPages(
+      [&stub, deadline_seconds](const v1::JobQuery& page, v1::JobList* reply) {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() +
+                             std::chrono::seconds(deadline_seconds));
+        return stub.ListJobs(&context, page, reply);
+      },
+      query, list);
 }
 
 }  // namespace drover::wire

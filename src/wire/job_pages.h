@@ -2,11 +2,11 @@
 // controller's page size and byte bound), and JobList.more_after says where the next starts.
 #pragma once
 
-#include <grpcpp/support/status.h>
+#include <grpcpp/grpcpp.h>
 
 #include <functional>
 
-#include "proto/drover.pb.h"
+#include "proto/drover.grpc.pb.h"
 
 namespace drover::wire {
 
@@ -18,5 +18,8 @@ using JobPageCall = std::function<grpc::Status(const v1::JobQuery&, v1::JobList*
 // (INTERNAL), so a faulty answer cannot loop. On an error `list` is left empty: no part of a
 // listing passes for the whole.
 grpc::Status ListJobPages(const JobPageCall& call, v1::JobQuery query, v1::JobList* list);
+// The same over a channel's stub, each page a call of its own with this deadline.
+grpc::Status ListJobPages(v1::Controller::Stub& stub, const v1::JobQuery& query, v1::JobList* list,
+                          int deadline_seconds = 30);
 
 }  // namespace drover::wire

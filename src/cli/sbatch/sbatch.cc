@@ -22,6 +22,7 @@
 #include "common/launch_settings.h"
 #include "common/resource_limits.h"
 #include "common/text.h"
+#include "wire/job_pages.h"
 #include "wire/job_spec_codec.h"
 
 namespace drover::cli {
@@ -47,7 +48,7 @@ int WaitForEnd(v1::Controller::Stub& stub, uint64_t id) {
     v1::JobQuery query;
     query.mutable_filter()->add_job_ids(id);
     v1::JobList list;
-    if (ListAllJobs(stub, query, &list).ok()) {
+    if (wire::ListJobPages(stub, query, &list).ok()) {
       bool ended = true;
       int code = 0;
       for (const std::string& encoded : list.jobs()) {
