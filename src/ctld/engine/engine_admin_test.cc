@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <numeric>
+#include <set>
 
 #include "ctld/engine/engine.h"
 #include "ctld/engine/engine_test_support.h"
@@ -297,6 +298,24 @@ TEST_F(PartitionTest, ChangesAreKeptForARestartAndDroppedByReconfigure) {
   EXPECT_EQ(engine_.cluster().partitions[0].max_time_seconds, 7200);
   EXPECT_EQ(engine_.FindPartitionOverride("p"), nullptr);
   EXPECT_EQ(last_.changed_partitions.size(), 2u);  // both deleted from the store
+}
+
+TEST_F(AdminTest, ARestartListsRunningAndSuspendedJobsOnTheirNodes) {
+  ManualClock clock;
+  Engine restarted(load_.config, clock);
+  std::vector<Job> jobs(3);
+  const JobState states[] = {JobState::kRunning, JobState::kSuspended, JobState::kCompleted};
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].spec.job_id = 10 + i;
+    jobs[i].spec.user = "alice";
+    jobs[i].spec.account = "research";
+    jobs[i].state = states[i];
+    jobs[i].allocation.nodes = {{0, {static_cast<int>(i)}, 100, {}, 0, {}}};
+  }
+  restarted.Restore(std::move(jobs), 13);
+  // A suspended job keeps its allocation, so its node lists it as a running one's does; a
+  // finished one is on no node.
+  EXPECT_EQ(restarted.node(0).jobs, (std::set<uint64_t>{10, 11}));
 }
 
 // --- scontrol update node ---
