@@ -75,14 +75,26 @@ void PrepareHeap() {
   mallopt(M_TOP_PAD, static_cast<int>(kPad));
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(kPad));  // big buffers from the heap too
   auto before = reinterpret_cast<uintptr_t>(sbrk(0));
-  // More than the heap's free top: the heap grows by kPad. Volatile, so that the compiler
-  // does not drop the malloc/free pair.
-  void* volatile grow = std::malloc(kHuge);
+  // Just more than the heap's free top (keepcost): the heap grows by kPad. The pair touches the
+  // chunk's start and its end, both within a page past the old break: a 2 MiB range that was
+  // touched before the madvise stays in 4 KiB pages, so the range starts past them. Volatile,
+  // so that the compiler does not drop the malloc/free pair.
+  constexpr size_t kPage = 4096;
+  void* volatile grow = std::malloc(mallinfo2().keepcost + kPage);
   std::free(grow);  // the heap keeps kPad at its top (M_TOP_PAD)
   auto after = reinterpret_cast<uintptr_t>(sbrk(0));
-  uintptr_t from = (before + kHuge - 1) & ~(kHuge - 1), to = after & ~(kHuge - 1);
-  if (before != static_cast<uintptr_t>(-1) && to > from)
-    madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+  uintptr_t from = (before + 2 * kPage + kHuge - 1) & ~(kHuge - 1), to = after & ~(kHuge - 1);
+  if (before == static_cast<uintptr_t>(-1) || to <= from) return;
+  madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+  // Up to 2 MiB between the free top's start and `from` would be faulted in 4 KiB pages. A block
+  // that ends a page short of `from` is set aside, never touched but at its ends and never
+  // freed (address space, not memory), so that what the command allocates next lands in huge
+  // pages.
+  uintptr_t top = after - mallinfo2().keepcost;
+  if (from > top + 2 * kPage) {
+    void* volatile skipped = std::malloc(from - top - 2 * kPage);
+    (void)skipped;
+  }
 }
 
 std::string_view BaseName(std::string_view path) {

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/diagnostics.h"
@@ -264,6 +266,41 @@ struct GpuDevice {
   bool operator==(const GpuDevice&) const = default;
 };
 
+// A node's GPUs, by device index: one vector shared between the nodes whose GPUs are the same
+// (the nodes of one NodeName line, and copies of a node), copied on the first write to one of
+// them. A 10,000-node, 8-GPU configuration holds 80,000 GPU records otherwise, which every
+// command that loads it pays for. Reads have the vector's const interface; writes go through
+// Mutable(). Like a vector, one list is not for concurrent writes and reads.
+class GpuList {
+ public:
+  using value_type = GpuDevice;
+  using const_iterator = std::vector<GpuDevice>::const_iterator;
+
+  GpuList() = default;
+  GpuList(std::vector<GpuDevice> gpus);  // NOLINT: a list of GPUs is one
+  GpuList(std::initializer_list<GpuDevice> gpus) : GpuList(std::vector<GpuDevice>(gpus)) {}
+
+  const std::vector<GpuDevice>& all() const { return shared_ ? *shared_ : Empty(); }
+  operator const std::vector<GpuDevice>&() const { return all(); }  // NOLINT: read as one
+  const_iterator begin() const { return all().begin(); }
+  const_iterator end() const { return all().end(); }
+  size_t size() const { return shared_ ? shared_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const GpuDevice& operator[](size_t i) const { return (*shared_)[i]; }
+  const GpuDevice& front() const { return shared_->front(); }
+  const GpuDevice& back() const { return shared_->back(); }
+  // This node's own vector, copied first if other nodes share it.
+  std::vector<GpuDevice>& Mutable();
+  bool SharedWith(const GpuList& other) const { return shared_ && shared_ == other.shared_; }
+  bool operator==(const GpuList& other) const {
+    return shared_ == other.shared_ || all() == other.all();
+  }
+
+ private:
+  static const std::vector<GpuDevice>& Empty();
+  std::shared_ptr<std::vector<GpuDevice>> shared_;  // null: no GPUs
+};
+
 // A node-local NVMe drive given to jobs whole (gres/nvme): its scratch directories go under
 // `mount` (gres.conf File=); emulated ones (no File=) under the agent's spool.
 struct NvmeDevice {
@@ -285,7 +322,7 @@ struct NodeConfig {
   std::vector<std::string> features;
   uint32_t weight = 1;
   std::vector<GresSpec> gres;    // as declared on the NodeName line
-  std::vector<GpuDevice> gpus;   // one per GPU, by device index
+  GpuList gpus;                  // one per GPU, by device index
   bool gpus_autodetect = false;  // gres.conf AutoDetect=nvml: discovered by the agent
   // "shard" or "mps" when Gres= declares GPU sharing (GpuDevice::shares per GPU); empty: none.
   std::string gpu_sharing;
@@ -366,7 +403,7 @@ struct ClusterConfig {
   int FindPartition(std::string_view name) const;  // -1 when unknown
   int DefaultPartition() const;                    // -1 when none is Default=YES
 
-  std::map<std::string, int> node_index;  // name -> index
+  std::unordered_map<std::string, int> node_index;  // name -> index
 };
 
 struct ConfigLoad {

@@ -155,7 +155,7 @@ void AddGpus(const GresLine& gres, const SourceLocation& where, NodeConfig& node
         return;
       }
     }
-    node.gpus.push_back(std::move(gpu));
+    node.gpus.Mutable().push_back(std::move(gpu));
   }
 }
 
@@ -300,9 +300,12 @@ std::vector<GpuShareLine> ApplyGresConf(const std::vector<ConfLine>& lines, Clus
     const std::string& mode = node_autodetect[i].empty() ? global_autodetect : node_autodetect[i];
     config.nodes[i].gpus_autodetect = mode != "off";
   }
-  for (NodeConfig& node : config.nodes)
-    std::sort(node.gpus.begin(), node.gpus.end(),
-              [](const GpuDevice& a, const GpuDevice& b) { return a.index < b.index; });
+  const auto by_index = [](const GpuDevice& a, const GpuDevice& b) { return a.index < b.index; };
+  for (NodeConfig& node : config.nodes) {
+    if (std::is_sorted(node.gpus.begin(), node.gpus.end(), by_index)) continue;
+    std::vector<GpuDevice>& gpus = node.gpus.Mutable();
+    std::sort(gpus.begin(), gpus.end(), by_index);
+  }
   return shares;
 }
 
@@ -347,17 +350,17 @@ std::string ShareGpus(NodeConfig& node, const std::vector<const GpuShareLine*>& 
   if (declared > uint64_t{UINT32_MAX} * node.gpus.size())
     return fmt::format("{{}}: Gres={}:{} is too large", sharing, declared);
   node.gpu_sharing = sharing;
-  for (GpuDevice& gpu : node.gpus) gpu.shares = 0;
+  for (GpuDevice& gpu : node.gpus.Mutable()) gpu.shares = 0;
   if (lines.empty()) {
     std::vector<GpuDevice*> all;
-    for (GpuDevice& gpu : node.gpus) all.push_back(&gpu);
+    for (GpuDevice& gpu : node.gpus.Mutable()) all.push_back(&gpu);
     SplitEvenly(declared, all);
     return "";
   }
   uint64_t described = 0;
   for (const GpuShareLine* line : lines) {
     std::vector<GpuDevice*> gpus;
-    for (GpuDevice& gpu : node.gpus)
+    for (GpuDevice& gpu : node.gpus.Mutable())
       if (line->gpu_indexes.empty() || std::find(line->gpu_indexes.begin(), line->gpu_indexes.end(),
                                                  gpu.index) != line->gpu_indexes.end())
         gpus.push_back(&gpu);
@@ -381,6 +384,8 @@ void FinishGpus(ClusterConfig& config, const std::vector<GpuShareLine>& shares,
                 Diagnostics& diagnostics) {
   // The same problem on many nodes of one line is one error naming them all.
   std::map<std::tuple<std::string, int, std::string>, std::vector<std::string>> problems;
+  // The emulated GPUs of nodes declared alike (the nodes of one line) are one shared list.
+  const NodeConfig* last_built = nullptr;
   for (NodeConfig& node : config.nodes) {
     if (!node.gpus.empty()) {
       for (std::string& problem : NodeGpuProblems(node)) {
@@ -390,15 +395,22 @@ void FinishGpus(ClusterConfig& config, const std::vector<GpuShareLine>& shares,
       continue;
     }
     // Declared in slurm.conf only: emulated GPUs, or ones NVML will find on the node.
+    if (last_built && last_built->gres == node.gres) {
+      node.gpus = last_built->gpus;
+      continue;
+    }
     uint64_t declared = 0;
     for (const GresSpec& gres : node.gres) declared += gres.name == "gpu" ? gres.count : 0;
-    node.gpus.reserve(static_cast<size_t>(std::min<uint64_t>(declared, 4096)));
+    std::vector<GpuDevice> gpus;
+    gpus.reserve(static_cast<size_t>(std::min<uint64_t>(declared, 4096)));
     int index = 0;
     for (const GresSpec& gres : node.gres) {
       if (gres.name != "gpu") continue;
       for (uint64_t i = 0; i < gres.count && index < 4096; ++i)
-        node.gpus.push_back({gres.type, index++, "", {}, {}, "", "", "", 0, -1});
+        gpus.push_back({gres.type, index++, "", {}, {}, "", "", "", 0, -1});
     }
+    node.gpus = std::move(gpus);
+    last_built = &node;
   }
   // Gres=nvme:N: what gres.conf describes must agree; without lines, N emulated drives.
   for (NodeConfig& node : config.nodes) {
@@ -432,6 +444,22 @@ void FinishGpus(ClusterConfig& config, const std::vector<GpuShareLine>& shares,
         names.size() == 1 ? "node " + names.front() : "nodes " + CompressHostlist(names);
     diagnostics.Error({file, line}, fmt::format(fmt::runtime(problem), who));
   }
+}
+
+GpuList::GpuList(std::vector<GpuDevice> gpus)
+    : shared_(gpus.empty() ? nullptr : std::make_shared<std::vector<GpuDevice>>(std::move(gpus))) {}
+
+std::vector<GpuDevice>& GpuList::Mutable() {
+  if (!shared_)
+    shared_ = std::make_shared<std::vector<GpuDevice>>();
+  else if (shared_.use_count() > 1)
+    shared_ = std::make_shared<std::vector<GpuDevice>>(*shared_);
+  return *shared_;
+}
+
+const std::vector<GpuDevice>& GpuList::Empty() {
+  static const std::vector<GpuDevice> kNone;
+  return kNone;
 }
 
 uint64_t NodeConfig::gpu_count() const {

@@ -39,6 +39,44 @@ TEST(GresConf, DeviceFilesCoresAndLinks) {
   EXPECT_FALSE(node.gpus_autodetect);
 }
 
+TEST(GresConf, NodesDeclaredAlikeShareOneGpuListUntilOneIsWritten) {
+  ConfigLoad load = Load(
+      "NodeName=a[1-3] Gres=gpu:h100:8\nNodeName=b1 Gres=gpu:h100:8\n"
+      "NodeName=c1 Gres=gpu:l40s:2\nNodeName=c2 Gres=gpu:l40s:2\n",
+      "");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  std::vector<NodeConfig>& nodes = load.config.nodes;
+  ASSERT_EQ(nodes.size(), 6u);
+  // a[1-3] and b1 are declared alike, and so are c1 and c2 (lines one after another).
+  EXPECT_TRUE(nodes[0].gpus.SharedWith(nodes[1].gpus));
+  EXPECT_TRUE(nodes[0].gpus.SharedWith(nodes[3].gpus));
+  EXPECT_TRUE(nodes[4].gpus.SharedWith(nodes[5].gpus));
+  EXPECT_FALSE(nodes[0].gpus.SharedWith(nodes[4].gpus));
+  EXPECT_EQ(nodes[5].gpus.size(), 2u);
+  EXPECT_EQ(nodes[5].gpus[1].type, "l40s");
+  EXPECT_EQ(nodes[5].gpus[1].index, 1);
+  // A write to one node's GPUs is that node's alone.
+  nodes[1].gpus.Mutable()[3].uuid = "GPU-3";
+  EXPECT_FALSE(nodes[1].gpus.SharedWith(nodes[0].gpus));
+  EXPECT_TRUE(nodes[0].gpus.SharedWith(nodes[2].gpus));
+  EXPECT_EQ(nodes[1].gpus[3].uuid, "GPU-3");
+  EXPECT_EQ(nodes[0].gpus[3].uuid, "");
+  EXPECT_EQ(nodes[2].gpus[3].uuid, "");
+  EXPECT_FALSE(nodes[1].gpus == nodes[0].gpus);
+  // A copy of a node shares its list; equal lists compare equal whether shared or not.
+  NodeConfig copy = nodes[4];
+  EXPECT_TRUE(copy.gpus.SharedWith(nodes[4].gpus));
+  GpuList rebuilt(nodes[4].gpus.all());
+  EXPECT_FALSE(rebuilt.SharedWith(nodes[4].gpus));
+  EXPECT_TRUE(rebuilt == nodes[4].gpus);
+  // No GPUs: an empty list, whose first write makes it the node's own.
+  GpuList none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_TRUE(none == GpuList(std::vector<GpuDevice>{}));
+  none.Mutable().push_back(GpuDevice{});
+  EXPECT_EQ(none.size(), 1u);
+}
+
 TEST(GresConf, EmulatedGpusHaveNoFiles) {
   ConfigLoad load = Load("NodeName=e1 CPUs=16 Gres=gpu:8\n",
                          "Name=gpu Count=4 Cores=0-7\nName=gpu Count=4 Cores=8-15\n");

@@ -161,8 +161,13 @@ uint64_t CountNames(const Pattern& pattern) {
   return product;
 }
 
+// Called once the pattern's count is within the caller's cap, which bounds each group's.
 std::vector<std::string> ExpandGroup(const std::vector<Range>& group) {
   std::vector<std::string> numbers;
+  uint64_t count = 0;
+  for (const Range& range : group)
+    count = SaturatingAdd(count, SaturatingAdd(range.hi - range.lo, 1));
+  numbers.reserve(count);
   for (const Range& range : group) {
     for (uint64_t value = range.lo;; ++value) {
       AppendPadded(numbers.emplace_back(), value, range.width);
@@ -341,7 +346,12 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view expression, siz
     }
     Result<Pattern> pattern = ParsePattern(element);
     if (!pattern.ok()) return std::move(pattern).take_error();
-    if (CountNames(*pattern) > max_names - names.size()) return CapError(max_names, element);
+    uint64_t count = CountNames(*pattern);
+    if (count > max_names - names.size()) return CapError(max_names, element);
+    // Within max_names (checked above). Grown by at least doubling, so that a list of many
+    // single names ("a1,a2,...") does not reallocate for each.
+    if (names.size() + count > names.capacity())
+      names.reserve(std::max(names.size() + count, 2 * names.capacity()));
     AppendProduct(*pattern, names);
   }
   return names;

@@ -252,6 +252,7 @@ void AddNodeLine(const ConfLine& line, std::vector<ConfPair>& defaults, ClusterC
     return;
   draft.node.defined_at = line.where;
   config.nodes.reserve(config.nodes.size() + names->size());  // 10,000 nodes: no moves
+  config.node_index.reserve(config.node_index.size() + names->size());
   for (size_t i = 0; i < names->size(); ++i) {
     NodeDraft one = draft;
     one.node.name = (*names)[i];

@@ -44,7 +44,7 @@ void CutGpus(ClusterConfig& cluster, const GpuSharingMode& mode) {
     std::erase_if(node.gres, [](const GresSpec& gres) { return gres.name == "gpu"; });
     if (mode.kind == GpuSharingMode::Kind::kShard) {
       node.gpu_sharing = "shard";
-      for (GpuDevice& gpu : node.gpus) gpu.shares = mode.count;
+      for (GpuDevice& gpu : node.gpus.Mutable()) gpu.shares = mode.count;
       node.gres.push_back({"gpu", "", node.gpus.size(), {}});
       node.gres.push_back({"shard", "", mode.count * node.gpus.size(), {}});
       continue;

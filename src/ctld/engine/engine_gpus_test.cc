@@ -73,7 +73,7 @@ TEST_F(EngineTest, ReportedGpusMatchGresConfFilesByMinor) {
     GpuDevice configured;
     configured.index = minor;
     configured.file = "/dev/nvidia" + std::to_string(minor);
-    node.gpus.push_back(configured);
+    node.gpus.Mutable().push_back(configured);
   }
   // NVML's order is not the minors' (as on a DGX A100).
   std::vector<GpuDevice> found = {Found(0, "GPU-a", {}, {}), Found(1, "GPU-b", {}, {}),
@@ -84,6 +84,23 @@ TEST_F(EngineTest, ReportedGpusMatchGresConfFilesByMinor) {
   MergeReportedGpus(found, node);
   EXPECT_EQ(node.gpus[1].uuid, "GPU-c");
   EXPECT_EQ(node.gpus[2].uuid, "GPU-b");
+}
+
+TEST_F(EngineTest, AReportThatChangesNothingKeepsTheSharedGpuList) {
+  NodeConfig first;
+  first.sockets = 1;
+  first.cores_per_socket = 8;
+  first.gpus = {GpuDevice{}, GpuDevice{}};
+  first.gpus.Mutable()[1].index = 1;
+  NodeConfig second = first;  // declared alike: one list
+  ASSERT_TRUE(second.gpus.SharedWith(first.gpus));
+  std::vector<GpuDevice> same = first.gpus.all();
+  MergeReportedGpus(same, second);
+  EXPECT_TRUE(second.gpus.SharedWith(first.gpus));
+  MergeReportedGpus({Found(0, "GPU-a", {}, {}), Found(1, "GPU-b", {}, {})}, second);
+  EXPECT_FALSE(second.gpus.SharedWith(first.gpus));
+  EXPECT_EQ(second.gpus[1].uuid, "GPU-b");
+  EXPECT_EQ(first.gpus[1].uuid, "");
 }
 
 TEST_F(EngineTest, AReportThatDisagreesWithTheCountChangesNothing) {

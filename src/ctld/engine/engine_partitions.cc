@@ -34,8 +34,11 @@ void ApplyNodeOverrides(const NodeStatus& status, NodeConfig& node) {
 void MergeReportedGpus(const std::vector<GpuDevice>& reported, NodeConfig& node) {
   // A different count is the configuration's to settle (fewer drains the node at registration).
   if (reported.empty() || reported.size() != node.gpus.size()) return;
-  for (size_t i = 0; i < node.gpus.size(); ++i) {
-    GpuDevice& gpu = node.gpus[i];
+  // Merged into a copy, which replaces the node's list only if it differs: nodes whose list is
+  // shared (declared alike) keep sharing it when their reports change nothing.
+  std::vector<GpuDevice> merged = node.gpus.all();
+  for (size_t i = 0; i < merged.size(); ++i) {
+    GpuDevice& gpu = merged[i];
     // gres.conf's File= numbers a GPU by its device file: matched by the reported minor; else
     // by index (NVML's order).
     auto found = std::find_if(reported.begin(), reported.end(), [&](const GpuDevice& r) {
@@ -47,16 +50,17 @@ void MergeReportedGpus(const std::vector<GpuDevice>& reported, NodeConfig& node)
     if (gpu.type.empty() || (node.gpus_autodetect && gpu.file.empty() && !from.type.empty()))
       gpu.type = from.type;
     if (gpu.cores.empty()) gpu.cores = from.cores;
-    if (gpu.links.empty() && from.links.size() == node.gpus.size()) gpu.links = from.links;
+    if (gpu.links.empty() && from.links.size() == merged.size()) gpu.links = from.links;
     gpu.uuid = from.uuid;
     gpu.name = from.name;
     gpu.pci_bus_id = from.pci_bus_id;
     gpu.memory_mb = from.memory_mb;
   }
   // A core list beyond the node's cores (a mistaken report) is dropped.
-  for (GpuDevice& gpu : node.gpus)
+  for (GpuDevice& gpu : merged)
     if (!gpu.cores.empty() && gpu.cores.back() >= node.sockets * node.cores_per_socket)
       gpu.cores.clear();
+  if (merged != node.gpus.all()) node.gpus = std::move(merged);
 }
 
 void Engine::Adopt(std::shared_ptr<const ClusterConfig> next, EngineOutput* out) {

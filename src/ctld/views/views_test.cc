@@ -559,15 +559,15 @@ TEST(NodeGresTest, GpusByTypeWithTheirSockets) {
   gpu.type = "h100";
   gpu.cores = {0, 1};
   node.gpus = {gpu, gpu, gpu};
-  node.gpus[1].index = 1;
-  node.gpus[1].cores = {4, 5};
-  node.gpus[2].index = 2;
-  node.gpus[2].type = "l40s";
-  node.gpus[2].cores.clear();
+  node.gpus.Mutable()[1].index = 1;
+  node.gpus.Mutable()[1].cores = {4, 5};
+  node.gpus.Mutable()[2].index = 2;
+  node.gpus.Mutable()[2].type = "l40s";
+  node.gpus.Mutable()[2].cores.clear();
   EXPECT_EQ(NodeGres(node), "gpu:h100:2(S:0-1),gpu:l40s:1,nic:1");
-  node.gpus[2].cores = {7};
+  node.gpus.Mutable()[2].cores = {7};
   EXPECT_EQ(NodeGres(node), "gpu:h100:2(S:0-1),gpu:l40s:1(S:1),nic:1");
-  node.gpus.clear();
+  node.gpus = {};
   EXPECT_EQ(NodeGres(node), "gpu:3,nic:1");
 }
 
