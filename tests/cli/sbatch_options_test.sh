@@ -72,6 +72,17 @@ if [ "$(id -u)" = 0 ]; then
     sleep 0.1
   done
   [ "$(squeue -h -j "$id" -o %Q)" = 12345 ] || fail "--priority: $(squeue -h -j "$id" -o %Q)"
+  # A listing of few lines against many jobs asks for the priorities of its lines by ID (40
+  # pending tasks fold into one line): the array's and the job's still print.
+  arr=$(sbatch --parsable --begin=now+1hour --priority=23456 --array=0-39 --wrap true)
+  for _ in $(seq 1 100); do
+    [ "$(squeue -h -o '%i %Q' | grep -c -x -e "${arr}_\[0-39\] 23456" -e "$id 12345")" = 2 ] &&
+      break
+    sleep 0.1
+  done
+  [ "$(squeue -h -o '%i %Q' | grep -c -x -e "${arr}_\[0-39\] 23456" -e "$id 12345")" = 2 ] ||
+    fail "priorities of folded lines: $(squeue -h -o '%i %Q')"
+  scancel "$arr"
 else
   err=$(sbatch --priority=12345 --wrap true 2>&1) && fail "--priority accepted from a user"
   [ "$err" = "sbatch: error: Batch job submission failed: Access/permission denied" ] ||

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -55,6 +56,32 @@ struct SqueueOptions {
 
 std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
                          int64_t now);
+
+// squeue's job lines built one job at a time (not -s): the pending tasks of an array fold into
+// one line as they come, so the command keeps a record per line, not per task (a queue of
+// 100,000 array tasks is ~100 lines). FormatSqueue is this over a list.
+class SqueueLines {
+ public:
+  // `options` is read again by Format: its priorities and plan may be filled in between.
+  SqueueLines(const SqueueOptions& options, int64_t now);
+  ~SqueueLines();
+  SqueueLines(const SqueueLines&) = delete;
+  SqueueLines& operator=(const SqueueLines&) = delete;
+  // Takes `job`, in the controller's order. False when it has no line of its own: its state is
+  // not shown, or it is a pending array task folded into an earlier task's line (which took its
+  // task ID and reason). True: the caller must Add the job, at an address that outlives Format.
+  bool NeedsLine(const v1::Job& job);
+  void Add(const v1::Job& job);
+  size_t size() const;
+  // The jobs that have lines, in the order added.
+  std::vector<const v1::Job*> Jobs() const;
+  // The header, the lines sorted, and what -l/-i/-M print before them.
+  std::string Format();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // A job's dependency as squeue's %E and scontrol's Dependency= print it: "afterok:12,
 // afterany:7_3" joined by ',' or '?'; "(null)" when it has none.

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 
 namespace drover::cli {
 namespace {
@@ -258,6 +259,31 @@ TEST(Squeue, PendingArrayTasksFoldIntoOneLine) {
   EXPECT_EQ(unfolded.substr(0, 31), "             300_0 PD Priority\n");
   EXPECT_NE(unfolded.find("300_9 PD JobArrayTaskLimit\n             300_4  R None\n"),
             std::string::npos);
+}
+
+// squeue's streaming use: each job parsed into one message in turn, kept only when it has a
+// line of its own. The same lines as the whole list, from 2 kept records of 10.
+TEST(Squeue, LinesTakenOneJobAtATimeKeepOnlyTheJobsThatPrint) {
+  SqueueOptions options = QueueOptions();
+  options.format = "%.18i %.2t %r %Q";
+  options.priorities = {{300, 7}};
+  std::string whole = FormatSqueue(Array(), options, kStart);
+  SqueueOptions streamed = QueueOptions();
+  streamed.format = options.format;
+  SqueueLines lines(streamed, kStart);
+  std::deque<v1::Job> kept;
+  v1::Job scratch;
+  for (const v1::Job& job : Array()) {
+    scratch.ParseFromString(job.SerializeAsString());
+    if (lines.NeedsLine(scratch)) lines.Add(kept.emplace_back(std::move(scratch)));
+  }
+  ASSERT_EQ(kept.size(), 2u);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines.Jobs()[0]->spec().job_id(), 300u);  // the head of the folded tasks
+  EXPECT_EQ(lines.Jobs()[1]->spec().job_id(), 304u);
+  streamed.priorities = {{300, 7}};  // filled in after the jobs, as squeue asks for them then
+  EXPECT_EQ(lines.Format(), whole);
+  EXPECT_NE(whole.find("300_[0-3,5-9%2] PD Priority,JobArrayTaskLimit 7\n"), std::string::npos);
 }
 
 TEST(Squeue, PrioritiesFromTheControllerOrderPendingJobs) {

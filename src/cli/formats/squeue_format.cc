@@ -341,28 +341,21 @@ bool StateSelected(const v1::Job& job, const SqueueOptions& options) {
   return false;
 }
 
-// Pending tasks of one array with the same name and partition share a line, as squeue's
+// The key that folds a pending array task into the line of an earlier one: pending tasks of
+// one array with the same name and partition share a line, as squeue's
 // _combine_pending_array_tasks does; their differing reasons are joined with ','.
-std::vector<QueueRow> FoldPendingTasks(std::vector<QueueRow> rows, const QueueContext& ctx) {
-  std::vector<QueueRow> out;
-  std::map<std::tuple<uint64_t, std::string, std::string>, size_t> heads;  // -> index in out
-  for (QueueRow& row : rows) {
-    const v1::Job& job = *row.job;
-    if (!ctx.options.array_unfold && IsPending(job) && IsArrayTask(job)) {
-      auto [it, first] = heads.try_emplace(
-          {job.spec().array_job_id(), job.spec().name(), PartitionText(job, ctx)}, out.size());
-      if (!first) {
-        QueueRow& head = out[it->second];
-        if (head.folded_tasks.empty())
-          head.folded_tasks.push_back(head.job->spec().array_task_id());
-        head.folded_tasks.push_back(job.spec().array_task_id());
-        if (head.reason.find(row.reason) == std::string::npos) head.reason += "," + row.reason;
-        continue;
-      }
-    }
-    out.push_back(std::move(row));
-  }
-  return out;
+using FoldKey = std::tuple<uint64_t, std::string, std::string>;
+
+bool Folds(const v1::Job& job, const QueueContext& ctx) {
+  return !ctx.options.array_unfold && IsPending(job) && IsArrayTask(job);
+}
+
+FoldKey FoldKeyOf(const v1::Job& job, const QueueContext& ctx) {
+  return {job.spec().array_job_id(), job.spec().name(), PartitionText(job, ctx)};
+}
+
+std::string ReasonOf(const v1::Job& job) {
+  return job.reason().empty() ? "None" : job.reason();
 }
 
 // One row's value for one -S key, computed once per row and key (a comparison looks up maps
@@ -950,20 +943,63 @@ std::string DependencyText(const v1::Dependency& dependency) {
 std::string FormatSqueue(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
                          int64_t now) {
   if (options.steps) return FormatSteps(jobs, options, now);
-  QueueContext ctx{options, now};
+  SqueueLines lines(options, now);
+  for (const v1::Job& job : jobs)
+    if (lines.NeedsLine(job)) lines.Add(job);
+  return lines.Format();
+}
+
+struct SqueueLines::State {
+  QueueContext ctx;
+  std::vector<QueueRow> rows;
+  std::map<FoldKey, size_t> heads;  // -> the index in rows of the line its tasks fold into
+};
+
+SqueueLines::SqueueLines(const SqueueOptions& options, int64_t now)
+    : state_(std::make_unique<State>(State{{options, now}, {}, {}})) {}
+
+SqueueLines::~SqueueLines() = default;
+
+bool SqueueLines::NeedsLine(const v1::Job& job) {
+  if (!StateSelected(job, state_->ctx.options)) return false;
+  if (!Folds(job, state_->ctx)) return true;
+  auto found = state_->heads.find(FoldKeyOf(job, state_->ctx));
+  if (found == state_->heads.end()) return true;
+  QueueRow& head = state_->rows[found->second];
+  if (head.folded_tasks.empty()) head.folded_tasks.push_back(head.job->spec().array_task_id());
+  head.folded_tasks.push_back(job.spec().array_task_id());
+  std::string reason = ReasonOf(job);
+  if (head.reason.find(reason) == std::string::npos) head.reason += "," + reason;
+  return false;
+}
+
+void SqueueLines::Add(const v1::Job& job) {
+  if (Folds(job, state_->ctx))
+    state_->heads.try_emplace(FoldKeyOf(job, state_->ctx), state_->rows.size());
+  state_->rows.push_back({&job, {}, ReasonOf(job)});
+}
+
+size_t SqueueLines::size() const {
+  return state_->rows.size();
+}
+
+std::vector<const v1::Job*> SqueueLines::Jobs() const {
+  std::vector<const v1::Job*> jobs;
+  jobs.reserve(state_->rows.size());
+  for (const QueueRow& row : state_->rows) jobs.push_back(row.job);
+  return jobs;
+}
+
+std::string SqueueLines::Format() {
+  const QueueContext& ctx = state_->ctx;
+  const SqueueOptions& options = ctx.options;
   columns::PercentFormat format = ChosenFormat(options, options.start         ? kStartFormat
                                                         : options.long_format ? kLongFormat
                                                                               : kDefaultFormat);
-
-  std::vector<QueueRow> rows;
-  rows.reserve(jobs.size());
-  for (const v1::Job& job : jobs) {
-    if (!StateSelected(job, options)) continue;
-    rows.push_back({&job, {}, job.reason().empty() ? "None" : job.reason()});
-  }
-  rows = FoldPendingTasks(std::move(rows), ctx);
+  std::vector<QueueRow> rows = std::move(state_->rows);
+  state_->heads.clear();
   if (options.per_partition) rows = PerPartition(std::move(rows));
-  std::string out = Preamble(options, now);
+  std::string out = Preamble(options, ctx.now);
   if (!options.no_header) out += FormatLine(format, nullptr, ctx);
   for (const QueueRow* row : SortRows(rows, ctx)) out += FormatLine(format, row, ctx);
   return out;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <optional>
 #include <set>
 #include <string>
@@ -413,8 +414,6 @@ bool OnNodes(const v1::Job& job, const std::set<std::string>& nodes) {
   return false;
 }
 
-// Keeps the jobs the filters ask for. Filtered in place: a queue of 20,000 jobs is not copied
-// or moved twice.
 // squeue -L: jobs that ask for any of the named licenses.
 bool RequestsLicense(const v1::JobSpec& spec, const std::set<std::string>& names) {
   Result<std::vector<LicenseCount>> licenses = ParseLicenses(spec.licenses());
@@ -422,27 +421,26 @@ bool RequestsLicense(const v1::JobSpec& spec, const std::set<std::string>& names
                                  [&](const LicenseCount& l) { return names.count(l.name) > 0; });
 }
 
-void Filter(std::vector<v1::Job>& jobs, const v1::JobFilter& requested,
-            const SqueueRequest& request, const std::vector<v1::Partition>& partitions) {
+// Whether the filters ask for `job`.
+bool Wanted(const v1::Job& job, const v1::JobFilter& requested, const SqueueRequest& request,
+            const std::vector<v1::Partition>& partitions) {
   bool by_id = requested.job_ids_size() || requested.array_tasks_size();
-  std::erase_if(jobs, [&](const v1::Job& job) {
-    const v1::JobSpec& spec = job.spec();
-    if (!Requested(requested, job)) return true;
-    if (!request.all && !by_id && HiddenPartition(partitions, job)) return true;
-    if (request.users_given && !request.uids.count(spec.uid())) return true;
-    if (!request.names.empty() && !request.names.count(spec.name())) return true;
-    if (!request.accounts.empty() && !request.accounts.count(ToLower(spec.account()))) return true;
-    std::string qos = spec.qos().empty() ? "normal" : ToLower(spec.qos());
-    if (!request.qos.empty() && !request.qos.count(qos)) return true;
-    if (!request.licenses.empty() && !RequestsLicense(spec, request.licenses)) return true;
-    if (!request.reservation.empty() && spec.reservation() != request.reservation) return true;
-    if (request.nodes && !OnNodes(job, *request.nodes)) return true;
-    if (request.partitions.empty()) return false;
-    if (request.partitions.count(job.partition_name())) return false;
-    for (const std::string& partition : spec.partitions())
-      if (job.partition_name().empty() && request.partitions.count(partition)) return false;
-    return true;
-  });
+  const v1::JobSpec& spec = job.spec();
+  if (!Requested(requested, job)) return false;
+  if (!request.all && !by_id && HiddenPartition(partitions, job)) return false;
+  if (request.users_given && !request.uids.count(spec.uid())) return false;
+  if (!request.names.empty() && !request.names.count(spec.name())) return false;
+  if (!request.accounts.empty() && !request.accounts.count(ToLower(spec.account()))) return false;
+  std::string qos = spec.qos().empty() ? "normal" : ToLower(spec.qos());
+  if (!request.qos.empty() && !request.qos.count(qos)) return false;
+  if (!request.licenses.empty() && !RequestsLicense(spec, request.licenses)) return false;
+  if (!request.reservation.empty() && spec.reservation() != request.reservation) return false;
+  if (request.nodes && !OnNodes(job, *request.nodes)) return false;
+  if (request.partitions.empty()) return true;
+  if (request.partitions.count(job.partition_name())) return true;
+  for (const std::string& partition : spec.partitions())
+    if (job.partition_name().empty() && request.partitions.count(partition)) return true;
+  return false;
 }
 
 std::string Document(const std::vector<v1::Job>& jobs, const SqueueOptions& options,
@@ -458,6 +456,31 @@ std::string Document(const std::vector<v1::Job>& jobs, const SqueueOptions& opti
   return yaml ? columns::JsonToYaml(json) : json;
 }
 
+// The priorities squeue needs: those of the jobs named (squeue -j), or of the jobs that print
+// when they are few against the queue (each pending array's tasks fold into one line), or all.
+v1::PriorityQuery PrioritiesFor(const v1::JobFilter& filter,
+                                const std::vector<const v1::Job*>& shown, int listed) {
+  constexpr size_t kMostNamed = 10'000;
+  v1::PriorityQuery query;
+  if (filter.job_ids_size() + filter.array_tasks_size() > 0) {
+    *query.mutable_filter()->mutable_job_ids() = filter.job_ids();
+    *query.mutable_filter()->mutable_array_tasks() = filter.array_tasks();
+  } else if (!shown.empty() && shown.size() <= kMostNamed &&
+             shown.size() * 4 < static_cast<size_t>(listed)) {
+    for (const v1::Job* job : shown) {
+      const v1::JobSpec& spec = job->spec();
+      if (spec.array_job_id() != 0 && spec.array_task_id() != UINT32_MAX) {  // an array task
+        v1::JobFilter::ArrayTask* task = query.mutable_filter()->add_array_tasks();
+        task->set_array_job_id(spec.array_job_id());
+        task->set_task_id(spec.array_task_id());
+      } else {
+        query.mutable_filter()->add_job_ids(spec.job_id());  // an array's ID would name its tasks
+      }
+    }
+  }
+  return query;
+}
+
 // One listing: the controller's jobs, filtered, in the format asked for. Exit code 1 when a
 // single job asked for by id is unknown, as squeue's slurm_load_job fails.
 int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions options,
@@ -465,32 +488,52 @@ int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions op
   v1::JobList list;
   grpc::Status status = ListAllJobs(connection, query, &list);
   if (!status.ok()) return Fail("squeue", Unreachable(status));
-  std::vector<v1::Job> jobs = ParseJobs(list);
   for (const v1::PlannedStart& plan : list.planned()) options.planned[plan.job_id()] = plan;
   options.partitions = Partitions(connection, /*configuration_only=*/true);
   const v1::JobFilter& filter = query.filter();
-  Filter(jobs, filter, request, options.partitions);
-  if (jobs.empty() && filter.job_ids_size() + filter.array_tasks_size() == 1 &&
+  int64_t now = list.time() ? list.time() : std::time(nullptr);
+  const bool lines = !(request.json || request.yaml || options.steps);
+  // Lines: each job parsed in turn into one message, kept only when it has a line of its own
+  // (pending array tasks fold as they come), so 100,000 array tasks cost ~100 records. The
+  // documents and -s read every job.
+  std::vector<v1::Job> jobs;
+  std::deque<v1::Job> kept;
+  SqueueLines folded(options, now);
+  size_t wanted = 0;
+  v1::Job job;
+  for (const std::string& bytes : list.jobs()) {
+    job.ParseFromString(bytes);
+    if (!Wanted(job, filter, request, options.partitions)) continue;
+    ++wanted;
+    if (!lines)
+      jobs.push_back(std::move(job));
+    else if (folded.NeedsLine(job))
+      folded.Add(kept.emplace_back(std::move(job)));
+  }
+  if (wanted == 0 && filter.job_ids_size() + filter.array_tasks_size() == 1 &&
       list.jobs_size() == 0) {
     std::fputs("slurm_load_jobs error: Invalid job id specified\n", stderr);
     return 1;
   }
-  v1::PriorityList priorities;
-  // The priorities of the jobs asked for by ID only, when they were (squeue -j).
-  v1::PriorityQuery priority_query;
-  if (filter.job_ids_size() + filter.array_tasks_size() > 0) {
-    *priority_query.mutable_filter()->mutable_job_ids() = filter.job_ids();
-    *priority_query.mutable_filter()->mutable_array_tasks() = filter.array_tasks();
+  std::vector<const v1::Job*> shown;
+  if (lines) {
+    shown = folded.Jobs();
+  } else {
+    for (const v1::Job& listed : jobs) shown.push_back(&listed);
   }
+  v1::PriorityList priorities;
   if (Unary(connection, "/drover.v1.Controller/Priorities", &v1::Controller::Stub::Priorities,
-            priority_query, &priorities)
+            PrioritiesFor(filter, shown, list.jobs_size()), &priorities)
           .ok())
     for (const v1::JobPriority& priority : priorities.jobs())
       options.priorities[priority.job_id()] = priority.priority();
-  int64_t now = list.time() ? list.time() : std::time(nullptr);
-  std::string out = request.json || request.yaml
-                        ? Document(jobs, options, connection, list.time(), request.yaml)
-                        : FormatSqueue(jobs, options, now);
+  std::string out;
+  if (lines)
+    out = folded.Format();
+  else if (request.json || request.yaml)
+    out = Document(jobs, options, connection, list.time(), request.yaml);
+  else
+    out = FormatSqueue(jobs, options, now);  // -s
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
   if (request.iterate == 0) ExitNow(0);  // the last listing: its jobs are not freed one by one
