@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "testing/temp_dir.h"
+
 namespace drover::agent {
 namespace {
 
@@ -198,7 +200,9 @@ TEST_F(FakeNvml, InitFailureFallsBackToGresConf) {
 TEST_F(FakeNvml, MigDevicesAreGpusOfTheirOwn) {
   // GPU 0 in MIG mode with three 1g.10gb devices; GPU 1 whole. The driver lists the caps of
   // GPU 0's (minor 0) instances.
-  std::string dir = ::testing::TempDir();
+  drover::testing::TempDir temp("gpu_test");  // its own: removed at the end, never shared
+  ASSERT_FALSE(temp.path().empty());
+  std::string dir = temp.path().string();
   std::string config = dir + "/mig_nvml.conf", minors = dir + "/mig-minors",
               devices = dir + "/devices";
   auto write = [](const std::string& path, const char* text) {
