@@ -70,27 +70,36 @@ void PrintUsage(std::FILE* out) {
 // 4 KiB page at a time. The heap is grown once by 64 MiB (virtual: only what is touched is
 // resident) and marked for transparent huge pages, as glibc's glibc.malloc.hugetlb=1 tunable
 // does: a few dozen faults instead of thousands. Where THP is off this changes nothing.
+// The bytes free at the top of the heap.
+size_t FreeTop() {
+#if defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 33)
+  return mallinfo2().keepcost;
+#else
+  return static_cast<size_t>(static_cast<unsigned>(mallinfo().keepcost));
+#endif
+}
+
 void PrepareHeap() {
   constexpr size_t kPad = size_t{64} << 20, kHuge = size_t{2} << 20;
   mallopt(M_TOP_PAD, static_cast<int>(kPad));
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(kPad));  // big buffers from the heap too
   auto before = reinterpret_cast<uintptr_t>(sbrk(0));
   // Just more than the heap's free top (keepcost): the heap grows by kPad. The pair touches the
-  // chunk's start and its end, both within a page past the old break: a 2 MiB range that was
-  // touched before the madvise stays in 4 KiB pages, so the range starts past them. Volatile,
-  // so that the compiler does not drop the malloc/free pair.
+  // chunk's start and its end, both within the two pages past the old break: a 2 MiB range that
+  // was touched before the madvise stays in 4 KiB pages, so the range starts past them.
+  // Volatile, so that the compiler does not drop the malloc/free pair.
   constexpr size_t kPage = 4096;
-  void* volatile grow = std::malloc(mallinfo2().keepcost + kPage);
+  void* volatile grow = std::malloc(FreeTop() + kPage);
   std::free(grow);  // the heap keeps kPad at its top (M_TOP_PAD)
   auto after = reinterpret_cast<uintptr_t>(sbrk(0));
   uintptr_t from = (before + 2 * kPage + kHuge - 1) & ~(kHuge - 1), to = after & ~(kHuge - 1);
   if (before == static_cast<uintptr_t>(-1) || to <= from) return;
   madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
   // Up to 2 MiB between the free top's start and `from` would be faulted in 4 KiB pages. A block
-  // that ends a page short of `from` is set aside, never touched but at its ends and never
+  // that ends two pages short of `from` is set aside, never touched but at its ends and never
   // freed (address space, not memory), so that what the command allocates next lands in huge
   // pages.
-  uintptr_t top = after - mallinfo2().keepcost;
+  uintptr_t top = after - FreeTop();
   if (from > top + 2 * kPage) {
     void* volatile skipped = std::malloc(from - top - 2 * kPage);
     (void)skipped;

@@ -267,10 +267,11 @@ struct GpuDevice {
 };
 
 // A node's GPUs, by device index: one vector shared between the nodes whose GPUs are the same
-// (the nodes of one NodeName line, and copies of a node), copied on the first write to one of
-// them. A 10,000-node, 8-GPU configuration holds 80,000 GPU records otherwise, which every
-// command that loads it pays for. Reads have the vector's const interface; writes go through
-// Mutable(). Like a vector, one list is not for concurrent writes and reads.
+// (the nodes of one NodeName line, or of lines in a row with the same Gres=, and copies of a
+// node), copied on the first write to one of them. A 10,000-node, 8-GPU configuration holds 80,000
+// GPU records otherwise, which every command that loads it pays for. Reads have the vector's const
+// interface; writes go through Mutable(). Like a vector, one list is not for concurrent writes and
+// reads.
 class GpuList {
  public:
   using value_type = GpuDevice;

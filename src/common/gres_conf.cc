@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <tuple>
 
@@ -384,7 +385,8 @@ void FinishGpus(ClusterConfig& config, const std::vector<GpuShareLine>& shares,
                 Diagnostics& diagnostics) {
   // The same problem on many nodes of one line is one error naming them all.
   std::map<std::tuple<std::string, int, std::string>, std::vector<std::string>> problems;
-  // The emulated GPUs of nodes declared alike (the nodes of one line) are one shared list.
+  // The emulated GPUs of nodes declared alike (the nodes of one line, or of lines in a row with
+  // the same Gres=) are one shared list.
   const NodeConfig* last_built = nullptr;
   for (NodeConfig& node : config.nodes) {
     if (!node.gpus.empty()) {
@@ -454,6 +456,8 @@ std::vector<GpuDevice>& GpuList::Mutable() {
     shared_ = std::make_shared<std::vector<GpuDevice>>();
   else if (shared_.use_count() > 1)
     shared_ = std::make_shared<std::vector<GpuDevice>>(*shared_);
+  else  // the last other owner's release, on another thread, happens before this write
+    std::atomic_thread_fence(std::memory_order_acquire);
   return *shared_;
 }
 

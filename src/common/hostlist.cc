@@ -349,7 +349,7 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view expression, siz
     uint64_t count = CountNames(*pattern);
     if (count > max_names - names.size()) return CapError(max_names, element);
     // Within max_names (checked above). Grown by at least doubling, so that a list of many
-    // single names ("a1,a2,...") does not reallocate for each.
+    // ranges ("a[1-2],b[1-2],...") does not reallocate for each.
     if (names.size() + count > names.capacity())
       names.reserve(std::max(names.size() + count, 2 * names.capacity()));
     AppendProduct(*pattern, names);

@@ -3,6 +3,8 @@
 // threads.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/documented_keys.h"
 #include "common/hostlist.h"
 #include "common/slurm_conf.h"
@@ -251,7 +253,11 @@ void AddNodeLine(const ConfLine& line, std::vector<ConfPair>& defaults, ClusterC
       !ExpandPorts(line, names->size(), ports, diagnostics))
     return;
   draft.node.defined_at = line.where;
-  config.nodes.reserve(config.nodes.size() + names->size());  // 10,000 nodes: no moves
+  // 10,000 nodes on one line: no moves. Grown by at least doubling, so that 10,000 lines of one
+  // node each do not reallocate for each.
+  if (config.nodes.size() + names->size() > config.nodes.capacity())
+    config.nodes.reserve(
+        std::max(config.nodes.size() + names->size(), 2 * config.nodes.capacity()));
   config.node_index.reserve(config.node_index.size() + names->size());
   for (size_t i = 0; i < names->size(); ++i) {
     NodeDraft one = draft;

@@ -75,7 +75,8 @@ class SqueueLines {
   size_t size() const;
   // The jobs that have lines, in the order added.
   std::vector<const v1::Job*> Jobs() const;
-  // The header, the lines sorted, and what -l/-i/-M print before them.
+  // The header, the lines sorted, and what -l/-i/-M print before them. Once: the lines move out
+  // (size() and Jobs() are empty after).
   std::string Format();
 
  private:

@@ -522,7 +522,8 @@ int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions op
     for (const v1::Job& listed : jobs) shown.push_back(&listed);
   }
   v1::PriorityList priorities;
-  if (Unary(connection, "/drover.v1.Controller/Priorities", &v1::Controller::Stub::Priorities,
+  if (!options.steps &&  // -s prints no priority
+      Unary(connection, "/drover.v1.Controller/Priorities", &v1::Controller::Stub::Priorities,
             PrioritiesFor(filter, shown, list.jobs_size()), &priorities)
           .ok())
     for (const v1::JobPriority& priority : priorities.jobs())
