@@ -1,9 +1,11 @@
 // Per-node requirements with Slurm's defaults; see request.h.
 #include "sched/request.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -178,9 +180,10 @@ int CoreShare(const PartitionConfig& partition, bool oversubscribe, bool exclusi
   return shares && !exclusive ? std::max(over.max_share, 1) : 1;
 }
 
-std::string NodeMinimums(const JobSpec& job) {
-  return fmt::format("|{}|{}|{}:{}:{}", job.min_cpus_per_node, job.min_tmp_disk_mb, job.min_sockets,
-                     job.min_cores_per_socket, job.min_threads_per_core);
+void AppendNodeMinimums(std::string& key, const JobSpec& job) {
+  fmt::format_to(std::back_inserter(key), FMT_COMPILE("|{}|{}|{}:{}:{}"), job.min_cpus_per_node,
+                 job.min_tmp_disk_mb, job.min_sockets, job.min_cores_per_socket,
+                 job.min_threads_per_core);
 }
 
 bool NodeShapeFits(const JobSpec& job, const NodeConfig& node) {

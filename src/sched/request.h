@@ -60,7 +60,8 @@ int CoreShare(const PartitionConfig& partition, bool oversubscribe, bool exclusi
 // Whether the node meets the job's node minimums (--mincpus, --tmp, -B): Slurm never selects
 // a node below them, however idle.
 bool NodeShapeFits(const JobSpec& job, const NodeConfig& node);
-// The node minimums as a key part: jobs that differ in them see different sets of nodes.
-std::string NodeMinimums(const JobSpec& job);
+// The node minimums as a key part, appended to `key`: jobs that differ in them see different
+// sets of nodes.
+void AppendNodeMinimums(std::string& key, const JobSpec& job);
 
 }  // namespace drover::sched

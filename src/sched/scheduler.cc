@@ -6,11 +6,13 @@
 // planned ahead (pass_plan.cc).
 #include "sched/scheduler.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <span>
@@ -669,11 +671,15 @@ std::optional<Allocation> Pass::Place(const JobSpec& job, int p, const ResolvedR
 // there as the cluster is configured (BadConstraints), not that it must wait.
 bool Pass::EverFits(const JobSpec& job, int p, const ResolvedRequest& r,
                     const Constraint& constraint) const {
-  std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}:{}", p, r.nodes, r.per_node.cpus, r.per_node.gpus,
-                  r.per_node.gpu_type, r.per_node.memory_mb, job.constraint, NodeMinimums(job),
-                  r.per_node.share_gres, r.per_node.shares) +
-      fmt::format("|{}", r.per_node.nvme);
+  // Built for every job a pass decides on (see ShapeFor): compiled format strings, one buffer.
+  std::string key;
+  key.reserve(160);  // one allocation: each piece written resizes the string
+  fmt::format_to(std::back_inserter(key), FMT_COMPILE("{}|{}|{}|{}|{}|{}|{}|"), p, r.nodes,
+                 r.per_node.cpus, r.per_node.gpus, r.per_node.gpu_type, r.per_node.memory_mb,
+                 job.constraint);
+  AppendNodeMinimums(key, job);
+  fmt::format_to(std::back_inserter(key), FMT_COMPILE("|{}:{}|{}"), r.per_node.share_gres,
+                 r.per_node.shares, r.per_node.nvme);
   auto [it, inserted] = ever_fits_.emplace(std::move(key), false);
   if (inserted)
     it->second = NodesEverFitting(cluster_, job, p, r, constraint, r.nodes) >= r.nodes &&
