@@ -222,7 +222,7 @@ void Engine::On(const NodeRegistered& event, EngineOutput& out) {
   }
   // What the agent found of its GPUs (NVML's UUIDs, affinity, links) joins the configuration
   // the scheduler places by, once per batch (MergeRegisteredGpus).
-  if (!event.gpus.empty() && event.gpus != node.reported_gpus) {
+  if (!event.gpus.empty() && event.gpus != node.reported_gpus.all()) {
     node.reported_gpus = event.gpus;
     gpus_reported_.push_back(index);
   }
