@@ -351,17 +351,18 @@ std::string ShareGpus(NodeConfig& node, const std::vector<const GpuShareLine*>& 
   if (declared > uint64_t{UINT32_MAX} * node.gpus.size())
     return fmt::format("{{}}: Gres={}:{} is too large", sharing, declared);
   node.gpu_sharing = sharing;
-  for (GpuDevice& gpu : node.gpus.Mutable()) gpu.shares = 0;
+  std::vector<GpuDevice>& own = node.gpus.Mutable();  // the node's alone from here
+  for (GpuDevice& gpu : own) gpu.shares = 0;
   if (lines.empty()) {
     std::vector<GpuDevice*> all;
-    for (GpuDevice& gpu : node.gpus.Mutable()) all.push_back(&gpu);
+    for (GpuDevice& gpu : own) all.push_back(&gpu);
     SplitEvenly(declared, all);
     return "";
   }
   uint64_t described = 0;
   for (const GpuShareLine* line : lines) {
     std::vector<GpuDevice*> gpus;
-    for (GpuDevice& gpu : node.gpus.Mutable())
+    for (GpuDevice& gpu : own)
       if (line->gpu_indexes.empty() || std::find(line->gpu_indexes.begin(), line->gpu_indexes.end(),
                                                  gpu.index) != line->gpu_indexes.end())
         gpus.push_back(&gpu);

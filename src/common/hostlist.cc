@@ -348,10 +348,9 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view expression, siz
     if (!pattern.ok()) return std::move(pattern).take_error();
     uint64_t count = CountNames(*pattern);
     if (count > max_names - names.size()) return CapError(max_names, element);
-    // Within max_names (checked above). Grown by at least doubling, so that a list of many
-    // ranges ("a[1-2],b[1-2],...") does not reallocate for each.
-    if (names.size() + count > names.capacity())
-      names.reserve(std::max(names.size() + count, 2 * names.capacity()));
+    // The first element's names at once (within max_names, checked above): "n[00001-10000]"
+    // without moves. Later elements grow the vector as push_back does, geometrically.
+    if (names.empty()) names.reserve(count);
     AppendProduct(*pattern, names);
   }
   return names;

@@ -3,8 +3,6 @@
 // threads.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "common/documented_keys.h"
 #include "common/hostlist.h"
 #include "common/slurm_conf.h"
@@ -253,12 +251,13 @@ void AddNodeLine(const ConfLine& line, std::vector<ConfPair>& defaults, ClusterC
       !ExpandPorts(line, names->size(), ports, diagnostics))
     return;
   draft.node.defined_at = line.where;
-  // 10,000 nodes on one line: no moves. Grown by at least doubling, so that 10,000 lines of one
-  // node each do not reallocate for each.
-  if (config.nodes.size() + names->size() > config.nodes.capacity())
-    config.nodes.reserve(
-        std::max(config.nodes.size() + names->size(), 2 * config.nodes.capacity()));
-  config.node_index.reserve(config.node_index.size() + names->size());
+  // The first line's nodes at once: 10,000 nodes on one line without moves. Later lines grow
+  // the vector and the index geometrically (an exact reserve per line was quadratic over
+  // 10,000 lines of one node each).
+  if (config.nodes.empty()) {
+    config.nodes.reserve(names->size());
+    config.node_index.reserve(names->size());
+  }
   for (size_t i = 0; i < names->size(); ++i) {
     NodeDraft one = draft;
     one.node.name = (*names)[i];

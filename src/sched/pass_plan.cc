@@ -99,7 +99,7 @@ int Pass::ShapeFor(const JobSpec& job, int p, const ResolvedRequest& r,
   AppendNodeMinimums(key, job);
   // Jobs that name nodes plan over a shape of their own.
   if (!job.nodelist.empty() || !job.exclude.empty() || counted)
-    fmt::format_to(std::back_inserter(key), FMT_COMPILE("|job {}"), job.job_id);
+    fmt::format_to(out, FMT_COMPILE("|job {}"), job.job_id);
   if (int found = planner_.FindShape(key); found >= 0) return found;
   Shape shape;
   shape.per_node = need;

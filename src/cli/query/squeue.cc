@@ -431,8 +431,9 @@ bool Wanted(const v1::Job& job, const v1::JobFilter& requested, const SqueueRequ
   if (request.users_given && !request.uids.count(spec.uid())) return false;
   if (!request.names.empty() && !request.names.count(spec.name())) return false;
   if (!request.accounts.empty() && !request.accounts.count(ToLower(spec.account()))) return false;
-  std::string qos = spec.qos().empty() ? "normal" : ToLower(spec.qos());
-  if (!request.qos.empty() && !request.qos.count(qos)) return false;
+  if (!request.qos.empty() &&
+      !request.qos.count(spec.qos().empty() ? "normal" : ToLower(spec.qos())))
+    return false;
   if (!request.licenses.empty() && !RequestsLicense(spec, request.licenses)) return false;
   if (!request.reservation.empty() && spec.reservation() != request.reservation) return false;
   if (request.nodes && !OnNodes(job, *request.nodes)) return false;
@@ -499,19 +500,16 @@ int ListOnce(Connection& connection, const v1::JobQuery& query, SqueueOptions op
   std::vector<v1::Job> jobs;
   std::deque<v1::Job> kept;
   SqueueLines folded(options, now);
-  size_t wanted = 0;
   v1::Job job;
   for (const std::string& bytes : list.jobs()) {
     job.ParseFromString(bytes);
     if (!Wanted(job, filter, request, options.partitions)) continue;
-    ++wanted;
     if (!lines)
       jobs.push_back(std::move(job));
     else if (folded.NeedsLine(job))
       folded.Add(kept.emplace_back(std::move(job)));
   }
-  if (wanted == 0 && filter.job_ids_size() + filter.array_tasks_size() == 1 &&
-      list.jobs_size() == 0) {
+  if (filter.job_ids_size() + filter.array_tasks_size() == 1 && list.jobs_size() == 0) {
     std::fputs("slurm_load_jobs error: Invalid job id specified\n", stderr);
     return 1;
   }
