@@ -17,4 +17,13 @@ bool WriteFully(int fd, std::string_view text) {
   return true;
 }
 
+std::string ReadToEnd(int fd) {
+  std::string text;
+  char buffer[1024];
+  ssize_t got = 0;
+  while ((got = ::read(fd, buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR))
+    if (got > 0) text.append(buffer, static_cast<size_t>(got));
+  return text;
+}
+
 }  // namespace drover

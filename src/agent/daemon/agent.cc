@@ -113,6 +113,7 @@ Agent::Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery
       host_(std::move(host)),
       gpus_(std::move(gpus)),
       options_(std::move(options)) {
+  if (!options_.launcher) options_.launcher = std::make_shared<SupervisorLauncher>(options_.stepd);
   std::error_code ignored;
   fs::create_directories(options_.spool / "done", ignored);
   WipeNvme(0);  // what jobs that ended while the agent was down left on the drives
@@ -438,11 +439,13 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
     return WriteLaunchFailure(dir, s.error());
   if (Status s = WriteEnvironment(dir, env); !s) return WriteLaunchFailure(dir, s.error());
   if (Status s = WriteLaunch(dir, *launch); !s) return WriteLaunchFailure(dir, s.error());
-  auto supervisor = StartSupervisor(options_.stepd, dir);
+  auto supervisor = options_.launcher->Start(dir);
   if (!supervisor)
     return WriteLaunchFailure(dir, "the step supervisor did not start: " + supervisor.error());
-  MutexLock lock(mutex_);
-  supervisors_.push_back(*supervisor);  // this agent's child until it ends: reaped here
+  if (supervisor->child) {
+    MutexLock lock(mutex_);
+    supervisors_.push_back(supervisor->pid);  // this agent's child until it ends: reaped here
+  }
   return OkStatus();
 }
 

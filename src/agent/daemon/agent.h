@@ -24,6 +24,7 @@
 #include "agent/host/job_env.h"
 #include "agent/host/mps_control.h"
 #include "agent/host/process_table.h"
+#include "agent/stepd/launcher.h"
 #include "agent/stepd/spool.h"
 #include "common/cluster_config.h"
 #include "common/job_spec.h"
@@ -36,7 +37,10 @@ namespace drover::agent {
 struct AgentOptions {
   std::filesystem::path spool;  // this node's own spool directory
   std::filesystem::path stepd;  // the droverstepd binary
-  std::string conf_path;        // SLURM_CONF for jobs
+  // The agent process's launcher of supervisors, shared by the nodes it serves (launcher.h);
+  // null: the agent makes one of its own.
+  std::shared_ptr<SupervisorLauncher> launcher;
+  std::string conf_path;  // SLURM_CONF for jobs
   // Emulated node: resources from slurm.conf, GPUs without devices, no cpuset (the host's CPUs
   // are shared by every emulated node); memory limits still apply where cgroups allow.
   bool emulated = false;

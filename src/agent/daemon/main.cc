@@ -510,6 +510,8 @@ int main(int argc, char** argv) {
   // an agent of many nodes gives each program its node.
   if (names->size() == 1) setenv("SLURMD_NODENAME", names->front().c_str(), 1);
   std::vector<std::unique_ptr<agent::Agent>> agents;
+  // One launcher forks every node's supervisors: no exec of droverstepd per job.
+  std::shared_ptr<agent::SupervisorLauncher> launcher;
   const bool quiet = names->size() > 16;  // a line per node for a few nodes, else a summary
   agent::CgroupHierarchy cgroups = agent::DetectCgroups(agent::AgentOptions().cgroup_root);
   for (const std::string& name : *names) {
@@ -531,6 +533,8 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "droverd: error: {}\n", agent_options.error());
       return 1;
     }
+    if (!launcher) launcher = std::make_shared<agent::SupervisorLauncher>(agent_options->stepd);
+    agent_options->launcher = launcher;
     if (!quiet) PrintNodeSummary(name, *host, gpus, cgroups);
     agents.push_back(
         std::make_unique<agent::Agent>(cluster, node, *host, std::move(gpus), *agent_options));

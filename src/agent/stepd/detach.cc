@@ -21,15 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(int fd) {
-  std::string text;
-  char buffer[1024];
-  ssize_t got = 0;
-  while ((got = ::read(fd, buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR))
-    if (got > 0) text.append(buffer, got);
-  return text;
-}
-
 }  // namespace
 
 Result<Detached> Daemonize(const fs::path& job_dir) {
@@ -54,7 +45,7 @@ Result<Detached> Daemonize(const fs::path& job_dir) {
     ::close(ready[1]);
     ::close(log_fd);
     ::waitpid(middle, nullptr, 0);
-    std::string answer = ReadAll(ready[0]);
+    std::string answer = ReadToEnd(ready[0]);
     ::close(ready[0]);
     Detached caller;
     if (answer == "+") return caller;
@@ -131,18 +122,23 @@ Result<pid_t> StartSupervisor(const fs::path& binary, const fs::path& job_dir) {
     ::close(output[0]);
     return MakeError(fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
   }
-  std::string said = ReadAll(output[0]);  // to the pipe's end: ready, or gone
+  std::string said = ReadToEnd(output[0]);  // to the pipe's end: ready, or gone
   ::close(output[0]);
   if (said == "+") return pid;
   int wait_status = 0;
   while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
+  return MakeError(NotReadyReason(said, wait_status, program, log));
+}
+
+std::string NotReadyReason(std::string_view said, int wait_status, std::string_view who,
+                           const std::string& log) {
   std::string message(Trim(said.starts_with("-") ? said.substr(1) : said));
-  if (!message.empty()) return MakeError(std::move(message));
-  return MakeError(fmt::format("{} {} before it was ready; see {}", program,
-                               WIFSIGNALED(wait_status)
-                                   ? fmt::format("was killed by signal {}", WTERMSIG(wait_status))
-                                   : fmt::format("exited with code {}", WEXITSTATUS(wait_status)),
-                               log));
+  if (!message.empty()) return message;
+  return fmt::format("{} {} before it was ready; see {}", who,
+                     WIFSIGNALED(wait_status)
+                         ? fmt::format("was killed by signal {}", WTERMSIG(wait_status))
+                         : fmt::format("exited with code {}", WEXITSTATUS(wait_status)),
+                     log);
 }
 }  // namespace drover::agent

@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <string>
+#include <string_view>
 
 #include "common/result.h"
 
@@ -41,5 +43,10 @@ Status Attach(const Status& outcome);
 // multi-threaded caller.
 Result<pid_t> StartSupervisor(const std::filesystem::path& binary,
                               const std::filesystem::path& job_dir);
+
+// Why a supervisor did not get to report ready: what it said on the ready pipe ("-why"), else
+// how `who` ended (its wait status) and the log to look at.
+std::string NotReadyReason(std::string_view said, int wait_status, std::string_view who,
+                           const std::string& log);
 
 }  // namespace drover::agent

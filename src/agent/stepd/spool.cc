@@ -518,6 +518,14 @@ Result<std::vector<std::string>> ReadEnvironment(const fs::path& job_dir) {
   return environment;
 }
 
+Result<SupervisorInput> ReadSupervisorInput(const fs::path& job_dir) {
+  auto launch = ReadLaunch(job_dir);
+  if (!launch) return MakeError(launch.error());
+  auto environment = ReadEnvironment(job_dir);
+  if (!environment) return MakeError(environment.error());
+  return SupervisorInput{std::move(*launch), std::move(*environment)};
+}
+
 Status WriteScript(const fs::path& job_dir, std::string_view text, uid_t uid, gid_t gid) {
   const fs::path path = job_dir / "script";
   if (Status ok = WriteAtomically(path, text, 0700); !ok) return ok;

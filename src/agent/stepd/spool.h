@@ -155,6 +155,12 @@ Status WriteScript(const std::filesystem::path& job_dir, std::string_view text, 
 // 'job_id'?)", "<dir>/launch: missing work_dir", "<dir>/environ: entry 2 'x' is not NAME=value".
 Result<BatchLaunch> ReadLaunch(const std::filesystem::path& job_dir);
 Result<std::vector<std::string>> ReadEnvironment(const std::filesystem::path& job_dir);
+// Both, as a supervisor reads them before it reports ready: the first error.
+struct SupervisorInput {
+  BatchLaunch launch;
+  std::vector<std::string> environment;
+};
+Result<SupervisorInput> ReadSupervisorInput(const std::filesystem::path& job_dir);
 
 // supervisor.pid and job.pid are process files (common/process_file.h), named here as before.
 using drover::ProcessAlive;

@@ -16,12 +16,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "agent/host/cgroup.h"
 #include "agent/stepd/detach.h"
+#include "agent/stepd/launcher.h"
 #include "agent/stepd/spool.h"
 #include "agent/stepd/user_environment.h"
 #include "common/text.h"
@@ -453,6 +455,150 @@ TEST_F(Stepd, OutlivesTheProcessThatStartedIt) {
   ASSERT_TRUE(status);
   EXPECT_EQ(status->exit_code, 0) << Log();
   EXPECT_EQ(Read(launch_.stdout_path), "done\n");
+}
+
+// ---- The launcher: supervisors forked from one droverstepd --serve, as droverd starts them ----
+
+// The parent of process `pid` (/proc/<pid>/stat), or 0 once it is gone.
+pid_t ParentOf(pid_t pid) {
+  std::string stat = Read(fmt::format("/proc/{}/stat", pid));
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::vector<std::string> fields = Split(Trim(stat.substr(close + 1)), ' ');
+  return fields.size() > 1 ? static_cast<pid_t>(ParseInt64(fields[1]).value_or(0)) : 0;
+}
+
+// What the descriptors of process `pid` point to ("socket:[123]", "/dev/null", ...).
+std::vector<std::string> DescriptorTargets(pid_t pid) {
+  std::vector<std::string> targets;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), error))
+    if (auto target = fs::read_symlink(entry.path(), error); !error) targets.push_back(target);
+  return targets;
+}
+
+class StepdLauncher : public Stepd {
+ protected:
+  void Prepare(const fs::path& dir, const std::string& script) {
+    ASSERT_TRUE(WriteScript(dir, script, launch_.uid, launch_.gid).ok());
+    ASSERT_TRUE(WriteEnvironment(dir, environment_).ok());
+    ASSERT_TRUE(WriteLaunch(dir, launch_).ok());
+  }
+  // Job `id`'s directory with the fixture's launch, its output in <spool>/out-<id>.
+  fs::path OtherJob(uint64_t id, const std::string& script) {
+    auto created = CreateJobDirectory(spool_.path(), id);
+    EXPECT_TRUE(created.ok()) << created.error();
+    BatchLaunch launch = launch_;
+    launch.job_id = id;
+    launch.stdout_path = launch.stderr_path = (spool_.path() / fmt::format("out-{}", id)).string();
+    EXPECT_TRUE(WriteScript(*created, script, launch.uid, launch.gid).ok());
+    EXPECT_TRUE(WriteEnvironment(*created, environment_).ok());
+    EXPECT_TRUE(WriteLaunch(*created, launch).ok());
+    return *created;
+  }
+  pid_t Launch(const fs::path& dir) {
+    auto started = launcher_->Start(dir);
+    EXPECT_TRUE(started.ok()) << started.error();
+    if (!started.ok()) return 0;
+    EXPECT_FALSE(started->child) << "spawned, not forked by the launcher";
+    EXPECT_TRUE(fs::exists(dir / "supervisor.pid"));
+    return started->pid;
+  }
+  std::optional<BatchStatus> WaitForStatusIn(const fs::path& dir) {
+    for (auto deadline = Clock::now() + seconds(10); Clock::now() < deadline;
+         std::this_thread::sleep_for(milliseconds(20)))
+      if (auto status = ReadStatus(dir)) return *status;
+    ADD_FAILURE() << "no status in " << dir << "; stepd.log:\n" << Read(dir / "stepd.log");
+    return std::nullopt;
+  }
+
+  // Job `id` (OtherJob) ran to exit code 0 and printed `output`.
+  void ExpectRan(const fs::path& dir, uint64_t id, const std::string& output) {
+    auto status = WaitForStatusIn(dir);
+    ASSERT_TRUE(status);
+    EXPECT_EQ(status->exit_code, 0) << Read(dir / "stepd.log");
+    EXPECT_EQ(Read(spool_.path() / fmt::format("out-{}", id)), output);
+  }
+
+  std::unique_ptr<SupervisorLauncher> launcher_ =
+      std::make_unique<SupervisorLauncher>(DROVER_STEPD);
+};
+
+TEST_F(StepdLauncher, ForksEachSupervisorInASessionOfItsOwnWithNothingOfItsOwnOpen) {
+  Prepare(job_dir_, "#!/bin/sh\nsleep 1\necho hello\n");
+  pid_t supervisor = Launch(job_dir_);
+  ASSERT_GT(supervisor, 0);
+  EXPECT_EQ(supervisor, SupervisorPid());
+  const pid_t launcher = launcher_->launcher_pid();
+  ASSERT_GT(launcher, 0);
+  EXPECT_EQ(ParentOf(launcher), ::getpid());
+  EXPECT_EQ(ParentOf(supervisor), launcher);
+  EXPECT_EQ(::getsid(supervisor), supervisor);
+  EXPECT_EQ(::getsid(launcher), launcher);
+  // The launcher's socket to this process is not among the supervisor's descriptors.
+  const std::string socket = fs::read_symlink(fmt::format("/proc/{}/fd/{}", launcher, kServeFd));
+  ASSERT_TRUE(socket.starts_with("socket:")) << socket;
+  for (const std::string& target : DescriptorTargets(supervisor)) EXPECT_NE(target, socket);
+
+  // A second job: the same launcher forks it.
+  const fs::path second = OtherJob(kJobId + 1, "#!/bin/sh\necho second\n");
+  pid_t other = Launch(second);
+  EXPECT_GT(other, 0);
+  EXPECT_EQ(launcher_->launcher_pid(), launcher);
+
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << Log();
+  EXPECT_EQ(Read(launch_.stdout_path), "hello\n");
+  ExpectRan(second, kJobId + 1, "second\n");
+  // The launcher reaps its supervisors as they end: no zombie is left.
+  for (auto deadline = Clock::now() + seconds(5);
+       (fs::exists(fmt::format("/proc/{}", supervisor)) ||
+        fs::exists(fmt::format("/proc/{}", other))) &&
+       Clock::now() < deadline;)
+    std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_FALSE(fs::exists(fmt::format("/proc/{}", supervisor)));
+  EXPECT_FALSE(fs::exists(fmt::format("/proc/{}", other)));
+}
+
+TEST_F(StepdLauncher, AFailedLaunchSaysWhatASpawnedSupervisorSays) {
+  Prepare(job_dir_, "#!/bin/sh\ntrue\n");
+  Write(job_dir_ / "launch", "jobid=77\n");
+  auto forked = launcher_->Start(job_dir_);
+  ASSERT_FALSE(forked.ok());
+  auto spawned = StartSupervisor(DROVER_STEPD, job_dir_);
+  ASSERT_FALSE(spawned.ok());
+  EXPECT_EQ(forked.error(), spawned.error());
+  EXPECT_NE(forked.error().find("jobid"), std::string::npos) << forked.error();
+  EXPECT_FALSE(fs::exists(job_dir_ / "supervisor.pid"));
+  // The launcher goes on: the same one runs the next job.
+  const pid_t launcher = launcher_->launcher_pid();
+  const fs::path next = OtherJob(kJobId + 1, "#!/bin/sh\necho next\n");
+  EXPECT_GT(Launch(next), 0);
+  EXPECT_EQ(launcher_->launcher_pid(), launcher);
+  ExpectRan(next, kJobId + 1, "next\n");
+}
+
+TEST_F(StepdLauncher, SupervisorsOutliveTheirLauncherAndAKilledOneIsStartedAgain) {
+  Prepare(job_dir_, "#!/bin/sh\nsleep 1\necho done\n");
+  ASSERT_GT(Launch(job_dir_), 0);
+  const pid_t first = launcher_->launcher_pid();
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  // The next job starts a new launcher.
+  const fs::path second = OtherJob(kJobId + 1, "#!/bin/sh\nsleep 1\necho second\n");
+  ASSERT_GT(Launch(second), 0);
+  const pid_t again = launcher_->launcher_pid();
+  EXPECT_GT(again, 0);
+  EXPECT_NE(again, first);
+  // The agent's end: its launcher ends; the supervisors run their jobs to the end.
+  launcher_.reset();
+  EXPECT_FALSE(fs::exists(fmt::format("/proc/{}", again)));
+  EXPECT_FALSE(fs::exists(job_dir_ / "status")) << "the first job should still be sleeping";
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << Log();
+  EXPECT_EQ(Read(launch_.stdout_path), "done\n");
+  ExpectRan(second, kJobId + 1, "second\n");
 }
 
 TEST_F(Stepd, OtherSignalsAreDeliveredToTheJob) {

@@ -1,0 +1,262 @@
+// The supervisor launcher (droverstepd --serve) and the agent's side of it; see launcher.h.
+#include "agent/stepd/launcher.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/stepd/detach.h"
+#include "agent/stepd/spool.h"
+#include "agent/stepd/supervisor.h"
+#include "common/fd_io.h"
+#include "common/text.h"
+
+extern char** environ;
+
+namespace drover::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// In the forked child: the descriptors and session `droverstepd --attached` gets from the
+// agent's posix_spawn (detach.cc), then the supervisor. Never returns.
+[[noreturn]] void BecomeSupervisor(const fs::path& job_dir, int ready_write,
+                                   const sigset_t& original_mask) {
+  ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+  // The ready pipe above every descriptor the launcher had open, then on kReadyFd alone.
+  int ready = ::fcntl(ready_write, F_DUPFD_CLOEXEC, 64);
+  if (ready < 0) ::_exit(1);
+  ::close_range(kReadyFd, static_cast<unsigned>(ready) - 1, 0);
+  ::close_range(static_cast<unsigned>(ready) + 1, ~0U, 0);
+  if (::dup2(ready, kReadyFd) < 0) ::_exit(1);
+  ::close(ready);
+  ::setsid();  // its own session, as POSIX_SPAWN_SETSID gives the spawned one
+  const std::string log = (job_dir / "stepd.log").string();
+  int null = ::open("/dev/null", O_RDONLY);
+  int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (null < 0 || out < 0) {
+    WriteFully(kReadyFd, fmt::format("-cannot open {}: {}", null < 0 ? "/dev/null" : log,
+                                     std::strerror(errno)));
+    ::_exit(1);
+  }
+  ::dup2(null, STDIN_FILENO);
+  ::dup2(out, STDOUT_FILENO);
+  ::dup2(out, STDERR_FILENO);
+  if (null > STDERR_FILENO) ::close(null);
+  if (out > STDERR_FILENO) ::close(out);
+  std::exit(SuperviseAttached(job_dir));
+}
+
+// One launch in the launcher: the answer for the agent.
+std::string Launch(const std::string& job_dir, const sigset_t& original_mask) {
+  if (job_dir.empty() || job_dir.front() != '/' || job_dir.find('\0') != std::string::npos)
+    return fmt::format("-not an absolute job directory: '{}'", job_dir);
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) return fmt::format("-pipe: {}", std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid == 0) BecomeSupervisor(job_dir, ready[1], original_mask);
+  ::close(ready[1]);
+  if (pid < 0) {
+    int error = errno;
+    ::close(ready[0]);
+    return fmt::format("-fork: {}", std::strerror(error));
+  }
+  std::string said = ReadToEnd(ready[0]);  // to the pipe's end: ready, or gone
+  ::close(ready[0]);
+  if (said == "+") return fmt::format("+{}", pid);
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  return "-" + NotReadyReason(said, wait_status, "the supervisor",
+                              (fs::path(job_dir) / "stepd.log").string());
+}
+
+}  // namespace
+
+int SuperviseAttached(const fs::path& job_dir) {
+  auto input = ReadSupervisorInput(job_dir);
+  // One process from the agent's request to the job's end: no forks to detach.
+  Status ready = input ? WriteProcessFile(job_dir / "supervisor.pid", ::getpid())
+                       : Status(MakeError(input.error()));
+  if (!Attach(ready)) return 1;
+  SuperviseBatchJob(job_dir, input->launch, input->environment);
+  return 0;
+}
+
+int ServeLaunches(int socket) {
+  ::unsetenv("LD_BIND_NOW");  // see SupervisorLauncher::Spawn
+  // What every supervisor would otherwise load on its own, loaded once here and inherited: the
+  // name service modules a look-up of the job's user and groups opens (getpwnam, getgrouplist).
+  // The binary is linked with -z now and started with LD_BIND_NOW, so its symbols and its
+  // libraries' are bound here too, not in each child.
+  if (const passwd* root = ::getpwuid(0)) {
+    gid_t groups[64];
+    int count = 64;
+    (void)::getgrouplist(root->pw_name, root->pw_gid, groups, &count);
+  }
+  (void)::getgrgid(0);
+  // SIGCHLD is read from a descriptor, so supervisors are reaped as they end while the
+  // launcher waits for the agent; each supervisor gets back the mask the launcher started with.
+  sigset_t child_signal, original_mask;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &child_signal, &original_mask);
+  ::signal(SIGPIPE, SIG_IGN);
+  int children = ::signalfd(-1, &child_signal, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (children < 0) {
+    fmt::print(stderr, "droverstepd: error: signalfd: {}\n", std::strerror(errno));
+    return 1;
+  }
+  std::string request(PATH_MAX + 1, '\0');
+  for (;;) {
+    pollfd watched[2] = {{socket, POLLIN, 0}, {children, POLLIN, 0}};
+    if (::poll(watched, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      fmt::print(stderr, "droverstepd: error: poll: {}\n", std::strerror(errno));
+      return 1;
+    }
+    if (watched[1].revents & POLLIN) {
+      signalfd_siginfo info;
+      while (::read(children, &info, sizeof info) == sizeof info) {
+      }
+      while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+      }
+    }
+    if (watched[0].revents & POLLIN) {
+      ssize_t got = ::recv(socket, request.data(), request.size(), MSG_TRUNC);
+      if (got == 0) return 0;  // the agent closed its end, or died
+      if (got < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        return 0;
+      }
+      std::string answer = static_cast<size_t>(got) >= request.size()
+                               ? fmt::format("-a job directory longer than {} bytes", PATH_MAX)
+                               : Launch(request.substr(0, static_cast<size_t>(got)), original_mask);
+      if (::send(socket, answer.data(), answer.size(), MSG_NOSIGNAL) < 0) return 0;
+    } else if (watched[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+      return 0;
+    }
+  }
+}
+
+SupervisorLauncher::~SupervisorLauncher() {
+  MutexLock lock(mutex_);
+  Stop();
+}
+
+pid_t SupervisorLauncher::launcher_pid() {
+  MutexLock lock(mutex_);
+  return launcher_;
+}
+
+void SupervisorLauncher::Stop() {
+  if (socket_ >= 0) ::close(socket_);
+  socket_ = -1;
+  if (launcher_ > 0)  // it ends at the socket's end of file
+    while (::waitpid(launcher_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  launcher_ = 0;
+}
+
+Status SupervisorLauncher::Spawn() {
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
+    return MakeError(fmt::format("socketpair: {}", std::strerror(errno)));
+  if (ends[1] == kServeFd) {  // a dup2 onto itself would leave it close-on-exec
+    int moved = ::fcntl(ends[1], F_DUPFD_CLOEXEC, kServeFd + 1);
+    ::close(ends[1]);
+    ends[1] = moved;
+    if (moved < 0) {
+      ::close(ends[0]);
+      return MakeError(fmt::format("fcntl: {}", std::strerror(errno)));
+    }
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], kServeFd);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  // Its own session: signals to the agent's process group (a terminal's ^C) do not reach it or
+  // the supervisors it forks; it ends when the agent does, at its socket's end of file.
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+  std::string program = stepd_.string();
+  char serve[] = "--serve";
+  char* argv[] = {program.data(), serve, nullptr};
+  // LD_BIND_NOW: the loader binds every library's symbols at the launcher's start, not only the
+  // binary's (-z now), so that no supervisor binds them again on first call. The launcher
+  // removes it from its environment at once: the supervisors and their jobs do not see it.
+  std::vector<char*> environment;
+  std::string bind_now = "LD_BIND_NOW=1";
+  for (char** entry = environ; *entry; ++entry)
+    if (!std::string_view(*entry).starts_with("LD_BIND_NOW=")) environment.push_back(*entry);
+  environment.push_back(bind_now.data());
+  environment.push_back(nullptr);
+  pid_t pid = 0;
+  int spawned =
+      ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv, environment.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(ends[1]);
+  if (spawned != 0) {
+    ::close(ends[0]);
+    return MakeError(fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
+  }
+  socket_ = ends[0];
+  launcher_ = pid;
+  return OkStatus();
+}
+
+Result<std::string> SupervisorLauncher::Ask(const std::string& job_dir) {
+  if (::send(socket_, job_dir.data(), job_dir.size(), MSG_NOSIGNAL) < 0)
+    return MakeError(fmt::format("send: {}", std::strerror(errno)));
+  std::string answer(PATH_MAX + 64, '\0');
+  ssize_t got = 0;
+  while ((got = ::recv(socket_, answer.data(), answer.size(), 0)) < 0 && errno == EINTR) {
+  }
+  if (got <= 0)
+    return MakeError(got == 0 ? std::string("the launcher ended")
+                              : fmt::format("recv: {}", std::strerror(errno)));
+  answer.resize(static_cast<size_t>(got));
+  return answer;
+}
+
+Result<SupervisorLauncher::Started> SupervisorLauncher::Start(const fs::path& job_dir) {
+  const std::string dir = fs::absolute(job_dir).string();
+  MutexLock lock(mutex_);
+  Result<std::string> answer = MakeError("no launcher");
+  // A launcher that ended (killed, or out of memory) is started again once.
+  for (int attempt = 0; attempt < 2 && !answer; ++attempt) {
+    if (socket_ < 0 && !Spawn()) break;
+    answer = Ask(dir);
+    if (!answer) Stop();
+  }
+  if (!answer) {  // no launcher: one spawn and exec for this job, as before launchers
+    auto pid = StartSupervisor(stepd_, job_dir);
+    if (!pid) return MakeError(pid.error());
+    return Started{*pid, true};
+  }
+  if (answer->starts_with("+"))
+    if (auto pid = ParseInt64(answer->substr(1)); pid && *pid > 0)
+      return Started{static_cast<pid_t>(*pid), false};
+  if (answer->starts_with("-")) return MakeError(answer->substr(1));
+  return MakeError(fmt::format("the launcher's answer '{}' is not a pid", *answer));
+}
+
+}  // namespace drover::agent

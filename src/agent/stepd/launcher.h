@@ -1,0 +1,70 @@
+// How the agent starts a job's supervisor without an exec per job: one `droverstepd --serve`
+// process per agent process (the launcher) forks each supervisor from itself, already loaded and
+// linked, where `droverstepd --attached` (detach.h) costs an exec, the dynamic loader and a fresh
+// binary's page faults every time. The supervisor a launcher forks is the one --attached runs:
+// a session of its own, /dev/null as stdin, <job_dir>/stepd.log as stdout and stderr, nothing
+// else of the launcher's or the agent's open, supervisor.pid written before it reports ready.
+//
+// The launcher is the agent's child, in a session of its own, and ends when the agent closes
+// its socket or dies (end of file). The supervisors are the launcher's children: it reaps them
+// as they end. When it ends first they are orphaned as the agent's own are when the agent dies,
+// and go on (the agent finds them again by their supervisor.pid, as after a restart).
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+
+#include "common/mutex.h"
+#include "common/result.h"
+
+namespace drover::agent {
+
+// The launcher's end of the socket to the agent, as droverstepd --serve receives it.
+inline constexpr int kServeFd = 3;
+
+// droverstepd --serve: reads job directories from `socket` (a SOCK_SEQPACKET socket, one
+// absolute path a message), forks each one's supervisor and answers "+<pid>" once it is ready,
+// or "-<why>" if it failed first (reaped here). Returns once the socket is closed.
+int ServeLaunches(int socket);
+
+// The supervisor of job_dir, in this process: what `droverstepd --attached` and the launcher's
+// child run (stdio and the ready pipe on kReadyFd already set, no other descriptor open). Reads
+// the launch and environ files, writes supervisor.pid, reports ready on kReadyFd and runs the
+// job; returns the process's exit status.
+int SuperviseAttached(const std::filesystem::path& job_dir);
+
+// The agent's side: one per agent process, shared by the nodes it serves. Thread-safe.
+class SupervisorLauncher {
+ public:
+  explicit SupervisorLauncher(std::filesystem::path stepd) : stepd_(std::move(stepd)) {}
+  ~SupervisorLauncher();  // closes the socket; the launcher ends, and is reaped here
+  SupervisorLauncher(const SupervisorLauncher&) = delete;
+  SupervisorLauncher& operator=(const SupervisorLauncher&) = delete;
+
+  // Starts job_dir's supervisor and returns its pid once it is ready (supervisor.pid written);
+  // errors hold what it reported, as StartSupervisor's do. Starts the launcher at the first call,
+  // and again when it died. Where no launcher can run, it falls back to StartSupervisor
+  // (detach.h) and `child` says the pid is the caller's child, to reap.
+  struct Started {
+    pid_t pid = 0;
+    bool child = false;
+  };
+  Result<Started> Start(const std::filesystem::path& job_dir) EXCLUDES(mutex_);
+
+  // The launcher's pid; 0 before the first Start or after it ended. For tests.
+  pid_t launcher_pid() EXCLUDES(mutex_);
+
+ private:
+  Status Spawn() REQUIRES(mutex_);
+  void Stop() REQUIRES(mutex_);
+  // One request on the launcher's socket: the answer, or an error if the launcher is gone.
+  Result<std::string> Ask(const std::string& job_dir) REQUIRES(mutex_);
+
+  const std::filesystem::path stepd_;
+  Mutex mutex_;
+  int socket_ GUARDED_BY(mutex_) = -1;
+  pid_t launcher_ GUARDED_BY(mutex_) = 0;
+};
+
+}  // namespace drover::agent
