@@ -2,7 +2,8 @@
 // loopback, temporary state). Measures the latency from submission to the job's first
 // instruction — the script's first line creates a file; its timestamp is the start — median
 // and p99 over sequential jobs; and the throughput of jobs of `true` from the first submission
-// to the last completion.
+// to the last completion, with the processes created and the CPU used per job (the machine's
+// counters in /proc/stat, so anything else running on it counts too).
 //   build/bin/launch [--latency-jobs N] [--jobs N] [--gpu | --constrain-devices]
 // --gpu: each job gets one GPU, with TaskPlugin=task/cgroup; --constrain-devices (root): the
 // same with ConstrainDevices=yes, the GPUs being character devices this run makes with mknod
@@ -17,7 +18,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -148,8 +151,41 @@ int CompletedSince(LocalCluster& cluster, uint64_t first) {
   return completed;
 }
 
+// The machine's counters from /proc/stat: processes created since boot ("processes", every
+// fork and clone of a process) and CPU time busy (user, nice, system, irq, softirq, steal).
+struct MachineCounters {
+  uint64_t forks = 0;
+  double busy_seconds = 0;
+};
+MachineCounters ReadMachineCounters() {
+  MachineCounters counters;
+  std::ifstream in("/proc/stat");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    if (key == "processes") {
+      words >> counters.forks;
+    } else if (key == "cpu") {
+      uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+               steal = 0;
+      words >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+      counters.busy_seconds = static_cast<double>(user + nice + system + irq + softirq + steal) /
+                              static_cast<double>(::sysconf(_SC_CLK_TCK));
+    }
+  }
+  return counters;
+}
+
+struct Throughput {
+  double seconds = 0;
+  MachineCounters used;  // the machine's, from the first submission to the last completion
+};
+
 // Throughput: every job submitted at once (in requests of 100); seconds to the last completion.
-std::optional<double> MeasureThroughput(LocalCluster& cluster, int jobs) {
+std::optional<Throughput> MeasureThroughput(LocalCluster& cluster, int jobs) {
+  const MachineCounters before = ReadMachineCounters();
   auto started = std::chrono::steady_clock::now();
   uint64_t first = 0;
   for (int sent = 0; sent < jobs;) {
@@ -185,7 +221,13 @@ std::optional<double> MeasureThroughput(LocalCluster& cluster, int jobs) {
     }
     return std::nullopt;
   }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  Throughput measured;
+  measured.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const MachineCounters after = ReadMachineCounters();
+  measured.used.forks = after.forks - before.forks;
+  measured.used.busy_seconds = after.busy_seconds - before.busy_seconds;
+  return measured;
 }
 
 constexpr drover::OptionSpec kOptions[] = {
@@ -226,8 +268,8 @@ int main(int argc, char** argv) {
   }
   std::optional<std::vector<double>> latency = MeasureLatency(cluster, latency_jobs);
   if (!latency) return 1;
-  std::optional<double> seconds = MeasureThroughput(cluster, throughput_jobs);
-  if (!seconds) return 1;
+  std::optional<Throughput> throughput = MeasureThroughput(cluster, throughput_jobs);
+  if (!throughput) return 1;
   std::printf(
       "launch latency (submission to first instruction, %d jobs one at a time%s): median "
       "%.1f ms, p99 %.1f ms\n",
@@ -239,6 +281,10 @@ int main(int argc, char** argv) {
   std::printf(
       "throughput: %d jobs of `true` from first submission to last completion in %.2f s: "
       "%.0f jobs/s\n",
-      throughput_jobs, *seconds, throughput_jobs / *seconds);
+      throughput_jobs, throughput->seconds, throughput_jobs / throughput->seconds);
+  // Machine-wide (anything else running counts too): what a job cost the node and the controller.
+  std::printf("per job (whole machine): %.1f processes created, %.1f ms of CPU\n",
+              static_cast<double>(throughput->used.forks) / throughput_jobs,
+              throughput->used.busy_seconds * 1000 / throughput_jobs);
   return 0;
 }
