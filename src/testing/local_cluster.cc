@@ -48,6 +48,24 @@ void Daemon::Stop(int signal) {
   pid_ = 0;
 }
 
+void Daemon::Signal(int signal) {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
+void Daemon::StopWithin(std::chrono::milliseconds limit) {
+  if (pid_ <= 0) return;
+  for (auto deadline = std::chrono::steady_clock::now() + limit;
+       waitpid(pid_, nullptr, WNOHANG) == 0;) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  pid_ = 0;
+}
+
 namespace {
 
 std::string UserName() {
@@ -80,10 +98,9 @@ void LocalCluster::As(grpc::ClientContext& context, uint32_t uid, uint32_t gid) 
 }
 
 LocalCluster::~LocalCluster() {
-  for (auto& [name, agent] : agents_) agent->Stop(SIGKILL);
   ctld_.Stop(SIGKILL);
   // Jobs' supervisors outlive their agents by design: cancel what is left by PID (SIGTERM:
-  // the supervisor ends every process of its job), then make sure.
+  // the supervisor ends every process of its job and removes its cgroup), then make sure.
   std::error_code error;
   std::vector<pid_t> supervisors;
   for (const auto& entry : fs::recursive_directory_iterator(dir_ / "spool", error))
@@ -104,6 +121,10 @@ LocalCluster::~LocalCluster() {
       },
       std::chrono::seconds(5));
   for (pid_t pid : supervisors) ::kill(pid, SIGKILL);
+  // Then the agents, asked to stop (SIGKILL after 5 s): on their way out they remove their
+  // nodes' cgroup levels, now empty, which would otherwise pile up on the host with every test.
+  for (auto& [name, agent] : agents_) agent->Signal(SIGTERM);
+  for (auto& [name, agent] : agents_) agent->StopWithin(std::chrono::seconds(5));
   if (std::getenv("DROVER_KEEP_CLUSTER"))  // for a person debugging: keep state and logs
     std::fprintf(stderr, "cluster state and logs kept in %s\n", dir_.c_str());
   else

@@ -32,6 +32,9 @@ class Daemon {
   int Start(std::vector<std::string> argv, const std::filesystem::path& log,
             const std::filesystem::path& port_file);
   void Stop(int signal);
+  void Signal(int signal);  // kill(2), no wait
+  // Waits for it to exit, SIGKILL once `limit` has passed; then reaps it.
+  void StopWithin(std::chrono::milliseconds limit);
   pid_t pid() const { return pid_; }
 
  private:

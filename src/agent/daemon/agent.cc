@@ -131,6 +131,16 @@ Agent::Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery
   }
 }
 
+Agent::~Agent() {
+  if (options_.cgroup_mode == "none") return;
+  CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
+  std::vector<fs::path> mounts;
+  if (hierarchy.mode == CgroupMode::kV2) mounts.push_back(hierarchy.root);
+  for (const auto& [name, mount] : hierarchy.controllers) mounts.push_back(mount);
+  for (const fs::path& mount : mounts)
+    ::rmdir((mount / "drover" / CgroupParent()).c_str());  // fails, as it should, while in use
+}
+
 // Emulated nodes of several clusters (or tests) share one host under the same names: each
 // agent's jobs get a cgroup parent of their own, named after its spool directory.
 std::string Agent::CgroupParent() const {

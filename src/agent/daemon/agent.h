@@ -63,6 +63,10 @@ class Agent {
  public:
   Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery gpus,
         AgentOptions options);
+  // Removes this node's level of the job cgroups (drover/<node> in each hierarchy) where it is
+  // empty: no job runs under it. An emulated node's level is named after its spool, so levels
+  // a stopped agent left would pile up with every cluster started on the host.
+  ~Agent();
 
   // Runs the job unless this run (job ID and restart count) was launched here before: a
   // repeated launch is answered OK and runs nothing. OK means the supervisor is running, or
