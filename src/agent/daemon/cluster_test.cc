@@ -1,6 +1,7 @@
 // An emulated cluster on this host — droverctld and one droverd per node, on loopback ports
 // chosen at run time, with temporary state — driven over gRPC: jobs really run.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "agent/host/cgroup.h"
 #include "proto/drover.grpc.pb.h"
@@ -219,6 +221,32 @@ TEST_F(ClusterTest, CancelLeavesNoProcessBehind) {
   ASSERT_TRUE(Cancel(id));
   WaitForState(id, "CANCELLED");
   EXPECT_TRUE(ProcessesOfJob(id).empty()) << "a process of the cancelled job survived";
+}
+
+// An agent that stops removes its node's level of the job cgroups, once empty: an emulated
+// node's is named after its spool, new with every cluster, and would otherwise pile up.
+TEST_F(ClusterTest, AStoppedClusterLeavesNoCgroupLevelOfItsNodes) {
+  CgroupHierarchy cgroups = DetectCgroups();
+  if (cgroups.mode == CgroupMode::kNone)
+    GTEST_SKIP() << "cgroups are not writable here: " << cgroups.reason;
+  std::vector<fs::path> mounts;
+  if (cgroups.mode == CgroupMode::kV2) mounts.push_back(cgroups.root);
+  for (const auto& [name, mount] : cgroups.controllers) mounts.push_back(mount);
+  Boot();
+  WaitForState(Submit("#!/bin/sh\ntrue\n"), "COMPLETED");
+  // The level as the agent names it (Agent::CgroupParent): the node, then its spool's hash.
+  const std::string spool = fs::absolute(dir_ / "spool" / "n1").lexically_normal().string();
+  const std::string level =
+      fmt::format("n1-{:08x}", static_cast<uint32_t>(std::hash<std::string>()(spool)));
+  auto levels = [&] {
+    std::vector<fs::path> found;
+    for (const fs::path& mount : mounts)
+      if (fs::exists(mount / "drover" / level)) found.push_back(mount / "drover" / level);
+    return found;
+  };
+  ASSERT_FALSE(levels().empty()) << "the job ran in no cgroup under drover/" << level;
+  cluster_.reset();
+  for (const fs::path& left : levels()) ADD_FAILURE() << left << " is left";
 }
 
 TEST_F(ClusterTest, SuspendStopsTheJobAndResumeContinuesIt) {
