@@ -415,6 +415,9 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
     return MakeError(fmt::format("cannot create {}: {}; check the spool directory's permissions",
                                  dir.string(), error.message()));
   ::chmod(dir.c_str(), 0711);
+  if (std::shared_ptr<FileWatch> watch = StatusWatch())
+    if (Status watched = watch->Watch(dir); !watched)  // found by looking instead
+      log::Warning("job {} on {}: {}", job.spec().job_id(), node_name_, watched.error());
   if (Status written = WriteRun(dir, job.restart_count()); !written) return written;
   if (geteuid() != 0 && spec->uid != geteuid())
     return WriteLaunchFailure(
@@ -930,8 +933,25 @@ void Agent::Reported(uint64_t job_id, uint32_t restart_count) {
   WipeNvme(job_id);
 }
 
+void Agent::WatchStatuses(std::shared_ptr<FileWatch> watch) {
+  MutexLock lock(mutex_);
+  status_watch_ = std::move(watch);
+  if (!status_watch_) return;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(options_.spool, error))
+    if (JobIdOf(entry.path()) && entry.is_directory())
+      if (Status watched = status_watch_->Watch(entry.path()); !watched)
+        log::Warning("{}: {}", node_name_, watched.error());
+}
+
+std::shared_ptr<FileWatch> Agent::StatusWatch() {
+  MutexLock lock(mutex_);
+  return status_watch_;
+}
+
 void Agent::MoveToDone(uint64_t job_id, uint32_t restart_count) {
   fs::path dir = JobDir(job_id);
+  if (status_watch_) status_watch_->Unwatch(dir);
   uint32_t run = restart_count;
   std::error_code error;
   fs::remove_all(DoneMarker(job_id, run), error);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/host/file_watch.h"
 #include "agent/host/gpu.h"
 #include "agent/host/host_info.h"
 #include "agent/host/job_container.h"
@@ -101,6 +102,11 @@ class Agent {
   Status RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read,
                  const std::function<void()>& cancel);
 
+  // Watches each job directory, those here now and those launches make, for its status file
+  // (file_watch.h), whose callback tells the caller that a job ended; null stops watching new
+  // ones. Without a watch, ended jobs are found by looking (EndedJobs).
+  void WatchStatuses(std::shared_ptr<FileWatch> watch) EXCLUDES(mutex_);
+
   // Job directories without a status yet, and launches under way.
   std::vector<uint64_t> RunningJobs() EXCLUDES(mutex_);
   // The jobs here, for a registration: running ones, and those that ended and are yet to be
@@ -154,6 +160,7 @@ class Agent {
   Status SignalSupervisor(const std::filesystem::path& dir, uint64_t job_id, int signal);
   void PruneDone() REQUIRES(mutex_);
   void MoveToDone(uint64_t job_id, uint32_t restart_count) REQUIRES(mutex_);
+  std::shared_ptr<FileWatch> StatusWatch() EXCLUDES(mutex_);
   bool Launching(uint64_t job_id) EXCLUDES(mutex_);
   // A node that runs no script for the job and where nothing needs holding runs no process for
   // it (the "held" marker): `launch` asks for no cgroup, prolog, epilog or job container, and
@@ -204,6 +211,7 @@ class Agent {
   // The step supervisors this agent process started (its children, one posix_spawn each, in
   // sessions of their own): reaped once they end. After a restart of the agent they are init's.
   std::vector<pid_t> supervisors_ GUARDED_BY(mutex_);
+  std::shared_ptr<FileWatch> status_watch_ GUARDED_BY(mutex_);  // WatchStatuses
   Mutex steps_mutex_;
   struct StepGroup {
     uint32_t step_id = 0;

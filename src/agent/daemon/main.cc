@@ -446,7 +446,23 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
     return 1;
   }
   link_options.channel = std::move(*channel);
+  // A supervisor's status wakes the link as it is written; the link's look on a timer is then a
+  // safety net (a status whose watch could not be added, a supervisor killed before it wrote
+  // one), four times a second instead of fifty. The watch reaches the agents only once nothing
+  // below can return early: its callback needs the link.
+  auto woken = std::make_shared<std::atomic<agent::ControllerLink*>>(nullptr);
+  std::shared_ptr<agent::FileWatch> watch;
+  if (auto started = agent::FileWatch::Start("status", [woken] {
+        if (agent::ControllerLink* link = woken->load()) link->Wake();
+      })) {
+    watch = std::move(*started);
+    link_options.poll = std::chrono::milliseconds(250);
+  } else {
+    fmt::print(stderr, "droverd: warning: {}; ended jobs are looked for every {} ms\n",
+               started.error(), link_options.poll.count());
+  }
   agent::ControllerLink link(agents, link_options);
+  woken->store(&link);
   AgentService service(agents, link, *daemon_auth);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -474,6 +490,8 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   }
   fmt::print(stderr, "droverd: node {} listening on {}:{}, controller {}\n", options.node,
              host_part, port, link_options.controller);
+  if (watch)
+    for (agent::Agent* agent : agents) agent->WatchStatuses(watch);
   link.Start();
 
   struct sigaction action {};
@@ -484,6 +502,10 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   // Jobs keep running under their supervisors: a restarted agent re-adopts them.
   link.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  // The watch's thread ends here, while the link it wakes is still there.
+  for (agent::Agent* agent : agents) agent->WatchStatuses(nullptr);
+  woken->store(nullptr);
+  watch.reset();
   return 0;
 }
 

@@ -1,0 +1,81 @@
+// FileWatch: told of a file of the watched name written into a watched directory, by a rename
+// (an atomic write) or a close after writing; not of other names, nor once unwatched.
+#include "agent/host/file_watch.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <thread>
+
+#include "testing/temp_dir.h"
+
+namespace drover::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+bool WaitFor(const std::function<bool()>& done) {
+  for (auto deadline = std::chrono::steady_clock::now() + 5s;
+       std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(5ms))
+    if (done()) return true;
+  return done();
+}
+
+TEST(FileWatch, ToldOfTheNamedFileWrittenIntoAWatchedDirectoryOnly) {
+  drover::testing::TempDir root;
+  const fs::path job = root.path() / "job_1", other = root.path() / "job_2";
+  fs::create_directories(job);
+  fs::create_directories(other);
+  std::atomic<int> told{0};
+  auto watch = FileWatch::Start("status", [&] { ++told; });
+  ASSERT_TRUE(watch.ok()) << watch.error();
+  ASSERT_TRUE((*watch)->Watch(job).ok());
+
+  std::ofstream(job / "stepd.log") << "not the status\n";  // another name
+  std::ofstream(other / "status") << "exit_code=0\n";      // a directory not watched
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(told.load(), 0);
+
+  std::ofstream(job / "status.tmp") << "exit_code=0\n";  // as WriteAtomically writes it
+  fs::rename(job / "status.tmp", job / "status");
+  EXPECT_TRUE(WaitFor([&] { return told.load() == 1; })) << told.load();
+
+  std::ofstream(job / "status") << "exit_code=1\n";  // written in place, then closed
+  EXPECT_TRUE(WaitFor([&] { return told.load() == 2; })) << told.load();
+
+  (*watch)->Unwatch(job);
+  std::ofstream(job / "status") << "exit_code=2\n";
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(told.load(), 2);
+}
+
+TEST(FileWatch, ARemovedDirectoryDropsItsWatchAndAMissingOneSaysWhy) {
+  drover::testing::TempDir root;
+  const fs::path job = root.path() / "job_1";
+  fs::create_directories(job);
+  std::atomic<int> told{0};
+  auto watch = FileWatch::Start("status", [&] { ++told; });
+  ASSERT_TRUE(watch.ok()) << watch.error();
+  ASSERT_TRUE((*watch)->Watch(job).ok());
+  fs::remove_all(job);
+  // The same path made again is another directory: watched only once watched again.
+  fs::create_directories(job);
+  std::ofstream(job / "status") << "exit_code=0\n";
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(told.load(), 0);
+  ASSERT_TRUE((*watch)->Watch(job).ok());
+  std::ofstream(job / "status") << "exit_code=0\n";
+  EXPECT_TRUE(WaitFor([&] { return told.load() == 1; }));
+
+  Status missing = (*watch)->Watch(root.path() / "job_9");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("job_9"), std::string::npos) << missing.error();
+}
+
+}  // namespace
+}  // namespace drover::agent
