@@ -318,11 +318,13 @@ class Engine : private sched::JobOutcomes {
   // A pending job moved to another partition or QOS by an update: may it use them?
   std::string UpdatedPartitionRefusal(const Caller& caller, const JobSpec& spec) const;
 
-  // time (engine_cycle.cc)
-  void EnforceTimeLimits(EngineOutput& out);
-  void EnforceRunningLimits(EngineOutput& out);
+  // time (engine_cycle.cc). The tick's checks look at `holding`, the running and suspended jobs
+  // (HoldingJobs), not at every job of the queue.
+  std::vector<uint64_t> HoldingJobs() const;
+  void EnforceTimeLimits(const std::vector<uint64_t>& holding, EngineOutput& out);
+  void EnforceRunningLimits(const std::vector<uint64_t>& holding, EngineOutput& out);
   // scancel N.S: the step's SIGKILL, KillWait after its SIGTERM.
-  void KillCancelledSteps(EngineOutput& out);
+  void KillCancelledSteps(const std::vector<uint64_t>& holding, EngineOutput& out);
   // --deadline: pending jobs that can no longer end before theirs end DEADLINE (engine_cycle.cc).
   void ExpireDeadlines(EngineOutput& out);
   void ApplyStart(const sched::StartDecision& start, EngineOutput& out);
@@ -340,7 +342,7 @@ class Engine : private sched::JobOutcomes {
   std::optional<ArraySummary> ArrayEnded(const Job& job) const;
   // preemption (engine_preempt.cc)
   void Preempt(const sched::PreemptDecision& decision, EngineOutput& out);
-  void EnforcePreemptions(EngineOutput& out);
+  void EnforcePreemptions(const std::vector<uint64_t>& holding, EngineOutput& out);
   // Victims of PreemptMode=SUSPEND whose cores and GPUs are free again run on (SIGCONT).
   void ResumeSuspendedVictims(EngineOutput& out);
   void EndPreempted(Job& job, EngineOutput& out);  // requeued or cancelled, as its mode says
@@ -348,7 +350,7 @@ class Engine : private sched::JobOutcomes {
   void CheckNodeLiveness(EngineOutput& out);
   // The GPUs the batch's registrations reported, merged into one new configuration.
   void MergeRegisteredGpus(EngineOutput& out);
-  void AccrueUsage();
+  void AccrueUsage(const std::vector<uint64_t>& holding);
   // Adds `seconds` of the running job's billing TRES to its association's usage.
   void Charge(const Job& job, int64_t seconds);
   void PurgeOldJobs(EngineOutput& out);

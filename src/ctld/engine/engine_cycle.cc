@@ -20,28 +20,40 @@
 namespace drover::ctld {
 
 void Engine::On(const Tick&, EngineOutput& out) {
-  EnforcePreemptions(out);  // first: a victim whose grace is over is requeued, not timed out
-  EnforceTimeLimits(out);
-  EnforceRunningLimits(out);
-  KillCancelledSteps(out);
+  // The jobs holding nodes as the tick begins: none starts during it, and each check below
+  // looks at a job's state again, so that one a check before ended is skipped.
+  const std::vector<uint64_t> holding = HoldingJobs();
+  EnforcePreemptions(holding, out);  // first: a victim whose grace is over is requeued
+  EnforceTimeLimits(holding, out);
+  EnforceRunningLimits(holding, out);
+  KillCancelledSteps(holding, out);
   CheckNodeLiveness(out);
   CheckReboots(out);
   IssueReboots(out);  // to the nodes whose jobs have ended
-  AccrueUsage();
+  AccrueUsage(holding);
   out.changed_usage = true;
   PurgeOldJobs(out);
   ExpireReservations(out);
 }
 
-void Engine::EnforceTimeLimits(EngineOutput& out) {
+std::vector<uint64_t> Engine::HoldingJobs() const {
+  std::vector<uint64_t> ids;
+  for (const NodeStatus& node : nodes_) ids.insert(ids.end(), node.jobs.begin(), node.jobs.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+void Engine::EnforceTimeLimits(const std::vector<uint64_t>& holding, EngineOutput& out) {
   int64_t now = clock_.Now();
   const ClusterSettings& s = cluster().settings;
   int64_t over = s.over_time_limit_minutes >= kUnlimitedSeconds / 60
                      ? kUnlimitedSeconds
                      : s.over_time_limit_minutes * 60;
   std::vector<uint64_t> running;
-  for (const auto& [id, job] : jobs_)
-    if (job->state == JobState::kRunning && job->end_time < kUnlimitedSeconds)
+  for (uint64_t id : holding)
+    if (const Job& job = *jobs_.at(id);
+        job.state == JobState::kRunning && job.end_time < kUnlimitedSeconds)
       running.push_back(id);
   for (uint64_t id : running) {
     JobPtr held = jobs_.at(id);  // keeps the record alive across Mutable()
@@ -70,7 +82,7 @@ void Engine::EnforceTimeLimits(EngineOutput& out) {
 // `limits`, which leaves every limit unset) nothing is looked at; with `safe` neither, as in
 // Slurm: a job was started only if it could finish within its budgets, and a limit lowered
 // since does not end it.
-void Engine::EnforceRunningLimits(EngineOutput& out) {
+void Engine::EnforceRunningLimits(const std::vector<uint64_t>& holding, EngineOutput& out) {
   if (EnforcedAccountingOf(cluster().settings).safe) return;
   auto has_budget = [](const sched::Limits& limits) {
     return !limits.grp_tres_mins.empty() || !limits.max_tres_mins_per_job.empty() ||
@@ -84,7 +96,8 @@ void Engine::EnforceRunningLimits(EngineOutput& out) {
   int64_t now = clock_.Now();
   sched::LimitTracker tracker(associations_, qos_);
   std::vector<std::pair<uint64_t, sched::PendingReason>> over;
-  for (const auto& [id, job] : jobs_) {
+  for (uint64_t id : holding) {
+    const JobPtr& job = jobs_.at(id);
     if (job->state != JobState::kRunning || job->time_limit_signalled_at ||
         job->cancel_requested_at || job->preempted_at || job->partition < 0)
       continue;
@@ -109,15 +122,16 @@ void Engine::EnforceRunningLimits(EngineOutput& out) {
   }
 }
 
-void Engine::KillCancelledSteps(EngineOutput& out) {
+void Engine::KillCancelledSteps(const std::vector<uint64_t>& holding, EngineOutput& out) {
   int64_t now = clock_.Now();
   std::vector<uint64_t> due;
   auto is_due = [now](const Step& step) {
     return step.kill_at && step.end_time == 0 && now >= step.kill_at;
   };
-  for (const auto& [id, job] : jobs_)
-    if ((job->state == JobState::kRunning || job->state == JobState::kSuspended) &&
-        std::any_of(job->steps.begin(), job->steps.end(), is_due))
+  for (uint64_t id : holding)
+    if (const Job& job = *jobs_.at(id);
+        (job.state == JobState::kRunning || job.state == JobState::kSuspended) &&
+        std::any_of(job.steps.begin(), job.steps.end(), is_due))
       due.push_back(id);
   for (uint64_t id : due) {
     Job& job = MutableTransient(id, out);
@@ -130,7 +144,7 @@ void Engine::KillCancelledSteps(EngineOutput& out) {
   }
 }
 
-void Engine::AccrueUsage() {
+void Engine::AccrueUsage(const std::vector<uint64_t>& holding) {
   int64_t now = clock_.Now();
   int64_t elapsed = now - last_accrual_;
   if (elapsed <= 0) return;
@@ -145,8 +159,9 @@ void Engine::AccrueUsage() {
   // A NoDecay QOS keeps its usage: its GrpTRESMins is a budget that is not replenished.
   for (sched::Qos& qos : qos_)
     if (!(qos.flags & acct::kNoDecay)) qos.used.Scale(decay);
-  for (const auto& [id, job] : jobs_)
-    if (job->state == JobState::kRunning) Charge(*job, std::min(elapsed, now - job->start_time));
+  for (uint64_t id : holding)
+    if (const Job& job = *jobs_.at(id); job.state == JobState::kRunning)
+      Charge(job, std::min(elapsed, now - job.start_time));
 }
 
 namespace {

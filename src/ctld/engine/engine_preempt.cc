@@ -127,11 +127,12 @@ void Engine::ResumeSuspendedVictims(EngineOutput& out) {
   }
 }
 
-void Engine::EnforcePreemptions(EngineOutput& out) {
+void Engine::EnforcePreemptions(const std::vector<uint64_t>& holding, EngineOutput& out) {
   int64_t now = clock_.Now();
   std::vector<uint64_t> due;
-  for (const auto& [id, job] : jobs_)
-    if (job->preempted_at && job->state == JobState::kRunning && now >= job->preempt_deadline)
+  for (uint64_t id : holding)
+    if (const Job& job = *jobs_.at(id);
+        job.preempted_at && job.state == JobState::kRunning && now >= job.preempt_deadline)
       due.push_back(id);
   for (uint64_t id : due) EndPreempted(Mutable(id, out), out);
 }
