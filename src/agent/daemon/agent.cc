@@ -132,7 +132,9 @@ Agent::Agent(const ClusterConfig& cluster, int node, HostInfo host, GpuDiscovery
 }
 
 Agent::~Agent() {
-  if (options_.cgroup_mode == "none") return;
+  // A job here may still be starting (its supervisor making its cgroup under the level): leave
+  // the level then, as while one runs.
+  if (options_.cgroup_mode == "none" || !Jobs().running.empty()) return;
   CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
   std::vector<fs::path> mounts;
   if (hierarchy.mode == CgroupMode::kV2) mounts.push_back(hierarchy.root);
@@ -391,6 +393,7 @@ std::optional<Status> Agent::SettleEarlierRun(uint64_t id, uint32_t run) {
         fmt::format("job {}: an earlier run is still ending on {}; retry", id, node_name_));
   }
   std::error_code ignored;
+  if (status_watch_) status_watch_->Unwatch(dir);  // the watch would follow it into done/
   if (existing) fs::rename(dir, DoneMarker(id, *existing), ignored);
   if (!existing || ignored) fs::remove_all(dir, ignored);
   return std::nullopt;

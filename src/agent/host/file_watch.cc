@@ -46,7 +46,11 @@ Status FileWatch::Watch(const std::filesystem::path& dir) {
     return MakeError(fmt::format("cannot watch {}: {}{}", dir.string(), std::strerror(errno),
                                  errno == ENOSPC ? " (fs.inotify.max_user_watches)" : ""));
   MutexLock lock(mutex_);
-  watches_[dir.string()] = watch;
+  auto [it, added] = watches_.try_emplace(dir.string(), watch);
+  if (!added && it->second != watch) {  // the path is another directory now: drop the old one's
+    ::inotify_rm_watch(inotify_, it->second);
+    it->second = watch;
+  }
   return OkStatus();
 }
 
@@ -56,6 +60,11 @@ void FileWatch::Unwatch(const std::filesystem::path& dir) {
   if (it == watches_.end()) return;
   ::inotify_rm_watch(inotify_, it->second);  // fails harmlessly if the kernel dropped it
   watches_.erase(it);
+}
+
+size_t FileWatch::watched() {
+  MutexLock lock(mutex_);
+  return watches_.size();
 }
 
 void FileWatch::Run() {

@@ -30,6 +30,7 @@ class FileWatch {
   // looking.
   Status Watch(const std::filesystem::path& dir) EXCLUDES(mutex_);
   void Unwatch(const std::filesystem::path& dir) EXCLUDES(mutex_);
+  size_t watched() EXCLUDES(mutex_);  // directories watched now
 
  private:
   FileWatch(int inotify, int stop, std::string name, std::function<void()> written);

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "testing/temp_dir.h"
@@ -62,7 +62,9 @@ TEST(FileWatch, ARemovedDirectoryDropsItsWatchAndAMissingOneSaysWhy) {
   auto watch = FileWatch::Start("status", [&] { ++told; });
   ASSERT_TRUE(watch.ok()) << watch.error();
   ASSERT_TRUE((*watch)->Watch(job).ok());
+  EXPECT_EQ((*watch)->watched(), 1u);
   fs::remove_all(job);
+  EXPECT_TRUE(WaitFor([&] { return (*watch)->watched() == 0; })) << "the removed one is kept";
   // The same path made again is another directory: watched only once watched again.
   fs::create_directories(job);
   std::ofstream(job / "status") << "exit_code=0\n";
@@ -71,6 +73,17 @@ TEST(FileWatch, ARemovedDirectoryDropsItsWatchAndAMissingOneSaysWhy) {
   ASSERT_TRUE((*watch)->Watch(job).ok());
   std::ofstream(job / "status") << "exit_code=0\n";
   EXPECT_TRUE(WaitFor([&] { return told.load() == 1; }));
+  // A directory moved away and another made at its path: watching the path again watches the
+  // new one alone.
+  fs::rename(job, root.path() / "moved");
+  fs::create_directories(job);
+  ASSERT_TRUE((*watch)->Watch(job).ok());
+  EXPECT_EQ((*watch)->watched(), 1u);
+  std::ofstream(root.path() / "moved" / "status") << "exit_code=0\n";
+  std::ofstream(job / "status") << "exit_code=0\n";
+  EXPECT_TRUE(WaitFor([&] { return told.load() >= 2; }));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(told.load(), 2) << "the moved directory is still watched";
 
   Status missing = (*watch)->Watch(root.path() / "job_9");
   ASSERT_FALSE(missing.ok());

@@ -13,18 +13,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "agent/stepd/detach.h"
 #include "agent/stepd/spool.h"
 #include "agent/stepd/supervisor.h"
 #include "common/fd_io.h"
+#include "common/log.h"
+#include "common/process_file.h"
 #include "common/text.h"
 
 extern char** environ;
@@ -33,6 +39,15 @@ namespace drover::agent {
 namespace {
 
 namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMostAnswer = 4096;  // "+<pid>", or "-<why>" cut to this
+// How long a supervisor may take to report ready before the launcher is given up (killed).
+constexpr auto kReadyWait = std::chrono::seconds(10);
+// How long a supervisor orphaned by a launcher that ended mid-launch has to write its pid.
+constexpr auto kOrphanWait = std::chrono::seconds(5);
+// How long the agent waits before it tries again to spawn a launcher that would not start.
+constexpr auto kRespawnWait = std::chrono::seconds(60);
 
 // In the forked child: the descriptors and session `droverstepd --attached` gets from the
 // agent's posix_spawn (detach.cc), then the supervisor. Never returns.
@@ -91,9 +106,13 @@ std::string Launch(const std::string& job_dir, const sigset_t& original_mask) {
 
 int SuperviseAttached(const fs::path& job_dir) {
   auto input = ReadSupervisorInput(job_dir);
-  // One process from the agent's request to the job's end: no forks to detach.
-  Status ready = input ? WriteProcessFile(job_dir / "supervisor.pid", ::getpid())
-                       : Status(MakeError(input.error()));
+  // One process from the agent's request to the job's end: no forks to detach. A launch the
+  // agent gave up (its launcher ended and no supervisor showed in time) has its status already:
+  // it never runs then.
+  Status ready = !input ? Status(MakeError(input.error()))
+                 : ::access((job_dir / "status").c_str(), F_OK) == 0
+                     ? Status(MakeError("the agent gave this launch up; it has a status"))
+                     : WriteProcessFile(job_dir / "supervisor.pid", ::getpid());
   if (!Attach(ready)) return 1;
   SuperviseBatchJob(job_dir, input->launch, input->environment);
   return 0;
@@ -101,6 +120,13 @@ int SuperviseAttached(const fs::path& job_dir) {
 
 int ServeLaunches(int socket) {
   ::unsetenv("LD_BIND_NOW");  // see SupervisorLauncher::Spawn
+  int type = 0;
+  socklen_t size = sizeof type;
+  if (::getsockopt(socket, SOL_SOCKET, SO_TYPE, &type, &size) != 0 || type != SOCK_SEQPACKET) {
+    fmt::print(stderr, "droverstepd: error: --serve needs the agent's socket on descriptor {}\n",
+               socket);
+    return 2;
+  }
   // What every supervisor would otherwise load on its own, loaded once here and inherited: the
   // name service modules a look-up of the job's user and groups opens (getpwnam, getgrouplist).
   // The binary is linked with -z now and started with LD_BIND_NOW, so its symbols and its
@@ -145,9 +171,13 @@ int ServeLaunches(int socket) {
         if (errno == EINTR || errno == EAGAIN) continue;
         return 0;
       }
+      // The receipt first: a launcher that ends before it is sent forked nothing for this
+      // request, and the agent may ask another.
+      if (::send(socket, ".", 1, MSG_NOSIGNAL) < 0) return 0;
       std::string answer = static_cast<size_t>(got) >= request.size()
                                ? fmt::format("-a job directory longer than {} bytes", PATH_MAX)
                                : Launch(request.substr(0, static_cast<size_t>(got)), original_mask);
+      if (answer.size() > kMostAnswer) answer.resize(kMostAnswer);
       if (::send(socket, answer.data(), answer.size(), MSG_NOSIGNAL) < 0) return 0;
     } else if (watched[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
       return 0;
@@ -157,7 +187,7 @@ int ServeLaunches(int socket) {
 
 SupervisorLauncher::~SupervisorLauncher() {
   MutexLock lock(mutex_);
-  Stop();
+  Stop(/*kill=*/false);
 }
 
 pid_t SupervisorLauncher::launcher_pid() {
@@ -165,16 +195,35 @@ pid_t SupervisorLauncher::launcher_pid() {
   return launcher_;
 }
 
-void SupervisorLauncher::Stop() {
+void SupervisorLauncher::Stop(bool kill) {
   if (socket_ >= 0) ::close(socket_);
   socket_ = -1;
-  if (launcher_ > 0)  // it ends at the socket's end of file
+  if (launcher_ > 0) {  // it ends at the socket's end of file, unless stuck in a launch
+    if (kill) ::kill(launcher_, SIGKILL);
     while (::waitpid(launcher_, nullptr, 0) < 0 && errno == EINTR) {
     }
+  }
   launcher_ = 0;
 }
 
 Status SupervisorLauncher::Spawn() {
+  if (spawn_failed_ && Clock::now() < *spawn_failed_ + kRespawnWait)
+    return MakeError("the launcher did not start lately");
+  Status spawned = SpawnNow();
+  if (!spawned) {
+    if (!spawn_failed_)
+      log::Warning(
+          "{}; supervisors are spawned one exec each until it starts (tried again "
+          "every {} s)",
+          spawned.error(), std::chrono::seconds(kRespawnWait).count());
+    spawn_failed_ = Clock::now();
+    return spawned;
+  }
+  spawn_failed_.reset();
+  return OkStatus();
+}
+
+Status SupervisorLauncher::SpawnNow() {
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
     return MakeError(fmt::format("socketpair: {}", std::strerror(errno)));
@@ -223,29 +272,70 @@ Status SupervisorLauncher::Spawn() {
   return OkStatus();
 }
 
-Result<std::string> SupervisorLauncher::Ask(const std::string& job_dir) {
-  if (::send(socket_, job_dir.data(), job_dir.size(), MSG_NOSIGNAL) < 0)
-    return MakeError(fmt::format("send: {}", std::strerror(errno)));
-  std::string answer(PATH_MAX + 64, '\0');
+// The next message from the launcher within kReadyWait.
+Result<std::string> SupervisorLauncher::Receive() {
+  pollfd answered{socket_, POLLIN, 0};
+  int ready = 0;
+  const auto deadline = Clock::now() + kReadyWait;
+  do {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    ready = ::poll(&answered, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+  } while (ready < 0 && errno == EINTR);
+  if (ready == 0)
+    return MakeError(fmt::format("no answer from the launcher within {} s",
+                                 std::chrono::seconds(kReadyWait).count()));
+  std::string answer(kMostAnswer, '\0');
   ssize_t got = 0;
-  while ((got = ::recv(socket_, answer.data(), answer.size(), 0)) < 0 && errno == EINTR) {
+  while ((got = ::recv(socket_, answer.data(), answer.size(), MSG_TRUNC)) < 0 && errno == EINTR) {
   }
   if (got <= 0)
     return MakeError(got == 0 ? std::string("the launcher ended")
                               : fmt::format("recv: {}", std::strerror(errno)));
-  answer.resize(static_cast<size_t>(got));
+  answer.resize(std::min(static_cast<size_t>(got), answer.size()));
   return answer;
+}
+
+Result<std::string> SupervisorLauncher::Ask(const std::string& job_dir, bool& taken) {
+  taken = false;
+  if (::send(socket_, job_dir.data(), job_dir.size(), MSG_NOSIGNAL) < 0)
+    return MakeError(fmt::format("send: {}", std::strerror(errno)));
+  Result<std::string> receipt = Receive();  // "." before it forks anything
+  if (!receipt) return receipt;
+  if (*receipt != ".") return MakeError(fmt::format("the launcher said '{}', not '.'", *receipt));
+  taken = true;
+  return Receive();
+}
+
+// A launcher that ended (or was given up) after it got the request may have forked the
+// supervisor first: the job then runs under it, and a second must never start. Its pid, once it
+// has written supervisor.pid; nullopt if none did within kOrphanWait (SuperviseAttached refuses to
+// start a job whose launch was given up: it has a status by then).
+std::optional<pid_t> FindOrphan(const fs::path& job_dir) {
+  for (auto deadline = Clock::now() + kOrphanWait;;) {
+    if (auto record = ReadProcessFile(job_dir / "supervisor.pid"); record && ProcessAlive(*record))
+      return record->pid;
+    if (Clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 Result<SupervisorLauncher::Started> SupervisorLauncher::Start(const fs::path& job_dir) {
   const std::string dir = fs::absolute(job_dir).string();
   MutexLock lock(mutex_);
   Result<std::string> answer = MakeError("no launcher");
-  // A launcher that ended (killed, or out of memory) is started again once.
+  // A launcher that ended (killed, or out of memory) before it got the request is started
+  // again once.
   for (int attempt = 0; attempt < 2 && !answer; ++attempt) {
     if (socket_ < 0 && !Spawn()) break;
-    answer = Ask(dir);
-    if (!answer) Stop();
+    bool taken = false;
+    answer = Ask(dir, taken);
+    if (answer) break;
+    Stop(/*kill=*/true);  // gone, or stuck: reaped either way
+    if (!taken) continue;
+    if (std::optional<pid_t> orphan = FindOrphan(dir)) return Started{*orphan, false};
+    return MakeError(
+        fmt::format("{} during the launch, and no supervisor wrote its pid within {} s",
+                    answer.error(), std::chrono::seconds(kOrphanWait).count()));
   }
   if (!answer) {  // no launcher: one spawn and exec for this job, as before launchers
     auto pid = StartSupervisor(stepd_, job_dir);

@@ -13,7 +13,9 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "common/mutex.h"
 #include "common/result.h"
@@ -24,8 +26,9 @@ namespace drover::agent {
 inline constexpr int kServeFd = 3;
 
 // droverstepd --serve: reads job directories from `socket` (a SOCK_SEQPACKET socket, one
-// absolute path a message), forks each one's supervisor and answers "+<pid>" once it is ready,
-// or "-<why>" if it failed first (reaped here). Returns once the socket is closed.
+// absolute path a message), sends a receipt (".") before it forks anything, then forks the
+// supervisor and answers "+<pid>" once it is ready, or "-<why>" if it failed first (reaped
+// here). Returns once the socket is closed.
 int ServeLaunches(int socket);
 
 // The supervisor of job_dir, in this process: what `droverstepd --attached` and the launcher's
@@ -44,8 +47,11 @@ class SupervisorLauncher {
 
   // Starts job_dir's supervisor and returns its pid once it is ready (supervisor.pid written);
   // errors hold what it reported, as StartSupervisor's do. Starts the launcher at the first call,
-  // and again when it died. Where no launcher can run, it falls back to StartSupervisor
-  // (detach.h) and `child` says the pid is the caller's child, to reap.
+  // and again when it died before it got the request. A launcher that ends, or gives no answer
+  // within 10 s (killed then), after it got the request may have forked the supervisor: its pid
+  // is taken from supervisor.pid if one appears within 5 s, and the launch fails otherwise;
+  // never a second supervisor for the job. Where no launcher can run, it falls back to
+  // StartSupervisor (detach.h) and `child` says the pid is the caller's child, to reap.
   struct Started {
     pid_t pid = 0;
     bool child = false;
@@ -56,15 +62,22 @@ class SupervisorLauncher {
   pid_t launcher_pid() EXCLUDES(mutex_);
 
  private:
+  // Spawns the launcher; after a failure (logged once), not again for a minute.
   Status Spawn() REQUIRES(mutex_);
-  void Stop() REQUIRES(mutex_);
-  // One request on the launcher's socket: the answer, or an error if the launcher is gone.
-  Result<std::string> Ask(const std::string& job_dir) REQUIRES(mutex_);
+  Status SpawnNow() REQUIRES(mutex_);
+  // Closes the socket and reaps the launcher; `kill`: SIGKILL first (it may be stuck in a launch).
+  void Stop(bool kill) REQUIRES(mutex_);
+  // One request on the launcher's socket: the answer, or an error if the launcher is gone or
+  // gave no answer within 10 s. `taken`: the launcher sent its receipt ("."), after which it
+  // may have forked the supervisor before it failed; before it, it forked nothing.
+  Result<std::string> Ask(const std::string& job_dir, bool& taken) REQUIRES(mutex_);
+  Result<std::string> Receive() REQUIRES(mutex_);
 
   const std::filesystem::path stepd_;
   Mutex mutex_;
   int socket_ GUARDED_BY(mutex_) = -1;
   pid_t launcher_ GUARDED_BY(mutex_) = 0;
+  std::optional<std::chrono::steady_clock::time_point> spawn_failed_ GUARDED_BY(mutex_);
 };
 
 }  // namespace drover::agent

@@ -14,12 +14,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "agent/host/cgroup.h"
 #include "agent/stepd/detach.h"
@@ -484,10 +487,17 @@ class StepdLauncher : public Stepd {
     ASSERT_TRUE(WriteEnvironment(dir, environment_).ok());
     ASSERT_TRUE(WriteLaunch(dir, launch_).ok());
   }
+  void TearDown() override {
+    for (const fs::path& dir : others_)
+      if (auto record = ReadProcessFile(dir / "supervisor.pid"); record && ProcessAlive(*record))
+        ::kill(record->pid, SIGKILL);
+    Stepd::TearDown();
+  }
   // Job `id`'s directory with the fixture's launch, its output in <spool>/out-<id>.
   fs::path OtherJob(uint64_t id, const std::string& script) {
     auto created = CreateJobDirectory(spool_.path(), id);
     EXPECT_TRUE(created.ok()) << created.error();
+    if (created.ok()) others_.push_back(*created);
     BatchLaunch launch = launch_;
     launch.job_id = id;
     launch.stdout_path = launch.stderr_path = (spool_.path() / fmt::format("out-{}", id)).string();
@@ -522,6 +532,7 @@ class StepdLauncher : public Stepd {
 
   std::unique_ptr<SupervisorLauncher> launcher_ =
       std::make_unique<SupervisorLauncher>(DROVER_STEPD);
+  std::vector<fs::path> others_;  // OtherJob's directories: their supervisors killed after
 };
 
 TEST_F(StepdLauncher, ForksEachSupervisorInASessionOfItsOwnWithNothingOfItsOwnOpen) {
@@ -535,10 +546,14 @@ TEST_F(StepdLauncher, ForksEachSupervisorInASessionOfItsOwnWithNothingOfItsOwnOp
   EXPECT_EQ(ParentOf(supervisor), launcher);
   EXPECT_EQ(::getsid(supervisor), supervisor);
   EXPECT_EQ(::getsid(launcher), launcher);
-  // The launcher's socket to this process is not among the supervisor's descriptors.
+  // Neither the launcher's socket to this process nor its signalfd is among the supervisor's
+  // descriptors: no socket at all, no signalfd.
   const std::string socket = fs::read_symlink(fmt::format("/proc/{}/fd/{}", launcher, kServeFd));
   ASSERT_TRUE(socket.starts_with("socket:")) << socket;
-  for (const std::string& target : DescriptorTargets(supervisor)) EXPECT_NE(target, socket);
+  for (const std::string& target : DescriptorTargets(supervisor)) {
+    EXPECT_FALSE(target.starts_with("socket:")) << target;
+    EXPECT_EQ(target.find("signalfd"), std::string::npos) << target;
+  }
 
   // A second job: the same launcher forks it.
   const fs::path second = OtherJob(kJobId + 1, "#!/bin/sh\necho second\n");
@@ -593,12 +608,58 @@ TEST_F(StepdLauncher, SupervisorsOutliveTheirLauncherAndAKilledOneIsStartedAgain
   // The agent's end: its launcher ends; the supervisors run their jobs to the end.
   launcher_.reset();
   EXPECT_FALSE(fs::exists(fmt::format("/proc/{}", again)));
-  EXPECT_FALSE(fs::exists(job_dir_ / "status")) << "the first job should still be sleeping";
   auto status = WaitForStatus();
   ASSERT_TRUE(status);
   EXPECT_EQ(status->exit_code, 0) << Log();
   EXPECT_EQ(Read(launch_.stdout_path), "done\n");
   ExpectRan(second, kJobId + 1, "second\n");
+}
+
+// The launcher dies after it forked the supervisor, before it answered: the supervisor it left
+// runs the job, and no second one is started for it.
+TEST_F(StepdLauncher, ALauncherThatEndsMidLaunchLeavesOneSupervisorForTheJob) {
+  Prepare(job_dir_, "#!/bin/sh\necho once >> $0.runs\n");
+  // The launch file as a pipe: the forked supervisor waits on it until the launcher is gone.
+  const std::string launch = Read(job_dir_ / "launch");
+  fs::remove(job_dir_ / "launch");
+  ASSERT_EQ(::mkfifo((job_dir_ / "launch").c_str(), 0600), 0) << std::strerror(errno);
+  ASSERT_GT(Launch(OtherJob(kJobId + 1, "#!/bin/sh\ntrue\n")), 0);  // the launcher is up
+  const pid_t launcher = launcher_->launcher_pid();
+  auto children = [&] {
+    return Read(fmt::format("/proc/{}/task/{}/children", launcher, launcher));
+  };
+  auto wait_until = [&](const std::function<bool()>& done) {
+    for (auto deadline = Clock::now() + seconds(5); !done() && Clock::now() < deadline;)
+      std::this_thread::sleep_for(milliseconds(10));
+  };
+  wait_until([&] { return Trim(children()).empty(); });  // that job's supervisor ended
+  ASSERT_TRUE(Trim(children()).empty()) << children();
+  std::optional<Result<SupervisorLauncher::Started>> started;
+  std::thread asking([&] { started = launcher_->Start(job_dir_); });
+  // Its child, blocked on the pipe, then the launcher's end.
+  wait_until([&] { return !Trim(children()).empty(); });
+  ASSERT_FALSE(Trim(children()).empty()) << "the launcher forked no supervisor";
+  ASSERT_EQ(::kill(launcher, SIGKILL), 0);
+  std::this_thread::sleep_for(milliseconds(200));
+  {
+    // The orphan goes on. Opened read-write, the pipe never blocks this test, reader or not.
+    int pipe = ::open((job_dir_ / "launch").c_str(), O_RDWR);
+    ASSERT_GE(pipe, 0) << std::strerror(errno);
+    EXPECT_EQ(::write(pipe, launch.data(), launch.size()), static_cast<ssize_t>(launch.size()));
+    ::close(pipe);
+  }
+  asking.join();
+  ASSERT_TRUE(started && started->ok()) << (started ? started->error() : "no answer");
+  EXPECT_FALSE((*started)->child);
+  EXPECT_EQ((*started)->pid, SupervisorPid());
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << Log();
+  // The script ran once; the next launch has a new launcher.
+  auto runs = [&] { return Read(job_dir_ / "script.runs"); };
+  EXPECT_EQ(runs(), "once\n");
+  EXPECT_GT(Launch(OtherJob(kJobId + 2, "#!/bin/sh\ntrue\n")), 0);
+  EXPECT_NE(launcher_->launcher_pid(), launcher);
 }
 
 TEST_F(Stepd, OtherSignalsAreDeliveredToTheJob) {
