@@ -139,11 +139,19 @@ class DaemonReplay {
     return submitted;
   }
 
-  // The cycle these events asked for (the loop may defer it by a few milliseconds).
+  // The cycle these events asked for (the loop may defer it by a few milliseconds). The events
+  // may be applied in more than one batch, and a cycle may run between two of them (the first
+  // job of an instant considered without the second): so the loop is waited for until no cycle
+  // has run for 100 ms, five times what it defers a requested one by.
   bool AwaitCycle(uint64_t cycles) const {
     for (int i = 0; i < 500 && loop_->snapshot()->cycles == cycles; ++i)
       std::this_thread::sleep_for(2ms);
-    return loop_->snapshot()->cycles > cycles;
+    if (loop_->snapshot()->cycles == cycles) return false;
+    for (uint64_t seen = 0; seen != loop_->snapshot()->cycles;) {
+      seen = loop_->snapshot()->cycles;
+      std::this_thread::sleep_for(100ms);
+    }
+    return true;
   }
 
   void RecordStarts(int64_t now) {
