@@ -135,11 +135,7 @@ Agent::~Agent() {
   // A job here may still be starting (its supervisor making its cgroup under the level): leave
   // the level then, as while one runs.
   if (options_.cgroup_mode == "none" || !Jobs().running.empty()) return;
-  CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
-  std::vector<fs::path> mounts;
-  if (hierarchy.mode == CgroupMode::kV2) mounts.push_back(hierarchy.root);
-  for (const auto& [name, mount] : hierarchy.controllers) mounts.push_back(mount);
-  for (const fs::path& mount : mounts)
+  for (const fs::path& mount : CgroupMounts(DetectCgroups(options_.cgroup_root)))
     ::rmdir((mount / "drover" / CgroupParent()).c_str());  // fails, as it should, while in use
 }
 

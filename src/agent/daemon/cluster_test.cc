@@ -229,9 +229,7 @@ TEST_F(ClusterTest, AStoppedClusterLeavesNoCgroupLevelOfItsNodes) {
   CgroupHierarchy cgroups = DetectCgroups();
   if (cgroups.mode == CgroupMode::kNone)
     GTEST_SKIP() << "cgroups are not writable here: " << cgroups.reason;
-  std::vector<fs::path> mounts;
-  if (cgroups.mode == CgroupMode::kV2) mounts.push_back(cgroups.root);
-  for (const auto& [name, mount] : cgroups.controllers) mounts.push_back(mount);
+  const std::vector<fs::path> mounts = CgroupMounts(cgroups);
   Boot();
   WaitForState(Submit("#!/bin/sh\ntrue\n"), "COMPLETED");
   // The level as the agent names it (Agent::CgroupParent): the node, then its spool's hash.

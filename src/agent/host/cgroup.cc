@@ -219,6 +219,14 @@ const char* CgroupModeName(CgroupMode mode) {
   return "none";
 }
 
+std::vector<fs::path> CgroupMounts(const CgroupHierarchy& hierarchy) {
+  std::vector<fs::path> mounts;
+  if (hierarchy.mode == CgroupMode::kV2) mounts.push_back(hierarchy.root);
+  if (hierarchy.mode == CgroupMode::kV1)
+    for (const auto& [controller, mount] : hierarchy.controllers) mounts.push_back(mount);
+  return mounts;
+}
+
 CgroupHierarchy DetectCgroups(const fs::path& root, const fs::path& proc) {
   CgroupHierarchy found;
   found.root = root;

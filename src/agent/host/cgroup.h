@@ -39,6 +39,9 @@ struct CgroupHierarchy {
 CgroupHierarchy DetectCgroups(const std::filesystem::path& root = "/sys/fs/cgroup",
                               const std::filesystem::path& proc = "/proc");
 
+// Where job cgroups live in `hierarchy`: v2's root, or each v1 controller's mount; none in kNone.
+std::vector<std::filesystem::path> CgroupMounts(const CgroupHierarchy& hierarchy);
+
 // Whether the job's GPUs are confined to it, and why not when they are not.
 struct DeviceIsolation {
   bool enforced = false;
