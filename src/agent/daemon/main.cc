@@ -502,9 +502,9 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   // Jobs keep running under their supervisors: a restarted agent re-adopts them.
   link.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  // The watch's thread ends here, while the link it wakes is still there.
+  // The watch's thread ends here (the agents' copies dropped first), while the link it wakes is
+  // still there.
   for (agent::Agent* agent : agents) agent->WatchStatuses(nullptr);
-  woken->store(nullptr);
   watch.reset();
   return 0;
 }

@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "common/fd_io.h"
 #include "common/text.h"
@@ -93,35 +95,51 @@ Status Attach(const Status& outcome) {
   return OkStatus();
 }
 
-Result<pid_t> StartSupervisor(const fs::path& binary, const fs::path& job_dir) {
-  int output[2];
-  if (::pipe2(output, O_CLOEXEC) != 0)
-    return MakeError(fmt::format("pipe: {}", std::strerror(errno)));
-  const std::string log = (job_dir / "stepd.log").string();
+Result<pid_t> SpawnInSession(std::vector<std::string> argv, int fd, int as, const std::string& log,
+                             char* const* environment) {
+  // fd == as needs no care: glibc (2.35 and later) clears close-on-exec on a dup2 onto itself,
+  // as POSIX asks (the test HandsOverTheDescriptorEvenWhenItHasTheNumberAlready checks it).
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, output[1], kReadyFd);
+  if (!log.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  }
+  posix_spawn_file_actions_adddup2(&actions, fd, as);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   // Its own session: the agent's process group and terminal signals stop here, as a detached
   // supervisor's do.
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
-  std::string program = binary.string(), directory = job_dir.string();
-  char attached[] = "--attached";
-  char* argv[] = {program.data(), attached, directory.data(), nullptr};
+  std::vector<char*> args;
+  for (std::string& arg : argv) args.push_back(arg.data());
+  args.push_back(nullptr);
   pid_t pid = 0;
-  int spawned = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv, environ);
+  int spawned = ::posix_spawn(&pid, args[0], &actions, &attributes, args.data(),
+                              environment ? environment : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
+  if (spawned != 0)
+    return MakeError(fmt::format("cannot run {}: {}", argv[0], std::strerror(spawned)));
+  return pid;
+}
+
+Result<pid_t> StartSupervisor(const fs::path& binary, const fs::path& job_dir) {
+  int output[2];
+  if (::pipe2(output, O_CLOEXEC) != 0)
+    return MakeError(fmt::format("pipe: {}", std::strerror(errno)));
+  const std::string log = (job_dir / "stepd.log").string();
+  const std::string program = binary.string();
+  auto spawned =
+      SpawnInSession({program, "--attached", job_dir.string()}, output[1], kReadyFd, log, nullptr);
   ::close(output[1]);
-  if (spawned != 0) {
+  if (!spawned) {
     ::close(output[0]);
-    return MakeError(fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
+    return spawned;
   }
+  const pid_t pid = *spawned;
   std::string said = ReadToEnd(output[0]);  // to the pipe's end: ready, or gone
   ::close(output[0]);
   if (said == "+") return pid;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -34,6 +35,13 @@ void ReportReady(int ready_fd, const Status& outcome);
 // then it takes "/" as its working directory. No fork: the caller reaps it.
 inline constexpr int kReadyFd = 3;
 Status Attach(const Status& outcome);
+
+// Runs `argv` (argv[0] the program's path) in a session of its own with one posix_spawn: /dev/null
+// as stdin, `log` (appended) as stdout and stderr unless empty (then the caller's), descriptor
+// `fd` as `as` (the caller still closes `fd`), and `environment` (null: this process's). Safe in
+// a multi-threaded caller; the pid is the caller's child.
+Result<pid_t> SpawnInSession(std::vector<std::string> argv, int fd, int as, const std::string& log,
+                             char* const* environment);
 
 // For the agent: runs `binary --attached job_dir` (droverstepd) in a session of its own with one
 // posix_spawn and waits until it reports ready on kReadyFd, which it does once it has written

@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -227,27 +226,6 @@ Status SupervisorLauncher::SpawnNow() {
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
     return MakeError(fmt::format("socketpair: {}", std::strerror(errno)));
-  if (ends[1] == kServeFd) {  // a dup2 onto itself would leave it close-on-exec
-    int moved = ::fcntl(ends[1], F_DUPFD_CLOEXEC, kServeFd + 1);
-    ::close(ends[1]);
-    ends[1] = moved;
-    if (moved < 0) {
-      ::close(ends[0]);
-      return MakeError(fmt::format("fcntl: {}", std::strerror(errno)));
-    }
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], kServeFd);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  // Its own session: signals to the agent's process group (a terminal's ^C) do not reach it or
-  // the supervisors it forks; it ends when the agent does, at its socket's end of file.
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
-  std::string program = stepd_.string();
-  char serve[] = "--serve";
-  char* argv[] = {program.data(), serve, nullptr};
   // LD_BIND_NOW: the loader binds every library's symbols at the launcher's start, not only the
   // binary's (-z now), so that no supervisor binds them again on first call. The launcher
   // removes it from its environment at once: the supervisors and their jobs do not see it.
@@ -257,18 +235,17 @@ Status SupervisorLauncher::SpawnNow() {
     if (!std::string_view(*entry).starts_with("LD_BIND_NOW=")) environment.push_back(*entry);
   environment.push_back(bind_now.data());
   environment.push_back(nullptr);
-  pid_t pid = 0;
-  int spawned =
-      ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv, environment.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  // Its stdout and stderr are the agent's (its log); it ends when the agent does, at its
+  // socket's end of file.
+  auto spawned =
+      SpawnInSession({stepd_.string(), "--serve"}, ends[1], kServeFd, "", environment.data());
   ::close(ends[1]);
-  if (spawned != 0) {
+  if (!spawned) {
     ::close(ends[0]);
-    return MakeError(fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
+    return MakeError(spawned.error());
   }
   socket_ = ends[0];
-  launcher_ = pid;
+  launcher_ = *spawned;
   return OkStatus();
 }
 

@@ -29,6 +29,7 @@
 #include "agent/stepd/launcher.h"
 #include "agent/stepd/spool.h"
 #include "agent/stepd/user_environment.h"
+#include "common/fd_io.h"
 #include "common/text.h"
 #include "testing/temp_dir.h"
 
@@ -316,11 +317,7 @@ class Stepd : public ::testing::Test {
     for (pid_t pid : MarkedProcesses()) ::kill(pid, SIGKILL);
     for (pid_t child : children_) ::waitpid(child, nullptr, 0);  // the supervisors we started
     // The supervisor removes the job's cgroup; the node's level above it is ours to remove.
-    CgroupHierarchy hierarchy = DetectCgroups();
-    std::vector<fs::path> mounts;
-    if (hierarchy.mode == CgroupMode::kV2) mounts.push_back(hierarchy.root);
-    for (const auto& [name, mount] : hierarchy.controllers) mounts.push_back(mount);
-    for (const fs::path& mount : mounts) {
+    for (const fs::path& mount : CgroupMounts(DetectCgroups())) {
       ::rmdir((mount / "drover" / node_).c_str());
       ::rmdir((mount / "drover").c_str());  // in use by a real agent: it stays
     }
@@ -458,6 +455,29 @@ TEST_F(Stepd, OutlivesTheProcessThatStartedIt) {
   ASSERT_TRUE(status);
   EXPECT_EQ(status->exit_code, 0) << Log();
   EXPECT_EQ(Read(launch_.stdout_path), "done\n");
+}
+
+// SpawnInSession hands a descriptor over as the number asked for, even when it already has that
+// number and is close-on-exec (glibc clears the flag on a dup2 onto itself; SpawnInSession relies
+// on it), in a session of its own.
+TEST(SpawnInSession, HandsOverTheDescriptorEvenWhenItHasTheNumberAlready) {
+  int ends[2];
+  ASSERT_EQ(::pipe2(ends, O_CLOEXEC), 0);
+  constexpr int kAs = 57;
+  ASSERT_EQ(::dup3(ends[1], kAs, O_CLOEXEC), kAs);
+  ::close(ends[1]);
+  auto spawned = SpawnInSession(
+      {"/bin/sh", "-c", "set -- $(cat /proc/$$/stat); echo $6 $$ > /proc/self/fd/57"}, kAs, kAs, "",
+      nullptr);
+  ::close(kAs);
+  ASSERT_TRUE(spawned.ok()) << spawned.error();
+  int wait_status = 0;
+  ASSERT_EQ(::waitpid(*spawned, &wait_status, 0), *spawned);
+  std::string said = ReadToEnd(ends[0]);
+  ::close(ends[0]);
+  std::vector<std::string> words = Split(Trim(said), ' ');
+  ASSERT_EQ(words.size(), 2u) << "nothing came through descriptor 57: '" << said << "'";
+  EXPECT_EQ(words[0], words[1]) << "not a session of its own";
 }
 
 // ---- The launcher: supervisors forked from one droverstepd --serve, as droverd starts them ----
@@ -812,11 +832,7 @@ class StepdTracking : public Stepd, public ::testing::WithParamInterface<const c
 
   // The job's cgroup directories are gone (none exist in session tracking).
   void ExpectCgroupRemoved() {
-    CgroupHierarchy hierarchy = DetectCgroups();
-    std::vector<fs::path> mounts;
-    if (hierarchy.mode == CgroupMode::kV2) mounts.push_back(hierarchy.root);
-    for (const auto& [name, mount] : hierarchy.controllers) mounts.push_back(mount);
-    for (const fs::path& mount : mounts)
+    for (const fs::path& mount : CgroupMounts(DetectCgroups()))
       EXPECT_FALSE(fs::exists(mount / "drover" / node_ / fmt::format("job_{}", kJobId))) << mount;
   }
 };
