@@ -39,6 +39,25 @@ grep -qx "sbatch: error: Script arguments not permitted with --wrap option" "$st
 
 pids=$(for f in "$state"/cluster/pids/*; do sed -n 's/^pid=//p' "$f"; done)
 [ "$(echo "$pids" | wc -w)" = 5 ] || fail "expected 5 recorded PIDs, got: $pids"
+
+# A job still running at `drover down` is cancelled and its supervisor stopped; the agent of its
+# node, stopped after it, removes the node's cgroup level (drover/NODE-HASH) it no longer needs.
+marker="$state/sleeper"
+cp "$(command -v sleep)" "$marker"
+running=$("$drover" sbatch --parsable -o /dev/null --wrap="$marker 300")
+sleeper=""
+for _ in $(seq 200); do
+  sleeper=$(pgrep -f "^$marker" || true)
+  [ -n "$sleeper" ] && break
+  sleep 0.05
+done
+[ -n "$sleeper" ] || fail "job $running did not start its sleep"
+pids="$pids $sleeper $(cat "$state"/cluster/spool/*/job_"$running"/supervisor.pid 2>/dev/null | sed -n 's/^pid=//p')"
+level=$(sed -nE 's|^[0-9]+:[^:]*:/drover/([^/]+)/job_[0-9]+.*|\1|p' "/proc/$sleeper/cgroup" | head -n1)
+levels() { find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -type d -path "*/drover/$level" 2>/dev/null; }
+if [ -n "$level" ]; then
+  [ -n "$(levels)" ] || fail "the job runs in drover/$level, which is not under /sys/fs/cgroup"
+fi
 "$drover" down --state "$state/cluster" > /dev/null || fail "drover down failed"
 for pid in $pids; do
   # A zombie waiting for its new parent (init) to reap it has stopped.
@@ -46,4 +65,5 @@ for pid in $pids; do
   if [ -n "$state_letter" ] && [ "$state_letter" != Z ]; then fail "PID $pid survived drover down"; fi
 done
 "$drover" status --state "$state/cluster" > /dev/null 2>&1 && fail "status after down succeeded"
+if [ -n "$level" ] && [ -n "$(levels)" ]; then fail "drover down left the node's cgroup level: $(levels)"; fi
 echo "PASS"

@@ -269,31 +269,45 @@ void PrintEnv(const fs::path& state) {
   fmt::print("export PATH={}:$PATH\n", BinDir().string());
 }
 
-// Stops the recorded processes: agents first, then the controller; SIGKILL after 10 s.
+// SIGTERM to each process, then waits for all of them until `grace` has passed; SIGKILL to those
+// still alive then.
+void StopProcesses(const std::vector<ProcessRecord>& processes, std::chrono::seconds grace) {
+  for (const ProcessRecord& process : processes) ::kill(process.pid, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  for (const ProcessRecord& process : processes) {
+    while (ProcessAlive(process) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(20ms);
+    if (ProcessAlive(process)) ::kill(process.pid, SIGKILL);
+  }
+}
+
+// Stops the cluster: the controller first (so it starts nothing more), then the jobs' supervisors
+// (each cancels its job as scancel does: SIGTERM, SIGKILL after KillWait, then removes the job's
+// cgroup), then the agents, which remove their nodes' cgroup levels once no job is left in them
+// (stopped before the supervisors, they would leave those levels behind). Each stage waits for
+// its processes and SIGKILLs those still alive after 10 s (the supervisors: KillWait + 10 s).
+// Returns how many processes were stopped.
 int StopAll(const fs::path& state) {
   std::vector<Recorded> processes = Processes(state);
   int stopped = 0;
-  for (bool controller : {false, true}) {
-    std::vector<Recorded*> batch;
-    for (Recorded& process : processes)
-      if ((process.name == "ctld") == controller && process.alive) batch.push_back(&process);
-    for (Recorded* process : batch) ::kill(process->record.pid, SIGTERM);
-    auto deadline = std::chrono::steady_clock::now() + 10s;
-    for (Recorded* process : batch) {
-      while (ProcessAlive(process->record) && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(20ms);
-      if (ProcessAlive(process->record)) ::kill(process->record.pid, SIGKILL);
-      ++stopped;
-    }
-  }
-  // Jobs still running under their supervisors are cancelled (SIGTERM, SIGKILL after KillWait).
+  auto stop = [&](std::vector<ProcessRecord> batch, std::chrono::seconds grace) {
+    StopProcesses(batch, grace);
+    stopped += static_cast<int>(batch.size());
+  };
+  std::vector<ProcessRecord> controller, agents, supervisors;
+  for (const Recorded& process : processes)
+    if (process.alive) (process.name == "ctld" ? controller : agents).push_back(process.record);
+  stop(controller, 10s);
   std::error_code error;
   for (const auto& entry : fs::recursive_directory_iterator(state / "spool", error))
     if (entry.path().filename() == "supervisor.pid")
-      if (auto record = ReadProcessFile(entry.path()); record && ProcessAlive(*record)) {
-        ::kill(record->pid, SIGTERM);
-        ++stopped;
-      }
+      if (auto record = ReadProcessFile(entry.path()); record && ProcessAlive(*record))
+        supervisors.push_back(*record);
+  int64_t kill_wait = 30;
+  if (ConfigLoad load = LoadClusterConfig((state / "slurm.conf").string()); load.ok())
+    kill_wait = load.config.settings.kill_wait_seconds;
+  stop(supervisors, std::chrono::seconds(std::clamp<int64_t>(kill_wait, 0, 3600) + 10));
+  stop(agents, 10s);
   for (const Recorded& process : processes) fs::remove(state / "pids" / process.name, error);
   return stopped;
 }
