@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -222,7 +223,29 @@ Status SupervisorLauncher::Spawn() {
   return OkStatus();
 }
 
+std::optional<SupervisorLauncher::FileIdentity> SupervisorLauncher::StepdIdentity() const {
+  struct stat info {};
+  if (::stat(stepd_.c_str(), &info) != 0) return std::nullopt;
+  return FileIdentity{
+      info.st_dev, info.st_ino, info.st_size,
+      static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec};
+}
+
+void SupervisorLauncher::RetireIfReplaced() {
+  if (socket_ < 0 || !started_from_) return;
+  // One stat a launch. A file that is gone for now (mid-upgrade) keeps the launcher: the next
+  // launch looks again.
+  std::optional<FileIdentity> now = StepdIdentity();
+  if (!now || *now == *started_from_) return;
+  log::Info("{} was replaced since launcher {} started: a new launcher runs the next jobs",
+            stepd_.string(), launcher_);
+  Stop(/*kill=*/false);
+}
+
 Status SupervisorLauncher::SpawnNow() {
+  // Taken before the exec: a file replaced in between is seen as replaced at the next launch,
+  // which then starts one launcher more, never one less.
+  started_from_ = StepdIdentity();
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
     return MakeError(fmt::format("socketpair: {}", std::strerror(errno)));
@@ -302,6 +325,7 @@ Result<SupervisorLauncher::Started> SupervisorLauncher::Start(const fs::path& jo
   Result<std::string> answer = MakeError("no launcher");
   // A launcher that ended (killed, or out of memory) before it got the request is started
   // again once.
+  RetireIfReplaced();
   for (int attempt = 0; attempt < 2 && !answer; ++attempt) {
     if (socket_ < 0 && !Spawn()) break;
     bool taken = false;

@@ -47,7 +47,9 @@ class SupervisorLauncher {
 
   // Starts job_dir's supervisor and returns its pid once it is ready (supervisor.pid written);
   // errors hold what it reported, as StartSupervisor's do. Starts the launcher at the first call,
-  // and again when it died before it got the request. A launcher that ends, or gives no answer
+  // and again when it died before it got the request, or when the droverstepd file was replaced
+  // since it started (an upgrade: the next jobs run the new binary, as they do with an exec per
+  // job; the old launcher ends and its supervisors go on). A launcher that ends, or gives no answer
   // within 10 s (killed then), after it got the request may have forked the supervisor: its pid
   // is taken from supervisor.pid if one appears within 5 s, and the launch fails otherwise;
   // never a second supervisor for the job. Where no launcher can run, it falls back to
@@ -73,8 +75,21 @@ class SupervisorLauncher {
   Result<std::string> Ask(const std::string& job_dir, bool& taken) REQUIRES(mutex_);
   Result<std::string> Receive() REQUIRES(mutex_);
 
+  // Which file the launcher was started from: device, inode, size and modification time.
+  struct FileIdentity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    int64_t modified_ns = 0;
+    bool operator==(const FileIdentity&) const = default;
+  };
+  std::optional<FileIdentity> StepdIdentity() const;
+  // The launcher was started from another file than the one at stepd_ now: retired (Stop).
+  void RetireIfReplaced() REQUIRES(mutex_);
+
   const std::filesystem::path stepd_;
   Mutex mutex_;
+  std::optional<FileIdentity> started_from_ GUARDED_BY(mutex_);
   int socket_ GUARDED_BY(mutex_) = -1;
   pid_t launcher_ GUARDED_BY(mutex_) = 0;
   std::optional<std::chrono::steady_clock::time_point> spawn_failed_ GUARDED_BY(mutex_);

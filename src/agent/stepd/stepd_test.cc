@@ -637,6 +637,37 @@ TEST_F(StepdLauncher, SupervisorsOutliveTheirLauncherAndAKilledOneIsStartedAgain
 
 // The launcher dies after it forked the supervisor, before it answered: the supervisor it left
 // runs the job, and no second one is started for it.
+TEST_F(StepdLauncher, AReplacedDroverstepdRunsTheNextJobsFromANewLauncher) {
+  // A copy the test replaces as a package upgrade does: a new file renamed over the old one.
+  const fs::path stepd = spool_.path() / "droverstepd";
+  fs::copy_file(DROVER_STEPD, stepd);
+  launcher_ = std::make_unique<SupervisorLauncher>(stepd);
+  Prepare(job_dir_, "#!/bin/sh\nsleep 1\necho done\n");
+  ASSERT_GT(Launch(job_dir_), 0);
+  const pid_t first = launcher_->launcher_pid();
+  ASSERT_GT(first, 0);
+  const fs::path second = OtherJob(kJobId + 1, "#!/bin/sh\necho second\n");
+  ASSERT_GT(Launch(second), 0);
+  EXPECT_EQ(launcher_->launcher_pid(), first) << "the file is unchanged: the same launcher";
+
+  fs::copy_file(DROVER_STEPD, spool_.path() / "droverstepd.new");
+  fs::rename(spool_.path() / "droverstepd.new", stepd);
+  const fs::path third = OtherJob(kJobId + 2, "#!/bin/sh\necho third\n");
+  ASSERT_GT(Launch(third), 0);
+  const pid_t again = launcher_->launcher_pid();
+  EXPECT_GT(again, 0);
+  EXPECT_NE(again, first) << "the replaced file's launcher still runs the jobs";
+  EXPECT_FALSE(fs::exists(fmt::format("/proc/{}", first))) << "the old launcher was not reaped";
+  EXPECT_EQ(fs::read_symlink(fmt::format("/proc/{}/exe", again)), stepd);
+  // The job the old launcher forked runs to its end.
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << Log();
+  EXPECT_EQ(Read(launch_.stdout_path), "done\n");
+  ExpectRan(second, kJobId + 1, "second\n");
+  ExpectRan(third, kJobId + 2, "third\n");
+}
+
 TEST_F(StepdLauncher, ALauncherThatEndsMidLaunchLeavesOneSupervisorForTheJob) {
   Prepare(job_dir_, "#!/bin/sh\necho once >> $0.runs\n");
   // The launch file as a pipe: the forked supervisor waits on it until the launcher is gone.
