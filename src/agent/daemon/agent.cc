@@ -434,6 +434,7 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
                       (job.batch_host().empty() ? job.allocation(0).node() != node_
                                                 : job.batch_host() != node_name_);
   if (holder) launch->stdout_path = launch->stderr_path = launch->stdin_path = "/dev/null";
+  launch->extern_step = holder;
   if (holder && NothingToHold(job, *launch)) {
     // Nothing to hold here: no process, only the files srun's steps read and the marker.
     if (Status s = WriteEnvironment(dir, env); !s) return WriteLaunchFailure(dir, s.error());

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -159,4 +160,32 @@ std::string NotReadyReason(std::string_view said, int wait_status, std::string_v
                          : fmt::format("exited with code {}", WEXITSTATUS(wait_status)),
                      log);
 }
+namespace {
+char* command_line = nullptr;  // argv's strings, contiguous as the kernel put them
+size_t command_line_size = 0;  // with their NULs
+}  // namespace
+
+void KeepCommandLine(int argc, char** argv) {
+  if (argc <= 0 || argv == nullptr || argv[0] == nullptr) return;
+  char* end = argv[0] + std::strlen(argv[0]) + 1;
+  for (int i = 1; i < argc && argv[i] == end; ++i) end = argv[i] + std::strlen(argv[i]) + 1;
+  command_line = argv[0];
+  command_line_size = static_cast<size_t>(end - argv[0]);
+}
+
+void SetCommandLine(std::string_view title) {
+  if (command_line == nullptr || command_line_size < 2) return;
+  const size_t shown = std::min(title.size(), command_line_size - 1);
+  std::memcpy(command_line, title.data(), shown);
+  command_line[shown] = '\0';
+  // Spaces after it, the last byte too: the kernel then shows the title up to its NUL, not the
+  // NULs after it as empty arguments.
+  std::memset(command_line + shown + 1, ' ', command_line_size - shown - 1);
+}
+
+std::string SupervisorTitle(uint64_t job_id, bool extern_step, std::string_view node_name) {
+  return fmt::format("droverstepd: [{}.{}] {}", job_id, extern_step ? "extern" : "batch",
+                     node_name);
+}
+
 }  // namespace drover::agent

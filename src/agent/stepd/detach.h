@@ -40,6 +40,20 @@ Status Attach(const Status& outcome);
 // as stdin, `log` (appended) as stdout and stderr unless empty (then the caller's), descriptor
 // `fd` as `as` (the caller still closes `fd`), and `environment` (null: this process's). Safe in
 // a multi-threaded caller; the pid is the caller's child.
+// The command line `ps` shows for this process. KeepCommandLine (main, once) remembers where the
+// kernel put argv's strings; SetCommandLine writes `title` over them, cut to their length, and
+// makes the kernel show it alone (the last byte of the area not NUL: /proc/PID/cmdline then reads
+// up to the title's NUL), as setproctitle(3) does. The strings argv pointed to are gone after.
+void KeepCommandLine(int argc, char** argv);
+void SetCommandLine(std::string_view title);
+// What droverstepd shows once it supervises a job, as Slurm's slurmstepd does
+// ("slurmstepd: [1234.batch]"): "droverstepd: [1234.batch] node1" (or .extern).
+std::string SupervisorTitle(uint64_t job_id, bool extern_step, std::string_view node_name);
+// The argument the agent gives its launcher after --serve, so that the command line has room for
+// the titles of the supervisors it forks (theirs is the launcher's argv area).
+inline constexpr std::string_view kTitleRoomOption = "--title-room";
+inline constexpr size_t kTitleRoom = 64;
+
 Result<pid_t> SpawnInSession(std::vector<std::string> argv, int fd, int as, const std::string& log,
                              char* const* environment);
 

@@ -260,8 +260,9 @@ Status SupervisorLauncher::SpawnNow() {
   environment.push_back(nullptr);
   // Its stdout and stderr are the agent's (its log); it ends when the agent does, at its
   // socket's end of file.
+  const std::string room = fmt::format("{}={}", kTitleRoomOption, std::string(kTitleRoom, ' '));
   auto spawned =
-      SpawnInSession({stepd_.string(), "--serve"}, ends[1], kServeFd, "", environment.data());
+      SpawnInSession({stepd_.string(), "--serve", room}, ends[1], kServeFd, "", environment.data());
   ::close(ends[1]);
   if (!spawned) {
     ::close(ends[0]);

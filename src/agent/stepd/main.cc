@@ -2,7 +2,8 @@
 // directory's launch and environ files (an error in them is printed, exit 1, no status), detaches
 // (detach.h), writes supervisor.pid and returns 0 in the caller; the supervisor runs the job.
 // droverstepd --attached <job dir> is the same without the detach, as the agent spawns it, and
-// droverstepd --serve the agent's launcher, which forks supervisors on request (launcher.h).
+// droverstepd --serve the agent's launcher, which forks supervisors on request (launcher.h);
+// the agent adds --title-room=SPACES, room in its command line for the supervisors' titles.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -32,13 +33,15 @@ struct Invocation {
 std::optional<Invocation> InvocationOf(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   static const drover::OptionSpec kOptions[] = {{0, "attached", drover::OptionSpec::kNone},
-                                                {0, "serve", drover::OptionSpec::kNone}};
+                                                {0, "serve", drover::OptionSpec::kNone},
+                                                {0, "title-room", drover::OptionSpec::kRequired}};
   auto parsed = drover::ParseOptions(args, kOptions);
   if (!parsed) return std::nullopt;
   if (parsed->Has("serve")) {
     if (!parsed->operands.empty() || parsed->Has("attached")) return std::nullopt;
     return Invocation{"", false, true};
   }
+  if (parsed->Has("title-room")) return std::nullopt;
   if (parsed->operands.size() != 1 || parsed->operands[0].starts_with("-")) return std::nullopt;
   return Invocation{parsed->operands[0], parsed->Has("attached"), false};
 }
@@ -51,7 +54,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: droverstepd [--attached] <job directory> | --serve\n");
     return 2;
   }
+  KeepCommandLine(argc, argv);  // each supervisor names its job there (SuperviseBatchJob)
   if (invocation->serve) {
+    SetCommandLine("droverstepd --serve");
     ::close_range(kServeFd + 1, ~0U, 0);
     return ServeLaunches(kServeFd);
   }

@@ -237,6 +237,17 @@ FieldSetter<Record> FlagField(bool Record::*field) {
   };
 }
 
+// A flag written as one of two words: `yes` sets it, `no` clears it; anything else is an error.
+template <typename Record>
+FieldSetter<Record> WordFlagField(bool Record::*field, std::string_view yes, std::string_view no) {
+  return [field, yes, no](Record& record, const std::string& text) -> Status {
+    if (text != yes && text != no)
+      return MakeError(fmt::format("expected {} or {}, found '{}'", no, yes, Escape(text)));
+    record.*field = text == yes;
+    return OkStatus();
+  };
+}
+
 template <typename Record>
 FieldSetter<Record> ListField(std::vector<int> Record::*field) {
   return [field](Record& record, const std::string& text) -> Status {
@@ -305,6 +316,7 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
          launch.cgroup_mode = text;
          return OkStatus();
        }},
+      {"step", WordFlagField(&L::extern_step, "extern", "batch")},
       {"cgroup_root", TextField(&L::cgroup_root)},
       {"cgroup_parent", TextField(&L::cgroup_parent)},
       {"cpus",  // a set: written sorted and without repeats, so read that way too
@@ -349,13 +361,7 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
            if (!item.empty()) launch.container_dirs.emplace_back(item);
          return OkStatus();
        }},
-      {"container_auto_base",
-       [](L& launch, const std::string& text) -> Status {
-         if (text != "0" && text != "1")
-           return MakeError(fmt::format("expected 0 or 1, found '{}'", Escape(text)));
-         launch.container_auto_base = text == "1";
-         return OkStatus();
-       }},
+      {"container_auto_base", WordFlagField(&L::container_auto_base, "1", "0")},
       {"prolog", TextField(&L::prolog)},
       {"epilog", TextField(&L::epilog)},
       {"kill_wait", IntegerField(&L::kill_wait_seconds)},
@@ -463,6 +469,7 @@ Status WriteLaunch(const fs::path& job_dir, const BatchLaunch& launch) {
   if (!launch.rlimits.empty()) Line(out, "rlimits", Join(launch.rlimits, ","));
   if (!launch.get_user_env.empty()) Line(out, "get_user_env", launch.get_user_env);
   for (const std::string& argument : launch.arguments) Line(out, "arg", argument);
+  if (launch.extern_step) Line(out, "step", "extern");
   return WriteAtomically(job_dir / "launch", out, 0600);
 }
 

@@ -113,6 +113,9 @@ struct BatchLaunch {
   std::vector<std::string> rlimits;  // "NAME=soft:hard" (--propagate, PropagateResourceLimits)
   std::string get_user_env;          // "[timeout][S|L]" (--get-user-env); empty: not asked
   std::vector<std::string> arguments;
+  // The process holds the job's allocation on a node that runs no batch script (Slurm's extern
+  // step), not the batch script: "step=extern" in the file, named so in `ps`.
+  bool extern_step = false;
   bool operator==(const BatchLaunch&) const = default;
 };
 

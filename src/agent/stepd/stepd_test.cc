@@ -82,6 +82,7 @@ BatchLaunch FullLaunch() {
   launch.prolog = "/etc/drover/prolog";
   launch.epilog = "/etc/drover/epilog";
   launch.kill_wait_seconds = 45;
+  launch.extern_step = true;
   launch.arguments = {"first arg", "", "line\nbreak", "tab\tand\\slash", "caf\xc3\xa9\x01"};
   return launch;
 }
@@ -500,6 +501,14 @@ std::vector<std::string> DescriptorTargets(pid_t pid) {
   return targets;
 }
 
+// Process `pid`'s command line as ps shows it: its arguments joined by spaces.
+std::string CommandLine(pid_t pid) {
+  std::string line = Read(fmt::format("/proc/{}/cmdline", pid));
+  while (!line.empty() && line.back() == '\0') line.pop_back();
+  std::replace(line.begin(), line.end(), '\0', ' ');
+  return line;
+}
+
 class StepdLauncher : public Stepd {
  protected:
   void Prepare(const fs::path& dir, const std::string& script) {
@@ -574,6 +583,16 @@ TEST_F(StepdLauncher, ForksEachSupervisorInASessionOfItsOwnWithNothingOfItsOwnOp
     EXPECT_FALSE(target.starts_with("socket:")) << target;
     EXPECT_EQ(target.find("signalfd"), std::string::npos) << target;
   }
+
+  // ps names the supervisor's job as Slurm's slurmstepd does ([ID.batch]), and its node; the
+  // launcher shows itself without the room it keeps for those titles.
+  const std::string title = SupervisorTitle(kJobId, false, launch_.node_name);
+  EXPECT_EQ(title, fmt::format("droverstepd: [{}.batch] {}", kJobId, launch_.node_name));
+  for (auto deadline = Clock::now() + seconds(5);
+       CommandLine(supervisor) != title && Clock::now() < deadline;)
+    std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(CommandLine(supervisor), title);
+  EXPECT_EQ(CommandLine(launcher), "droverstepd --serve");
 
   // A second job: the same launcher forks it.
   const fs::path second = OtherJob(kJobId + 1, "#!/bin/sh\necho second\n");

@@ -23,6 +23,7 @@
 #include "agent/host/job_container.h"
 #include "agent/host/job_env.h"
 #include "agent/stepd/batch_shell.h"
+#include "agent/stepd/detach.h"
 #include "agent/stepd/user_environment.h"
 #include "common/text.h"
 
@@ -651,6 +652,7 @@ JobCgroupSetUp SetUpJobCgroup(const BatchLaunch& launch,
 
 BatchStatus SuperviseBatchJob(const fs::path& job_dir, const BatchLaunch& launch,
                               const std::vector<std::string>& environment) {
+  SetCommandLine(SupervisorTitle(launch.job_id, launch.extern_step, launch.node_name));
   return Supervisor(job_dir, launch, environment).Run();
 }
 
