@@ -57,6 +57,8 @@ level=$(sed -nE 's|^[0-9]+:[^:]*:/drover/([^/]+)/job_[0-9]+.*|\1|p' "/proc/$slee
 levels() { find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -type d -path "*/drover/$level" 2>/dev/null; }
 if [ -n "$level" ]; then
   [ -n "$(levels)" ] || fail "the job runs in drover/$level, which is not under /sys/fs/cgroup"
+else
+  echo "note: the job runs in no drover cgroup here ($(tr '\n' ' ' < "/proc/$sleeper/cgroup")); its level is not checked"
 fi
 "$drover" down --state "$state/cluster" > /dev/null || fail "drover down failed"
 for pid in $pids; do

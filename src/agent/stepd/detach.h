@@ -36,10 +36,6 @@ void ReportReady(int ready_fd, const Status& outcome);
 inline constexpr int kReadyFd = 3;
 Status Attach(const Status& outcome);
 
-// Runs `argv` (argv[0] the program's path) in a session of its own with one posix_spawn: /dev/null
-// as stdin, `log` (appended) as stdout and stderr unless empty (then the caller's), descriptor
-// `fd` as `as` (the caller still closes `fd`), and `environment` (null: this process's). Safe in
-// a multi-threaded caller; the pid is the caller's child.
 // The command line `ps` shows for this process. KeepCommandLine (main, once) remembers where the
 // kernel put argv's strings; SetCommandLine writes `title` over them, cut to their length, and
 // makes the kernel show it alone (the last byte of the area not NUL: /proc/PID/cmdline then reads
@@ -54,6 +50,10 @@ std::string SupervisorTitle(uint64_t job_id, bool extern_step, std::string_view 
 inline constexpr std::string_view kTitleRoomOption = "--title-room";
 inline constexpr size_t kTitleRoom = 64;
 
+// Runs `argv` (argv[0] the program's path) in a session of its own with one posix_spawn: /dev/null
+// as stdin, `log` (appended) as stdout and stderr unless empty (then the caller's), descriptor
+// `fd` as `as` (the caller still closes `fd`), and `environment` (null: this process's). Safe in
+// a multi-threaded caller; the pid is the caller's child.
 Result<pid_t> SpawnInSession(std::vector<std::string> argv, int fd, int as, const std::string& log,
                              char* const* environment);
 

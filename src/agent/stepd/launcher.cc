@@ -328,11 +328,25 @@ Result<SupervisorLauncher::Started> SupervisorLauncher::Start(const fs::path& jo
   // again once.
   RetireIfReplaced();
   for (int attempt = 0; attempt < 2 && !answer; ++attempt) {
-    if (socket_ < 0 && !Spawn()) break;
+    const bool fresh = socket_ < 0;
+    if (fresh && !Spawn()) break;
     bool taken = false;
     answer = Ask(dir, taken);
     if (answer) break;
     Stop(/*kill=*/true);  // gone, or stuck: reaped either way
+    if (!taken && fresh) {
+      // A launcher that ends before its first request is not one that can run (a droverstepd
+      // that does not know --serve's arguments, say): as a spawn that failed, logged once and
+      // not tried again for a minute (so logged once a minute at most); this job's supervisor
+      // is spawned on its own.
+      if (!spawn_failed_)
+        log::Warning(
+            "the launcher ({} --serve) ended before its first launch: {}; its output is in this "
+            "log. Supervisors are spawned one exec each until it starts (tried again every {} s)",
+            stepd_.string(), answer.error(), std::chrono::seconds(kRespawnWait).count());
+      spawn_failed_ = Clock::now();
+      break;
+    }
     if (!taken) continue;
     if (std::optional<pid_t> orphan = FindOrphan(dir)) return Started{*orphan, false};
     return MakeError(

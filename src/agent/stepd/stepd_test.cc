@@ -654,8 +654,6 @@ TEST_F(StepdLauncher, SupervisorsOutliveTheirLauncherAndAKilledOneIsStartedAgain
   ExpectRan(second, kJobId + 1, "second\n");
 }
 
-// The launcher dies after it forked the supervisor, before it answered: the supervisor it left
-// runs the job, and no second one is started for it.
 TEST_F(StepdLauncher, AReplacedDroverstepdRunsTheNextJobsFromANewLauncher) {
   // A copy the test replaces as a package upgrade does: a new file renamed over the old one.
   const fs::path stepd = spool_.path() / "droverstepd";
@@ -687,6 +685,39 @@ TEST_F(StepdLauncher, AReplacedDroverstepdRunsTheNextJobsFromANewLauncher) {
   ExpectRan(third, kJobId + 2, "third\n");
 }
 
+TEST_F(StepdLauncher, ALauncherThatCannotRunFallsBackToASpawnEachWithoutRetryingEveryJob) {
+  // A droverstepd whose --serve ends at once (an older one, which does not know --title-room);
+  // as --attached it is the real one.
+  const fs::path tries = spool_.path() / "serve-tries";
+  const fs::path stepd = spool_.path() / "stepd-without-serve";
+  Write(stepd,
+        fmt::format("#!/bin/sh\nif [ \"$1\" = --serve ]; then echo x >> '{}'; exit 2; fi\n"
+                    "exec '{}' \"$@\"\n",
+                    tries.string(), DROVER_STEPD),
+        fs::perms::owner_all);
+  launcher_ = std::make_unique<SupervisorLauncher>(stepd);
+  Prepare(job_dir_, "#!/bin/sh\necho first\n");
+  auto first = launcher_->Start(job_dir_);
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_TRUE(first->child) << "not spawned on its own";
+  const fs::path second = OtherJob(kJobId + 1, "#!/bin/sh\necho second\n");
+  auto next = launcher_->Start(second);
+  ASSERT_TRUE(next.ok()) << next.error();
+  EXPECT_TRUE(next->child) << "not spawned on its own";
+  EXPECT_EQ(launcher_->launcher_pid(), 0);
+  EXPECT_EQ(Read(tries), "x\n") << "a launcher that cannot run was started again within the minute";
+  auto status = WaitForStatus();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->exit_code, 0) << Log();
+  EXPECT_EQ(Read(launch_.stdout_path), "first\n");
+  ExpectRan(second, kJobId + 1, "second\n");
+  for (pid_t pid : {first->pid, next->pid})
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+}
+
+// The launcher dies after it forked the supervisor, before it answered: the supervisor it left
+// runs the job, and no second one is started for it.
 TEST_F(StepdLauncher, ALauncherThatEndsMidLaunchLeavesOneSupervisorForTheJob) {
   Prepare(job_dir_, "#!/bin/sh\necho once >> $0.runs\n");
   // The launch file as a pipe: the forked supervisor waits on it until the launcher is gone.

@@ -270,9 +270,11 @@ void PrintEnv(const fs::path& state) {
 }
 
 // SIGTERM to each process, then waits for all of them until `grace` has passed; SIGKILL to those
-// still alive then.
+// still alive then. Each is looked at (its pid and start time) right before it is signalled: one
+// that ended since it was found is not there to signal, and its pid may be another's by now.
 void StopProcesses(const std::vector<ProcessRecord>& processes, std::chrono::seconds grace) {
-  for (const ProcessRecord& process : processes) ::kill(process.pid, SIGTERM);
+  for (const ProcessRecord& process : processes)
+    if (ProcessAlive(process)) ::kill(process.pid, SIGTERM);
   auto deadline = std::chrono::steady_clock::now() + grace;
   for (const ProcessRecord& process : processes) {
     while (ProcessAlive(process) && std::chrono::steady_clock::now() < deadline)
@@ -298,15 +300,26 @@ int StopAll(const fs::path& state) {
   for (const Recorded& process : processes)
     if (process.alive) (process.name == "ctld" ? controller : agents).push_back(process.record);
   stop(controller, 10s);
+  // spool/NODE/job_ID/supervisor.pid. The agents still run, and may move a job's directory away
+  // (into done/) meanwhile: a directory that is gone is passed over.
   std::error_code error;
-  for (const auto& entry : fs::recursive_directory_iterator(state / "spool", error))
-    if (entry.path().filename() == "supervisor.pid")
-      if (auto record = ReadProcessFile(entry.path()); record && ProcessAlive(*record))
-        supervisors.push_back(*record);
-  int64_t kill_wait = 30;
-  if (ConfigLoad load = LoadClusterConfig((state / "slurm.conf").string()); load.ok())
+  for (const auto& node : fs::directory_iterator(state / "spool", error)) {
+    std::error_code inner;
+    for (const auto& job : fs::directory_iterator(node.path(), inner))
+      if (job.path().filename().string().starts_with("job_"))
+        if (auto record = ReadProcessFile(job.path() / "supervisor.pid");
+            record && ProcessAlive(*record))
+          supervisors.push_back(*record);
+  }
+  // A supervisor ends its job in KillWait at most, then runs the epilog (PrologEpilogTimeout).
+  int64_t kill_wait = 30, epilog = 0;
+  if (ConfigLoad load = LoadClusterConfig((state / "slurm.conf").string()); load.ok()) {
     kill_wait = load.config.settings.kill_wait_seconds;
-  stop(supervisors, std::chrono::seconds(std::clamp<int64_t>(kill_wait, 0, 3600) + 10));
+    if (!load.config.settings.epilog.empty())
+      epilog = load.config.settings.prolog_epilog_timeout_seconds;
+  }
+  stop(supervisors, std::chrono::seconds(std::clamp<int64_t>(kill_wait, 0, 3600) +
+                                         std::clamp<int64_t>(epilog, 0, 3600) + 10));
   stop(agents, 10s);
   for (const Recorded& process : processes) fs::remove(state / "pids" / process.name, error);
   return stopped;
