@@ -147,7 +147,8 @@ class DaemonReplay {
     for (int i = 0; i < 500 && loop_->snapshot()->cycles == cycles; ++i)
       std::this_thread::sleep_for(2ms);
     if (loop_->snapshot()->cycles == cycles) return false;
-    for (uint64_t seen = 0; seen != loop_->snapshot()->cycles;) {
+    // At most 10 s: a loop that never rests is as done as it will get.
+    for (uint64_t seen = 0, i = 0; seen != loop_->snapshot()->cycles && i < 100; ++i) {
       seen = loop_->snapshot()->cycles;
       std::this_thread::sleep_for(100ms);
     }

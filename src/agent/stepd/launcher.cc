@@ -210,17 +210,16 @@ Status SupervisorLauncher::Spawn() {
   if (spawn_failed_ && Clock::now() < *spawn_failed_ + kRespawnWait)
     return MakeError("the launcher did not start lately");
   Status spawned = SpawnNow();
-  if (!spawned) {
-    if (!spawn_failed_)
-      log::Warning(
-          "{}; supervisors are spawned one exec each until it starts (tried again "
-          "every {} s)",
-          spawned.error(), std::chrono::seconds(kRespawnWait).count());
-    spawn_failed_ = Clock::now();
-    return spawned;
-  }
-  spawn_failed_.reset();
-  return OkStatus();
+  if (!spawned) NotStarted(spawned.error());
+  return spawned;
+}
+
+void SupervisorLauncher::NotStarted(const std::string& why) {
+  if (!spawn_failed_)
+    log::Warning(
+        "{}; supervisors are spawned one exec each until it starts (tried again every {} s)", why,
+        std::chrono::seconds(kRespawnWait).count());
+  spawn_failed_ = Clock::now();
 }
 
 std::optional<SupervisorLauncher::FileIdentity> SupervisorLauncher::StepdIdentity() const {
@@ -332,19 +331,18 @@ Result<SupervisorLauncher::Started> SupervisorLauncher::Start(const fs::path& jo
     if (fresh && !Spawn()) break;
     bool taken = false;
     answer = Ask(dir, taken);
-    if (answer) break;
+    if (answer) {
+      if (fresh) spawn_failed_.reset();  // a launcher has started once it answers
+      break;
+    }
     Stop(/*kill=*/true);  // gone, or stuck: reaped either way
     if (!taken && fresh) {
       // A launcher that ends before its first request is not one that can run (a droverstepd
-      // that does not know --serve's arguments, say): as a spawn that failed, logged once and
-      // not tried again for a minute (so logged once a minute at most); this job's supervisor
-      // is spawned on its own.
-      if (!spawn_failed_)
-        log::Warning(
-            "the launcher ({} --serve) ended before its first launch: {}; its output is in this "
-            "log. Supervisors are spawned one exec each until it starts (tried again every {} s)",
-            stepd_.string(), answer.error(), std::chrono::seconds(kRespawnWait).count());
-      spawn_failed_ = Clock::now();
+      // that does not know --serve's arguments, say): as one that could not be spawned.
+      NotStarted(
+          fmt::format("the launcher ({} --serve) ended before its first launch: {}; its "
+                      "output is in this log",
+                      stepd_.string(), answer.error()));
       break;
     }
     if (!taken) continue;

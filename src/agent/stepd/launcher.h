@@ -64,8 +64,11 @@ class SupervisorLauncher {
   pid_t launcher_pid() EXCLUDES(mutex_);
 
  private:
-  // Spawns the launcher; after a failure (logged once), not again for a minute.
+  // Spawns the launcher; after a failure (NotStarted), not again for a minute.
   Status Spawn() REQUIRES(mutex_);
+  // The launcher could not be spawned, or ended before it answered its first request: logged
+  // (once until a launcher answers) and not tried again for a minute.
+  void NotStarted(const std::string& why) REQUIRES(mutex_);
   Status SpawnNow() REQUIRES(mutex_);
   // Closes the socket and reaps the launcher; `kill`: SIGKILL first (it may be stuck in a launch).
   void Stop(bool kill) REQUIRES(mutex_);

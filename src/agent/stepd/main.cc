@@ -32,16 +32,17 @@ struct Invocation {
 // The one operand, a job directory; --attached, the agent's way; or --serve alone.
 std::optional<Invocation> InvocationOf(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  static const drover::OptionSpec kOptions[] = {{0, "attached", drover::OptionSpec::kNone},
-                                                {0, "serve", drover::OptionSpec::kNone},
-                                                {0, "title-room", drover::OptionSpec::kRequired}};
+  static const drover::OptionSpec kOptions[] = {
+      {0, "attached", drover::OptionSpec::kNone},
+      {0, "serve", drover::OptionSpec::kNone},
+      {0, kTitleRoomOption.substr(2), drover::OptionSpec::kRequired}};
   auto parsed = drover::ParseOptions(args, kOptions);
   if (!parsed) return std::nullopt;
   if (parsed->Has("serve")) {
     if (!parsed->operands.empty() || parsed->Has("attached")) return std::nullopt;
     return Invocation{"", false, true};
   }
-  if (parsed->Has("title-room")) return std::nullopt;
+  if (parsed->Has(kTitleRoomOption.substr(2))) return std::nullopt;
   if (parsed->operands.size() != 1 || parsed->operands[0].starts_with("-")) return std::nullopt;
   return Invocation{parsed->operands[0], parsed->Has("attached"), false};
 }

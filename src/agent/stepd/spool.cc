@@ -174,12 +174,6 @@ Result<Integer> ParseInteger(std::string_view text) {
   return value;
 }
 
-Result<bool> ParseFlag(std::string_view text) {
-  if (text == "0") return false;
-  if (text == "1") return true;
-  return MakeError(fmt::format("expected 0 or 1, found '{}'", Escape(text)));
-}
-
 Result<double> ParseSeconds(std::string_view text) {
   double value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -227,16 +221,6 @@ FieldSetter<Record> SecondsField(double Record::*field) {
   };
 }
 
-template <typename Record>
-FieldSetter<Record> FlagField(bool Record::*field) {
-  return [field](Record& record, const std::string& text) -> Status {
-    auto value = ParseFlag(text);
-    if (!value) return std::move(value).take_error();
-    record.*field = *value;
-    return OkStatus();
-  };
-}
-
 // A flag written as one of two words: `yes` sets it, `no` clears it; anything else is an error.
 template <typename Record>
 FieldSetter<Record> WordFlagField(bool Record::*field, std::string_view yes, std::string_view no) {
@@ -246,6 +230,12 @@ FieldSetter<Record> WordFlagField(bool Record::*field, std::string_view yes, std
     record.*field = text == yes;
     return OkStatus();
   };
+}
+
+// A flag written as 1 or 0.
+template <typename Record>
+FieldSetter<Record> FlagField(bool Record::*field) {
+  return WordFlagField(field, "1", "0");
 }
 
 template <typename Record>
@@ -361,7 +351,7 @@ const std::map<std::string, FieldSetter<BatchLaunch>, std::less<>>& LaunchFields
            if (!item.empty()) launch.container_dirs.emplace_back(item);
          return OkStatus();
        }},
-      {"container_auto_base", WordFlagField(&L::container_auto_base, "1", "0")},
+      {"container_auto_base", FlagField(&L::container_auto_base)},
       {"prolog", TextField(&L::prolog)},
       {"epilog", TextField(&L::epilog)},
       {"kill_wait", IntegerField(&L::kill_wait_seconds)},

@@ -287,12 +287,12 @@ void StopProcesses(const std::vector<ProcessRecord>& processes, std::chrono::sec
 // (each cancels its job as scancel does: SIGTERM, SIGKILL after KillWait, then removes the job's
 // cgroup), then the agents, which remove their nodes' cgroup levels once no job is left in them
 // (stopped before the supervisors, they would leave those levels behind). Each stage waits for
-// its processes and SIGKILLs those still alive after 10 s (the supervisors: KillWait + 10 s).
-// Returns how many processes were stopped.
+// its processes and SIGKILLs those still alive after 10 s (the supervisors: KillWait, plus
+// PrologEpilogTimeout with an Epilog, + 10 s). Returns how many processes were stopped.
 int StopAll(const fs::path& state) {
   std::vector<Recorded> processes = Processes(state);
   int stopped = 0;
-  auto stop = [&](std::vector<ProcessRecord> batch, std::chrono::seconds grace) {
+  auto stop = [&](const std::vector<ProcessRecord>& batch, std::chrono::seconds grace) {
     StopProcesses(batch, grace);
     stopped += static_cast<int>(batch.size());
   };
