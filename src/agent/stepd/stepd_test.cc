@@ -740,6 +740,15 @@ TEST_F(StepdLauncher, ALauncherThatEndsMidLaunchLeavesOneSupervisorForTheJob) {
   // Its child, blocked on the pipe, then the launcher's end.
   wait_until([&] { return !Trim(children()).empty(); });
   ASSERT_FALSE(Trim(children()).empty()) << "the launcher forked no supervisor";
+  // Written only once the child waits in the pipe's open: a pipe written and closed before
+  // its reader opens it drops what was written, and the child would wait forever.
+  const std::string child(Trim(children()));
+  auto opening = [&] {
+    const std::string wchan = Read(fmt::format("/proc/{}/wchan", child));
+    return wchan.find("partner") != std::string::npos || wchan.find("fifo") != std::string::npos;
+  };
+  wait_until(opening);
+  ASSERT_TRUE(opening()) << "the supervisor never opened the launch file";
   ASSERT_EQ(::kill(launcher, SIGKILL), 0);
   std::this_thread::sleep_for(milliseconds(200));
   {
