@@ -47,3 +47,5 @@ write 16 HistoryQuery "$filter start_time: 1700000000 end_time: 1700086400"
 write 17 JobQuery "$filter all_states: true with_plan: true"
 write 18 LaunchRequest "job { $spec state: \"RUNNING\" allocation { node: 0 } restart_count: 1 }
   script: \"#!/bin/sh\\nsrun hostname\\n\""
+write 19 JobEndedBatch "ends { job_id: 12 node: \"node1\" exit_code: 0 } ends { job_id: 13 node: \"node2\" signal: 9 reason: \"killed\" }"
+write 20 LaunchBatch "launches { node: \"node1\" launch { job { $spec state: \"RUNNING\" allocation { node: 0 } } script: \"#!/bin/sh\\ntrue\\n\" } }"

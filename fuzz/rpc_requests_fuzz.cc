@@ -86,7 +86,7 @@ void Register(const v1::RegisterRequest& m) {
 // One case per request the service decodes; the order is the seeds' first byte
 // (fuzz/make_seeds.sh), so append only.
 void Decode(uint8_t kind, const uint8_t* data, size_t size) {
-  switch (kind % 19) {
+  switch (kind % 21) {
     case 0:
       return With<v1::SubmitRequest>(data, size, CheckSubmit);
     case 1:
@@ -133,6 +133,12 @@ void Decode(uint8_t kind, const uint8_t* data, size_t size) {
                               [](const v1::LaunchRequest& m) { CheckSpec(m.job().spec()); });
       return With<v1::StepInput>(
           data, size, [](const v1::StepInput& m) { CheckSpec(m.launch().job().spec()); });
+    case 19:  // an agent's batch of ends: each is decoded as one JobEnded
+      return Copied<v1::JobEndedBatch>(data, size);
+    case 20:  // the controller's batch of launches: each as one Launch
+      return With<v1::LaunchBatch>(data, size, [](const v1::LaunchBatch& m) {
+        for (const v1::NodeLaunch& one : m.launches()) CheckSpec(one.launch().job().spec());
+      });
   }
 }
 

@@ -297,59 +297,81 @@ void ControllerLink::Heartbeat() {
   }
 }
 
+namespace {
+void FillEnded(const Agent& agent, const EndedJob& ended, v1::JobEndedRequest& request) {
+  request.set_job_id(ended.job_id);
+  request.set_node(agent.node_name());
+  request.set_exit_code(ended.status.exit_code);
+  request.set_signal(ended.status.signal);
+  request.set_out_of_memory(ended.status.out_of_memory);
+  request.set_prolog_failed(ended.status.prolog_failed);
+  request.set_epilog_failed(ended.status.epilog_failed);
+  request.set_launch_failed(ended.status.launch_failed);
+  request.set_reason(ended.status.reason);
+  request.set_restart_count(ended.restart_count);
+  request.set_cpu_seconds(ended.status.cpu_seconds);
+  request.set_max_rss_mib(ended.status.max_rss_mib);
+  if (ended.status.start_time != 0 && !ended.status.launch_failed)  // the batch shell ran
+    wire::ToProto(OneTask(agent.node_name(), 0, ended.status.batch_user_cpu,
+                          ended.status.batch_system_cpu, ended.status.batch_rss_kib),
+                  request.mutable_batch_usage());
+}
+}  // namespace
+
 void ControllerLink::ReportEnded() {
-  // Every report at once (up to kMost a round), so that they share the controller's commits;
-  // each is kept until its reply says the end is committed.
-  constexpr size_t kMost = 2000;
+  // Every end of every node at once (up to kMost a round), in one call, so that they share the
+  // controller's commit; each is kept until the reply says it is committed.
+  constexpr int kMost = 2000;
+  v1::JobEndedBatch batch;
+  std::vector<Agent*> from;
+  for (Node& node : nodes_) {
+    if (!node.registered) continue;
+    for (const EndedJob& ended : node.agent->EndedJobs()) {
+      if (batch.ends_size() >= kMost) break;
+      FillEnded(*node.agent, ended, *batch.add_ends());
+      from.push_back(node.agent);
+    }
+  }
+  if (batch.ends().empty()) return;
+  if (!one_end_a_call_) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::JobEndedBatchReply reply;
+    grpc::Status status = stub_->JobsEnded(&context, batch, &reply);
+    if (status.error_code() != grpc::StatusCode::UNIMPLEMENTED) {
+      if (!status.ok()) return;  // kept, and sent again on the next round
+      for (int i = 0; i < batch.ends_size() && i < reply.errors_size(); ++i)
+        if (reply.errors(i).empty())
+          from[static_cast<size_t>(i)]->Reported(batch.ends(i).job_id(),
+                                                 batch.ends(i).restart_count());
+      return;
+    }
+    Log("the controller is of an earlier version (no JobsEnded): job ends go one a call until "
+        "this droverd restarts; upgrade the controller before its agents");
+    one_end_a_call_ = true;
+  }
+  // A controller of an earlier version: a call each, all in flight at once.
   struct Call {
-    Agent* agent;
-    v1::JobEndedRequest request;
     v1::JobEndedReply reply;
     grpc::ClientContext context;
     grpc::Status status;
   };
-  std::vector<std::unique_ptr<Call>> calls;
-  for (Node& node : nodes_) {
-    if (!node.registered || calls.size() >= kMost) continue;
-    Agent& agent = *node.agent;
-    for (const EndedJob& ended : agent.EndedJobs()) {
-      auto call = std::make_unique<Call>();
-      call->agent = &agent;
-      v1::JobEndedRequest& request = call->request;
-      request.set_job_id(ended.job_id);
-      request.set_node(agent.node_name());
-      request.set_exit_code(ended.status.exit_code);
-      request.set_signal(ended.status.signal);
-      request.set_out_of_memory(ended.status.out_of_memory);
-      request.set_prolog_failed(ended.status.prolog_failed);
-      request.set_epilog_failed(ended.status.epilog_failed);
-      request.set_launch_failed(ended.status.launch_failed);
-      request.set_reason(ended.status.reason);
-      request.set_restart_count(ended.restart_count);
-      request.set_cpu_seconds(ended.status.cpu_seconds);
-      request.set_max_rss_mib(ended.status.max_rss_mib);
-      if (ended.status.start_time != 0 && !ended.status.launch_failed)  // the batch shell ran
-        wire::ToProto(OneTask(agent.node_name(), 0, ended.status.batch_user_cpu,
-                              ended.status.batch_system_cpu, ended.status.batch_rss_kib),
-                      request.mutable_batch_usage());
-      calls.push_back(std::move(call));
-    }
-  }
-  if (calls.empty()) return;
+  std::vector<Call> calls(static_cast<size_t>(batch.ends_size()));
   ArrivalCount replies;
-  for (const auto& call : calls) {
-    Call* raw = call.get();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Call* raw = &calls[i];
     raw->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    stub_->async()->JobEnded(&raw->context, &raw->request, &raw->reply,
+    stub_->async()->JobEnded(&raw->context, &batch.ends(static_cast<int>(i)), &raw->reply,
                              [&replies, raw](grpc::Status status) {
                                raw->status = std::move(status);
                                replies.Arrive();
                              });
   }
   replies.WaitFor(calls.size());
-  for (const auto& call : calls)
-    if (call->status.ok())
-      call->agent->Reported(call->request.job_id(), call->request.restart_count());
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].status.ok())
+      from[i]->Reported(batch.ends(static_cast<int>(i)).job_id(),
+                        batch.ends(static_cast<int>(i)).restart_count());
 }
 
 void ControllerLink::RunHealthCheck(Node& node) {

@@ -80,6 +80,7 @@ class ControllerLink {
   CondVar wake_;
   bool stop_ GUARDED_BY(mutex_) = false;
   bool woken_ GUARDED_BY(mutex_) = false;  // Wake() since the loop last looked
+  bool one_end_a_call_ = false;            // the controller has no JobsEnded (an earlier version)
   struct RebootOrder {
     size_t node;
     std::string program;

@@ -62,9 +62,11 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"Heartbeat", Allowed::kDaemonsOnly},
     {"Heartbeats", Allowed::kDaemonsOnly},
     {"JobEnded", Allowed::kDaemonsOnly},
+    {"JobsEnded", Allowed::kDaemonsOnly},
 };
 const std::map<std::string, Allowed> kAgentRpcs = {
     {"Launch", Allowed::kDaemonsOnly},
+    {"LaunchMany", Allowed::kDaemonsOnly},
     {"RunStep", Allowed::kDaemonsOnly},  // a user needs the step's credential besides
     {"Signal", Allowed::kDaemonsOnly},
     {"Terminate", Allowed::kDaemonsOnly},

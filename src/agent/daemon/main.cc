@@ -56,19 +56,35 @@ class AgentService final : public v1::Agent::Service {
                       v1::AgentReply*) override {
     agent::Agent* node = nullptr;
     if (grpc::Status refused = FromController(*context, node); !refused.ok()) return refused;
-    agent::Agent& here = *node;
-    auto claims = auth::OpenJobCredential(*auth_.authenticator, auth_.settings,
-                                          request->credential(), here.node_name());
-    if (!claims) return Denied(claims.error());
-    const v1::JobSpec& spec = request->job().spec();
-    if (claims->step_id() != auth::kBatchStep || claims->job_id() != spec.job_id() ||
-        claims->uid() != spec.uid() || claims->gid() != spec.gid() ||
-        claims->restart_count() != request->job().restart_count())
-      return Denied(fmt::format("the job credential does not match job {}", spec.job_id()));
-    Status launched = here.Launch(*request);
+    grpc::Status launched = LaunchOn(*node, *request);
     link_.Wake();  // a launch that failed at once has a status to report
-    return launched ? grpc::Status::OK
-                    : grpc::Status(grpc::StatusCode::UNAVAILABLE, launched.error());
+    return launched;
+  }
+  // Launches for several of this process's nodes (the controller gathers them per address):
+  // each as Launch, with its own node, credential and outcome.
+  grpc::Status LaunchMany(grpc::ServerContext* context, const v1::LaunchBatch* request,
+                          v1::LaunchBatchReply* reply) override {
+    constexpr int kMostLaunches = 1024;
+    if (grpc::Status refused = FromDaemon(*context); !refused.ok()) return refused;
+    if (request->launches_size() > kMostLaunches)
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          fmt::format("{} launches in one call; at most {}",
+                                      request->launches_size(), kMostLaunches));
+    for (const v1::NodeLaunch& launch : request->launches()) {
+      std::string* error = reply->add_errors();
+      auto it = by_name_.find(launch.node());
+      if (it == by_name_.end()) {
+        *error = fmt::format("node {} is not served by this droverd (it serves {})",
+                             launch.node().substr(0, 64), served_);
+        continue;
+      }
+      agent::Agent& here = *agents_[it->second];
+      here.NoteController();
+      if (grpc::Status launched = LaunchOn(here, launch.launch()); !launched.ok())
+        *error = launched.error_message();
+    }
+    link_.Wake();
+    return grpc::Status::OK;
   }
   grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
                       v1::AgentReply*) override {
@@ -250,6 +266,20 @@ class AgentService final : public v1::Agent::Service {
                                       name.substr(0, 64), served_));
     node = agents_[it->second];
     return grpc::Status::OK;
+  }
+  // The batch script's launch on `here`, from the job credential the controller sealed for it.
+  grpc::Status LaunchOn(agent::Agent& here, const v1::LaunchRequest& request) {
+    auto claims = auth::OpenJobCredential(*auth_.authenticator, auth_.settings,
+                                          request.credential(), here.node_name());
+    if (!claims) return Denied(claims.error());
+    const v1::JobSpec& spec = request.job().spec();
+    if (claims->step_id() != auth::kBatchStep || claims->job_id() != spec.job_id() ||
+        claims->uid() != spec.uid() || claims->gid() != spec.gid() ||
+        claims->restart_count() != request.job().restart_count())
+      return Denied(fmt::format("the job credential does not match job {}", spec.job_id()));
+    Status launched = here.Launch(request);
+    return launched ? grpc::Status::OK
+                    : grpc::Status(grpc::StatusCode::UNAVAILABLE, launched.error());
   }
   // A daemon identity: the controller, or an agent relaying it.
   grpc::Status FromDaemon(const grpc::ServerContext& context) {

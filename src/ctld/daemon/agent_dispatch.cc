@@ -61,35 +61,38 @@ void AgentDispatcher::Enqueue(
 
 void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string script,
                              std::vector<std::string> environment) {
-  auto request = std::make_shared<v1::LaunchRequest>();
-  ToProto(*launch.job, *cluster(), request->mutable_job());
+  auto parts = std::make_shared<LaunchParts>();
+  v1::LaunchRequest& request = parts->request;
+  ToProto(*launch.job, *cluster(), request.mutable_job());
   for (std::string& entry : environment)
-    request->mutable_job()->mutable_spec()->add_environment(std::move(entry));
-  request->set_script(std::move(script));
+    request.mutable_job()->mutable_spec()->add_environment(std::move(entry));
+  request.set_script(std::move(script));
   // Every node of the allocation: the batch script runs on the first; the others (and every
   // node of an interactive job) hold the job's cgroup and GPUs for srun's steps.
-  v1::JobCredential claims;
+  v1::JobCredential& claims = parts->claims;
   claims.set_job_id(launch.job_id);
   claims.set_step_id(auth::kBatchStep);
-  claims.set_uid(request->job().spec().uid());
-  claims.set_gid(request->job().spec().gid());
-  claims.set_restart_count(request->job().restart_count());
+  claims.set_uid(request.job().spec().uid());
+  claims.set_gid(request.job().spec().gid());
+  claims.set_restart_count(request.job().restart_count());
   std::shared_ptr<const ClusterConfig> config = cluster();
   for (const sched::NodeAllocation& part : launch.job->allocation.nodes)
     claims.add_nodes(config->nodes[part.node].name);
+  std::shared_ptr<const LaunchParts> shared = std::move(parts);
+  auto send = [this, shared](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+    // Sealed for each attempt: a retry after the credential's lifetime still gets through.
+    Result<std::string> sealed = auth::SealJobCredential(authenticator_, shared->claims);
+    if (!sealed) return grpc::Status(grpc::StatusCode::INTERNAL, sealed.error());
+    v1::LaunchRequest attempt = shared->request;
+    attempt.set_credential(std::move(*sealed));
+    v1::AgentReply reply;
+    return stub.Launch(&context, attempt, &reply);
+  };
+  MutexLock lock(mutex_);
   for (const sched::NodeAllocation& part : launch.job->allocation.nodes)
-    Enqueue(
-        part.node, launch.job_id,
-        [this, request, claims](v1::Agent::Stub& stub, grpc::ClientContext& context) {
-          // Sealed for each attempt: a retry after the credential's lifetime still gets through.
-          Result<std::string> sealed = auth::SealJobCredential(authenticator_, claims);
-          if (!sealed) return grpc::Status(grpc::StatusCode::INTERNAL, sealed.error());
-          v1::LaunchRequest attempt = *request;
-          attempt.set_credential(std::move(*sealed));
-          v1::AgentReply reply;
-          return stub.Launch(&context, attempt, &reply);
-        },
-        30);
+    queue_.push_back(Call{
+        {part.node}, launch.job_id, send, 30, std::chrono::steady_clock::now(), false, shared});
+  wake_.NotifyAll();
 }
 
 // One call per node, each with its own request message.
@@ -200,14 +203,15 @@ void AgentDispatcher::SetAddress(int node, std::string address) {
 }
 
 std::string AgentDispatcher::AddressOf(int node) {
-  {
-    MutexLock lock(mutex_);
-    if (auto it = addresses_.find(node); it != addresses_.end() && !it->second.empty())
-      return it->second;
-  }
-  std::shared_ptr<const ClusterConfig> cluster = this->cluster();
-  const NodeConfig& config = cluster->nodes[node];
-  int port = config.port ? config.port : cluster->settings.agent_port;
+  MutexLock lock(mutex_);
+  return AddressLocked(node);
+}
+
+std::string AgentDispatcher::AddressLocked(int node) {
+  if (auto it = addresses_.find(node); it != addresses_.end() && !it->second.empty())
+    return it->second;
+  const NodeConfig& config = cluster_->nodes[node];
+  int port = config.port ? config.port : cluster_->settings.agent_port;
   return fmt::format("{}:{}", config.address, port);
 }
 
@@ -256,7 +260,7 @@ std::deque<AgentDispatcher::Call>::iterator AgentDispatcher::FirstDue(
   });
 }
 
-std::optional<AgentDispatcher::Call> AgentDispatcher::NextCall() {
+std::vector<AgentDispatcher::Call> AgentDispatcher::NextCalls() {
   MutexLock lock(mutex_);
   auto due = queue_.end();
   while (!stop_) {
@@ -274,18 +278,133 @@ std::optional<AgentDispatcher::Call> AgentDispatcher::NextCall() {
       return stop_ || FirstDue(std::chrono::steady_clock::now()) != queue_.end();
     });
   }
-  if (stop_) return std::nullopt;
-  Call call = std::move(*due);
+  std::vector<Call> calls;
+  if (stop_) return calls;
+  calls.push_back(std::move(*due));
   queue_.erase(due);
-  for (int node : call.nodes) busy_.insert({node, call.job_id});
-  return call;
+  Call& first = calls.front();
+  for (int node : first.nodes) busy_.insert({node, first.job_id});
+  if (first.launch) {
+    std::string address = AddressLocked(first.nodes.front());
+    if (!unbatched_.count(address))
+      GatherLaunches(address, std::chrono::steady_clock::now(), calls);
+  }
+  return calls;
+}
+
+void AgentDispatcher::GatherLaunches(const std::string& address,
+                                     std::chrono::steady_clock::time_point now,
+                                     std::vector<Call>& calls) {
+  constexpr size_t kMostInCall = 256;         // the agent takes up to 1,024
+  constexpr size_t kMostLooked = 4096;        // a long queue is not walked whole for each call
+  std::set<std::pair<int, uint64_t>> passed;  // a call left behind: that pair's later ones wait
+  std::map<int, bool> same;                   // node -> served at `address`
+  size_t looked = 0;
+  for (auto it = queue_.begin();
+       it != queue_.end() && calls.size() < kMostInCall && looked < kMostLooked; ++looked) {
+    const Call& c = *it;
+    bool take = c.launch && c.nodes.size() == 1 && c.not_before <= now;
+    for (int node : c.nodes)
+      take = take && !busy_.count({node, c.job_id}) && !passed.count({node, c.job_id});
+    if (take) {
+      auto [at, fresh] = same.try_emplace(c.nodes.front(), false);
+      if (fresh) at->second = AddressLocked(c.nodes.front()) == address;
+      take = at->second;
+    }
+    if (!take) {
+      for (int node : c.nodes) passed.insert({node, c.job_id});
+      ++it;
+      continue;
+    }
+    busy_.insert({c.nodes.front(), c.job_id});
+    calls.push_back(std::move(*it));
+    it = queue_.erase(it);
+  }
+}
+
+void AgentDispatcher::Done(Call& call, bool ok) {
+  for (int busy_node : call.nodes) busy_.erase({busy_node, call.job_id});
+  if (!ok && --call.attempts_left > 0) {
+    call.not_before = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    queue_.push_front(std::move(call));  // still before the node's later calls
+  }
+}
+
+void AgentDispatcher::SendLaunches(std::vector<Call>& calls) {
+  std::shared_ptr<const ClusterConfig> config = cluster();
+  const int node = calls.front().nodes.front();
+  v1::LaunchBatch batch;
+  std::vector<std::string> errors(calls.size());
+  std::vector<size_t> sent;  // index in `calls` of each launch in the batch
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Result<std::string> sealed = auth::SealJobCredential(authenticator_, calls[i].launch->claims);
+    if (!sealed) {
+      errors[i] = sealed.error();
+      continue;
+    }
+    v1::NodeLaunch* launch = batch.add_launches();
+    launch->set_node(config->nodes[calls[i].nodes.front()].name);
+    *launch->mutable_launch() = calls[i].launch->request;
+    launch->mutable_launch()->set_credential(std::move(*sealed));
+    sent.push_back(i);
+  }
+  grpc::ClientContext context;
+  // The agent starts them one after another.
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5) +
+                       std::chrono::milliseconds(50) * static_cast<int>(sent.size()));
+  std::shared_ptr<v1::Agent::Stub> stub = StubFor(node);
+  v1::LaunchBatchReply reply;
+  grpc::Status status = !stub          ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "no channel")
+                        : sent.empty() ? grpc::Status::OK
+                                       : stub->LaunchMany(&context, batch, &reply);
+  const bool unknown = status.error_code() == grpc::StatusCode::UNIMPLEMENTED;
+  for (size_t k = 0; k < sent.size(); ++k)
+    if (!status.ok())  // never empty: an empty error is a launch that started
+      errors[sent[k]] = status.error_message().empty()
+                            ? fmt::format("gRPC status {}", static_cast<int>(status.error_code()))
+                            : status.error_message();
+    else if (k >= static_cast<size_t>(reply.errors_size()))
+      errors[sent[k]] = "the agent's reply left it out";
+    else
+      errors[sent[k]] = reply.errors(static_cast<int>(k));
+  if (log::FlagSet(log::kFlagAgent)) {
+    size_t failed = std::count_if(errors.begin(), errors.end(),
+                                  [](const std::string& e) { return !e.empty(); });
+    log::Flagged(log::kFlagAgent, "Agent: {} launches (JobId={} first) to {}: {} done{}",
+                 calls.size(), calls.front().job_id, AddressOf(node), calls.size() - failed,
+                 failed
+                     ? fmt::format(", {} not ({})", failed,
+                                   *std::find_if(errors.begin(), errors.end(),
+                                                 [](const std::string& e) { return !e.empty(); }))
+                     : "");
+  }
+  MutexLock lock(mutex_);
+  if (unknown) {  // an agent of an earlier version: these and its next launches go one a call
+    const std::string address = AddressLocked(node);
+    if (unbatched_.insert(address).second)
+      log::Info(
+          "the agent at {} does not take several launches in a call (an earlier version): "
+          "one launch a call to it",
+          address);
+  }
+  // Back in their order: each pushed to the front, the last first.
+  for (size_t i = calls.size(); i-- > 0;) {
+    if (unknown && !sent.empty()) ++calls[i].attempts_left;  // not a try: sent again at once
+    Done(calls[i], errors[i].empty());
+    if (unknown && !errors[i].empty()) queue_.front().not_before = std::chrono::steady_clock::now();
+  }
+  wake_.NotifyAll();
 }
 
 void AgentDispatcher::Run() {
   while (true) {
-    std::optional<Call> next = NextCall();
-    if (!next) return;
-    Call& call = *next;
+    std::vector<Call> calls = NextCalls();
+    if (calls.empty()) return;
+    if (calls.size() > 1) {
+      SendLaunches(calls);
+      continue;
+    }
+    Call& call = calls.front();
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     // The node the call is for: its agent may serve many (a relay names its targets).
@@ -304,11 +423,7 @@ void AgentDispatcher::Run() {
                        ? ""
                        : fmt::format(" ({} more tries)", call.attempts_left - 1));
     MutexLock lock(mutex_);
-    for (int busy_node : call.nodes) busy_.erase({busy_node, call.job_id});
-    if (!status.ok() && --call.attempts_left > 0) {
-      call.not_before = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-      queue_.push_front(std::move(call));  // still before the node's later calls
-    }
+    Done(call, status.ok());
     wake_.NotifyAll();
   }
 }

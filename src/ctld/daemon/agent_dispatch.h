@@ -46,6 +46,10 @@ class AgentDispatcher : public EffectSink {
   std::string AddressOf(int node);
 
  private:
+  struct LaunchParts {
+    v1::LaunchRequest request;  // without its credential: sealed for each attempt
+    v1::JobCredential claims;
+  };
   struct Call {
     // The node the call goes to; a relay's span besides (the call goes to the first's agent).
     std::vector<int> nodes;
@@ -54,6 +58,8 @@ class AgentDispatcher : public EffectSink {
     int attempts_left;
     std::chrono::steady_clock::time_point not_before;
     bool relay = false;  // a Relay call: routed by its targets, not by drover-node
+    // A launch: sent with the others due for the same agent address in one LaunchMany call.
+    std::shared_ptr<const LaunchParts> launch = nullptr;
   };
   static constexpr size_t kAtBack = static_cast<size_t>(-1);
   // `front`: the call's position from the queue's front (kAtBack: at the back).
@@ -69,9 +75,18 @@ class AgentDispatcher : public EffectSink {
   void RelayToNodes(const std::vector<int>& nodes, uint64_t job_id, const Request& request, Rpc rpc,
                     int attempts);
   void Run();
-  // The next call that is due, marked busy; nullopt once stopping.
-  std::optional<Call> NextCall() EXCLUDES(mutex_);
+  // The next call that is due, with the launches due for the same agent address when it is a
+  // launch, each marked busy; empty once stopping.
+  std::vector<Call> NextCalls() EXCLUDES(mutex_);
   std::deque<Call>::iterator FirstDue(std::chrono::steady_clock::time_point now) REQUIRES(mutex_);
+  // Takes out of the queue the launches due for `address` that keep each (node, job)'s order.
+  void GatherLaunches(const std::string& address, std::chrono::steady_clock::time_point now,
+                      std::vector<Call>& calls) REQUIRES(mutex_);
+  // Several launches in one LaunchMany call; those that did not start are tried again.
+  void SendLaunches(std::vector<Call>& calls);
+  // A call done: its (node, job) free again; a failed one queued again while it has tries left.
+  void Done(Call& call, bool ok) REQUIRES(mutex_);
+  std::string AddressLocked(int node) REQUIRES(mutex_);
   std::shared_ptr<v1::Agent::Stub> StubFor(int node) EXCLUDES(stubs_mutex_);
 
   std::shared_ptr<const ClusterConfig> cluster() EXCLUDES(mutex_);
@@ -87,6 +102,8 @@ class AgentDispatcher : public EffectSink {
   CondVar wake_;
   std::shared_ptr<const ClusterConfig> cluster_ GUARDED_BY(mutex_);  // nodes never change
   std::map<int, std::string> addresses_ GUARDED_BY(mutex_);          // registered
+  // Agents that answered LaunchMany as unknown (an earlier version): one launch a call.
+  std::set<std::string> unbatched_ GUARDED_BY(mutex_);
   std::deque<Call> queue_ GUARDED_BY(mutex_);
   // (node, job) a worker is calling about now
   std::set<std::pair<int, uint64_t>> busy_ GUARDED_BY(mutex_);

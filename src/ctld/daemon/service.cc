@@ -495,6 +495,14 @@ ControllerService::Reactor* ControllerService::Heartbeats(Context* context,
   return reactor;
 }
 
+drover::ctld::JobEnded ControllerService::JobEndedOf(const v1::JobEndedRequest& request) {
+  return drover::ctld::JobEnded{
+      request.job_id(),        request.node(),          request.exit_code(),
+      request.signal(),        request.out_of_memory(), request.prolog_failed(),
+      request.epilog_failed(), request.restart_count(), request.reason(),
+      request.cpu_seconds(),   request.max_rss_mib(),   wire::FromProto(request.batch_usage())};
+}
+
 ControllerService::Reactor* ControllerService::JobEnded(Context* context,
                                                         const v1::JobEndedRequest* request,
                                                         v1::JobEndedReply*) {
@@ -502,12 +510,36 @@ ControllerService::Reactor* ControllerService::JobEnded(Context* context,
   if (grpc::Status refused = Admit(context, Access::kDaemon, caller); !refused.ok())
     return Finished(context, refused);
   // The reply leaves after the end is committed: the agent may then forget it.
-  drover::ctld::JobEnded event{
-      request->job_id(),        request->node(),          request->exit_code(),
-      request->signal(),        request->out_of_memory(), request->prolog_failed(),
-      request->epilog_failed(), request->restart_count(), request->reason(),
-      request->cpu_seconds(),   request->max_rss_mib(),   wire::FromProto(request->batch_usage())};
-  return Tell(context, std::move(event));
+  return Tell(context, JobEndedOf(*request));
+}
+
+// Every end an agent process has, queued together so they share the engine's batch and commit;
+// the reply leaves once all are applied, with each one's outcome.
+ControllerService::Reactor* ControllerService::JobsEnded(Context* context,
+                                                         const v1::JobEndedBatch* request,
+                                                         v1::JobEndedBatchReply* reply) {
+  constexpr int kMostEnds = 10000;
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kDaemon, caller); !refused.ok())
+    return Finished(context, refused);
+  if (request->ends_size() > kMostEnds)
+    return Finished(context, Invalid(fmt::format("{} job ends in one call; at most {}",
+                                                 request->ends_size(), kMostEnds)));
+  Reactor* reactor = context->DefaultReactor();
+  for (int i = 0; i < request->ends_size(); ++i) reply->add_errors();
+  auto left = std::make_shared<std::atomic<int>>(request->ends_size() + 1);
+  auto arrived = [reactor, left] {
+    if (left->fetch_sub(1) == 1) reactor->Finish(grpc::Status::OK);
+  };
+  for (int i = 0; i < request->ends_size(); ++i) {
+    std::string* error = reply->mutable_errors(i);
+    loop_.Submit(JobEndedOf(request->ends(i)), [error, arrived](const Reply& result) {
+      if (!result.ok) *error = result.error.empty() ? "not applied" : result.error;
+      arrived();
+    });
+  }
+  arrived();  // the loop's own share: the call cannot finish before every end is queued
+  return reactor;
 }
 
 }  // namespace drover::ctld

@@ -66,6 +66,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* Heartbeat(Context*, const v1::HeartbeatRequest*, v1::HeartbeatReply*) override;
   Reactor* Heartbeats(Context*, const v1::HeartbeatBatch*, v1::HeartbeatBatchReply*) override;
   Reactor* JobEnded(Context*, const v1::JobEndedRequest*, v1::JobEndedReply*) override;
+  Reactor* JobsEnded(Context*, const v1::JobEndedBatch*, v1::JobEndedBatchReply*) override;
   Reactor* Suspend(Context*, const v1::SuspendRequest*, v1::ActionReply*) override;
   Reactor* ListPartitions(Context*, const v1::PartitionQuery*, v1::PartitionList*) override;
   Reactor* CreateReservation(Context*, const v1::ReservationRequest*,
@@ -101,6 +102,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   // Queues the event; the reactor finishes with the committed reply (job IDs into `reply`).
   Reactor* Act(Context* context, Event event, v1::ActionReply* reply);
   Reactor* Tell(Context* context, Event event);  // agents' events: an empty reply
+  static drover::ctld::JobEnded JobEndedOf(const v1::JobEndedRequest& request);
   static Result<drover::ctld::Heartbeat> HeartbeatFor(const Snapshot& snapshot,
                                                       const v1::HeartbeatRequest& request,
                                                       bool& reregister);
