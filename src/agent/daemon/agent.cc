@@ -414,9 +414,10 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
     return MakeError(fmt::format("cannot create {}: {}; check the spool directory's permissions",
                                  dir.string(), error.message()));
   ::chmod(dir.c_str(), 0711);
-  if (std::shared_ptr<FileWatch> watch = StatusWatch())
-    if (Status watched = watch->Watch(dir); !watched)  // found by looking instead
-      log::Warning("job {} on {}: {}", job.spec().job_id(), node_name_, watched.error());
+  {
+    MutexLock lock(mutex_);
+    WatchDirectory(dir);
+  }
   if (Status written = WriteRun(dir, job.restart_count()); !written) return written;
   if (geteuid() != 0 && spec->uid != geteuid())
     return WriteLaunchFailure(
@@ -455,10 +456,10 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
   auto supervisor = options_.launcher->Start(dir);
   if (!supervisor)
     return WriteLaunchFailure(dir, "the step supervisor did not start: " + supervisor.error());
-  if (supervisor->child) {
-    MutexLock lock(mutex_);
+  MutexLock lock(mutex_);
+  if (supervisor->child)
     supervisors_.push_back(supervisor->pid);  // this agent's child until it ends: reaped here
-  }
+  WatchSupervisor(supervisor->pid);
   return OkStatus();
 }
 
@@ -800,12 +801,18 @@ std::vector<EndedJob> Agent::EndedJobs() {
   MutexLock lock(mutex_);
   ReapSupervisors();  // before the look: a reaped supervisor is no longer alive to it
   EndHolds();
+  unreported_ = false;
   if (quiet_) return ended;
   bool any = !launching_.empty();
-  // A supervisor gone without a status (killed) is looked for once a second: a status is read
-  // at every look, the supervisors' process records (a file and /proc each) less often.
+  // A supervisor gone without a status (killed) is looked for when a watched process ended
+  // (every supervisor here watched), else once a second: a status is read at every look, the
+  // supervisors' process records (a file and /proc each) only then.
   auto now = std::chrono::steady_clock::now();
-  const bool liveness = now - last_liveness_ >= std::chrono::seconds(1);
+  const uint64_t exits = status_watch_ ? status_watch_->exits() : 0;
+  const bool liveness = look_again_ || exits != exits_seen_ ||
+                        (!all_watched_ && now - last_liveness_ >= std::chrono::seconds(1));
+  look_again_ = false;
+  exits_seen_ = exits;
   if (liveness) last_liveness_ = now;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
@@ -827,7 +834,10 @@ std::vector<EndedJob> Agent::EndedJobs() {
       // did not finish before it stopped: kill what is left and report it failed.
       bool started = fs::exists(dir / "supervisor.pid");
       auto age = fs::file_time_type::clock::now() - fs::last_write_time(dir, error);
-      if (!started && age < std::chrono::seconds(10)) continue;
+      if (!started && age < std::chrono::seconds(10)) {
+        look_again_ = true;  // no process to watch: looked at again until it is 10 s old
+        continue;
+      }
       (void)EndCgroup(*id, nullptr);
       BatchStatus lost;
       lost.signal = started ? SIGKILL : 0;
@@ -841,7 +851,13 @@ std::vector<EndedJob> Agent::EndedJobs() {
     if (status) ended.push_back({*id, ReadRun(dir).value_or(0), *status});
   }
   quiet_ = !any && !error;
+  unreported_ = !ended.empty();
   return ended;
+}
+
+bool Agent::NeedsTimedLook() {
+  MutexLock lock(mutex_);
+  return !all_watched_ || look_again_ || unreported_ || !ending_holds_.empty();
 }
 
 std::string Agent::NvmeBase(int drive) const {
@@ -936,12 +952,45 @@ void Agent::Reported(uint64_t job_id, uint32_t restart_count) {
 void Agent::WatchStatuses(std::shared_ptr<FileWatch> watch) {
   MutexLock lock(mutex_);
   status_watch_ = std::move(watch);
+  all_watched_ = status_watch_ != nullptr;
+  look_again_ = true;
   if (!status_watch_) return;
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator(options_.spool, error))
-    if (JobIdOf(entry.path()) && entry.is_directory())
-      if (Status watched = status_watch_->Watch(entry.path()); !watched)
-        log::Warning("{}: {}", node_name_, watched.error());
+  for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
+    if (!JobIdOf(entry.path()) || !entry.is_directory()) continue;
+    // The running jobs' supervisors, re-adopted: the record names the process and its start.
+    WatchDirectory(entry.path());
+    auto supervisor = ReadProcessFile(entry.path() / "supervisor.pid");
+    if (supervisor && ProcessAlive(*supervisor)) WatchSupervisor(supervisor->pid);
+  }
+  if (error) all_watched_ = false;
+}
+
+void Agent::WatchDirectory(const fs::path& dir) {
+  if (!status_watch_) return;
+  if (Status watched = status_watch_->Watch(dir); !watched) {
+    log::Warning("{}: {}; its end is looked for on a timer", node_name_, watched.error());
+    all_watched_ = false;
+  }
+}
+
+void Agent::WatchSupervisor(pid_t supervisor) {
+  if (!status_watch_) return;
+  switch (status_watch_->WatchProcess(supervisor)) {
+    case FileWatch::ProcessWatch::kWatched:
+      return;
+    case FileWatch::ProcessWatch::kGone:
+      look_again_ = true;  // ended already: the next look checks it
+      return;
+    case FileWatch::ProcessWatch::kUnsupported:
+      if (all_watched_)
+        log::Info(
+            "{}: supervisors cannot be watched here (no pidfd); a dead one is looked for "
+            "once a second",
+            node_name_);
+      all_watched_ = false;
+      return;
+  }
 }
 
 std::shared_ptr<FileWatch> Agent::StatusWatch() {

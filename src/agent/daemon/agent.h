@@ -102,10 +102,15 @@ class Agent {
   Status RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read,
                  const std::function<void()>& cancel);
 
-  // Watches each job directory, those here now and those launches make, for its status file
-  // (file_watch.h), whose callback tells the caller that a job ended; null stops watching new
-  // ones. Without a watch, ended jobs are found by looking (EndedJobs).
+  // Watches each job directory, those here now and those launches make, for its status file,
+  // and each job's supervisor for its end (file_watch.h), whose callback tells the caller that a
+  // job ended; null stops watching new ones. Without a watch, ended jobs are found by looking
+  // (EndedJobs) on a timer.
   void WatchStatuses(std::shared_ptr<FileWatch> watch) EXCLUDES(mutex_);
+  // Whether EndedJobs must be called on a timer as well as when the watch tells of an end: no
+  // watch, a directory or supervisor it could not watch, a processless hold being ended, an end
+  // not yet reported.
+  bool NeedsTimedLook() EXCLUDES(mutex_);
 
   // Job directories without a status yet, and launches under way.
   std::vector<uint64_t> RunningJobs() EXCLUDES(mutex_);
@@ -161,6 +166,10 @@ class Agent {
   void PruneDone() REQUIRES(mutex_);
   void MoveToDone(uint64_t job_id, uint32_t restart_count) REQUIRES(mutex_);
   std::shared_ptr<FileWatch> StatusWatch() EXCLUDES(mutex_);
+  // Watch a job directory for its status, and its supervisor for its end: what cannot be
+  // watched is found by the timed look from then on.
+  void WatchDirectory(const std::filesystem::path& dir) REQUIRES(mutex_);
+  void WatchSupervisor(pid_t supervisor) REQUIRES(mutex_);
   bool Launching(uint64_t job_id) EXCLUDES(mutex_);
   // A node that runs no script for the job and where nothing needs holding runs no process for
   // it (the "held" marker): `launch` asks for no cgroup, prolog, epilog or job container, and
@@ -204,6 +213,12 @@ class Agent {
   // (an agent of many emulated nodes looks at the busy ones only).
   bool quiet_ GUARDED_BY(mutex_) = false;
   std::chrono::steady_clock::time_point last_liveness_ GUARDED_BY(mutex_);  // supervisors checked
+  // Every supervisor here and every job directory is watched: a supervisor's death is looked
+  // for when the watch tells of a process's end (its exits() moved), not once a second.
+  bool all_watched_ GUARDED_BY(mutex_) = false;
+  bool look_again_ GUARDED_BY(mutex_) = true;   // the first look, or a supervisor already gone
+  uint64_t exits_seen_ GUARDED_BY(mutex_) = 0;  // the watch's exits() at the last look
+  bool unreported_ GUARDED_BY(mutex_) = false;  // the last look found ends
   int reports_since_prune_ GUARDED_BY(mutex_) = 0;
   // Processless holds being ended: job -> when their steps' tasks get SIGKILL (KillWait after
   // the SIGTERM); the status is written once no task is left or then.

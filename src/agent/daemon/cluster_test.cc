@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -294,6 +295,45 @@ TEST_F(ClusterTest, AnAgentKilledAndRestartedReadoptsItsJob) {
   WaitForState(id, "COMPLETED");
   EXPECT_EQ(Output(id), "start\nend\n") << "ran once, to its end";
   EXPECT_EQ(Job(id).restart_count(), 0u);
+}
+
+// A supervisor killed with -9 writes no status: its end (a pidfd the agent watches) wakes the
+// agent's look at once, with no look on a timer but the 30 s net, for a supervisor it started
+// and for one it re-adopted after a restart.
+TEST_F(ClusterTest, AKilledSupervisorsJobEndsAtOnceStartedOrReadopted) {
+  Boot();
+  auto kill_supervisor = [&](uint64_t id) {
+    const fs::path record = dir_ / "spool" / "n1" / fmt::format("job_{}", id) / "supervisor.pid";
+    pid_t pid = 0;
+    WaitFor(
+        [&] {
+          std::ifstream in(record);
+          std::string line;
+          while (std::getline(in, line))
+            if (line.starts_with("pid=")) pid = std::atoi(line.c_str() + 4);
+          return pid > 0;
+        },
+        "the supervisor's record");
+    ASSERT_EQ(::kill(pid, SIGKILL), 0) << std::strerror(errno);
+  };
+  for (bool readopted : {false, true}) {
+    uint64_t id = Submit("#!/bin/sh\necho start\nsleep 300\n", 0, "n1");
+    WaitFor([&] { return Output(id).find("start") != std::string::npos; }, "the script's start");
+    if (readopted) {
+      cluster_->StopAgent("n1", SIGKILL);
+      ASSERT_TRUE(cluster_->StartAgent("n1"));
+      WaitFor([&] { return NodeState("n1") == "ALLOCATED" || NodeState("n1") == "MIXED"; },
+              "n1 back");
+      std::this_thread::sleep_for(1s);  // past the first look after its start
+    }
+    kill_supervisor(id);
+    WaitFor(
+        [&] {
+          std::string state = Job(id).state();
+          return state != "PENDING" && state != "RUNNING";
+        },
+        fmt::format("job {}{} to end", id, readopted ? " (re-adopted)" : ""), 10s);
+  }
 }
 
 TEST_F(ClusterTest, AFailingHealthCheckDrainsTheNodeAndAPassingOneResumesIt) {

@@ -413,11 +413,18 @@ void ControllerLink::Run() {
   bool health = !options_.health_program.empty() ||
                 std::any_of(nodes_.begin(), nodes_.end(),
                             [](const Node& node) { return node.gpu_probe != nullptr; });
+  // Ended jobs are looked for when woken (a status written, a supervisor's end, a launch), on
+  // the timer only while some node needs it (Agent::NeedsTimedLook), and every kSafetyLook
+  // besides: the net for an event lost.
+  constexpr auto kSafetyLook = std::chrono::seconds(30);
+  auto next_look = Clock::now();
   while (true) {
+    bool look = false;
     {
       MutexLock lock(mutex_);
       wake_.WaitFor(mutex_, options_.poll, [&]() REQUIRES(mutex_) { return stop_ || woken_; });
       if (stop_) return;
+      look = woken_;
       woken_ = false;
     }
     RunReboots();
@@ -429,13 +436,21 @@ void ControllerLink::Run() {
                                                                 : std::chrono::hours(24 * 365));
       next_heartbeat = now;  // tell the controller at once
     }
-    if (!AllRegistered() && now >= next_register && !Register())
-      next_register = now + std::chrono::milliseconds(500);  // the controller may be starting
+    if (!AllRegistered() && now >= next_register) {
+      look = true;  // ends of the nodes that register now are reported at once
+      if (!Register()) next_register = now + std::chrono::milliseconds(500);  // still starting
+    }
     if (now >= next_heartbeat) {
       Heartbeat();
       next_heartbeat = now + options_.heartbeat;
     }
-    ReportEnded();
+    look = look || now >= next_look ||
+           std::any_of(nodes_.begin(), nodes_.end(),
+                       [](const Node& node) { return node.agent->NeedsTimedLook(); });
+    if (look) {
+      ReportEnded();
+      next_look = now + kSafetyLook;
+    }
   }
 }
 

@@ -476,10 +476,10 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
     return 1;
   }
   link_options.channel = std::move(*channel);
-  // A supervisor's status wakes the link as it is written; the link's look on a timer is then a
-  // safety net (a status whose watch could not be added, a supervisor killed before it wrote
-  // one), four times a second instead of fifty. The watch reaches the agents only once nothing
-  // below can return early: its callback needs the link.
+  // A supervisor's status wakes the link as it is written, and a supervisor's end (a pidfd) as
+  // it happens; the link looks on its timer (four times a second instead of fifty) only for
+  // what could not be watched (Agent::NeedsTimedLook). The watch reaches the agents only once
+  // nothing below can return early: its callback needs the link.
   auto woken = std::make_shared<std::atomic<agent::ControllerLink*>>(nullptr);
   std::shared_ptr<agent::FileWatch> watch;
   if (auto started = agent::FileWatch::Start("status", [woken] {

@@ -1,10 +1,13 @@
-// Told when a file of a given name is written into a watched directory (inotify): how the agent
-// learns that a job's supervisor wrote its status, instead of looking at every job directory on
-// a short timer.
+// Told when a file of a given name is written into a watched directory (inotify), or when a
+// watched process ends (a pidfd): how the agent learns that a job's supervisor wrote its status,
+// or died without one, instead of looking at every job directory on a timer.
 #pragma once
 
+#include <sys/types.h>
 #include <filesystem>
 #include <functional>
+
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,15 +35,27 @@ class FileWatch {
   void Unwatch(const std::filesystem::path& dir) EXCLUDES(mutex_);
   size_t watched() EXCLUDES(mutex_);  // directories watched now
 
+  // Calls `written` too when process `pid` ends (and counts it in exits()). kGone: it had ended
+  // already; kUnsupported: no pidfd for it (a kernel before 5.3, or no file descriptor left),
+  // and the caller must look for its end itself.
+  enum class ProcessWatch { kWatched, kGone, kUnsupported };
+  ProcessWatch WatchProcess(pid_t pid) EXCLUDES(mutex_);
+  uint64_t exits() const { return exits_.load(); }  // watched processes that have ended
+  size_t processes() EXCLUDES(mutex_);              // processes watched now
+
  private:
-  FileWatch(int inotify, int stop, std::string name, std::function<void()> written);
+  FileWatch(int inotify, int stop, int poller, std::string name, std::function<void()> written);
   void Run();
 
-  const int inotify_, stop_;  // the inotify instance; an eventfd that ends Run
+  // The inotify instance; an eventfd that ends Run; the epoll instance Run waits on (the two
+  // and every pidfd).
+  const int inotify_, stop_, poller_;
   const std::string name_;
   const std::function<void()> written_;
   Mutex mutex_;
   std::map<std::string, int> watches_ GUARDED_BY(mutex_);  // directory -> watch descriptor
+  std::map<int, pid_t> pidfds_ GUARDED_BY(mutex_);         // pidfd -> its process
+  std::atomic<uint64_t> exits_{0};
   std::thread thread_;
 };
 

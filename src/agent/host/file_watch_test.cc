@@ -1,5 +1,6 @@
 // FileWatch: told of a file of the watched name written into a watched directory, by a rename
-// (an atomic write) or a close after writing; not of other names, nor once unwatched.
+// (an atomic write) or a close after writing; not of other names, nor once unwatched; and of a
+// watched process's end, whether or not its parent has reaped it yet.
 #include "agent/host/file_watch.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,10 @@
 #include <fstream>
 #include <functional>
 #include <thread>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testing/temp_dir.h"
 
@@ -88,6 +93,37 @@ TEST(FileWatch, ARemovedDirectoryDropsItsWatchAndAMissingOneSaysWhy) {
   Status missing = (*watch)->Watch(root.path() / "job_9");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("job_9"), std::string::npos) << missing.error();
+}
+
+TEST(FileWatch, ToldOfAWatchedProcesssEndAndCountsIt) {
+  std::atomic<int> told{0};
+  auto watch = FileWatch::Start("status", [&] { ++told; });
+  ASSERT_TRUE(watch.ok()) << watch.error();
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  auto watched = (*watch)->WatchProcess(child);
+  if (watched == FileWatch::ProcessWatch::kUnsupported) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    GTEST_SKIP() << "no pidfd on this kernel";
+  }
+  ASSERT_EQ(watched, FileWatch::ProcessWatch::kWatched);
+  EXPECT_EQ((*watch)->processes(), 1u);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(told.load(), 0) << "told while the process runs";
+  EXPECT_EQ((*watch)->exits(), 0u);
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  // Told at its end, before this test (its parent) reaps it.
+  EXPECT_TRUE(WaitFor([&] { return told.load() == 1; })) << told.load();
+  EXPECT_EQ((*watch)->exits(), 1u);
+  EXPECT_TRUE(WaitFor([&] { return (*watch)->processes() == 0; }));
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  // A process that is gone already says so.
+  EXPECT_EQ((*watch)->WatchProcess(child), FileWatch::ProcessWatch::kGone);
 }
 
 }  // namespace
