@@ -416,7 +416,7 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
   ::chmod(dir.c_str(), 0711);
   {
     MutexLock lock(mutex_);
-    WatchDirectory(dir);
+    WatchDirectory(dir, job.spec().job_id());
   }
   if (Status written = WriteRun(dir, job.restart_count()); !written) return written;
   if (geteuid() != 0 && spec->uid != geteuid())
@@ -459,7 +459,7 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
   MutexLock lock(mutex_);
   if (supervisor->child)
     supervisors_.push_back(supervisor->pid);  // this agent's child until it ends: reaped here
-  WatchSupervisor(supervisor->pid);
+  WatchSupervisor(supervisor->pid, job.spec().job_id());
   return OkStatus();
 }
 
@@ -796,7 +796,7 @@ void Agent::ReapSupervisors() {
   std::erase_if(supervisors_, [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
 }
 
-std::vector<EndedJob> Agent::EndedJobs() {
+std::vector<EndedJob> Agent::EndedJobs(bool full) {
   std::vector<EndedJob> ended;
   MutexLock lock(mutex_);
   ReapSupervisors();  // before the look: a reaped supervisor is no longer alive to it
@@ -808,18 +808,29 @@ std::vector<EndedJob> Agent::EndedJobs() {
   // (every supervisor here watched), else once a second: a status is read at every look, the
   // supervisors' process records (a file and /proc each) only then.
   auto now = std::chrono::steady_clock::now();
-  const uint64_t exits = status_watch_ ? status_watch_->exits() : 0;
-  const bool liveness = look_again_ || exits != exits_seen_ ||
-                        (!all_watched_ && now - last_liveness_ >= std::chrono::seconds(1));
+  bool supervisor_ended = false;
+  for (auto it = watched_supervisors_.begin(); it != watched_supervisors_.end();) {
+    if (!status_watch_->Ended(it->first)) {
+      ++it;
+      continue;
+    }
+    supervisor_ended = true;
+    it = watched_supervisors_.erase(it);
+  }
+  const bool all_watched = watching_ && unwatched_jobs_.empty();
+  const bool liveness = full || look_again_ || supervisor_ended ||
+                        (!all_watched && now - last_liveness_ >= std::chrono::seconds(1));
   look_again_ = false;
-  exits_seen_ = exits;
   if (liveness) last_liveness_ = now;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
     auto id = JobIdOf(entry.path());
     if (!id || !entry.is_directory()) continue;
     any = true;
-    if (launching_.count(*id)) continue;
+    if (launching_.count(*id)) {
+      look_again_ = true;  // its supervisor may end before the launch is done: look once more
+      continue;
+    }
     const fs::path& dir = entry.path();
     if (!liveness && ::access((dir / "status").c_str(), F_OK) != 0) continue;  // still running
     auto status = ReadStatus(dir);
@@ -857,7 +868,8 @@ std::vector<EndedJob> Agent::EndedJobs() {
 
 bool Agent::NeedsTimedLook() {
   MutexLock lock(mutex_);
-  return !all_watched_ || look_again_ || unreported_ || !ending_holds_.empty();
+  return !watching_ || !unwatched_jobs_.empty() || look_again_ || unreported_ ||
+         !ending_holds_.empty();
 }
 
 std::string Agent::NvmeBase(int drive) const {
@@ -952,43 +964,48 @@ void Agent::Reported(uint64_t job_id, uint32_t restart_count) {
 void Agent::WatchStatuses(std::shared_ptr<FileWatch> watch) {
   MutexLock lock(mutex_);
   status_watch_ = std::move(watch);
-  all_watched_ = status_watch_ != nullptr;
+  watched_supervisors_.clear();
+  unwatched_jobs_.clear();
   look_again_ = true;
+  watching_ = false;
   if (!status_watch_) return;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.spool, error)) {
-    if (!JobIdOf(entry.path()) || !entry.is_directory()) continue;
+    std::optional<uint64_t> id = JobIdOf(entry.path());
+    if (!id || !entry.is_directory()) continue;
+    WatchDirectory(entry.path(), *id);
     // The running jobs' supervisors, re-adopted: the record names the process and its start.
-    WatchDirectory(entry.path());
     auto supervisor = ReadProcessFile(entry.path() / "supervisor.pid");
-    if (supervisor && ProcessAlive(*supervisor)) WatchSupervisor(supervisor->pid);
+    if (supervisor && ProcessAlive(*supervisor)) WatchSupervisor(supervisor->pid, *id);
   }
-  if (error) all_watched_ = false;
+  watching_ = !error;  // a spool it could not read: looked at on the timer
 }
 
-void Agent::WatchDirectory(const fs::path& dir) {
+void Agent::WatchDirectory(const fs::path& dir, uint64_t job_id) {
   if (!status_watch_) return;
   if (Status watched = status_watch_->Watch(dir); !watched) {
     log::Warning("{}: {}; its end is looked for on a timer", node_name_, watched.error());
-    all_watched_ = false;
+    unwatched_jobs_.insert(job_id);
   }
 }
 
-void Agent::WatchSupervisor(pid_t supervisor) {
+void Agent::WatchSupervisor(pid_t supervisor, uint64_t job_id) {
   if (!status_watch_) return;
-  switch (status_watch_->WatchProcess(supervisor)) {
+  std::string why;
+  switch (status_watch_->WatchProcess(supervisor, &why)) {
     case FileWatch::ProcessWatch::kWatched:
+      watched_supervisors_[supervisor] = job_id;
       return;
     case FileWatch::ProcessWatch::kGone:
       look_again_ = true;  // ended already: the next look checks it
       return;
-    case FileWatch::ProcessWatch::kUnsupported:
-      if (all_watched_)
+    case FileWatch::ProcessWatch::kUnwatched:
+      if (unwatched_jobs_.empty())
         log::Info(
-            "{}: supervisors cannot be watched here (no pidfd); a dead one is looked for "
-            "once a second",
-            node_name_);
-      all_watched_ = false;
+            "{}: the supervisor of job {} cannot be watched ({}); a dead one is looked for "
+            "once a second until it is reported",
+            node_name_, job_id, why);
+      unwatched_jobs_.insert(job_id);
       return;
   }
 }
@@ -1001,6 +1018,12 @@ std::shared_ptr<FileWatch> Agent::StatusWatch() {
 void Agent::MoveToDone(uint64_t job_id, uint32_t restart_count) {
   fs::path dir = JobDir(job_id);
   if (status_watch_) status_watch_->Unwatch(dir);
+  unwatched_jobs_.erase(job_id);
+  std::erase_if(watched_supervisors_, [&](const auto& entry) {
+    if (entry.second != job_id) return false;
+    if (status_watch_) status_watch_->UnwatchProcess(entry.first);
+    return true;
+  });
   uint32_t run = restart_count;
   std::error_code error;
   fs::remove_all(DoneMarker(job_id, run), error);

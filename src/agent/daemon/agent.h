@@ -118,8 +118,9 @@ class Agent {
   // reported (the controller hears of them next).
   JobsHere Jobs() EXCLUDES(mutex_);
   // Jobs that ended; a job directory whose supervisor died without a status is cleaned up
-  // here (what is left of the job is killed) and reported as failed.
-  std::vector<EndedJob> EndedJobs() EXCLUDES(mutex_);
+  // here (what is left of the job is killed) and reported as failed. `full`: every
+  // supervisor's process is checked, whatever the watch told (the link's net for a lost event).
+  std::vector<EndedJob> EndedJobs(bool full = false) EXCLUDES(mutex_);
   // The controller has committed this run's end: its directory moves to <spool>/done.
   void Reported(uint64_t job_id, uint32_t restart_count) EXCLUDES(mutex_);
 
@@ -168,8 +169,8 @@ class Agent {
   std::shared_ptr<FileWatch> StatusWatch() EXCLUDES(mutex_);
   // Watch a job directory for its status, and its supervisor for its end: what cannot be
   // watched is found by the timed look from then on.
-  void WatchDirectory(const std::filesystem::path& dir) REQUIRES(mutex_);
-  void WatchSupervisor(pid_t supervisor) REQUIRES(mutex_);
+  void WatchDirectory(const std::filesystem::path& dir, uint64_t job_id) REQUIRES(mutex_);
+  void WatchSupervisor(pid_t supervisor, uint64_t job_id) REQUIRES(mutex_);
   bool Launching(uint64_t job_id) EXCLUDES(mutex_);
   // A node that runs no script for the job and where nothing needs holding runs no process for
   // it (the "held" marker): `launch` asks for no cgroup, prolog, epilog or job container, and
@@ -213,11 +214,14 @@ class Agent {
   // (an agent of many emulated nodes looks at the busy ones only).
   bool quiet_ GUARDED_BY(mutex_) = false;
   std::chrono::steady_clock::time_point last_liveness_ GUARDED_BY(mutex_);  // supervisors checked
-  // Every supervisor here and every job directory is watched: a supervisor's death is looked
-  // for when the watch tells of a process's end (its exits() moved), not once a second.
-  bool all_watched_ GUARDED_BY(mutex_) = false;
-  bool look_again_ GUARDED_BY(mutex_) = true;   // the first look, or a supervisor already gone
-  uint64_t exits_seen_ GUARDED_BY(mutex_) = 0;  // the watch's exits() at the last look
+  // Watched by status_watch_: the supervisors' processes (pid -> job), whose end makes the next
+  // look check the supervisors' records; and the jobs something of which could not be watched
+  // (a directory, a supervisor), which keep the timed look and the once-a-second check on until
+  // they are reported.
+  bool watching_ GUARDED_BY(mutex_) = false;  // a watch, and the spool's jobs were all seen
+  std::map<pid_t, uint64_t> watched_supervisors_ GUARDED_BY(mutex_);
+  std::set<uint64_t> unwatched_jobs_ GUARDED_BY(mutex_);
+  bool look_again_ GUARDED_BY(mutex_) = true;  // the first look, a launch under way, a process gone
   bool unreported_ GUARDED_BY(mutex_) = false;  // the last look found ends
   int reports_since_prune_ GUARDED_BY(mutex_) = 0;
   // Processless holds being ended: job -> when their steps' tasks get SIGKILL (KillWait after

@@ -318,7 +318,7 @@ void FillEnded(const Agent& agent, const EndedJob& ended, v1::JobEndedRequest& r
 }
 }  // namespace
 
-void ControllerLink::ReportEnded() {
+void ControllerLink::ReportEnded(bool full) {
   // Every end of every node at once (up to kMost a round), in one call, so that they share the
   // controller's commit; each is kept until the reply says it is committed.
   constexpr int kMost = 2000;
@@ -326,7 +326,7 @@ void ControllerLink::ReportEnded() {
   std::vector<Agent*> from;
   for (Node& node : nodes_) {
     if (!node.registered) continue;
-    for (const EndedJob& ended : node.agent->EndedJobs()) {
+    for (const EndedJob& ended : node.agent->EndedJobs(full)) {
       if (batch.ends_size() >= kMost) break;
       FillEnded(*node.agent, ended, *batch.add_ends());
       from.push_back(node.agent);
@@ -444,12 +444,13 @@ void ControllerLink::Run() {
       Heartbeat();
       next_heartbeat = now + options_.heartbeat;
     }
-    look = look || now >= next_look ||
-           std::any_of(nodes_.begin(), nodes_.end(),
-                       [](const Node& node) { return node.agent->NeedsTimedLook(); });
+    const bool net = now >= next_look;  // checks every supervisor, whatever was told
+    look = look || net || std::any_of(nodes_.begin(), nodes_.end(), [](const Node& node) {
+             return node.agent->NeedsTimedLook();
+           });
     if (look) {
-      ReportEnded();
-      next_look = now + kSafetyLook;
+      ReportEnded(net);
+      if (net) next_look = now + kSafetyLook;
     }
   }
 }

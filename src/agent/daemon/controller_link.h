@@ -68,7 +68,7 @@ class ControllerLink {
   bool Register();
   v1::RegisterRequest RegistrationOf(const Node& node) const;
   void Heartbeat();
-  void ReportEnded();
+  void ReportEnded(bool full);  // full: every supervisor checked (Agent::EndedJobs)
   void RunHealthCheck(Node& node);
   void RunReboots() EXCLUDES(mutex_);
   bool AllRegistered() const;

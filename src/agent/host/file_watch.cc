@@ -5,6 +5,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,12 +20,12 @@ Result<std::unique_ptr<FileWatch>> FileWatch::Start(std::string name,
   if (inotify < 0) return MakeError(fmt::format("inotify_init1: {}", std::strerror(errno)));
   int stop = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   int poller = stop < 0 ? -1 : ::epoll_create1(EPOLL_CLOEXEC);
-  epoll_event in{};
+  epoll_event in{};  // these two carry their descriptors alone, a pidfd its generation besides
   in.events = EPOLLIN;
-  in.data.fd = inotify;
+  in.data.u64 = static_cast<uint64_t>(inotify);
   epoll_event stopped{};
   stopped.events = EPOLLIN;
-  stopped.data.fd = stop;
+  stopped.data.u64 = static_cast<uint64_t>(stop);
   if (poller < 0 || ::epoll_ctl(poller, EPOLL_CTL_ADD, inotify, &in) < 0 ||
       ::epoll_ctl(poller, EPOLL_CTL_ADD, stop, &stopped) < 0) {
     int error = errno;
@@ -43,6 +44,10 @@ FileWatch::FileWatch(int inotify, int stop, int poller, std::string name,
       poller_(poller),
       name_(std::move(name)),
       written_(std::move(written)) {
+  rlimit files{};
+  most_pidfds_ = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+                     ? static_cast<size_t>(files.rlim_cur / 2)
+                     : size_t{1} << 20;
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -55,7 +60,7 @@ FileWatch::~FileWatch() {
   ::close(stop_);
   ::close(poller_);
   MutexLock lock(mutex_);
-  for (const auto& [pidfd, pid] : pidfds_) ::close(pidfd);
+  for (const auto& [pidfd, watched] : pidfds_) ::close(pidfd);
 }
 
 Status FileWatch::Watch(const std::filesystem::path& dir) {
@@ -85,25 +90,65 @@ size_t FileWatch::watched() {
   return watches_.size();
 }
 
-FileWatch::ProcessWatch FileWatch::WatchProcess(pid_t pid) {
+FileWatch::ProcessWatch FileWatch::WatchProcess(pid_t pid, std::string* why) {
+  {
+    MutexLock lock(mutex_);
+    if (pidfds_.size() >= most_pidfds_) {
+      if (why)
+        *why = fmt::format("{} processes watched, half of this process's RLIMIT_NOFILE",
+                           pidfds_.size());
+      return ProcessWatch::kUnwatched;
+    }
+  }
 #ifdef SYS_pidfd_open
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 #else
   int pidfd = -1;
   errno = ENOSYS;
 #endif
-  if (pidfd < 0) return errno == ESRCH ? ProcessWatch::kGone : ProcessWatch::kUnsupported;
+  if (pidfd < 0 && errno == ESRCH) return ProcessWatch::kGone;
+  if (pidfd < 0) {
+    if (why)
+      *why = errno == ENOSYS ? "no pidfd_open on this kernel (Linux 5.3 and later have it)"
+                             : fmt::format("pidfd_open: {}", std::strerror(errno));
+    return ProcessWatch::kUnwatched;
+  }
   // pidfd_open's descriptor is close-on-exec: supervisors started later do not inherit it.
   MutexLock lock(mutex_);
+  const uint32_t generation = ++generations_;
   epoll_event ended{};
   ended.events = EPOLLIN;
-  ended.data.fd = pidfd;
+  ended.data.u64 = (uint64_t{generation} << 32) | static_cast<uint32_t>(pidfd);
   if (::epoll_ctl(poller_, EPOLL_CTL_ADD, pidfd, &ended) < 0) {
+    if (why) *why = fmt::format("epoll_ctl: {}", std::strerror(errno));
     ::close(pidfd);
-    return ProcessWatch::kUnsupported;
+    return ProcessWatch::kUnwatched;
   }
-  pidfds_[pidfd] = pid;
+  if (auto old = pidfd_of_.find(pid); old != pidfd_of_.end()) {  // a pid used again
+    ::epoll_ctl(poller_, EPOLL_CTL_DEL, old->second, nullptr);
+    ::close(old->second);
+    pidfds_.erase(old->second);
+  }
+  pidfds_[pidfd] = {pid, generation};
+  pidfd_of_[pid] = pidfd;
+  ended_.erase(pid);  // its earlier process's end is old news
   return ProcessWatch::kWatched;
+}
+
+bool FileWatch::Ended(pid_t pid) {
+  MutexLock lock(mutex_);
+  return ended_.erase(pid) > 0;
+}
+
+void FileWatch::UnwatchProcess(pid_t pid) {
+  MutexLock lock(mutex_);
+  ended_.erase(pid);
+  auto it = pidfd_of_.find(pid);
+  if (it == pidfd_of_.end()) return;
+  ::epoll_ctl(poller_, EPOLL_CTL_DEL, it->second, nullptr);
+  ::close(it->second);
+  pidfds_.erase(it->second);
+  pidfd_of_.erase(it);
 }
 
 size_t FileWatch::processes() {
@@ -119,18 +164,23 @@ void FileWatch::Run() {
     if (ready < 0 && errno != EINTR) return;
     bool seen = false, written = false;
     for (int i = 0; i < ready; ++i) {
-      const int fd = events[i].data.fd;
-      if (fd == stop_) return;
-      if (fd == inotify_) {
+      const uint64_t data = events[i].data.u64;
+      const int fd = static_cast<int>(data & 0xffffffff);
+      if (data == static_cast<uint64_t>(stop_)) return;
+      if (data == static_cast<uint64_t>(inotify_)) {
         written = true;
         continue;
       }
-      // A pidfd: its process ended.
+      // A pidfd: its process ended, unless the descriptor was let go since.
       MutexLock lock(mutex_);
+      auto it = pidfds_.find(fd);
+      if (it == pidfds_.end() || it->second.generation != static_cast<uint32_t>(data >> 32))
+        continue;
       ::epoll_ctl(poller_, EPOLL_CTL_DEL, fd, nullptr);
       ::close(fd);
-      pidfds_.erase(fd);
-      exits_.fetch_add(1);
+      ended_.insert(it->second.pid);
+      pidfd_of_.erase(it->second.pid);
+      pidfds_.erase(it);
       seen = true;
     }
     if (!written) {

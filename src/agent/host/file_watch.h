@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <functional>
 
-#include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -35,13 +35,17 @@ class FileWatch {
   void Unwatch(const std::filesystem::path& dir) EXCLUDES(mutex_);
   size_t watched() EXCLUDES(mutex_);  // directories watched now
 
-  // Calls `written` too when process `pid` ends (and counts it in exits()). kGone: it had ended
-  // already; kUnsupported: no pidfd for it (a kernel before 5.3, or no file descriptor left),
-  // and the caller must look for its end itself.
-  enum class ProcessWatch { kWatched, kGone, kUnsupported };
-  ProcessWatch WatchProcess(pid_t pid) EXCLUDES(mutex_);
-  uint64_t exits() const { return exits_.load(); }  // watched processes that have ended
-  size_t processes() EXCLUDES(mutex_);              // processes watched now
+  // Calls `written` too when process `pid` ends, and keeps it for Ended(). kGone: it had ended
+  // already; kUnwatched: no pidfd for it, `why` says why (a kernel before 5.3, or the
+  // descriptors this watch may hold, half of RLIMIT_NOFILE, all in use), and the caller must
+  // look for its end itself.
+  enum class ProcessWatch { kWatched, kGone, kUnwatched };
+  ProcessWatch WatchProcess(pid_t pid, std::string* why = nullptr) EXCLUDES(mutex_);
+  // True once, after `pid`'s end was told: each caller asks of its own processes.
+  bool Ended(pid_t pid) EXCLUDES(mutex_);
+  // Stops watching `pid` (its end no longer matters) and forgets an end told of it.
+  void UnwatchProcess(pid_t pid) EXCLUDES(mutex_);
+  size_t processes() EXCLUDES(mutex_);  // processes watched now
 
  private:
   FileWatch(int inotify, int stop, int poller, std::string name, std::function<void()> written);
@@ -54,8 +58,17 @@ class FileWatch {
   const std::function<void()> written_;
   Mutex mutex_;
   std::map<std::string, int> watches_ GUARDED_BY(mutex_);  // directory -> watch descriptor
-  std::map<int, pid_t> pidfds_ GUARDED_BY(mutex_);         // pidfd -> its process
-  std::atomic<uint64_t> exits_{0};
+  // pidfd -> its process, and the generation its epoll entry carries: an event already taken
+  // from epoll for a descriptor closed meanwhile (UnwatchProcess) and reused is not its.
+  struct Watched {
+    pid_t pid;
+    uint32_t generation;
+  };
+  std::map<int, Watched> pidfds_ GUARDED_BY(mutex_);
+  uint32_t generations_ GUARDED_BY(mutex_) = 0;
+  std::map<pid_t, int> pidfd_of_ GUARDED_BY(mutex_);  // the same, the other way
+  std::set<pid_t> ended_ GUARDED_BY(mutex_);          // told, not yet asked of (Ended)
+  size_t most_pidfds_ = 0;                            // half of RLIMIT_NOFILE
   std::thread thread_;
 };
 

@@ -95,35 +95,51 @@ TEST(FileWatch, ARemovedDirectoryDropsItsWatchAndAMissingOneSaysWhy) {
   EXPECT_NE(missing.error().find("job_9"), std::string::npos) << missing.error();
 }
 
-TEST(FileWatch, ToldOfAWatchedProcesssEndAndCountsIt) {
+TEST(FileWatch, ToldOfAWatchedProcesssEndOnceAndNotOfOneLetGo) {
   std::atomic<int> told{0};
   auto watch = FileWatch::Start("status", [&] { ++told; });
   ASSERT_TRUE(watch.ok()) << watch.error();
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::pause();
-    ::_exit(0);
-  }
-  auto watched = (*watch)->WatchProcess(child);
-  if (watched == FileWatch::ProcessWatch::kUnsupported) {
-    ::kill(child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
-    GTEST_SKIP() << "no pidfd on this kernel";
+  auto child = [] {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    return pid;
+  };
+  const pid_t first = child(), second = child();
+  ASSERT_GT(first, 0);
+  ASSERT_GT(second, 0);
+  std::string why;
+  auto watched = (*watch)->WatchProcess(first, &why);
+  if (watched == FileWatch::ProcessWatch::kUnwatched) {
+    for (pid_t pid : {first, second}) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    GTEST_SKIP() << why;
   }
   ASSERT_EQ(watched, FileWatch::ProcessWatch::kWatched);
-  EXPECT_EQ((*watch)->processes(), 1u);
+  ASSERT_EQ((*watch)->WatchProcess(second), FileWatch::ProcessWatch::kWatched);
+  EXPECT_EQ((*watch)->processes(), 2u);
   std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(told.load(), 0) << "told while the process runs";
-  EXPECT_EQ((*watch)->exits(), 0u);
-  ASSERT_EQ(::kill(child, SIGKILL), 0);
-  // Told at its end, before this test (its parent) reaps it.
+  EXPECT_EQ(told.load(), 0) << "told while the processes run";
+  EXPECT_FALSE((*watch)->Ended(first));
+  // One let go is not told of; the other is, at its end, before this test (its parent) reaps it.
+  (*watch)->UnwatchProcess(second);
+  EXPECT_EQ((*watch)->processes(), 1u);
+  ASSERT_EQ(::kill(second, SIGKILL), 0);
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
   EXPECT_TRUE(WaitFor([&] { return told.load() == 1; })) << told.load();
-  EXPECT_EQ((*watch)->exits(), 1u);
-  EXPECT_TRUE(WaitFor([&] { return (*watch)->processes() == 0; }));
-  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(told.load(), 1) << "told of the process let go";
+  EXPECT_TRUE((*watch)->Ended(first));
+  EXPECT_FALSE((*watch)->Ended(first)) << "told twice";
+  EXPECT_FALSE((*watch)->Ended(second));
+  EXPECT_EQ((*watch)->processes(), 0u);
+  for (pid_t pid : {first, second}) ASSERT_EQ(::waitpid(pid, nullptr, 0), pid);
   // A process that is gone already says so.
-  EXPECT_EQ((*watch)->WatchProcess(child), FileWatch::ProcessWatch::kGone);
+  EXPECT_EQ((*watch)->WatchProcess(first), FileWatch::ProcessWatch::kGone);
 }
 
 }  // namespace

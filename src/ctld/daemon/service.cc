@@ -518,7 +518,7 @@ ControllerService::Reactor* ControllerService::JobEnded(Context* context,
 ControllerService::Reactor* ControllerService::JobsEnded(Context* context,
                                                          const v1::JobEndedBatch* request,
                                                          v1::JobEndedBatchReply* reply) {
-  constexpr int kMostEnds = 10000;
+  constexpr int kMostEnds = 2000;  // an agent sends at most this many a round
   Caller caller;
   if (grpc::Status refused = Admit(context, Access::kDaemon, caller); !refused.ok())
     return Finished(context, refused);
