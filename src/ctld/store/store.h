@@ -103,6 +103,12 @@ inline Status CheckStoreTables(const WriteBatch& batch) {
 // ("cannot create /var/spool/x: Permission denied; set StateSaveLocation to a writable folder").
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& directory);
 
+// Opens the PostgreSQL store named by `conninfo` (libpq's "host=... port=... dbname=..."),
+// creating its tables in that database when they are missing. The server's synchronous_commit
+// makes a Commit durable when it returns OK. Errors say where the server was looked for and
+// which slurm.conf keys set that.
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& conninfo);
+
 // For tests: an in-memory store that keeps committed batches and injects failures, so a test can
 // check that the engine replies only after durability and recovers what was really synced.
 // Like every Store it belongs to one thread: configure it before handing it to the engine.

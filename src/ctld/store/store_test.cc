@@ -18,9 +18,11 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "ctld/store/store.h"
+#include "testing/postgres_server.h"
 
 namespace drover::ctld {
 namespace {
@@ -74,7 +76,33 @@ std::unique_ptr<Store> MustOpenSqlite(const std::string& directory) {
   return store.ok() ? std::move(*store) : nullptr;
 }
 
-enum class StoreKind { kSqlite, kMemory };
+enum class StoreKind { kSqlite, kMemory, kPostgres };
+
+// One PostgreSQL server for this test process (started at the first test that needs it), or
+// why there is none.
+drover::testing::PostgresServer* SharedPostgres(std::string& why) {
+  static Result<std::unique_ptr<drover::testing::PostgresServer>> server =
+      drover::testing::PostgresServer::Start();
+  if (!server) {
+    why = server.error();
+    return nullptr;
+  }
+  return server->get();
+}
+
+// The server's test database, emptied: every table dropped.
+::testing::AssertionResult EmptyDatabase(const std::string& conninfo) {
+  PGconn* db = PQconnectdb(conninfo.c_str());
+  PGresult* result = PQexec(
+      db,
+      "DROP SCHEMA public CASCADE; CREATE SCHEMA public; GRANT ALL ON SCHEMA public TO public;");
+  bool ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+  std::string error = PQerrorMessage(db);
+  PQclear(result);
+  PQfinish(db);
+  if (ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << error;
+}
 
 // The contract every Store keeps, whichever implementation.
 class StoreContractTest : public ::testing::TestWithParam<StoreKind> {
@@ -82,6 +110,14 @@ class StoreContractTest : public ::testing::TestWithParam<StoreKind> {
   void SetUp() override {
     if (GetParam() == StoreKind::kMemory) {
       store_ = std::make_unique<MemoryStore>();
+    } else if (GetParam() == StoreKind::kPostgres) {
+      std::string why;
+      drover::testing::PostgresServer* server = SharedPostgres(why);
+      if (!server) GTEST_SKIP() << why;
+      ASSERT_TRUE(EmptyDatabase(server->conninfo()));
+      auto store = OpenPostgresStore(server->conninfo());
+      ASSERT_TRUE(store.ok()) << store.error();
+      store_ = std::move(*store);
     } else {
       store_ = MustOpenSqlite(directory_.path());
       ASSERT_NE(store_, nullptr);
@@ -244,9 +280,12 @@ TEST_P(StoreContractTest, KeepsAThousandBatchesOfTenPuts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreContractTest,
-                         ::testing::Values(StoreKind::kSqlite, StoreKind::kMemory),
+                         ::testing::Values(StoreKind::kSqlite, StoreKind::kMemory,
+                                           StoreKind::kPostgres),
                          [](const ::testing::TestParamInfo<StoreKind>& param_info) {
-                           return param_info.param == StoreKind::kSqlite ? "Sqlite" : "Memory";
+                           return param_info.param == StoreKind::kSqlite   ? "Sqlite"
+                                  : param_info.param == StoreKind::kMemory ? "Memory"
+                                                                           : "Postgres";
                          });
 
 TEST(SqliteStoreTest, ReopenFindsEverythingCommitted) {
