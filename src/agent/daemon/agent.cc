@@ -1019,9 +1019,10 @@ void Agent::MoveToDone(uint64_t job_id, uint32_t restart_count) {
   fs::path dir = JobDir(job_id);
   if (status_watch_) status_watch_->Unwatch(dir);
   unwatched_jobs_.erase(job_id);
+  FileWatch* watch = status_watch_.get();
   std::erase_if(watched_supervisors_, [&](const auto& entry) {
     if (entry.second != job_id) return false;
-    if (status_watch_) status_watch_->UnwatchProcess(entry.first);
+    if (watch) watch->UnwatchProcess(entry.first);
     return true;
   });
   uint32_t run = restart_count;
