@@ -325,9 +325,10 @@ void ControllerLink::ReportEnded(bool full) {
   v1::JobEndedBatch batch;
   std::vector<Agent*> from;
   for (Node& node : nodes_) {
-    if (!node.registered) continue;
+    // A full batch looks at no more nodes: the rest keep their news for the next round.
+    if (!node.registered || batch.ends_size() >= kMost) continue;
     for (const EndedJob& ended : node.agent->EndedJobs(full)) {
-      if (batch.ends_size() >= kMost) break;
+      if (batch.ends_size() >= kMost) break;  // the controller takes no more in one call
       FillEnded(*node.agent, ended, *batch.add_ends());
       from.push_back(node.agent);
     }
