@@ -309,11 +309,13 @@ Result<std::string> SupervisorLauncher::Ask(const std::string& job_dir, bool& ta
 // A launcher that ended (or was given up) after it got the request may have forked the
 // supervisor first: the job then runs under it, and a second must never start. Its pid, once it
 // has written supervisor.pid; nullopt if none did within kOrphanWait (SuperviseAttached refuses to
-// start a job whose launch was given up: it has a status by then).
+// start a job whose launch was given up: it has a status by then). A supervisor that wrote its
+// pid and has ended already (a short job, run to its end before this look) counts too: the job
+// ran, and the agent finds its status as for any supervisor that ended. The agent removes a job
+// directory's files before a launch, so the pid file is this launch's.
 std::optional<pid_t> FindOrphan(const fs::path& job_dir) {
   for (auto deadline = Clock::now() + kOrphanWait;;) {
-    if (auto record = ReadProcessFile(job_dir / "supervisor.pid"); record && ProcessAlive(*record))
-      return record->pid;
+    if (auto record = ReadProcessFile(job_dir / "supervisor.pid")) return record->pid;
     if (Clock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

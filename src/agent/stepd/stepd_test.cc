@@ -759,7 +759,8 @@ TEST_F(StepdLauncher, ALauncherThatEndsMidLaunchLeavesOneSupervisorForTheJob) {
     ::close(pipe);
   }
   asking.join();
-  ASSERT_TRUE(started && started->ok()) << (started ? started->error() : "no answer");
+  ASSERT_TRUE(started && started->ok()) << (started ? started->error() : "no answer") << "\n"
+                                        << Log();
   EXPECT_FALSE((*started)->child);
   EXPECT_EQ((*started)->pid, SupervisorPid());
   auto status = WaitForStatus();
