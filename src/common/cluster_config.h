@@ -137,6 +137,19 @@ struct JobContainerConf {
   const std::string& BasePathFor(const std::string& node) const;
 };
 
+// Where droverctld keeps its state, its job history and the accounting data: SQLite under
+// StateSaveLocation (the default), or a PostgreSQL database (Drover's own keys,
+// docs/configuration.md).
+enum class StorageKind { kSqlite, kPostgres };
+struct StorageSettings {
+  StorageKind kind = StorageKind::kSqlite;  // StorageType: sqlite or postgresql
+  std::string host = "localhost";           // StorageHost: a name, an address or a socket folder
+  int port = 5432;                          // StoragePort
+  std::string user = "drover";              // StorageUser
+  std::string pass_file;                    // StoragePassFile: the password, in a file of its own
+  std::string database = "drover";          // StorageLoc: the database's name
+};
+
 struct ClusterSettings {
   // cluster
   std::string cluster_name;
@@ -160,6 +173,7 @@ struct ClusterSettings {
   std::string controller_listen_host;  // DroverControllerListen; empty: every interface
   std::string agent_listen_host;       // DroverAgentListen; empty: every interface
   TlsSettings tls;
+  StorageSettings storage;
 
   // resources and selection
   SelectType select = SelectType::kConsTres;

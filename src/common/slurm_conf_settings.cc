@@ -397,6 +397,57 @@ std::vector<ConfField<S>> BuildFields() {
          s.tls.server_name = std::string(v);
          return std::nullopt;
        }},
+      // Drover's own: where the controller's state is kept
+      {"StorageType",
+       [](S& s, std::string_view v) -> SetResult {
+         if (EqualsIgnoreCase(v, "sqlite"))
+           s.storage.kind = StorageKind::kSqlite;
+         else if (EqualsIgnoreCase(v, "postgresql") || EqualsIgnoreCase(v, "postgres"))
+           s.storage.kind = StorageKind::kPostgres;
+         else
+           return Invalid(v, "expected sqlite or postgresql");
+         return std::nullopt;
+       }},
+      {"StorageHost",
+       [](S& s, std::string_view v) -> SetResult {
+         if (v.empty()) return Invalid(v, "expected a host name, an address or a socket folder");
+         s.storage.host = std::string(v);
+         return std::nullopt;
+       }},
+      {"StoragePort",
+       [](S& s, std::string_view v) -> SetResult {
+         std::optional<int64_t> port = ParseInt64(v);
+         if (!port || *port < 1 || *port > 65535) return Invalid(v, "expected a port, 1-65535");
+         s.storage.port = static_cast<int>(*port);
+         return std::nullopt;
+       }},
+      {"StorageUser",
+       [](S& s, std::string_view v) -> SetResult {
+         if (v.empty()) return Invalid(v, "expected a PostgreSQL role");
+         s.storage.user = std::string(v);
+         return std::nullopt;
+       }},
+      {"StoragePassFile",
+       [](S& s, std::string_view v) -> SetResult {
+         if (!v.starts_with('/')) return Invalid(v, "expected an absolute path");
+         s.storage.pass_file = std::string(v);
+         return std::nullopt;
+       }},
+      // slurmdbd.conf's StoragePass has no place in slurm.conf, which every command on every
+      // host reads: refused, and its value never echoed.
+      {"StoragePass",
+       [](S&, std::string_view) -> SetResult {
+         return std::string(
+             "a password in slurm.conf is readable by every user of every host; put it on the "
+             "first line of a file only the controller's user can read, and name that file "
+             "with StoragePassFile");
+       }},
+      {"StorageLoc",
+       [](S& s, std::string_view v) -> SetResult {
+         if (v.empty()) return Invalid(v, "expected a database's name");
+         s.storage.database = std::string(v);
+         return std::nullopt;
+       }},
       // resources and selection
       {"SelectType", Choice(&S::select,
                             {{"select/cons_tres", SelectType::kConsTres},

@@ -434,5 +434,43 @@ TEST(SlurmConf, DroverKeysRefuseWhatCannotWork) {
   }
 }
 
+// Where the controller keeps its state: slurmdbd.conf's words for the database connection.
+TEST(SlurmConf, StorageKeysSelectPostgresql) {
+  ConfigLoad plain = LoadComplete("");
+  EXPECT_EQ(plain.config.settings.storage.kind, StorageKind::kSqlite);
+  ConfigLoad load = LoadComplete(
+      "StorageType=PostgreSQL\nStorageHost=db1.example\nStoragePort=6543\nStorageUser=ctld\n"
+      "StoragePassFile=/etc/drover/db.pass\nStorageLoc=cluster_a\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const StorageSettings& s = load.config.settings.storage;
+  EXPECT_EQ(s.kind, StorageKind::kPostgres);
+  EXPECT_EQ(s.host, "db1.example");
+  EXPECT_EQ(s.port, 6543);
+  EXPECT_EQ(s.user, "ctld");
+  EXPECT_EQ(s.pass_file, "/etc/drover/db.pass");
+  EXPECT_EQ(s.database, "cluster_a");
+
+  struct Case {
+    std::string body, errors;
+  };
+  const Case cases[] = {
+      {"StorageType=mysql\n",
+       "slurm.conf:3: StorageType: invalid value 'mysql' (expected sqlite or postgresql)\n"},
+      {"StoragePort=0\n",
+       "slurm.conf:3: StoragePort: invalid value '0' (expected a port, 1-65535)\n"},
+      {"StoragePassFile=db.pass\n",
+       "slurm.conf:3: StoragePassFile: invalid value 'db.pass' (expected an absolute path)\n"},
+      // The password itself is refused, and never repeated in the message.
+      {"StoragePass=hunter2\n",
+       "slurm.conf:3: StoragePass: a password in slurm.conf is readable by every user of every "
+       "host; put it on the first line of a file only the controller's user can read, and name "
+       "that file with StoragePassFile\n"},
+  };
+  for (const Case& c : cases) {
+    ConfigLoad bad = LoadComplete(c.body);
+    EXPECT_EQ(Messages(bad.diagnostics.errors()), c.errors) << c.body;
+  }
+}
+
 }  // namespace
 }  // namespace drover

@@ -22,6 +22,7 @@
 #include "auth/grpc_auth.h"
 #include "common/mutex.h"
 #include "proto/drover.grpc.pb.h"
+#include "testing/postgres_server.h"
 #include "wire/job_pages.h"
 
 namespace drover::ctld {
@@ -158,6 +159,10 @@ class DaemonTest : public ::testing::Test {
     return jobs;
   }
 
+  // Submissions from 8 clients, the controller killed with -9 among them, started again: every
+  // acknowledged job is there once, and new IDs follow the stored ones.
+  void ExpectEveryAcknowledgedJobSurvivesKill9();
+
   fs::path dir_;
 };
 
@@ -193,6 +198,22 @@ TEST_F(DaemonTest, SubmitQueryPingAndErrors) {
 }
 
 TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnce) {
+  ExpectEveryAcknowledgedJobSurvivesKill9();
+}
+
+// The same with the state in PostgreSQL (StorageType), a server of the test's own.
+TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnceOnPostgres) {
+  auto server = drover::testing::PostgresServer::Start();
+  if (!server) GTEST_SKIP() << server.error();
+  std::ofstream(dir_ / "slurm.conf", std::ios::app)
+      << "StorageType=postgresql\nStorageHost=127.0.0.1\nStoragePort=" << (*server)->port()
+      << "\nStorageUser=drover\nStorageLoc=drover\n";
+  ExpectEveryAcknowledgedJobSurvivesKill9();
+  // The state was there, not in StateSaveLocation.
+  EXPECT_FALSE(fs::exists(dir_ / "state" / "drover.db"));
+}
+
+void DaemonTest::ExpectEveryAcknowledgedJobSurvivesKill9() {
   Controller ctld(dir_);
   ctld.Start();
   struct Acknowledged {

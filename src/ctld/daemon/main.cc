@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   std::optional<Credentials> credentials = LoadCredentials(cluster);
   if (!credentials) return 1;
   std::string state = options.state.empty() ? cluster.settings.state_save_location : options.state;
-  auto store = ctld::OpenSqliteStore(state);
+  auto store = ctld::OpenConfiguredStore(cluster.settings.storage, state);
   if (!store) {
     log::Error("{}", store.error());
     return 1;
@@ -208,7 +208,8 @@ int main(int argc, char** argv) {
     log::Error("{}", restored.error());
     return 1;
   }
-  auto history = ctld::OpenSqliteStore(state);  // a second connection, for sacct's reads
+  // a second connection, for sacct's reads
+  auto history = ctld::OpenConfiguredStore(cluster.settings.storage, state);
   if (history)
     if (Status indexed = ctld::IndexHistory(**history); !indexed) {
       log::Error("{}", indexed.error());
@@ -232,8 +233,13 @@ int main(int argc, char** argv) {
     return ctld::RenderMetrics(*snapshot->cluster, *snapshot, loop.stats());
   });
   if (!StartHttp(http, options, cluster.settings)) return 1;
+  const StorageSettings& storage = cluster.settings.storage;
   log::Info("cluster {} listening on port {} (HTTP {}), state in {}", cluster.settings.cluster_name,
-            port, http.port(), state);
+            port, http.port(),
+            storage.kind == StorageKind::kSqlite
+                ? state
+                : fmt::format("PostgreSQL database {} on {}:{}", storage.database, storage.host,
+                              storage.port));
   std::signal(SIGTERM, [](int) { stopping = true; });
   std::signal(SIGINT, [](int) { stopping = true; });
   // PurgeJobAfter is looked at once a minute; it purges when its cutoff has moved on.

@@ -52,6 +52,14 @@ std::vector<std::string> KeepRestartOnly(const ClusterSettings& now, ClusterSett
   keep("SlurmctldLogFile", &ClusterSettings::controller_log_file);
   keep("SlurmctldPidFile", &ClusterSettings::controller_pid_file);
   keep("FirstJobId", &ClusterSettings::first_job_id);
+  // The store the controller has open: Storage*, compared as one.
+  const StorageSettings& store = now.storage;
+  const StorageSettings& asked = next.storage;
+  if (store.kind != asked.kind || store.host != asked.host || store.port != asked.port ||
+      store.user != asked.user || store.pass_file != asked.pass_file ||
+      store.database != asked.database)
+    changed.emplace_back("Storage*");
+  next.storage = now.storage;
   if (next.controller_hosts.size() != now.controller_hosts.size() ||
       !std::equal(
           now.controller_hosts.begin(), now.controller_hosts.end(), next.controller_hosts.begin(),

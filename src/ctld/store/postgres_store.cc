@@ -8,7 +8,10 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,30 +20,16 @@
 #include <vector>
 
 #include "common/text.h"
+#include "ctld/store/pg_util.h"
 #include "ctld/store/store.h"
 
 namespace drover::ctld {
 namespace {
 
-struct ConnectionCloser {
-  void operator()(PGconn* connection) const { PQfinish(connection); }
-};
-struct ResultClearer {
-  void operator()(PGresult* result) const { PQclear(result); }
-};
-using Connection = std::unique_ptr<PGconn, ConnectionCloser>;
-using QueryResult = std::unique_ptr<PGresult, ResultClearer>;
-
-// Serialises concurrent schema creation by several controllers starting at once.
-constexpr long kSchemaLock = 0x64726f766572;  // "drover"
-
-// The server's message, one line, without libpq's trailing newline.
-std::string ErrorOf(PGconn* connection) {
-  return std::string(Trim(PQerrorMessage(connection)));
-}
-std::string ErrorOf(const PGresult* result) {
-  return std::string(Trim(PQresultErrorMessage(result)));
-}
+using pg::Connection;
+using pg::ErrorOf;
+using pg::kSchemaLock;
+using pg::QueryResult;
 
 // Statement names per table: prepared once per connection.
 std::string PutName(std::string_view table) {
@@ -61,7 +50,8 @@ std::string AllName(std::string_view table) {
 
 class PostgresStore : public Store {
  public:
-  explicit PostgresStore(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+  PostgresStore(std::string conninfo, std::optional<int64_t> fence_term)
+      : conninfo_(std::move(conninfo)), fence_term_(fence_term) {}
 
   Status Open() {
     if (Status connected = Connect(); !connected) return connected;
@@ -83,6 +73,13 @@ class PostgresStore : public Store {
     } leave{db};
     size_t sent = 0;
     bool ok = true;
+    // The leader's fence first: a term that no longer leads fails it, and the batch with it.
+    const std::string term = fence_term_ ? std::to_string(*fence_term_) : "";
+    if (fence_term_) {
+      const char* values[1] = {term.c_str()};
+      ok = PQsendQueryPrepared(db, "fence", 1, values, nullptr, nullptr, 0);
+      ++sent;
+    }
     for (const WriteBatch::Put& put : batch.puts) {
       const char* values[2] = {put.key.data(), put.value.data()};
       const int lengths[2] = {static_cast<int>(put.key.size()), static_cast<int>(put.value.size())};
@@ -107,7 +104,7 @@ class PostgresStore : public Store {
       QueryResult result(PQgetResult(db));
       if (!result) return Failed("the connection ended during the batch");
       ExecStatusType status = PQresultStatus(result.get());
-      if (status != PGRES_COMMAND_OK && first_error.empty())
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && first_error.empty())
         first_error = status == PGRES_PIPELINE_ABORTED ? "aborted" : ErrorOf(result.get());
       QueryResult end(PQgetResult(db));  // each query's results end with a null
     }
@@ -152,7 +149,7 @@ class PostgresStore : public Store {
     if (!connection_ || PQstatus(connection_.get()) != CONNECTION_OK)
       return MakeError(fmt::format(
           "cannot connect to PostgreSQL ({}): {}; check StorageHost, StoragePort, StorageUser, "
-          "StoragePass and StorageLoc, and that the server is running",
+          "StoragePassFile and StorageLoc, and that the server is running",
           Describe(), connection_ ? ErrorOf(connection_.get()) : "out of memory"));
     if (Status schema = CreateTables(); !schema) return schema;
     return Prepare();
@@ -190,6 +187,7 @@ class PostgresStore : public Store {
     for (std::string_view table : kStoreTables)
       sql += fmt::format(
           " CREATE TABLE IF NOT EXISTS {} (key bytea PRIMARY KEY, value bytea NOT NULL);", table);
+    sql += pg::kLeaseSchema;
     sql += " COMMIT;";
     if (Status made = Exec(sql); !made) {
       (void)Exec("ROLLBACK");
@@ -199,6 +197,13 @@ class PostgresStore : public Store {
   }
 
   Status Prepare() {
+    if (fence_term_) {
+      QueryResult result(
+          PQprepare(connection_.get(), "fence", "SELECT drover_fence($1::bigint)", 0, nullptr));
+      if (!result || PQresultStatus(result.get()) != PGRES_COMMAND_OK)
+        return MakeError(fmt::format("PostgreSQL store: cannot prepare the fence: {}",
+                                     result ? ErrorOf(result.get()) : ErrorOf(connection_.get())));
+    }
     for (std::string_view table : kStoreTables) {
       const std::pair<std::string, std::string> statements[] = {
           {PutName(table),
@@ -280,13 +285,53 @@ class PostgresStore : public Store {
   }
 
   const std::string conninfo_;
+  const std::optional<int64_t> fence_term_;  // the leader's term, checked by every commit
   Connection connection_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& conninfo) {
-  auto store = std::make_unique<PostgresStore>(conninfo);
+namespace {
+// A value of libpq's keyword = 'value' form: quoted, its backslashes and quotes escaped.
+std::string Quoted(std::string_view value) {
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\\' || c == '\'') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "'";
+}
+}  // namespace
+
+Result<std::string> PostgresConnInfo(const StorageSettings& storage) {
+  std::string conninfo =
+      fmt::format("host={} port={} user={} dbname={} connect_timeout=10", Quoted(storage.host),
+                  storage.port, Quoted(storage.user), Quoted(storage.database));
+  if (!storage.pass_file.empty()) {
+    std::ifstream in(storage.pass_file);
+    std::string password;
+    if (!in || !std::getline(in, password))
+      return MakeError(fmt::format(
+          "StoragePassFile={}: cannot read it ({}); it holds the PostgreSQL password on its "
+          "first line, readable by the user droverctld runs as",
+          storage.pass_file, in ? "it is empty" : std::strerror(errno)));
+    conninfo += " password=" + Quoted(Trim(password));
+  }
+  return conninfo;
+}
+
+Result<std::unique_ptr<Store>> OpenConfiguredStore(const StorageSettings& storage,
+                                                   const std::string& state_directory,
+                                                   std::optional<int64_t> fence_term) {
+  if (storage.kind == StorageKind::kSqlite) return OpenSqliteStore(state_directory);
+  Result<std::string> conninfo = PostgresConnInfo(storage);
+  if (!conninfo) return std::move(conninfo).take_error();
+  return OpenPostgresStore(*conninfo, fence_term);
+}
+
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& conninfo,
+                                                 std::optional<int64_t> fence_term) {
+  auto store = std::make_unique<PostgresStore>(conninfo, fence_term);
   if (Status opened = store->Open(); !opened) return std::move(opened).take_error();
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cluster_config.h"
 #include "common/result.h"
 
 namespace drover::ctld {
@@ -106,8 +108,20 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& directory);
 // Opens the PostgreSQL store named by `conninfo` (libpq's "host=... port=... dbname=..."),
 // creating its tables in that database when they are missing. The server's synchronous_commit
 // makes a Commit durable when it returns OK. Errors say where the server was looked for and
-// which slurm.conf keys set that.
-Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& conninfo);
+// which slurm.conf keys set that. With `fence_term`, every commit first checks that this term
+// still holds the leader lease (leader_lease.h) and fails, applying nothing, when it does not.
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& conninfo,
+                                                 std::optional<int64_t> fence_term = std::nullopt);
+
+// libpq's connection string for slurm.conf's Storage* keys, the password read from
+// StoragePassFile (an error names the key and the file when it cannot be read).
+Result<std::string> PostgresConnInfo(const StorageSettings& storage);
+
+// The store slurm.conf selects (StorageType): SQLite in `state_directory`, or PostgreSQL
+// (fenced by `fence_term` when given).
+Result<std::unique_ptr<Store>> OpenConfiguredStore(
+    const StorageSettings& storage, const std::string& state_directory,
+    std::optional<int64_t> fence_term = std::nullopt);
 
 // For tests: an in-memory store that keeps committed batches and injects failures, so a test can
 // check that the engine replies only after durability and recovers what was really synced.

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -15,12 +16,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include "common/process_file.h"
+#include "ctld/store/leader_lease.h"
 #include "ctld/store/store.h"
 #include "testing/postgres_server.h"
 
@@ -287,6 +292,106 @@ INSTANTIATE_TEST_SUITE_P(Stores, StoreContractTest,
                                   : param_info.param == StoreKind::kMemory ? "Memory"
                                                                            : "Postgres";
                          });
+
+// One SQL statement on the test database; its error, or empty.
+std::string Sql(const std::string& conninfo, const std::string& sql) {
+  PGconn* db = PQconnectdb(conninfo.c_str());
+  PGresult* result = PQexec(db, sql.c_str());
+  ExecStatusType status = PQresultStatus(result);
+  std::string error =
+      status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ? "" : PQerrorMessage(db);
+  PQclear(result);
+  PQfinish(db);
+  return error;
+}
+
+// Two controllers on one database: one leads at a time, a paused leader that lost its lease
+// cannot commit one more row, and a released lease or a crashed holder on this host is taken at
+// once. One test, one server: the steps build on each other.
+TEST(LeaderLeaseTest, OneLeaderAtATimeAndAFencedOneCannotWrite) {
+  std::string why;
+  drover::testing::PostgresServer* server = SharedPostgres(why);
+  if (!server) GTEST_SKIP() << why;
+  ASSERT_TRUE(EmptyDatabase(server->conninfo()));
+  using std::chrono::milliseconds;
+  auto first = OpenLeaderLease(server->conninfo(), "ctl1", "127.0.0.1:7001", milliseconds(500));
+  auto second = OpenLeaderLease(server->conninfo(), "ctl2", "127.0.0.1:7002", milliseconds(500));
+  ASSERT_TRUE(first.ok()) << first.error();
+  ASSERT_TRUE(second.ok()) << second.error();
+  LeaderLease& one = **first;
+  LeaderLease& two = **second;
+
+  auto term1 = one.TryAcquire();
+  ASSERT_TRUE(term1.ok() && *term1) << (term1.ok() ? "not taken" : term1.error());
+  auto refused = two.TryAcquire();
+  ASSERT_TRUE(refused.ok()) << refused.error();
+  EXPECT_FALSE(*refused) << "two leaders at once";
+  auto state = two.Read();
+  ASSERT_TRUE(state.ok()) << state.error();
+  EXPECT_EQ(state->holder, "ctl1");
+  EXPECT_EQ(state->address, "127.0.0.1:7001");
+  EXPECT_EQ(state->term, **term1);
+  EXPECT_FALSE(state->expired);
+  auto renewed = one.Renew(**term1);
+  ASSERT_TRUE(renewed.ok() && *renewed);
+
+  auto fenced = OpenPostgresStore(server->conninfo(), **term1);
+  ASSERT_TRUE(fenced.ok()) << fenced.error();
+  ASSERT_TRUE((*fenced)->Commit(Puts({{"jobs", "1", "first leader"}})).ok());
+
+  // The first leader pauses past its lease; the second takes over under the next term.
+  std::this_thread::sleep_for(milliseconds(600));
+  auto term2 = two.TryAcquire();
+  ASSERT_TRUE(term2.ok() && *term2) << (term2.ok() ? "not taken" : term2.error());
+  EXPECT_EQ(**term2, **term1 + 1);
+  // The paused leader resumes: its write fails, applying nothing, and it learns it lost.
+  Status late = (*fenced)->Commit(Puts({{"jobs", "1", "stale"}, {"jobs", "2", "stale"}}));
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.error().find("fenced"), std::string::npos) << late.error();
+  auto lost = one.Renew(**term1);
+  ASSERT_TRUE(lost.ok());
+  EXPECT_FALSE(*lost);
+  auto current = OpenPostgresStore(server->conninfo(), **term2);
+  ASSERT_TRUE(current.ok()) << current.error();
+  EXPECT_EQ(MustLoad(**current, "jobs"), (Table{{"1", "first leader"}}));
+  ASSERT_TRUE((*current)->Commit(Puts({{"jobs", "2", "second leader"}})).ok());
+
+  // Released on a clean stop: taken at once.
+  ASSERT_TRUE(two.Release(**term2).ok());
+  auto term3 = one.TryAcquire();
+  ASSERT_TRUE(term3.ok() && *term3) << (term3.ok() ? "not taken" : term3.error());
+  EXPECT_EQ(**term3, **term2 + 1);
+
+  // Held for an hour by a process of this host that has died (a controller killed here): taken
+  // at once. Held by a live one, or by one of another host, it waits for the lease to run out.
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  const std::string boot = ThisInstance().substr(0, ThisInstance().find('/'));
+  const std::string instance =
+      fmt::format("{}/{}/{}", boot, child, ProcessStartTime(child).value_or(0));
+  auto hold = [&](const std::string& holder_instance) {
+    return Sql(server->conninfo(),
+               fmt::format("UPDATE drover_leader SET term = term + 1, holder = 'ctl9', instance = "
+                           "'{}', expires = clock_timestamp() + interval '1 hour'",
+                           holder_instance));
+  };
+  ASSERT_EQ(hold(instance), "");
+  auto alive = two.TryAcquire();
+  ASSERT_TRUE(alive.ok());
+  EXPECT_FALSE(*alive) << "taken from a live holder";
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  auto dead = two.TryAcquire();
+  ASSERT_TRUE(dead.ok() && *dead) << (dead.ok() ? "not taken from a dead holder" : dead.error());
+  ASSERT_EQ(hold("another-boot/1/1"), "");
+  auto elsewhere = one.TryAcquire();
+  ASSERT_TRUE(elsewhere.ok());
+  EXPECT_FALSE(*elsewhere) << "taken from a holder on another host";
+}
 
 TEST(SqliteStoreTest, ReopenFindsEverythingCommitted) {
   TempDirectory directory;
