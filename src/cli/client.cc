@@ -6,9 +6,13 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 #include "auth/grpc_auth.h"
 #include "wire/job_pages.h"
@@ -17,7 +21,78 @@ extern char** environ;
 
 namespace drover::cli {
 
-Result<Connection> Connect(ConnectMode mode) {
+namespace {
+
+LeanTarget LeanTargetOf(const std::string& address) {
+  size_t colon = address.rfind(':');
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  int port = 0;
+  std::from_chars(address.data() + colon + 1, address.data() + address.size(), port);
+  return LeanTarget{host, port};
+}
+
+// One Ping of the controller at `address`, with a short deadline: lean when the cluster has no
+// TLS, else over a channel of its own.
+grpc::Status PingAt(const Connection& connection, const std::string& address, v1::PingReply* reply,
+                    int deadline_seconds) {
+  if (!connection.cluster.settings.tls.enabled()) {
+    Connection lean{connection.cluster,
+                    connection.authenticator,
+                    nullptr,
+                    nullptr,
+                    LeanTargetOf(address),
+                    address};
+    return LeanCall(lean, "/drover.v1.Controller/Ping", v1::PingRequest(), reply, deadline_seconds);
+  }
+  auto channel = auth::NewChannel(address, connection.cluster, grpc::ChannelArguments(),
+                                  *connection.authenticator);
+  if (!channel) return grpc::Status(grpc::StatusCode::UNAVAILABLE, channel.error());
+  grpc::ClientContext context;
+  SetDeadline(context, deadline_seconds);
+  return v1::Controller::NewStub(*channel)->Ping(&context, v1::PingRequest(), reply);
+}
+
+}  // namespace
+
+std::string FindController(const Connection& connection) {
+  const ClusterSettings& settings = connection.cluster.settings;
+  std::vector<std::string> addresses = ControllerAddresses(settings);
+  if (addresses.size() == 1) return addresses.front();
+  // As Slurm's commands with a backup controller: the hosts in order, again and again while a
+  // takeover may be under way (SlurmctldTimeout, and a little more for the new one to start).
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::seconds(std::max<int64_t>(settings.slurmctld_timeout_seconds, 1) + 5);
+  do {
+    for (const std::string& address : addresses) {
+      v1::PingReply reply;
+      if (PingAt(connection, address, &reply, 2).ok() && !reply.standby()) return address;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return addresses.front();  // its calls fail as a controller out of reach does
+}
+
+std::vector<ControllerPing> PingEveryController(const Connection& connection) {
+  std::vector<ControllerPing> pings;
+  const ClusterSettings& settings = connection.cluster.settings;
+  std::vector<std::string> addresses = ControllerAddresses(settings);
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    ControllerPing ping;
+    ping.name = i < settings.controller_hosts.size() ? settings.controller_hosts[i].name : "";
+    ping.address = addresses[i];
+    v1::PingReply reply;
+    ping.up = PingAt(connection, addresses[i], &reply, 10).ok();
+    ping.standby = ping.up && reply.standby();
+    if (ping.name.empty()) ping.name = reply.host();
+    pings.push_back(std::move(ping));
+  }
+  return pings;
+}
+
+Result<Connection> Connect(ConnectMode mode, bool find_controller) {
   std::string path = ResolveConfPath("");
   ConfigLoad load = LoadClusterConfig(path);
   if (!load.ok()) {
@@ -29,7 +104,7 @@ Result<Connection> Connect(ConnectMode mode) {
         "slurm.conf; `drover env` prints the line for a cluster started with `drover up`)",
         path, first));
   }
-  Connection connection{std::move(load.config), nullptr, nullptr, nullptr, std::nullopt};
+  Connection connection{std::move(load.config), nullptr, nullptr, nullptr, std::nullopt, ""};
   const ClusterSettings& settings = connection.cluster.settings;
   Result<auth::Settings> auth_settings = auth::SettingsOf(connection.cluster);
   if (!auth_settings) return MakeError(auth_settings.error());
@@ -37,10 +112,10 @@ Result<Connection> Connect(ConnectMode mode) {
       auth::Create(*auth_settings, auth::Role::kClient);
   if (!authenticator) return MakeError(authenticator.error());
   connection.authenticator = std::move(*authenticator);
+  connection.address =
+      find_controller ? FindController(connection) : ControllerAddresses(settings).front();
   if (mode == ConnectMode::kLean && !settings.tls.enabled()) {
-    std::string address = ControllerAddress(settings);
-    size_t colon = address.rfind(':');
-    connection.lean = LeanTarget{address.substr(0, colon), settings.controller_port};
+    connection.lean = LeanTargetOf(connection.address);
     return connection;
   }
   if (Status made = EnsureChannel(connection); !made) return std::move(made).take_error();
@@ -50,8 +125,9 @@ Result<Connection> Connect(ConnectMode mode) {
 Status EnsureChannel(Connection& connection) {
   if (connection.stub) return OkStatus();
   grpc::ChannelArguments args = ControllerChannelArguments();
-  auto channel = auth::NewChannel(ControllerAddress(connection.cluster.settings),
-                                  connection.cluster, args, *connection.authenticator);
+  if (connection.address.empty()) connection.address = FindController(connection);
+  auto channel =
+      auth::NewChannel(connection.address, connection.cluster, args, *connection.authenticator);
   if (!channel) return MakeError(channel.error());
   connection.stub = v1::Controller::NewStub(*channel);
   connection.channel = *channel;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "auth/auth.h"
 #include "cli/lean_call.h"
@@ -28,7 +29,22 @@ struct Connection {
   std::shared_ptr<grpc::Channel> channel;  // the controller's, for its other services (sacctmgr)
   // Set on a lean connection: where LeanCall goes.
   std::optional<LeanTarget> lean;
+  // "host:port" of the controller in charge (FindController), where calls go.
+  std::string address;
 };
+
+// With several SlurmctldHost lines, the first in order that answers Ping as the controller in
+// charge (not a standby), tried again while a takeover may be under way (SlurmctldTimeout and 5
+// s); then the first line's, whose calls fail as unreachable. With one line, that one, unasked.
+std::string FindController(const Connection& connection);
+
+// scontrol ping: every SlurmctldHost line, in order, and whether it answered.
+struct ControllerPing {
+  std::string name, address;
+  bool up = false;       // it answered
+  bool standby = false;  // as a standby, not the controller in charge
+};
+std::vector<ControllerPing> PingEveryController(const Connection& connection);
 
 // kLean: a one-shot command's connection, no gRPC channel (its threads, resolver and event
 // engine start only if EnsureChannel is called); its calls go through LeanCall. Clusters with
@@ -36,7 +52,9 @@ struct Connection {
 enum class ConnectMode { kChannel, kLean };
 
 // Errors say which file was read and what to do.
-Result<Connection> Connect(ConnectMode mode = ConnectMode::kChannel);
+// `find_controller`: with several SlurmctldHost lines, find the one in charge (FindController);
+// false: the first line's, unasked (scontrol ping asks each itself).
+Result<Connection> Connect(ConnectMode mode = ConnectMode::kChannel, bool find_controller = true);
 // The channel and stub of a lean connection, made now (a no-op when they exist).
 Status EnsureChannel(Connection& connection);
 // One unary call over a lean connection (lean_call.h), with a fresh credential per attempt and

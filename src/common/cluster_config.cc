@@ -209,13 +209,24 @@ ConfigLoad LoadClusterConfigText(const std::string& slurm_conf,
   return load;
 }
 
+std::string ControllerHostAddress(const ClusterSettings& settings, const ControllerHost& host) {
+  std::string name = host.address.empty() ? host.name : host.address;
+  if (name.find(':') != std::string::npos && !name.starts_with('[')) name = "[" + name + "]";
+  return fmt::format("{}:{}", name, host.port ? host.port : settings.controller_port);
+}
+
 std::string ControllerAddress(const ClusterSettings& settings) {
-  std::string host = "127.0.0.1";
-  if (!settings.controller_hosts.empty()) {
-    const ControllerHost& first = settings.controller_hosts.front();
-    host = first.address.empty() ? first.name : first.address;
-  }
-  return fmt::format("{}:{}", host, settings.controller_port);
+  if (settings.controller_hosts.empty())
+    return fmt::format("127.0.0.1:{}", settings.controller_port);
+  return ControllerHostAddress(settings, settings.controller_hosts.front());
+}
+
+std::vector<std::string> ControllerAddresses(const ClusterSettings& settings) {
+  std::vector<std::string> addresses;
+  for (const ControllerHost& host : settings.controller_hosts)
+    addresses.push_back(ControllerHostAddress(settings, host));
+  if (addresses.empty()) addresses.push_back(ControllerAddress(settings));
+  return addresses;
 }
 
 namespace {

@@ -92,6 +92,9 @@ struct SlurmctldParameters {
 struct ControllerHost {
   std::string name;
   std::string address;  // from "name(address)" or ControlAddr; empty: resolve name
+  // Drover's: "name(address:port)" gives this controller a port of its own (several
+  // controllers on one host, as `drover up` starts them); 0: SlurmctldPort.
+  int port = 0;
 };
 
 // PrivateData: what users other than operators may not see of other users. Each flag is one
@@ -163,6 +166,9 @@ struct ClusterSettings {
   std::string controller_debug = "info", agent_debug = "info";
   std::string controller_pid_file = "/var/run/slurmctld.pid";
   std::string agent_pid_file = "/var/run/slurmd.pid";
+  // Whether slurm.conf set them: the daemons write a pid file only then (several daemons of a
+  // test or of `drover up` on one host would share the defaults).
+  bool controller_pid_file_set = false, agent_pid_file_set = false;
   AuthType auth = AuthType::kMunge;
   std::string auth_info;                    // AuthInfo as written; auth::SettingsOf reads it
   std::vector<std::string> auth_alt_types;  // AuthAltTypes: accepted (auth/jwt), not served yet
@@ -451,6 +457,11 @@ std::string ResolveConfPath(const std::string& explicit_path);
 // "host:port" of the (first) controller: SlurmctldHost's address or name, and SlurmctldPort;
 // 127.0.0.1 when no SlurmctldHost is set.
 std::string ControllerAddress(const ClusterSettings& settings);
+// "host:port" of every controller, in SlurmctldHost's order (the primary first): where commands
+// and agents look for the one in charge. One entry (ControllerAddress) when none is set.
+std::vector<std::string> ControllerAddresses(const ClusterSettings& settings);
+// "host:port" of one SlurmctldHost line.
+std::string ControllerHostAddress(const ClusterSettings& settings, const ControllerHost& host);
 
 // Where the daemons listen by default ("--listen" overrides): DroverControllerListen or
 // DroverAgentListen (every interface when unset) with SlurmctldPort, or the node's Port or

@@ -373,9 +373,8 @@ std::span<const std::string_view> TopologyConfDocumentedKeys() {
 
 std::span<const std::string_view> SlurmConfUnenforcedKeys() {
   static constexpr std::string_view kKeys[] = {
-      "AccountingStorageHost", "AccountingStorageTRES", "AccountingStorageType",
-      "InactiveLimit",         "JobCompType",           "MaxMemPerCPU",
-      "ResumeTimeout",         "SlurmdDebug",           "TmpFS",
+      "AccountingStorageHost", "AccountingStorageTRES", "AccountingStorageType", "InactiveLimit",
+      "JobCompType",           "MaxMemPerCPU",          "ResumeTimeout",         "TmpFS",
       "UnkillableStepTimeout",
   };
   return kKeys;

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <utility>
 
+#include "common/result.h"
+
 namespace drover::log {
 
 enum class Level : int {
@@ -67,6 +69,23 @@ uint64_t ChangeFlags(uint64_t add, uint64_t remove);
 // The program named in every line, and where lines go (null: stderr). Set before threads start.
 void SetProgram(std::string program);
 void SetSink(std::FILE* sink);
+
+// SlurmctldLogFile / SlurmdLogFile: lines go to `path` (appended; made 0640 when new), each
+// after Slurm's "[2026-12-05T04:50:00.123] " time stamp and without the program's name, as
+// Slurm's log files have them. The file also becomes the process's descriptor 2, so what
+// libraries print lands there too. Errors name the file.
+Status OpenFile(const std::string& path);
+// Opens the log file again (logrotate moved it): for SIGUSR2 and SIGHUP handlers, so it uses
+// only async-signal-safe calls. Does nothing without a log file.
+void ReopenFile();
+// Without a log file under systemd (JOURNAL_STREAM names descriptor 2): each line starts with
+// its syslog priority ("<3>" for errors) for journald, and carries no program name, which
+// journald records itself. Call once at start-up; false when stderr is not the journal.
+bool UseJournalIfThere();
+// A daemon's log as slurm.conf says: `file` (SlurmctldLogFile, SlurmdLogFile) when set, else
+// journald when stderr is the journal, else stderr; SIGUSR2 and SIGHUP reopen the file
+// (logrotate) instead of ending the process. An error when the file cannot be opened.
+Status SetUpDaemonLog(const std::string& file);
 
 // Writes one line at `level` when the log's level admits it. `prefix` follows the program
 // name ("warning" for Slurm's warnings, which log at info); empty: the level's own.

@@ -3,8 +3,18 @@
 #include "common/log.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 
 namespace drover::log {
@@ -99,6 +109,83 @@ TEST_F(LogTest, FlaggedMessagesNeedTheirFlag) {
   Flagged(kFlagTraceJobs, "JobId={} started", 3);
   EXPECT_EQ(FlagNames(0), "none");
   EXPECT_EQ(Lines(), "droverctld: JobId=2 started\n");
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// SlurmctldLogFile: time-stamped lines without the program's name, descriptor 2 there too, and
+// SIGUSR2 or SIGHUP opens the file again after logrotate moved it. In a child process, whose
+// stderr it takes.
+TEST(LogFile, TimeStampedReopenedOnSigusr2AndSighup) {
+  char pattern[] = "/tmp/drover_logfile.XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  const std::string path = dir + "/ctld.log";
+  pid_t child = ::fork();
+  if (child == 0) {
+    SetProgram("droverctld");
+    if (!SetUpDaemonLog(path)) ::_exit(2);
+    Info("first");
+    std::fputs("from a library\n", stderr);
+    std::rename(path.c_str(), (path + ".1").c_str());
+    ::raise(SIGUSR2);
+    Error("after SIGUSR2");
+    std::rename(path.c_str(), (path + ".2").c_str());
+    ::raise(SIGHUP);  // reopens; does not end the process
+    Info("after SIGHUP");
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::regex stamp(R"(\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\] )");
+  const std::string first = ReadAll(path + ".1");
+  EXPECT_TRUE(std::regex_search(first, std::regex(R"(^\[[-0-9T:.]+\] first\nfrom a library\n$)")))
+      << first;
+  EXPECT_TRUE(std::regex_match(ReadAll(path + ".2"),
+                               std::regex(R"(\[[-0-9T:.]+\] error: after SIGUSR2\n)")))
+      << ReadAll(path + ".2");
+  EXPECT_TRUE(std::regex_match(ReadAll(path), std::regex(R"(\[[-0-9T:.]+\] after SIGHUP\n)")))
+      << ReadAll(path);
+  EXPECT_TRUE(std::regex_search(first, stamp)) << first;
+  struct stat info {};
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0640u);
+  std::filesystem::remove_all(dir);
+}
+
+// Without a log file, under systemd: a priority for journald on each line, and no name (journald
+// records the unit's). Checked with JOURNAL_STREAM naming the child's stderr, a socket.
+TEST(LogFile, JournaldGetsPriorities) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pair[0]);
+    ::dup2(pair[1], STDERR_FILENO);
+    struct stat err {};
+    ::fstat(STDERR_FILENO, &err);
+    std::string stream = std::to_string(err.st_dev) + ":" + std::to_string(err.st_ino);
+    ::setenv("JOURNAL_STREAM", stream.c_str(), 1);
+    SetProgram("droverd");
+    if (!SetUpDaemonLog("")) ::_exit(2);
+    Info("up");
+    Error("broken");
+    ::_exit(0);
+  }
+  ::close(pair[1]);
+  std::string text;
+  char buffer[256];
+  for (ssize_t got; (got = ::read(pair[0], buffer, sizeof buffer)) > 0;) text.append(buffer, got);
+  ::close(pair[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_EQ(text, "<6>up\n<3>error: broken\n");
 }
 
 }  // namespace

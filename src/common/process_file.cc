@@ -59,18 +59,18 @@ std::optional<uint64_t> ProcessStartTime(pid_t pid, const fs::path& proc) {
   return stat->started;
 }
 
-Status WriteProcessFile(const fs::path& file, pid_t pid) {
-  auto started = ProcessStartTime(pid);
-  if (!started) return MakeError(fmt::format("process {} has no readable /proc entry", pid));
-  // A reader sees the old file or the whole new one. Only this boot matters: a node that
+namespace {
+// `text` as `file`, atomically (temporary file, rename), mode 0644.
+Status WriteSmallFile(const fs::path& file,
+                      const std::string& text) {  // A reader sees the old file or the whole new
+                                                  // one. Only this boot matters: a node that
   // restarts has lost its processes anyway, so nothing waits for the disk.
   const fs::path temporary = file.string() + fmt::format(".tmp.{}", ::getpid());
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return MakeError(
         fmt::format("{}: cannot create it: {}", temporary.string(), std::strerror(errno)));
-  bool written =
-      WriteFully(fd, fmt::format("pid={}\nstarted={}\n", pid, *started)) && ::fchmod(fd, 0644) == 0;
+  bool written = WriteFully(fd, text) && ::fchmod(fd, 0644) == 0;
   std::string why = written ? "" : std::strerror(errno);
   ::close(fd);
   if (!written || ::rename(temporary.c_str(), file.c_str()) != 0) {
@@ -79,6 +79,17 @@ Status WriteProcessFile(const fs::path& file, pid_t pid) {
     return MakeError(fmt::format("{}: cannot write it: {}", file.string(), why));
   }
   return OkStatus();
+}
+}  // namespace
+
+Status WriteProcessFile(const fs::path& file, pid_t pid) {
+  auto started = ProcessStartTime(pid);
+  if (!started) return MakeError(fmt::format("process {} has no readable /proc entry", pid));
+  return WriteSmallFile(file, fmt::format("pid={}\nstarted={}\n", pid, *started));
+}
+
+Status WritePidFile(const fs::path& file) {
+  return WriteSmallFile(file, fmt::format("{}\n", ::getpid()));
 }
 
 Result<ProcessRecord> ReadProcessFile(const fs::path& file) {

@@ -20,6 +20,9 @@ struct ProcessRecord {
 
 // Records `pid` with its start time, atomically (temporary file, rename), mode 0644.
 Status WriteProcessFile(const std::filesystem::path& file, pid_t pid);
+// SlurmctldPidFile / SlurmdPidFile: this process's pid and a newline, as Slurm's daemons write
+// them (atomically, mode 0644).
+Status WritePidFile(const std::filesystem::path& file);
 // Both keys required, no other; the error says what is wrong with the file.
 Result<ProcessRecord> ReadProcessFile(const std::filesystem::path& file);
 // Whether the process `record` names still runs: same pid, same start time, not a zombie.

@@ -25,8 +25,26 @@ SetResult SetControllerHost(S& s, std::string_view value) {
     if (value.back() != ')') return Invalid(value, "expected NAME or NAME(ADDRESS)");
     host.name = std::string(value.substr(0, open));
     host.address = std::string(value.substr(open + 1, value.size() - open - 2));
+    // Drover's "address:port" ("[v6]:port" for an IPv6 address): a controller's own port.
+    std::string_view address = host.address;
+    size_t colon = address.rfind(':');
+    bool bracketed = address.starts_with('[');
+    bool has_port =
+        colon != std::string_view::npos &&
+        (bracketed ? colon > 0 && address[colon - 1] == ']' : address.find(':') == colon);
+    if (has_port) {
+      std::optional<int64_t> port = ParseInt64(address.substr(colon + 1));
+      if (!port || *port < 1 || *port > 65535)
+        return Invalid(value, "expected NAME, NAME(ADDRESS) or NAME(ADDRESS:PORT), a port 1-65535");
+      host.port = static_cast<int>(*port);
+      address = address.substr(0, colon);
+    }
+    if (address.starts_with('[') && address.ends_with(']'))
+      address = address.substr(1, address.size() - 2);
+    host.address = std::string(address);
   }
-  if (host.name.empty()) return Invalid(value, "expected NAME or NAME(ADDRESS)");
+  if (host.name.empty() || (value.find('(') != std::string_view::npos && host.address.empty()))
+    return Invalid(value, "expected NAME or NAME(ADDRESS)");
   s.controller_hosts.push_back(std::move(host));
   return std::nullopt;
 }
@@ -360,9 +378,22 @@ std::vector<ConfField<S>> BuildFields() {
       {"SlurmdLogFile", String(&S::agent_log_file)},
       {"SlurmctldDebug",
        [](S& s, std::string_view v) { return SetDebugLevel(&S::controller_debug, v, s); }},
-      {"SlurmdDebug", String(&S::agent_debug)},
-      {"SlurmctldPidFile", String(&S::controller_pid_file)},
-      {"SlurmdPidFile", String(&S::agent_pid_file)},
+      {"SlurmdDebug",
+       [](S& s, std::string_view v) { return SetDebugLevel(&S::agent_debug, v, s); }},
+      {"SlurmctldPidFile",
+       [](S& s, std::string_view v) -> SetResult {
+         if (!v.starts_with('/')) return Invalid(v, "expected an absolute path");
+         s.controller_pid_file = std::string(v);
+         s.controller_pid_file_set = true;
+         return std::nullopt;
+       }},
+      {"SlurmdPidFile",
+       [](S& s, std::string_view v) -> SetResult {
+         if (!v.starts_with('/')) return Invalid(v, "expected an absolute path");
+         s.agent_pid_file = std::string(v);
+         s.agent_pid_file_set = true;
+         return std::nullopt;
+       }},
       {"AuthType", Choice(&S::auth,
                           {{"auth/munge", AuthType::kMunge},
                            {"auth/slurm", AuthType::kHmac},

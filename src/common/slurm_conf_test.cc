@@ -434,6 +434,28 @@ TEST(SlurmConf, DroverKeysRefuseWhatCannotWork) {
   }
 }
 
+// Several SlurmctldHost lines: the commands and agents try them in order. Drover's
+// NAME(ADDRESS:PORT) gives each its own port, for several controllers on one host.
+TEST(SlurmConf, ControllerHostsInOrderWithTheirOwnPorts) {
+  ConfigLoad load = LoadComplete(
+      "SlurmctldPort=7000\nSlurmctldHost=ctl1(127.0.0.1:7101)\nSlurmctldHost=ctl2(::1)\n"
+      "SlurmctldHost=ctl3([::1]:7103)\nSlurmctldHost=ctl4\n");
+  ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
+  const ClusterSettings& s = load.config.settings;
+  ASSERT_EQ(s.controller_hosts.size(), 4u);
+  EXPECT_EQ(s.controller_hosts[0].address, "127.0.0.1");
+  EXPECT_EQ(s.controller_hosts[0].port, 7101);
+  EXPECT_EQ(s.controller_hosts[1].address, "::1");
+  EXPECT_EQ(s.controller_hosts[1].port, 0);
+  EXPECT_EQ(ControllerAddresses(s),
+            (std::vector<std::string>{"127.0.0.1:7101", "[::1]:7000", "[::1]:7103", "ctl4:7000"}));
+  EXPECT_EQ(ControllerAddress(s), "127.0.0.1:7101");
+  ConfigLoad bad = LoadComplete("SlurmctldHost=ctl1(127.0.0.1:99999)\n");
+  EXPECT_EQ(Messages(bad.diagnostics.errors()),
+            "slurm.conf:3: SlurmctldHost: invalid value 'ctl1(127.0.0.1:99999)' (expected NAME, "
+            "NAME(ADDRESS) or NAME(ADDRESS:PORT), a port 1-65535)\n");
+}
+
 // Where the controller keeps its state: slurmdbd.conf's words for the database connection.
 TEST(SlurmConf, StorageKeysSelectPostgresql) {
   ConfigLoad plain = LoadComplete("");

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "testing/free_port.h"
 
 namespace drover::testing {
 
@@ -65,7 +66,7 @@ class PostgresServer {
       return MakeError("initdb failed (exit " + std::to_string(code) +
                        "): " + server->ReadLog("initdb.log"));
     for (int attempt = 0; attempt < 5; ++attempt) {
-      server->port_ = FreePort();
+      server->port_ = FreeLoopbackPort();
       server->pid_ = server->Spawn(
           {bin + "/postgres", "-D", data, "-p", std::to_string(server->port_), "-k", server->dir_,
            "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=50", "-c",
@@ -129,20 +130,6 @@ class PostgresServer {
       return a.size() != b.size() ? a.size() < b.size() : a < b;
     });
     return found.empty() ? "" : found.back();
-  }
-
-  static int FreePort() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof address;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0)
-      port = ntohs(address.sin_port);
-    ::close(fd);
-    return port;
   }
 
   // Forks `argv` as the server's user, its output into `log`; the child's PID.

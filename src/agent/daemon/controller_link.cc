@@ -14,6 +14,7 @@
 
 #include "auth/tls.h"
 #include "common/arrival_count.h"
+#include "common/log.h"
 #include "common/text.h"
 #include "wire/gpu_health_codec.h"
 #include "wire/usage_codec.h"
@@ -24,7 +25,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 void Log(const std::string& message) {
-  std::fprintf(stderr, "droverd: %s\n", message.c_str());
+  log::Info("{}", message);
 }
 
 }  // namespace
@@ -235,11 +236,17 @@ bool ControllerLink::Register() {
   size_t done = 0, jobs = 0, failed = 0;
   std::string first_error;
   const bool one = nodes_.size() == 1;
+  size_t elsewhere = 0;  // refused as a controller not in charge would: down, or a standby
   for (const auto& call : calls) {
     Node& node = nodes_[call->node];
     if (!call->status.ok()) {
       ++failed;
-      if (first_error.empty() && call->status.error_code() != grpc::StatusCode::UNAVAILABLE)
+      grpc::StatusCode code = call->status.error_code();
+      elsewhere += code == grpc::StatusCode::UNAVAILABLE ||
+                   code == grpc::StatusCode::UNIMPLEMENTED ||
+                   code == grpc::StatusCode::DEADLINE_EXCEEDED;
+      if (first_error.empty() && code != grpc::StatusCode::UNAVAILABLE &&
+          code != grpc::StatusCode::UNIMPLEMENTED)
         first_error = node.agent->node_name() + ": " + call->status.error_message();
       continue;
     }
@@ -255,7 +262,19 @@ bool ControllerLink::Register() {
   if (!first_error.empty())
     Log("cannot register " + std::to_string(failed) + (one ? " node" : " nodes") +
         " with the controller at " + options_.controller + ": " + first_error);
+  if (done == 0 && failed > 0 && elsewhere == failed) NextController();
   return failed == 0;
+}
+
+void ControllerLink::NextController() {
+  if (options_.controllers.size() < 2 || !options_.connect) return;
+  controller_index_ = (controller_index_ + 1) % options_.controllers.size();
+  std::shared_ptr<grpc::Channel> channel =
+      options_.connect(options_.controllers[controller_index_]);
+  if (!channel) return;
+  options_.controller = options_.controllers[controller_index_];
+  options_.channel = std::move(channel);
+  stub_ = v1::Controller::NewStub(options_.channel);
 }
 
 // Every registered node's heartbeat in one call (a few calls for a very large process).

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,7 +25,12 @@ namespace drover::agent {
 struct LinkOptions {
   std::string controller;                  // host:port
   std::shared_ptr<grpc::Channel> channel;  // to `controller`, authenticated (auth::NewChannel)
-  std::string address;                     // where this agent listens, sent with Register
+  // Every controller's address in SlurmctldHost's order, `controller` first, when there are
+  // several: registrations that no controller takes go to the next (a takeover), through
+  // channels `connect` makes.
+  std::vector<std::string> controllers;
+  std::function<std::shared_ptr<grpc::Channel>(const std::string&)> connect;
+  std::string address;  // where this agent listens, sent with Register
   std::chrono::milliseconds heartbeat{std::chrono::seconds(30)};
   std::chrono::milliseconds poll{std::chrono::milliseconds(20)};  // for ended jobs
   std::string health_program;                                     // empty: none
@@ -72,10 +78,13 @@ class ControllerLink {
   void RunHealthCheck(Node& node);
   void RunReboots() EXCLUDES(mutex_);
   bool AllRegistered() const;
+  // The next of options_.controllers: its channel and stub replace the current ones.
+  void NextController();
 
   LinkOptions options_;
   std::vector<Node> nodes_;
   std::unique_ptr<v1::Controller::Stub> stub_;
+  size_t controller_index_ = 0;  // in options_.controllers
   Mutex mutex_;
   CondVar wake_;
   bool stop_ GUARDED_BY(mutex_) = false;

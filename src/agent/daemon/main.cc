@@ -30,7 +30,10 @@
 #include "common/agent_address.h"
 #include "common/cluster_config.h"
 #include "common/hostlist.h"
+#include "common/log.h"
 #include "common/mutex.h"
+#include "common/process_file.h"
+#include "common/sd_notify.h"
 #include "common/step_launch.h"
 #include "proto/drover.grpc.pb.h"
 #include "wire/relay.h"
@@ -400,22 +403,22 @@ Result<agent::AgentOptions> AgentOptionsFor(const agent::DaemonOptions& options,
 
 void PrintNodeSummary(const std::string& node, const agent::HostInfo& host,
                       const agent::GpuDiscovery& gpus, const agent::CgroupHierarchy& cgroups) {
-  fmt::print(stderr, "droverd: node {}: {} CPUs, {} MiB, {} GPUs ({}{}{}); cgroups: {}{}{}\n", node,
-             host.cpus, host.memory_mb, gpus.gpus.size(), agent::GpuSourceName(gpus.source),
-             gpus.note.empty() ? "" : ": ", gpus.note, agent::CgroupModeName(cgroups.mode),
-             cgroups.reason.empty() ? "" : " — ", cgroups.reason);
+  log::Info("node {}: {} CPUs, {} MiB, {} GPUs ({}{}{}); cgroups: {}{}{}", node, host.cpus,
+            host.memory_mb, gpus.gpus.size(), agent::GpuSourceName(gpus.source),
+            gpus.note.empty() ? "" : ": ", gpus.note, agent::CgroupModeName(cgroups.mode),
+            cgroups.reason.empty() ? "" : " — ", cgroups.reason);
 }
 
 void PrintWarnings(bool job_container) {
   if (geteuid() != 0 && job_container)
-    fmt::print(stderr,
-               "droverd: warning: JobContainerType=job_container/tmpfs needs droverd to run as "
-               "root: jobs on this node get no private /tmp\n");
+    log::Warning(
+        "JobContainerType=job_container/tmpfs needs droverd to run as "
+        "root: jobs on this node get no private /tmp");
   if (geteuid() != 0)
-    fmt::print(stderr,
-               "droverd: running as uid {}, not root: only uid {}'s jobs can run here; others "
-               "fail with that reason\n",
-               geteuid(), geteuid());
+    log::Info(
+        "running as uid {}, not root: only uid {}'s jobs can run here; others "
+        "fail with that reason",
+        geteuid(), geteuid());
 }
 
 agent::LinkOptions LinkOptionsFor(const agent::DaemonOptions& options,
@@ -440,7 +443,7 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
       options.listen.empty() ? AgentListenAddress(cluster.settings, config) : options.listen;
   auto server_credentials = auth::ServerCredentials(cluster);  // TLS when slurm.conf asks
   if (!server_credentials) {
-    fmt::print(stderr, "droverd: error: {}\n", server_credentials.error());
+    log::Error("{}", server_credentials.error());
     return 1;
   }
   int port = 0;
@@ -455,7 +458,7 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   if (daemon_auth->settings.scheme == auth::Scheme::kSlurm) {
     auto started = auth::StartBroker(daemon_auth->settings, *daemon_auth->authenticator);
     if (!started) {
-      fmt::print(stderr, "droverd: error: {}\n", started.error());
+      log::Error("{}", started.error());
       return 1;
     }
     broker = std::move(*started);
@@ -472,10 +475,20 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   auto channel =
       auth::NewChannel(link_options.controller, cluster, args, *daemon_auth->authenticator);
   if (!channel) {
-    fmt::print(stderr, "droverd: error: {}\n", channel.error());
+    log::Error("{}", channel.error());
     return 1;
   }
   link_options.channel = std::move(*channel);
+  // Several SlurmctldHost lines: the link goes on to the next when one does not take its
+  // registrations (down, or a standby), as slurmd does with a backup controller.
+  if (options.controller.empty() && cluster.settings.controller_hosts.size() > 1) {
+    link_options.controllers = ControllerAddresses(cluster.settings);
+    auth::Authenticator* authenticator = daemon_auth->authenticator.get();
+    link_options.connect = [&cluster, args, authenticator](const std::string& address) {
+      auto made = auth::NewChannel(address, cluster, args, *authenticator);
+      return made ? *made : nullptr;
+    };
+  }
   // A supervisor's status wakes the link as it is written, and a supervisor's end (a pidfd) as
   // it happens; the link looks on its timer (four times a second instead of fifty) only for
   // what could not be watched (Agent::NeedsTimedLook). The watch reaches the agents only once
@@ -488,8 +501,8 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
     watch = std::move(*started);
     link_options.poll = std::chrono::milliseconds(250);
   } else {
-    fmt::print(stderr, "droverd: warning: {}; ended jobs are looked for every {} ms\n",
-               started.error(), link_options.poll.count());
+    log::Warning("{}; ended jobs are looked for every {} ms", started.error(),
+                 link_options.poll.count());
   }
   agent::ControllerLink link(agents, link_options);
   woken->store(&link);
@@ -497,7 +510,7 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    fmt::print(stderr, "droverd: error: cannot listen on {}; is another agent running?{}\n", listen,
+    log::Error("cannot listen on {}; is another agent running?{}", listen,
                cluster.settings.tls.enabled()
                    ? " Or does DroverTLSKeyFile not hold the key of DroverTLSCertFile?"
                    : "");
@@ -513,16 +526,16 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   for (const agent::Agent* agent : agents)
     if (Status written = WriteAgentAddress(agent->spool(), fmt::format("{}:{}", host_part, port));
         !written)
-      fmt::print(stderr, "droverd: warning: {}; scontrol listpids cannot find this agent\n",
-                 written.error());
+      log::Warning("{}; scontrol listpids cannot find this agent", written.error());
   if (!options.port_file.empty()) {
     std::ofstream(options.port_file) << port << "\n";
   }
-  fmt::print(stderr, "droverd: node {} listening on {}:{}, controller {}\n", options.node,
-             host_part, port, link_options.controller);
+  log::Info("node {} listening on {}:{}, controller {}", options.node, host_part, port,
+            link_options.controller);
   if (watch)
     for (agent::Agent* agent : agents) agent->WatchStatuses(watch);
   link.Start();
+  NotifySystemd(fmt::format("READY=1\nSTATUS=serving {}", options.node));
 
   struct sigaction action {};
   action.sa_handler = [](int) { stopping = true; };
@@ -544,19 +557,44 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
 int main(int argc, char** argv) {
   // A step task that closes its stdin must not take the agent down with the next write.
   ::signal(SIGPIPE, SIG_IGN);
+  log::SetProgram("droverd");
   agent::DaemonOptions options;
   if (!agent::ParseDaemonOptions(std::vector<std::string>(argv + 1, argv + argc), options))
     return 2;
   std::string path = ResolveConfPath(options.conf);
   ConfigLoad load = LoadClusterConfig(path);
-  for (const Diagnostic& error : load.diagnostics.errors())
-    fmt::print(stderr, "droverd: error: {}\n", error.ToString());
+  for (const Diagnostic& error : load.diagnostics.errors()) log::Error("{}", error.ToString());
   if (!load.ok()) return 1;
   const ClusterConfig& cluster = load.config;
   auto names = NodesServed(options, cluster, path);
   if (!names) {
-    fmt::print(stderr, "droverd: error: {}\n", names.error());
+    log::Error("{}", names.error());
     return 1;
+  }
+  // SlurmdLogFile (its %n the node, %h the host, as Slurm's), or journald; reopened on SIGUSR2
+  // and SIGHUP. SlurmdPidFile when set.
+  {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::string file = cluster.settings.agent_log_file;
+    for (size_t at = 0; (at = file.find('%', at)) != std::string::npos && at + 1 < file.size();) {
+      const std::string with = file[at + 1] == 'n'   ? names->front()
+                               : file[at + 1] == 'h' ? std::string(host)
+                                                     : file.substr(at, 2);
+      file.replace(at, 2, with);
+      at += with.size();
+    }
+    // SlurmdDebug, checked when read.
+    log::SetLevel(log::ParseLevel(cluster.settings.agent_debug).value_or(log::Level::kInfo));
+    if (Status logging = log::SetUpDaemonLog(file); !logging) {
+      log::Error("{}", logging.error());
+      return 1;
+    }
+    if (cluster.settings.agent_pid_file_set)
+      if (Status written = WritePidFile(cluster.settings.agent_pid_file); !written) {
+        log::Error("SlurmdPidFile: {}", written.error());
+        return 1;
+      }
   }
   // Programs the agent runs (HealthCheckProgram, and NVML's stand-in in tests) see the node;
   // an agent of many nodes gives each program its node.
@@ -571,7 +609,7 @@ int main(int argc, char** argv) {
     const NodeConfig& config = cluster.nodes[node];
     auto host = HostFor(options, config);
     if (!host) {
-      fmt::print(stderr, "droverd: error: {}\n", host.error());
+      log::Error("{}", host.error());
       return 1;
     }
     agent::GpuDiscoveryOptions gpu_options;
@@ -582,7 +620,7 @@ int main(int argc, char** argv) {
     agent::GpuDiscovery gpus = agent::DiscoverGpus(config, gpu_options);
     auto agent_options = AgentOptionsFor(options, cluster, path, name);
     if (!agent_options) {
-      fmt::print(stderr, "droverd: error: {}\n", agent_options.error());
+      log::Error("{}", agent_options.error());
       return 1;
     }
     if (!launcher) launcher = std::make_shared<agent::SupervisorLauncher>(agent_options->stepd);
@@ -592,10 +630,13 @@ int main(int argc, char** argv) {
         std::make_unique<agent::Agent>(cluster, node, *host, std::move(gpus), *agent_options));
   }
   if (quiet)
-    fmt::print(stderr, "droverd: {} emulated nodes ({}); cgroups: {}\n", names->size(),
-               CompressHostlist(*names), agent::CgroupModeName(cgroups.mode));
+    log::Info("{} emulated nodes ({}); cgroups: {}", names->size(), CompressHostlist(*names),
+              agent::CgroupModeName(cgroups.mode));
   PrintWarnings(cluster.settings.job_container.tmpfs);
   std::vector<agent::Agent*> served;
   for (const auto& agent : agents) served.push_back(agent.get());
-  return Serve(options, cluster, cluster.nodes[cluster.FindNode(names->front())], served);
+  int code = Serve(options, cluster, cluster.nodes[cluster.FindNode(names->front())], served);
+  std::error_code ignored;
+  if (cluster.settings.agent_pid_file_set) fs::remove(cluster.settings.agent_pid_file, ignored);
+  return code;
 }

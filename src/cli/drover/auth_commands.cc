@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "common/cluster_config.h"
 #include "common/getopt.h"
+#include "common/sd_notify.h"
 
 namespace drover::cli {
 namespace {
@@ -141,6 +142,7 @@ int RunAuthd(Arguments args) {
     return 1;
   }
   fmt::print(stderr, "drover authd: serving auth/slurm credentials on {}\n", (*broker)->path());
+  NotifySystemd("READY=1");
   int signal_number = 0;
   sigwait(&stop, &signal_number);
   fmt::print(stderr, "drover authd: stopping on signal {}\n", signal_number);

@@ -57,9 +57,9 @@ struct Session {
 };
 
 // Fills `session` in place: its context points into its own configuration.
-Status Open(const Flags& flags, Session& session) {
+Status Open(const Flags& flags, Session& session, bool find_controller = true) {
   // `show` is a few calls: no gRPC channel (client.h).
-  auto connection = Connect(ConnectMode::kLean);
+  auto connection = Connect(ConnectMode::kLean, find_controller);
   if (!connection) return std::move(connection).take_error();
   session.connection = std::move(*connection);
   session.ctx.cluster = &session.connection.cluster;
@@ -269,20 +269,28 @@ Result<std::vector<std::string>> HostNames(std::span<const std::string> names) {
   return ExpandHostlist(text);
 }
 
-std::string PingLine(const ClusterConfig& cluster, bool up, const std::string& host) {
-  std::string name = host;
-  if (!cluster.settings.controller_hosts.empty())
-    name = cluster.settings.controller_hosts.front().name;
-  return fmt::format("Slurmctld(primary) at {} is {}\n", name, up ? "UP" : "DOWN");
-}
-
-// The ping line, and whether the controller answered.
+// Slurm's lines: "Slurmctld(primary) at NAME is UP", then "backup" (or "backupN" when there
+// are more than two), and the banner for root when one is down. A standby that answers is UP.
+// The lines, and whether any controller answered (scontrol ping's exit status, as Slurm's).
 std::pair<std::string, bool> Ping(Session& session) {
-  v1::PingReply reply;
-  bool up = Unary(session.connection, "/drover.v1.Controller/Ping", &v1::Controller::Stub::Ping,
-                  v1::PingRequest(), &reply, 10)
-                .ok();
-  return {PingLine(session.connection.cluster, up, reply.host()), up};
+  std::vector<ControllerPing> pings = PingEveryController(session.connection);
+  std::string lines;
+  bool any_up = false, any_down = false;
+  for (size_t i = 0; i < pings.size(); ++i) {
+    std::string mode = i == 0              ? "primary"
+                       : pings.size() == 2 ? "backup"
+                                           : fmt::format("backup{}", i);
+    lines += fmt::format("Slurmctld({}) at {} is {}\n", mode, pings[i].name,
+                         pings[i].up ? "UP" : "DOWN");
+    any_up |= pings[i].up;
+    any_down |= !pings[i].up;
+  }
+  if (any_down && ::getuid() == 0)
+    lines +=
+        "*****************************************\n"
+        "** RESTORE SLURMCTLD DAEMON TO SERVICE **\n"
+        "*****************************************\n";
+  return {lines, any_up};
 }
 
 // show step [JOB[.STEP]]: the srun steps of running jobs, from their job records.
@@ -548,7 +556,8 @@ int RunWriteConfig(const Flags& flags, const std::optional<std::string>& file) {
 
 int RunPing(const Flags& flags) {
   Session session;
-  if (Status opened = Open(flags, session); !opened)
+  // Each controller is asked in turn: none need be in charge.
+  if (Status opened = Open(flags, session, /*find_controller=*/false); !opened)
     return Error("scontrol: error: " + opened.error());
   auto [line, up] = Ping(session);
   std::fputs(line.c_str(), stdout);

@@ -88,6 +88,7 @@ class Controller {
   }
 
   v1::Controller::Stub& stub() { return *stub_; }
+  pid_t pid() const { return pid_; }
 
  private:
   fs::path dir_;
@@ -165,6 +166,20 @@ class DaemonTest : public ::testing::Test {
 
   fs::path dir_;
 };
+
+// SlurmctldPidFile, set: written with the pid at start, removed at a clean stop.
+TEST_F(DaemonTest, WritesThePidFileItIsGivenAndRemovesItOnStop) {
+  std::ofstream(dir_ / "slurm.conf", std::ios::app)
+      << "SlurmctldPidFile=" << (dir_ / "ctld.pid").string() << "\n";
+  Controller ctld(dir_);
+  ctld.Start();
+  std::ifstream in(dir_ / "ctld.pid");
+  pid_t written = 0;
+  in >> written;
+  EXPECT_EQ(written, ctld.pid());
+  ctld.Kill(SIGTERM);
+  EXPECT_FALSE(fs::exists(dir_ / "ctld.pid"));
+}
 
 TEST_F(DaemonTest, SubmitQueryPingAndErrors) {
   Controller ctld(dir_);

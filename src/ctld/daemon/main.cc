@@ -1,12 +1,15 @@
 // droverctld: the controller daemon. Reads the configuration, opens the store under
 // StateSaveLocation, reloads every job, node and usage record, and serves the gRPC API and HTTP
 // (/metrics).
+// With the state in PostgreSQL it leads through the database's lease (leadership.h): with
+// several SlurmctldHost lines, the one that does not lead is a standby until the lease is free.
 //   droverctld [--conf FILE] [--state DIR] [--listen HOST:PORT] [--port-file FILE]
-//              [--http-listen HOST:PORT] [--http-port-file FILE]
+//              [--http-listen HOST:PORT] [--http-port-file FILE] [--name NAME]
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <charconv>
@@ -24,10 +27,13 @@
 #include "auth/tls.h"
 #include "common/getopt.h"
 #include "common/log.h"
+#include "common/process_file.h"
+#include "common/sd_notify.h"
 #include "ctld/daemon/accounting_service.h"
 #include "ctld/daemon/agent_dispatch.h"
 #include "ctld/daemon/engine_loop.h"
 #include "ctld/daemon/http_server.h"
+#include "ctld/daemon/leadership.h"
 #include "ctld/daemon/metrics.h"
 #include "ctld/daemon/service.h"
 
@@ -51,11 +57,12 @@ class SystemClock : public drover::ctld::Clock {
 struct Options {
   std::string conf, state, listen, port_file;
   std::string http_listen, http_port_file;
+  std::string name;  // which SlurmctldHost line this controller is
 };
 
 constexpr const char* kUsage =
     "Usage: droverctld [--conf FILE] [--state DIR] [--listen HOST:PORT] [--port-file FILE]\n"
-    "                  [--http-listen HOST:PORT] [--http-port-file FILE]\n";
+    "                  [--http-listen HOST:PORT] [--http-port-file FILE] [--name NAME]\n";
 
 constexpr OptionSpec kOptions[] = {
     {'f', "conf", OptionSpec::kRequired},
@@ -64,6 +71,7 @@ constexpr OptionSpec kOptions[] = {
     {0, "port-file", OptionSpec::kRequired},
     {0, "http-listen", OptionSpec::kRequired},
     {0, "http-port-file", OptionSpec::kRequired},
+    {0, "name", OptionSpec::kRequired},
     {'D', "", OptionSpec::kNone},  // always in the foreground
 };
 
@@ -83,6 +91,7 @@ bool ReadOptions(int argc, char** argv, Options& options) {
       {"port-file", &options.port_file},
       {"http-listen", &options.http_listen},
       {"http-port-file", &options.http_port_file},
+      {"name", &options.name},
   };
   for (const OptionUse& use : scan.uses)  // a repeated option: the last one counts
     if (auto target = targets.find(use.spec->long_name); target != targets.end())
@@ -134,6 +143,17 @@ std::optional<Credentials> LoadCredentials(const drover::ClusterConfig& cluster)
 }
 
 // The gRPC server on `listen`; null, having said why, when it cannot listen there.
+// Where this controller listens: --listen, else DroverControllerListen's address (every
+// interface) with its SlurmctldHost line's own port or SlurmctldPort.
+std::string ListenAddressOf(const Options& options, const drover::ClusterSettings& settings,
+                            int port) {
+  if (!options.listen.empty()) return options.listen;
+  const std::string& host = settings.controller_listen_host;
+  if (host.empty()) return fmt::format("0.0.0.0:{}", port);
+  bool ipv6 = host.find(':') != std::string::npos && !host.starts_with('[');
+  return ipv6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+}
+
 std::unique_ptr<grpc::Server> StartGrpc(drover::ctld::ControllerService& service,
                                         drover::ctld::AccountingService& accounting,
                                         const drover::ClusterConfig& cluster,
@@ -187,6 +207,11 @@ int main(int argc, char** argv) {
   ConfigLoad load = LoadClusterConfig(path);
   for (const Diagnostic& error : load.diagnostics.errors()) log::Error("{}", error.ToString());
   if (!load.ok()) return 1;
+  // SlurmctldLogFile (or journald), reopened on SIGUSR2 and SIGHUP.
+  if (Status logging = log::SetUpDaemonLog(load.config.settings.controller_log_file); !logging) {
+    log::Error("{}", logging.error());
+    return 1;
+  }
   // SlurmctldDebug, checked when read; `scontrol setdebug` changes it while running.
   log::SetLevel(log::ParseLevel(load.config.settings.controller_debug).value_or(log::Level::kInfo));
   auto shared = std::make_shared<const ClusterConfig>(std::move(load.config));
@@ -194,13 +219,65 @@ int main(int argc, char** argv) {
   std::optional<Credentials> credentials = LoadCredentials(cluster);
   if (!credentials) return 1;
   std::string state = options.state.empty() ? cluster.settings.state_save_location : options.state;
-  auto store = ctld::OpenConfiguredStore(cluster.settings.storage, state);
+  const StorageSettings& storage = cluster.settings.storage;
+  char hostname[256] = {};
+  gethostname(hostname, sizeof hostname - 1);
+  Result<ctld::ControllerSelf> self = ctld::FindSelf(cluster.settings, options.name, hostname);
+  if (!self) {
+    log::Error("{}", self.error());
+    return 1;
+  }
+  if (cluster.settings.controller_hosts.size() > 1 && storage.kind == StorageKind::kSqlite) {
+    log::Error(
+        "slurm.conf names {} SlurmctldHost lines (a controller and its backups), and the state is "
+        "in SQLite, which one controller on one disk writes: backups need StorageType=postgresql "
+        "(docs/configuration.md), or keep one SlurmctldHost line",
+        cluster.settings.controller_hosts.size());
+    return 1;
+  }
+  std::signal(SIGTERM, [](int) { stopping = true; });
+  std::signal(SIGINT, [](int) { stopping = true; });
+  std::error_code ignored;
+  if (cluster.settings.controller_pid_file_set)
+    if (Status written = WritePidFile(cluster.settings.controller_pid_file); !written) {
+      log::Error("SlurmctldPidFile: {}", written.error());
+      return 1;
+    }
+  auto authenticator = drover::auth::StartDaemonAuth("droverctld", cluster);
+  if (!authenticator) return 1;
+  std::string listen = ListenAddressOf(options, cluster.settings, self->port);
+  // On PostgreSQL the controller leads through the database's lease, fencing every commit with
+  // its term; it waits as a standby while another leads.
+  std::unique_ptr<ctld::Leadership> leadership;
+  if (storage.kind == StorageKind::kPostgres) {
+    Result<std::string> conninfo = ctld::PostgresConnInfo(storage);
+    if (!conninfo) {
+      log::Error("{}", conninfo.error());
+      return 1;
+    }
+    int standby_port = 0;
+    auto led = ctld::Leadership::Wait(cluster, *self, *conninfo, listen, credentials->server,
+                                      *authenticator->authenticator, stopping, standby_port);
+    if (!led) {
+      log::Error("{}", led.error());
+      return 1;
+    }
+    if (!*led) {  // stopped while a standby
+      if (cluster.settings.controller_pid_file_set)
+        std::filesystem::remove(cluster.settings.controller_pid_file, ignored);
+      return 0;
+    }
+    leadership = std::move(**led);
+    // The standby's port, again: a --listen of port 0 got one, and the others know it now.
+    listen = listen.substr(0, listen.rfind(':') + 1) + std::to_string(standby_port);
+  }
+  std::optional<int64_t> fence;
+  if (leadership) fence = leadership->term();
+  auto store = ctld::OpenConfiguredStore(storage, state, fence);
   if (!store) {
     log::Error("{}", store.error());
     return 1;
   }
-  auto authenticator = drover::auth::StartDaemonAuth("droverctld", cluster);
-  if (!authenticator) return 1;
   SystemClock clock;
   ctld::AgentDispatcher agents(shared, *authenticator->authenticator, authenticator->settings);
   ctld::EngineLoop loop(shared, std::move(*store), clock, agents);
@@ -209,7 +286,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // a second connection, for sacct's reads
-  auto history = ctld::OpenConfiguredStore(cluster.settings.storage, state);
+  auto history = ctld::OpenConfiguredStore(storage, state, fence);
   if (history)
     if (Status indexed = ctld::IndexHistory(**history); !indexed) {
       log::Error("{}", indexed.error());
@@ -220,35 +297,39 @@ int main(int argc, char** argv) {
                                   history ? std::move(*history) : std::unique_ptr<ctld::Store>(),
                                   path);
   service.SetAgents(&agents);
-  std::string listen =
-      options.listen.empty() ? ControllerListenAddress(cluster.settings) : options.listen;
+  service.SetName(self->name);
   int port = 0;
   ctld::AccountingService accounting(service);
   std::unique_ptr<grpc::Server> server =
       StartGrpc(service, accounting, cluster, *credentials, listen, port);
   if (!server) return 1;
+  if (leadership) leadership->StartRenewing();
   if (!options.port_file.empty()) std::ofstream(options.port_file) << port << "\n";
   ctld::HttpServer http([&loop] {
     std::shared_ptr<const ctld::Snapshot> snapshot = loop.snapshot();
     return ctld::RenderMetrics(*snapshot->cluster, *snapshot, loop.stats());
   });
   if (!StartHttp(http, options, cluster.settings)) return 1;
-  const StorageSettings& storage = cluster.settings.storage;
   log::Info("cluster {} listening on port {} (HTTP {}), state in {}", cluster.settings.cluster_name,
             port, http.port(),
             storage.kind == StorageKind::kSqlite
                 ? state
                 : fmt::format("PostgreSQL database {} on {}:{}", storage.database, storage.host,
                               storage.port));
-  std::signal(SIGTERM, [](int) { stopping = true; });
-  std::signal(SIGINT, [](int) { stopping = true; });
+  NotifySystemd(fmt::format(
+      "READY=1\nSTATUS={} serving cluster {}{}", self->name, cluster.settings.cluster_name,
+      leadership ? fmt::format(" (leader, term {})", leadership->term()) : ""));
   // PurgeJobAfter is looked at once a minute; it purges when its cutoff has moved on.
   for (int tick = 0; !stopping; tick = (tick + 1) % 600) {
     if (tick == 0) service.PurgeHistoryIfDue(clock.Now());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  NotifySystemd("STOPPING=1");
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   http.Stop();
   loop.Stop();
+  if (leadership) leadership->Release();  // a standby takes over at once
+  if (cluster.settings.controller_pid_file_set)
+    std::filesystem::remove(cluster.settings.controller_pid_file, ignored);
   return 0;
 }

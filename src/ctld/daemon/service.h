@@ -37,6 +37,8 @@ class ControllerService final : public v1::Controller::CallbackService {
                     std::string conf_path = "");
   // Where registering agents' addresses go (their launches and signals are sent there).
   void SetAgents(AgentDispatcher* agents) { agents_ = agents; }
+  // Its SlurmctldHost name, which Ping answers (empty: the host's name). Before serving.
+  void SetName(std::string name) { name_ = std::move(name); }
   // PurgeJobAfter: purges the history when the cutoff has moved on since the last purge (once
   // an hour, a day or a month, as the unit is). Called by the daemon's main thread.
   void PurgeHistoryIfDue(int64_t now);
@@ -132,6 +134,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   int64_t purged_up_to_ = INT64_MIN;  // the last cutoff purged (the main thread's)
   QueryPool queries_{2};
   AgentDispatcher* agents_ = nullptr;
+  std::string name_;
 };
 
 }  // namespace drover::ctld

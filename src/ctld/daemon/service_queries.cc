@@ -266,10 +266,14 @@ ControllerService::Reactor* ControllerService::Ping(Context* context, const v1::
   if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
     return Finished(context, refused);
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
   reply->set_cluster_name(snapshot->cluster->settings.cluster_name);
-  reply->set_host(host);
+  if (name_.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    reply->set_host(host);
+  } else {
+    reply->set_host(name_);
+  }
   reply->set_time(snapshot->time);
   reply->set_jobs(snapshot->jobs.size());
   return Finished(context, grpc::Status::OK);

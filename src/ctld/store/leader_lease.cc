@@ -108,7 +108,7 @@ class PostgresLease : public LeaderLease {
 
  private:
   Status Connect() {
-    connection_.reset(PQconnectdb(conninfo_.c_str()));
+    connection_.reset(pg::ConnectQuietly(conninfo_));
     if (!connection_ || PQstatus(connection_.get()) != CONNECTION_OK)
       return MakeError(fmt::format(
           "the leader lease: cannot connect to PostgreSQL: {}; check StorageHost, StoragePort, "

@@ -31,6 +31,16 @@ inline std::string ErrorOf(const PGresult* result) {
   return std::string(Trim(PQresultErrorMessage(result)));
 }
 
+// A connection whose server notices ("relation ... already exists, skipping") are dropped, not
+// printed on stderr as libpq does by default: every error comes back with its result.
+inline PGconn* ConnectQuietly(const std::string& conninfo) {
+  PGconn* connection = PQconnectdb(conninfo.c_str());
+  if (connection)
+    PQsetNoticeProcessor(
+        connection, [](void*, const char*) {}, nullptr);
+  return connection;
+}
+
 // The lease row (leader_lease.h) and the fence every leader's commit runs first: it locks the
 // row for share, so a controller taking the lease waits for a commit in flight, and a commit
 // after the take sees the new term and fails, rolling its whole batch back. SQL for a

@@ -145,7 +145,7 @@ class PostgresStore : public Store {
   }
 
   Status Connect() {
-    connection_.reset(PQconnectdb(conninfo_.c_str()));
+    connection_.reset(pg::ConnectQuietly(conninfo_));
     if (!connection_ || PQstatus(connection_.get()) != CONNECTION_OK)
       return MakeError(fmt::format(
           "cannot connect to PostgreSQL ({}): {}; check StorageHost, StoragePort, StorageUser, "
