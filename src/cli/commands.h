@@ -31,6 +31,7 @@ int RunEnv(Arguments args);
 // auth/slurm's key and broker (drover/auth_commands.cc; built with the daemons).
 int RunKeygen(Arguments args);
 int RunAuthd(Arguments args);
+int RunStorage(Arguments args);  // drover/storage_command.cc: drover storage migrate
 int RunSbatch(Arguments args);    // sbatch/sbatch.cc
 int RunSqueue(Arguments args);    // query/squeue.cc
 int RunSinfo(Arguments args);     // query/sinfo.cc

@@ -30,6 +30,8 @@ constexpr std::array kCommands = {
     Command{"keygen", "write a new auth/slurm cluster key: drover keygen --help", RunKeygen},
     Command{"authd", "serve auth/slurm credentials to this host's users (no droverd here)",
             RunAuthd},
+    Command{"storage", "copy a SQLite state into PostgreSQL: drover storage migrate --help",
+            RunStorage},
     Command{"sbatch", "submit a batch script (as Slurm's sbatch)", RunSbatch},
     Command{"srun", "run a parallel step, in an allocation or a new one (as Slurm's srun)",
             RunSrun},

@@ -2,6 +2,7 @@
 // temporary state, driven over gRPC, killed with SIGKILL mid-stream, restarted; every job ID it
 // acknowledged is there exactly once. Every process started here is stopped by PID.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -11,11 +12,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "auth/auth.h"
@@ -226,6 +229,61 @@ TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnceOnPostgres) {
   ExpectEveryAcknowledgedJobSurvivesKill9();
   // The state was there, not in StateSaveLocation.
   EXPECT_FALSE(fs::exists(dir_ / "state" / "drover.db"));
+}
+
+// `drover storage migrate`: a SQLite state with jobs, copied into an empty PostgreSQL database;
+// the controller started on it has every job, and new IDs follow. A second copy into the same
+// database is refused, and so is one while a controller runs on it.
+TEST_F(DaemonTest, StorageMigrateCopiesASqliteStateIntoPostgres) {
+  auto server = drover::testing::PostgresServer::Start();
+  if (!server) GTEST_SKIP() << server.error();
+  std::set<uint64_t> submitted;
+  {
+    Controller ctld(dir_);
+    ctld.Start();
+    for (int i = 0; i < 25; ++i) {
+      uint64_t id = 0;
+      ASSERT_TRUE(Submit(ctld.stub(), "before", &id).ok());
+      submitted.insert(id);
+    }
+    ctld.Kill(SIGTERM);
+  }
+  std::ofstream(dir_ / "slurm.conf", std::ios::app)
+      << "StorageType=postgresql\nStorageHost=127.0.0.1\nStoragePort=" << (*server)->port()
+      << "\nStorageUser=drover\nStorageLoc=drover\n";
+  auto migrate = [&] {
+    const std::string command = fmt::format(
+        "'{}' storage migrate --conf '{}' --from '{}' > '{}' 2>&1", DROVER_PATH,
+        (dir_ / "slurm.conf").string(), (dir_ / "state").string(), (dir_ / "migrate.out").string());
+    int status = std::system(command.c_str());
+    std::ifstream in(dir_ / "migrate.out");
+    std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, output);
+  };
+  auto [code, output] = migrate();
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("jobs: 25 rows"), std::string::npos) << output;
+  EXPECT_NE(output.find("scripts: 25 rows"), std::string::npos) << output;
+
+  Controller ctld(dir_);
+  ctld.Start();
+  std::set<uint64_t> found;
+  for (const v1::Job& job : AllJobs(ctld.stub())) found.insert(job.spec().job_id());
+  EXPECT_EQ(found, submitted);
+  uint64_t next = 0;
+  ASSERT_TRUE(Submit(ctld.stub(), "after", &next).ok());
+  EXPECT_GT(next, *submitted.rbegin());
+  // A controller leads on the database now: the copy is refused.
+  auto [running_code, running] = migrate();
+  EXPECT_EQ(running_code, 1);
+  EXPECT_NE(running.find("is running on database drover: stop every droverctld first"),
+            std::string::npos)
+      << running;
+  ctld.Kill(SIGTERM);
+  // Stopped, and the database not empty: refused too, and nothing changed.
+  auto [again_code, again] = migrate();
+  EXPECT_EQ(again_code, 1);
+  EXPECT_NE(again.find("already holds a state"), std::string::npos) << again;
 }
 
 void DaemonTest::ExpectEveryAcknowledgedJobSurvivesKill9() {

@@ -5,6 +5,7 @@
 // several SlurmctldHost lines, the one that does not lead is a standby until the lease is free.
 //   droverctld [--conf FILE] [--state DIR] [--listen HOST:PORT] [--port-file FILE]
 //              [--http-listen HOST:PORT] [--http-port-file FILE] [--name NAME]
+//   droverctld [--conf FILE] --migrate-from DIR   (drover storage migrate: storage_migrate.h)
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
@@ -36,6 +37,7 @@
 #include "ctld/daemon/leadership.h"
 #include "ctld/daemon/metrics.h"
 #include "ctld/daemon/service.h"
+#include "ctld/daemon/storage_migrate.h"
 
 namespace {
 
@@ -57,12 +59,14 @@ class SystemClock : public drover::ctld::Clock {
 struct Options {
   std::string conf, state, listen, port_file;
   std::string http_listen, http_port_file;
-  std::string name;  // which SlurmctldHost line this controller is
+  std::string name;          // which SlurmctldHost line this controller is
+  std::string migrate_from;  // a SQLite state to copy into PostgreSQL, then exit
 };
 
 constexpr const char* kUsage =
     "Usage: droverctld [--conf FILE] [--state DIR] [--listen HOST:PORT] [--port-file FILE]\n"
-    "                  [--http-listen HOST:PORT] [--http-port-file FILE] [--name NAME]\n";
+    "                  [--http-listen HOST:PORT] [--http-port-file FILE] [--name NAME]\n"
+    "       droverctld [--conf FILE] --migrate-from DIR\n";
 
 constexpr OptionSpec kOptions[] = {
     {'f', "conf", OptionSpec::kRequired},
@@ -72,6 +76,7 @@ constexpr OptionSpec kOptions[] = {
     {0, "http-listen", OptionSpec::kRequired},
     {0, "http-port-file", OptionSpec::kRequired},
     {0, "name", OptionSpec::kRequired},
+    {0, "migrate-from", OptionSpec::kRequired},
     {'D', "", OptionSpec::kNone},  // always in the foreground
 };
 
@@ -92,6 +97,7 @@ bool ReadOptions(int argc, char** argv, Options& options) {
       {"http-listen", &options.http_listen},
       {"http-port-file", &options.http_port_file},
       {"name", &options.name},
+      {"migrate-from", &options.migrate_from},
   };
   for (const OptionUse& use : scan.uses)  // a repeated option: the last one counts
     if (auto target = targets.find(use.spec->long_name); target != targets.end())
@@ -207,6 +213,18 @@ int main(int argc, char** argv) {
   ConfigLoad load = LoadClusterConfig(path);
   for (const Diagnostic& error : load.diagnostics.errors()) log::Error("{}", error.ToString());
   if (!load.ok()) return 1;
+  if (!options.migrate_from.empty()) {
+    Status migrated =
+        ctld::MigrateSqliteToPostgres(options.migrate_from, load.config.settings.storage,
+                                      [](const std::string& line) { fmt::print("{}\n", line); });
+    if (!migrated) {
+      log::Error("{}", migrated.error());
+      return 1;
+    }
+    fmt::print("the state in {} is now in PostgreSQL database {}; start droverctld on it\n",
+               options.migrate_from, load.config.settings.storage.database);
+    return 0;
+  }
   // SlurmctldLogFile (or journald), reopened on SIGUSR2 and SIGHUP.
   if (Status logging = log::SetUpDaemonLog(load.config.settings.controller_log_file); !logging) {
     log::Error("{}", logging.error());
