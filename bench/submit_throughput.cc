@@ -1,7 +1,9 @@
-// submit_throughput: droverctld as a separate process with durable SQLite state, driven over gRPC
+// submit_throughput: droverctld as a separate process with durable SQLite state (or, with
+// --postgres, in a PostgreSQL server started here, as the tests start theirs), driven over gRPC
 // on loopback. Measures acknowledged Submit RPCs per second and their latency from N clients,
 // the latency of a full ListJobs while the queue is large and submissions continue, and the
 // controller's resident memory per queued job. No agent registers, so every job stays pending.
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include "common/cluster_config.h"
 #include "common/getopt.h"
 #include "proto/drover.grpc.pb.h"
+#include "testing/postgres_server.h"
 #include "wire/job_pages.h"
 
 namespace {
@@ -40,16 +43,17 @@ struct Options {
   int jobs = 20000;
   int queue = 100000;
   std::string droverctld = DROVERCTLD_PATH;
+  bool postgres = false;
 };
 
 constexpr const char* kUsage =
-    "Usage: submit_throughput [--clients N] [--jobs N] [--queue N] [--droverctld PATH]\n";
+    "Usage: submit_throughput [--clients N] [--jobs N] [--queue N] [--droverctld PATH] "
+    "[--postgres]\n";
 
 constexpr drover::OptionSpec kOptionSpecs[] = {
-    {0, "clients", drover::OptionSpec::kRequired},
-    {0, "jobs", drover::OptionSpec::kRequired},
-    {0, "queue", drover::OptionSpec::kRequired},
-    {0, "droverctld", drover::OptionSpec::kRequired},
+    {0, "clients", drover::OptionSpec::kRequired}, {0, "jobs", drover::OptionSpec::kRequired},
+    {0, "queue", drover::OptionSpec::kRequired},   {0, "droverctld", drover::OptionSpec::kRequired},
+    {0, "postgres", drover::OptionSpec::kNone},
 };
 
 bool ReadOptions(int argc, char** argv, Options& options) {
@@ -63,6 +67,7 @@ bool ReadOptions(int argc, char** argv, Options& options) {
   number("jobs", options.jobs);
   number("queue", options.queue);
   options.droverctld = parsed->Last("droverctld").value_or(options.droverctld);
+  options.postgres = parsed->Has("postgres");
   return options.clients >= 2 && options.jobs > 0 && options.queue >= 0;
 }
 
@@ -398,10 +403,22 @@ int main(int argc, char** argv) {
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
   fs::path dir = MakeTempDir();
-  std::printf(
-      "droverctld %s, state in %s (SQLite, synchronous=FULL); 4 nodes, no agents: every "
-      "job stays PENDING\n",
-      options.droverctld.c_str(), dir.c_str());
+  std::unique_ptr<drover::testing::PostgresServer> postgres;
+  if (options.postgres) {
+    auto started = drover::testing::PostgresServer::Start();
+    if (!started) Fail("PostgreSQL: " + started.error());
+    postgres = std::move(*started);
+    std::ofstream(dir / "slurm.conf", std::ios::app)
+        << "StorageType=postgresql\nStorageHost=127.0.0.1\nStoragePort=" << postgres->port()
+        << "\nStorageUser=drover\nStorageLoc=drover\n";
+  }
+  std::printf("droverctld %s, state in %s; 4 nodes, no agents: every job stays PENDING\n",
+              options.droverctld.c_str(),
+              postgres
+                  ? fmt::format("PostgreSQL on 127.0.0.1:{} (synchronous_commit=on, same host)",
+                                postgres->port())
+                        .c_str()
+                  : fmt::format("{} (SQLite, synchronous=FULL)", dir.string()).c_str());
   {
     Controller ctld(dir, options.droverctld);
     Run(options, ctld);
