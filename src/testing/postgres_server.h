@@ -67,11 +67,7 @@ class PostgresServer {
                        "): " + server->ReadLog("initdb.log"));
     for (int attempt = 0; attempt < 5; ++attempt) {
       server->port_ = FreeLoopbackPort();
-      server->pid_ = server->Spawn(
-          {bin + "/postgres", "-D", data, "-p", std::to_string(server->port_), "-k", server->dir_,
-           "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=50", "-c",
-           "shared_buffers=16MB", "-c", "log_min_messages=warning"},
-          server->dir_ + "/server.log");
+      server->pid_ = server->Spawn(server->ServerArgs(bin), server->dir_ + "/server.log");
       if (server->pid_ > 0 && server->WaitReady(bin)) break;
       server->Stop();
     }
@@ -100,6 +96,14 @@ class PostgresServer {
     return "host=127.0.0.1 port=" + std::to_string(port_) + " user=drover dbname=" + database +
            " connect_timeout=5";
   }
+  // Starts the server again after Stop(), on the same data and port (a restart under load).
+  Status Restart() {
+    if (pid_ > 0) return MakeError("the server is running");
+    std::string bin = BinDir();
+    pid_ = Spawn(ServerArgs(bin), dir_ + "/server.log");
+    if (pid_ > 0 && WaitReady(bin)) return OkStatus();
+    return MakeError("postgres did not start again: " + ReadLog("server.log"));
+  }
   // Stops the server (fast shutdown: SIGINT, then SIGKILL after 20 s) and waits for it.
   void Stop() {
     if (pid_ <= 0) return;
@@ -118,6 +122,24 @@ class PostgresServer {
 
  private:
   PostgresServer() = default;
+
+  std::vector<std::string> ServerArgs(const std::string& bin) const {
+    return {bin + "/postgres",
+            "-D",
+            dir_ + "/data",
+            "-p",
+            std::to_string(port_),
+            "-k",
+            dir_,
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "max_connections=50",
+            "-c",
+            "shared_buffers=16MB",
+            "-c",
+            "log_min_messages=warning"};
+  }
 
   // The newest of Debian's /usr/lib/postgresql/N/bin with a postgres in it.
   static std::string BinDir() {

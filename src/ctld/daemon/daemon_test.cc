@@ -231,6 +231,63 @@ TEST_F(DaemonTest, EveryAcknowledgedJobSurvivesKill9ExactlyOnceOnPostgres) {
   EXPECT_FALSE(fs::exists(dir_ / "state" / "drover.db"));
 }
 
+// PostgreSQL stopped and started again while 8 clients submit: the controller waits for it,
+// reconnects and goes on (it does not exit), and every job it acknowledged is there once.
+TEST_F(DaemonTest, APostgresRestartUnderLoadLosesNoAcknowledgedJob) {
+  auto server = drover::testing::PostgresServer::Start();
+  if (!server) GTEST_SKIP() << server.error();
+  std::ofstream(dir_ / "slurm.conf", std::ios::app)
+      << "StorageType=postgresql\nStorageHost=127.0.0.1\nStoragePort=" << (*server)->port()
+      << "\nStorageUser=drover\nStorageLoc=drover\n";
+  Controller ctld(dir_);
+  ctld.Start();
+  struct Acknowledged {
+    Mutex mutex;
+    std::multiset<uint64_t> ids GUARDED_BY(mutex);
+  } acknowledged;
+  std::atomic<bool> done{false};
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 8; ++t)
+    submitters.emplace_back([&] {
+      while (!done) {
+        uint64_t id = 0;
+        if (!Submit(ctld.stub(), "load", &id).ok()) continue;
+        MutexLock lock(acknowledged.mutex);
+        acknowledged.ids.insert(id);
+      }
+    });
+  auto count = [&] {
+    MutexLock lock(acknowledged.mutex);
+    return acknowledged.ids.size();
+  };
+  auto wait_for = [&](size_t target) {
+    for (auto deadline = std::chrono::steady_clock::now() + 60s;
+         count() < target && std::chrono::steady_clock::now() < deadline;)
+      std::this_thread::sleep_for(10ms);
+    return count() >= target;
+  };
+  ASSERT_TRUE(wait_for(200));
+  (*server)->Stop();
+  std::this_thread::sleep_for(1s);
+  drover::Status restarted = (*server)->Restart();
+  ASSERT_TRUE(restarted.ok()) << restarted.error();
+  const size_t after_restart = count();
+  EXPECT_TRUE(wait_for(after_restart + 200)) << "no submission acknowledged after the restart";
+  done = true;
+  for (std::thread& thread : submitters) thread.join();
+  EXPECT_EQ(::waitpid(ctld.pid(), nullptr, WNOHANG), 0) << "the controller exited";
+  std::multiset<uint64_t> found;
+  for (const v1::Job& job : AllJobs(ctld.stub())) found.insert(job.spec().job_id());
+  MutexLock lock(acknowledged.mutex);
+  for (uint64_t id : acknowledged.ids) {
+    EXPECT_EQ(acknowledged.ids.count(id), 1u) << "job ID " << id << " acknowledged twice";
+    EXPECT_EQ(found.count(id), 1u) << "job " << id;
+  }
+  std::ifstream log(dir_ / "ctld.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("reconnected"), std::string::npos) << text;
+}
+
 // `drover storage migrate`: a SQLite state with jobs, copied into an empty PostgreSQL database;
 // the controller started on it has every job, and new IDs follow. A second copy into the same
 // database is refused, and so is one while a controller runs on it.

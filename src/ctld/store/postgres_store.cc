@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -16,9 +17,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
 #include "common/text.h"
 #include "ctld/store/pg_util.h"
 #include "ctld/store/store.h"
@@ -58,9 +61,38 @@ class PostgresStore : public Store {
     return Migrate();
   }
 
+  // A connection lost mid-batch (the server restarted) leaves the batch committed or not: it is
+  // sent again once a new connection is made, which is safe because each put is an upsert and
+  // each delete removes what is there, and the fence still stops a leader that lost its lease
+  // meanwhile. The server is tried every half second for kReconnectFor; the controller's lease
+  // (renewed on its own connection) ends a longer wait first when another controller can lead.
   Status Commit(const WriteBatch& batch) override {
     if (Status checked = CheckStoreTables(batch); !checked) return checked;
     if (batch.empty()) return OkStatus();
+    const auto deadline = std::chrono::steady_clock::now() + kReconnectFor;
+    bool said = false;
+    while (true) {
+      Status sent = SendBatch(batch);
+      if (sent || (connection_ && PQstatus(connection_.get()) == CONNECTION_OK) ||
+          std::chrono::steady_clock::now() >= deadline) {
+        if (said && sent) log::Info("PostgreSQL store: reconnected; the batch is committed");
+        return sent;
+      }
+      if (!said)
+        log::Warning(
+            "PostgreSQL store: {}; reconnecting every 0.5 s (nothing is acknowledged until the "
+            "batch is committed)",
+            sent.error());
+      said = true;
+      connection_.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+
+ private:
+  static constexpr auto kReconnectFor = std::chrono::minutes(10);
+
+  Status SendBatch(const WriteBatch& batch) {
     if (Status ready = EnsureConnected(); !ready) return ready;
     PGconn* db = connection_.get();
     if (!PQenterPipelineMode(db)) return Failed("cannot start a pipeline");
@@ -117,6 +149,7 @@ class PostgresStore : public Store {
     return OkStatus();
   }
 
+ public:
   Result<Table> Load(const std::string& table) override {
     if (Status checked = CheckStoreTable(table); !checked) return std::move(checked).take_error();
     return Rows(AllName(table), {});
