@@ -359,7 +359,11 @@ void ControllerLink::ReportEnded(bool full) {
     v1::JobEndedBatchReply reply;
     grpc::Status status = stub_->JobsEnded(&context, batch, &reply);
     if (status.error_code() != grpc::StatusCode::UNIMPLEMENTED) {
-      if (!status.ok()) return;  // kept, and sent again on the next round
+      // Kept, and sent again on the next round. A controller out of reach (dead, or a standby
+      // now) may have been replaced: the nodes register again, with the next one if need be.
+      if (status.error_code() == grpc::StatusCode::UNAVAILABLE)
+        for (Node& node : nodes_) node.registered = false;
+      if (!status.ok()) return;
       for (int i = 0; i < batch.ends_size() && i < reply.errors_size(); ++i)
         if (reply.errors(i).empty())
           from[static_cast<size_t>(i)]->Reported(batch.ends(i).job_id(),

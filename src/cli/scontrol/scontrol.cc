@@ -544,6 +544,42 @@ int CancelReboot(std::span<const std::string> words, std::string_view tag) {
   return 0;
 }
 
+// takeover [INDEX]: the controller in charge hands control to SlurmctldHost line INDEX (1, the
+// first backup, by default) and becomes a standby; waits until that one leads.
+int Takeover(std::span<const std::string> words, std::string_view tag) {
+  if (words.size() > 1) return TooMany(tag);
+  auto connection = Connect();
+  if (!connection) return Error("slurm_takeover error: " + connection.error());
+  const std::vector<ControllerHost>& hosts = connection->cluster.settings.controller_hosts;
+  size_t index = 1;
+  if (!words.empty()) {
+    std::optional<int64_t> parsed = ParseInt64(words[0]);
+    if (!parsed || *parsed < 1 || static_cast<size_t>(*parsed) >= std::max<size_t>(hosts.size(), 2))
+      return Error(fmt::format("Invalid takeover index: {}", words[0]));
+    index = static_cast<size_t>(*parsed);
+  }
+  if (hosts.size() < 2)
+    return Error("slurm_takeover error: no backup controller: slurm.conf names one SlurmctldHost");
+  v1::TakeoverRequest request;
+  request.set_to(hosts[index].name);
+  v1::ActionReply reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = connection->stub->Takeover(&context, request, &reply);
+  if (!status.ok()) return Error("slurm_takeover error: " + Unreachable(status));
+  // The backup takes the lease at its next look, then loads the state.
+  const int64_t wait =
+      std::max<int64_t>(connection->cluster.settings.slurmctld_timeout_seconds, 1) + 10;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait);
+       std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(std::chrono::milliseconds(200))) {
+    std::vector<ControllerPing> pings = PingEveryController(*connection);
+    if (index < pings.size() && pings[index].up && !pings[index].standby) return 0;
+  }
+  return Error(fmt::format("slurm_takeover error: {} did not take control within {} s",
+                           hosts[index].name, wait));
+}
+
 int NotYet(std::string_view command, std::string_view issue) {
   return Error(
       fmt::format("scontrol: error: Drover does not support '{}' yet ({})", command, issue));
@@ -609,10 +645,7 @@ const Command kCommands[] = {
     {{"setdebug", 2}, [](auto w, auto&, auto tag) { return SetDebug(w, tag); }},
     {{"schedloglevel", 3}, [](auto w, auto&, auto tag) { return SchedLogLevel(w, tag); }},
     {{"show", 3}, [](auto w, auto& f, auto) { return RunShow(f, w); }},
-    {{"takeover", 8},
-     [](auto, auto&, auto) {
-       return NotYet("takeover", "a backup controller comes with high availability");
-     }},
+    {{"takeover", 8}, [](auto w, auto&, auto tag) { return Takeover(w, tag); }},
     {{"shutdown", 8},
      [](auto, auto&, auto) { return NotYet("shutdown", "stop the cluster with `drover down`"); }},
     {{"update", 1}, [](auto w, auto& f, auto) { return Update(w, f); }},

@@ -58,23 +58,68 @@ void StandbyService::SetLeader(std::string leader) {
   leader_ = std::move(leader);
 }
 
-grpc::ServerUnaryReactor* StandbyService::Ping(grpc::CallbackServerContext* context,
-                                               const v1::PingRequest*, v1::PingReply* reply) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (Result<auth::Identity> identity = auth::Authenticate(*context, authenticator_); !identity) {
-    reactor->Finish(auth::Unauthenticated(identity.error()));
-    return reactor;
-  }
+std::string StandbyService::Leader() {
+  MutexLock lock(mutex_);
+  return leader_;
+}
+
+grpc::Status StandbyService::Ping(const grpc::ServerContextBase& context, v1::PingReply* reply) {
+  if (Result<auth::Identity> identity = auth::Authenticate(context, authenticator_); !identity)
+    return auth::Unauthenticated(identity.error());
   reply->set_cluster_name(cluster_name_);
   reply->set_host(name_);
   reply->set_time(static_cast<int64_t>(std::time(nullptr)));
   reply->set_standby(true);
-  {
-    MutexLock lock(mutex_);
-    reply->set_leader(leader_);
+  reply->set_leader(Leader());
+  return grpc::Status::OK;
+}
+
+namespace {
+
+// One call to a standby: Ping's request read and its reply written; any other refused at once.
+class StandbyCall final : public grpc::ServerGenericBidiReactor {
+ public:
+  StandbyCall(StandbyService& service, grpc::GenericCallbackServerContext* context)
+      : service_(service), context_(context) {
+    if (context->method() != "/drover.v1.Controller/Ping") {
+      const std::string leader = service.Leader();
+      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          leader.empty()
+                              ? "this controller is a standby, and none leads yet: try again"
+                              : fmt::format("this controller is a standby; {} leads", leader)));
+      return;
+    }
+    StartRead(&request_);
   }
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no Ping request"));
+      return;
+    }
+    v1::PingReply reply;
+    grpc::Status status = service_.Ping(*context_, &reply);
+    if (!status.ok()) {
+      Finish(status);
+      return;
+    }
+    std::string bytes = reply.SerializeAsString();
+    grpc::Slice slice(bytes);
+    reply_ = grpc::ByteBuffer(&slice, 1);
+    StartWriteAndFinish(&reply_, grpc::WriteOptions(), grpc::Status::OK);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  StandbyService& service_;
+  grpc::GenericCallbackServerContext* context_;
+  grpc::ByteBuffer request_, reply_;
+};
+
+}  // namespace
+
+grpc::ServerGenericBidiReactor* StandbyService::CreateReactor(
+    grpc::GenericCallbackServerContext* context) {
+  return new StandbyCall(*this, context);
 }
 
 Result<std::optional<std::unique_ptr<Leadership>>> Leadership::Wait(
@@ -88,7 +133,7 @@ Result<std::optional<std::unique_ptr<Leadership>>> Leadership::Wait(
   StandbyService standby(cluster.settings.cluster_name, self.name, authenticator);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, credentials, &port);
-  builder.RegisterService(&standby);
+  builder.RegisterCallbackGenericService(&standby);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0)
     return MakeError(
@@ -184,14 +229,14 @@ void Leadership::StartRenewing() {
   });
 }
 
-void Leadership::Release() {
+void Leadership::Release(const std::string& to) {
   {
     MutexLock lock(mutex_);
     stop_ = true;
   }
   wake_.NotifyAll();
   if (renewer_.joinable()) renewer_.join();
-  if (Status released = lease_->Release(term_); !released)
+  if (Status released = lease_->Release(term_, to); !released)
     log::Warning("could not hand the leader lease back: {}; a standby takes over when it runs out",
                  released.error());
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
 #include "auth/auth.h"
@@ -41,17 +42,22 @@ Result<ControllerSelf> FindSelf(const ClusterSettings& settings, const std::stri
 // How long a lease lasts: SlurmctldTimeout, at least a second.
 std::chrono::milliseconds LeaseLength(const ClusterSettings& settings);
 
-// What a standby serves: Ping, naming itself and the leader; every other call is refused by
-// gRPC as unimplemented, and the commands never send one here (they ping first).
-class StandbyService final : public v1::Controller::CallbackService {
+// What a standby serves, for every method of every service: Ping answered, naming itself and
+// the leader; any other call refused as UNAVAILABLE ("a standby; the leader is ..."), as a
+// controller that is down is, so commands and agents go on to the next SlurmctldHost line (an
+// agent never takes it for a controller of an earlier version, as UNIMPLEMENTED would say).
+class StandbyService final : public grpc::CallbackGenericService {
  public:
   StandbyService(std::string cluster_name, std::string name, auth::Authenticator& authenticator)
       : cluster_name_(std::move(cluster_name)),
         name_(std::move(name)),
         authenticator_(authenticator) {}
   void SetLeader(std::string leader) EXCLUDES(mutex_);
-  grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context, const v1::PingRequest*,
-                                 v1::PingReply* reply) override EXCLUDES(mutex_);
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext* context) override;
+  // The Ping reply for a caller whose credential verifies; the status to refuse it with else.
+  grpc::Status Ping(const grpc::ServerContextBase& context, v1::PingReply* reply) EXCLUDES(mutex_);
+  std::string Leader() EXCLUDES(mutex_);
 
  private:
   const std::string cluster_name_, name_;
@@ -77,8 +83,9 @@ class Leadership {
   // or when it could not be renewed for a whole lease (the database out of reach: another
   // controller may lead by now).
   void StartRenewing();
-  // Stops renewing and hands the lease back, so a standby takes over at once (a clean stop).
-  void Release();
+  // Stops renewing and hands the lease back, so a standby takes over at once (a clean stop);
+  // to the controller named `to` alone for a lease (scontrol takeover).
+  void Release(const std::string& to = "");
 
  private:
   Leadership(std::unique_ptr<LeaderLease> lease, int64_t term, std::chrono::milliseconds length)

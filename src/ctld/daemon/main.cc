@@ -13,12 +13,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -120,6 +123,9 @@ bool SplitHostPort(const std::string& listen, std::string& host, int& port) {
 constexpr int kDefaultHttpPort = 7820;  // Drover's HTTP port
 
 std::atomic<bool> stopping{false};
+// scontrol takeover: the backup that takes over; the controller then comes back as a standby.
+std::mutex handover_mutex;
+std::string handover_to;
 
 // glibc's defaults hand large blocks back to the kernel as soon as they are freed, so every
 // full-queue query (100,000 records, tens of MiB of messages) faults its memory in again, and
@@ -316,6 +322,14 @@ int main(int argc, char** argv) {
                                   path);
   service.SetAgents(&agents);
   service.SetName(self->name);
+  if (leadership && cluster.settings.controller_hosts.size() > 1)
+    service.SetHandover([](const std::string& to) {
+      {
+        std::lock_guard lock(handover_mutex);
+        handover_to = to;
+      }
+      stopping = true;
+    });
   int port = 0;
   ctld::AccountingService accounting(service);
   std::unique_ptr<grpc::Server> server =
@@ -346,7 +360,21 @@ int main(int argc, char** argv) {
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   http.Stop();
   loop.Stop();
-  if (leadership) leadership->Release();  // a standby takes over at once
+  std::string to;
+  {
+    std::lock_guard lock(handover_mutex);
+    to = handover_to;
+  }
+  if (leadership) leadership->Release(to);  // a standby takes over at once (`to`, if named)
+  if (!to.empty()) {
+    // scontrol takeover: this process starts again, the same pid (systemd's main process), as a
+    // standby; the lease is `to`'s alone for a lease.
+    log::Info("handed control to {}; starting again as a standby", to);
+    leadership.reset();
+    ::execv("/proc/self/exe", argv);
+    log::Error("cannot start again as a standby: {}", std::strerror(errno));
+    return 1;
+  }
   if (cluster.settings.controller_pid_file_set)
     std::filesystem::remove(cluster.settings.controller_pid_file, ignored);
   return 0;

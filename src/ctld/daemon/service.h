@@ -39,6 +39,11 @@ class ControllerService final : public v1::Controller::CallbackService {
   void SetAgents(AgentDispatcher* agents) { agents_ = agents; }
   // Its SlurmctldHost name, which Ping answers (empty: the host's name). Before serving.
   void SetName(std::string name) { name_ = std::move(name); }
+  // scontrol takeover: `handover` is called with the backup's name once the request is checked
+  // (the daemon then hands the lease over); unset, Takeover refuses (one controller, SQLite).
+  void SetHandover(std::function<void(const std::string&)> handover) {
+    handover_ = std::move(handover);
+  }
   // PurgeJobAfter: purges the history when the cutoff has moved on since the last purge (once
   // an hour, a day or a month, as the unit is). Called by the daemon's main thread.
   void PurgeHistoryIfDue(int64_t now);
@@ -84,6 +89,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* DeletePartition(Context*, const v1::DeletePartitionRequest*, v1::ActionReply*) override;
   Reactor* Notify(Context*, const v1::NotifyRequest*, v1::ActionReply*) override;
   Reactor* SetDebug(Context*, const v1::SetDebugRequest*, v1::ActionReply*) override;
+  Reactor* Takeover(Context*, const v1::TakeoverRequest*, v1::ActionReply*) override;
 
  private:
   friend class AccountingService;  // sacctmgr's service: admitted and queued as these calls are
@@ -135,6 +141,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   QueryPool queries_{2};
   AgentDispatcher* agents_ = nullptr;
   std::string name_;
+  std::function<void(const std::string&)> handover_;
 };
 
 }  // namespace drover::ctld

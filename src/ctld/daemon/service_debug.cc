@@ -1,4 +1,5 @@
-// SetDebug: `scontrol setdebug`, `setdebugflags` and `schedloglevel`. The controller's log
+// SetDebug: `scontrol setdebug`, `setdebugflags` and `schedloglevel`; Takeover: `scontrol
+// takeover`, checked here and carried out by the daemon (leadership.h). The controller's log
 // level and debug flags are the process's (common/log.h), so the change needs no engine event:
 // it holds from the next message on, and lasts until the controller restarts (slurm.conf's
 // SlurmctldDebug then applies again), as in Slurm.
@@ -70,6 +71,33 @@ ControllerService::Reactor* ControllerService::SetDebug(Context* context,
   Result<DebugChange> change = ChangeOf(*request);
   if (!change) return Finished(context, Invalid(change.error()));
   Apply(*change, request->flags_size() > 0);
+  return Finished(context, grpc::Status::OK);
+}
+
+ControllerService::Reactor* ControllerService::Takeover(Context* context,
+                                                        const v1::TakeoverRequest* request,
+                                                        v1::ActionReply* reply) {
+  Caller caller;
+  if (grpc::Status refused = Admit(context, Access::kUser, caller); !refused.ok())
+    return Finished(context, refused);
+  if (!IsOperator(caller))
+    return Finished(context,
+                    grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "Permission denied"));
+  if (!handover_)
+    return Finished(context, grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                          "no backup controller: slurm.conf names one "
+                                          "SlurmctldHost, or the state is not in PostgreSQL"));
+  const auto& hosts = loop_.snapshot()->cluster->settings.controller_hosts;
+  bool known = false;
+  for (const ControllerHost& host : hosts) known |= host.name == request->to();
+  if (!known || request->to() == name_)
+    return Finished(
+        context,
+        Invalid(request->to() == name_ ? request->to() + " is the controller in charge already"
+                                       : "no SlurmctldHost line is named '" + request->to() + "'"));
+  log::Info("scontrol takeover from uid {}: handing control to {}", caller.uid, request->to());
+  reply->set_message(name_ + " hands control to " + request->to());
+  handover_(request->to());
   return Finished(context, grpc::Status::OK);
 }
 

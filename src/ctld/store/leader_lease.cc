@@ -22,6 +22,9 @@ using pg::Connection;
 using pg::ErrorOf;
 using pg::QueryResult;
 
+// A lease's instance after scontrol takeover: "handover:NAME".
+constexpr std::string_view kHandover = "handover:";
+
 std::string BootId() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id;
@@ -59,6 +62,10 @@ class PostgresLease : public LeaderLease {
     if (!now) return std::move(now).take_error();
     if (!now->expired && !now->holder.empty() && !DeadHereAndNow(now->instance))
       return std::optional<int64_t>();
+    // Handed to another by scontrol takeover: that one's alone for a lease.
+    if (now->instance.starts_with(kHandover) && now->instance.substr(kHandover.size()) != name_ &&
+        now->recent)
+      return std::optional<int64_t>();
     // Only if nobody changed it since it was read: of two standbys, one wins.
     Result<std::vector<std::string>> taken = Query(
         "UPDATE drover_leader SET term = term + 1, holder = $1, address = $2, instance = $3, "
@@ -81,28 +88,35 @@ class PostgresLease : public LeaderLease {
     return !renewed->empty();
   }
 
-  Status Release(int64_t term) override {
-    Result<std::vector<std::string>> released = Query(
-        "UPDATE drover_leader SET holder = '', expires = '-infinity' WHERE id = 1 AND term "
-        "= $1::bigint RETURNING term",
-        {std::to_string(term)});
+  Status Release(int64_t term, const std::string& to) override {
+    Result<std::vector<std::string>> released =
+        to.empty()
+            ? Query(
+                  "UPDATE drover_leader SET holder = '', expires = '-infinity' WHERE id = 1 AND "
+                  "term = $1::bigint RETURNING term",
+                  {std::to_string(term)})
+            : Query(
+                  "UPDATE drover_leader SET holder = '', instance = $2, expires = "
+                  "clock_timestamp() WHERE id = 1 AND term = $1::bigint RETURNING term",
+                  {std::to_string(term), std::string(kHandover) + to});
     if (!released) return std::move(released).take_error();
     return OkStatus();
   }
 
   Result<LeaseState> Read() override {
     Result<std::vector<std::string>> row = Query(
-        "SELECT term, holder, address, instance, expires < clock_timestamp() FROM "
-        "drover_leader WHERE id = 1",
-        {});
+        "SELECT term, holder, address, instance, expires < clock_timestamp(), expires > "
+        "clock_timestamp() - $1::interval FROM drover_leader WHERE id = 1",
+        {lease_});
     if (!row) return std::move(row).take_error();
-    if (row->size() != 5) return MakeError("the leader lease's row is missing");
+    if (row->size() != 6) return MakeError("the leader lease's row is missing");
     LeaseState state;
     state.term = ParseInt64((*row)[0]).value_or(0);
     state.holder = (*row)[1];
     state.address = (*row)[2];
     state.instance = (*row)[3];
     state.expired = (*row)[4] == "t";
+    state.recent = (*row)[5] == "t";
     return state;
   }
 

@@ -28,6 +28,7 @@ struct LeaseState {
   std::string address;   // where its gRPC service listens ("host:port")
   std::string instance;  // "<boot id>/<pid>/<start time>" of the leader's process
   bool expired = true;   // by the database's clock
+  bool recent = false;   // it ended less than a lease ago
 };
 
 class LeaderLease {
@@ -42,7 +43,9 @@ class LeaderLease {
   virtual Result<bool> Renew(int64_t term) = 0;
   // Ends the lease of `term` now (a controller stopping cleanly): a standby takes it at its next
   // look, without waiting for the lease to run out.
-  virtual Status Release(int64_t term) = 0;
+  // With `to` (scontrol takeover), only the controller of that name may take it for the next
+  // lease; any may after that.
+  virtual Status Release(int64_t term, const std::string& to = "") = 0;
   virtual Result<LeaseState> Read() = 0;
 };
 
