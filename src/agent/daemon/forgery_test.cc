@@ -51,6 +51,7 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"Top", Allowed::kAnyUser},
     {"Reconfigure", Allowed::kAnyUser},
     {"SetDebug", Allowed::kAnyUser},
+    {"Takeover", Allowed::kAnyUser},
     {"CreateStep", Allowed::kAnyUser},
     {"StepEnded", Allowed::kAnyUser},
     {"Release", Allowed::kAnyUser},
@@ -77,9 +78,10 @@ const std::map<std::string, Allowed> kAgentRpcs = {
     {"Relay", Allowed::kDaemonsOnly},
 };
 // Operators' actions: with a user's credential they are refused whatever the message claims.
-const char* const kOperatorOnly[] = {
-    "UpdateNode",        "Suspend",     "Reconfigure", "CreateReservation", "UpdateReservation",
-    "DeleteReservation", "RebootNodes", "SetDebug",    "UpdatePartition",   "DeletePartition"};
+const char* const kOperatorOnly[] = {"UpdateNode",        "Suspend",           "Reconfigure",
+                                     "CreateReservation", "UpdateReservation", "DeleteReservation",
+                                     "RebootNodes",       "SetDebug",          "UpdatePartition",
+                                     "DeletePartition",   "Takeover"};
 
 constexpr uint32_t kUser = 4242;  // not root, not SlurmUser
 

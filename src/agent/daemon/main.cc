@@ -429,6 +429,14 @@ agent::LinkOptions LinkOptionsFor(const agent::DaemonOptions& options,
   int64_t timeout = cluster.settings.slurmd_timeout_seconds;
   link_options.heartbeat = std::chrono::milliseconds(
       std::clamp<int64_t>(timeout > 0 ? timeout * 1000 / 3 : 30000, 1000, 30000));
+  // With backup controllers, at least four heartbeats a SlurmctldTimeout: an agent finds the new
+  // leader (and it the agent's running jobs) within a quarter of a takeover's own time.
+  if (options.controller.empty() && cluster.settings.controller_hosts.size() > 1)
+    link_options.heartbeat = std::min(
+        link_options.heartbeat,
+        std::chrono::milliseconds(std::clamp<int64_t>(
+            std::max<int64_t>(cluster.settings.slurmctld_timeout_seconds, 1) * 1000 / 4, 1000,
+            30000)));
   link_options.health_program = cluster.settings.health_check_program;
   link_options.health_interval =
       std::chrono::seconds(cluster.settings.health_check_interval_seconds);

@@ -139,9 +139,32 @@ std::string Key(std::string_view line) {
   return eq == std::string_view::npos ? "" : ToLower(Trim(text.substr(0, eq)));
 }
 
+// The controllers `drover up` starts: one, or one per SlurmctldHost line of a configuration that
+// names several (high availability, on the database slurm.conf names), each on its own port.
+struct LocalController {
+  std::string name;     // its SlurmctldHost name (droverctld --name)
+  std::string process;  // in pids/ and logs/: "ctld" for the first, "ctld-NAME" after
+  int port = 0;
+};
+
+std::vector<LocalController> Controllers(const ClusterSettings& settings) {
+  std::vector<LocalController> controllers;
+  if (settings.controller_hosts.size() < 2) return {{"localhost", "ctld", FreePort()}};
+  for (const ControllerHost& host : settings.controller_hosts)
+    controllers.push_back(
+        {host.name, controllers.empty() ? "ctld" : "ctld-" + host.name, FreePort()});
+  return controllers;
+}
+
+bool IsController(const std::string& process) {
+  return process == "ctld" || process.starts_with("ctld-");
+}
+
 // Writes state/slurm.conf: the configuration with this cluster's ports and directories, and
 // its gres.conf, topology.conf and cgroup.conf beside it.
-Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int port) {
+Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state,
+                            const std::vector<LocalController>& controllers) {
+  const int port = controllers.front().port;
   std::ifstream in(conf);
   if (!in) return MakeError(fmt::format("cannot read {}", conf.string()));
   std::ostringstream out;
@@ -164,9 +187,14 @@ Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state, int por
     }
     out << line << "\n";
   }
-  out << "\n# drover up\n"
-      << "SlurmctldHost=localhost(127.0.0.1)\n"
-      << "SlurmctldPort=" << port << "\n"
+  out << "\n# drover up\n";
+  if (controllers.size() == 1) {
+    out << "SlurmctldHost=localhost(127.0.0.1)\n";
+  } else {
+    for (const LocalController& controller : controllers)
+      out << "SlurmctldHost=" << controller.name << "(127.0.0.1:" << controller.port << ")\n";
+  }
+  out << "SlurmctldPort=" << port << "\n"
       << "DroverControllerListen=127.0.0.1\nDroverAgentListen=127.0.0.1\n"
       << "StateSaveLocation=" << (state / "ctld").string() << "\n"
       << "SlurmdSpoolDir=" << (state / "spool" / "%n").string()
@@ -231,7 +259,7 @@ std::vector<Recorded> Processes(const fs::path& state) {
     found.push_back({entry.path().filename().string(), *record, ProcessAlive(*record)});
   }
   std::sort(found.begin(), found.end(), [](const Recorded& a, const Recorded& b) {
-    return (a.name == "ctld") != (b.name == "ctld") ? a.name == "ctld" : a.name < b.name;
+    return IsController(a.name) != IsController(b.name) ? IsController(a.name) : a.name < b.name;
   });
   return found;
 }
@@ -243,15 +271,18 @@ std::map<std::string, std::string> NodeStates(const ClusterConfig& cluster) {
   if (!settings) return states;
   auto authenticator = auth::Create(*settings, auth::Role::kClient);
   if (!authenticator) return states;
-  auto channel = auth::NewChannel(fmt::format("127.0.0.1:{}", cluster.settings.controller_port),
-                                  cluster, grpc::ChannelArguments(), **authenticator);
-  if (!channel) return states;
-  auto stub = v1::Controller::NewStub(*channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 2s);
-  v1::NodeList list;
-  if (stub->ListNodes(&context, v1::NodeQuery(), &list).ok())
+  // Whichever controller leads (a standby refuses the call).
+  for (const std::string& address : ControllerAddresses(cluster.settings)) {
+    auto channel = auth::NewChannel(address, cluster, grpc::ChannelArguments(), **authenticator);
+    if (!channel) continue;
+    auto stub = v1::Controller::NewStub(*channel);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 2s);
+    v1::NodeList list;
+    if (!stub->ListNodes(&context, v1::NodeQuery(), &list).ok()) continue;
     for (const v1::NodeStatus& node : list.nodes()) states[node.name()] = node.state();
+    break;
+  }
   return states;
 }
 
@@ -298,7 +329,7 @@ int StopAll(const fs::path& state) {
   };
   std::vector<ProcessRecord> controller, agents, supervisors;
   for (const Recorded& process : processes)
-    if (process.alive) (process.name == "ctld" ? controller : agents).push_back(process.record);
+    if (process.alive) (IsController(process.name) ? controller : agents).push_back(process.record);
   stop(controller, 10s);
   // spool/NODE/job_ID/supervisor.pid. The agents still run, and may move a job's directory away
   // (into done/) meanwhile: a directory that is gone is passed over.
@@ -352,7 +383,9 @@ std::optional<fs::path> PrepareState(const fs::path& conf, const std::string& st
       return std::nullopt;
     }
   std::error_code error;
-  fs::remove(state / "ctld.port", error);
+  for (const auto& entry : fs::directory_iterator(state, error))
+    if (entry.path().extension() == ".port") fs::remove(entry.path(), error);
+  error.clear();
   for (const char* sub : {"logs", "pids", "ctld", "spool", "run"})
     fs::create_directories(state / sub, error);
   if (error) {
@@ -401,25 +434,50 @@ std::vector<AgentGroup> AgentGroups(const ClusterConfig& cluster, bool one_each)
   return groups;
 }
 
-// droverctld, then (once it listens, so their first registration gets through) the agents
-// (AgentGroups). The controller's PID, or nullopt after saying why.
-std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cluster, int port,
+// droverctld (one per controller: the first leads, the others wait as standbys), then (once
+// the first listens, so their first registration gets through) the agents (AgentGroups). The
+// first controller's PID, or nullopt after saying why.
+std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cluster,
+                                  const std::vector<LocalController>& controllers,
                                   const std::string& nvml) {
   fs::path bin = BinDir();
   std::string slurm_conf = (state / "slurm.conf").string();
-  auto ctld = Spawn(
-      state, "ctld",
-      {(bin / "droverctld").string(), "--conf", slurm_conf, "--state", (state / "ctld").string(),
-       "--listen", fmt::format("127.0.0.1:{}", port), "--port-file", (state / "ctld.port").string(),
-       "--http-listen", "127.0.0.1:0", "--http-port-file", (state / "http.port").string()});
-  if (!ctld) {
-    fmt::print(stderr, "drover up: {}\n", ctld.error());
-    return std::nullopt;
+  const bool several = controllers.size() > 1;
+  std::optional<pid_t> first;
+  for (const LocalController& controller : controllers) {
+    std::vector<std::string> argv = {
+        (bin / "droverctld").string(),
+        "--conf",
+        slurm_conf,
+        "--state",
+        (state / "ctld").string(),
+        "--listen",
+        fmt::format("127.0.0.1:{}", controller.port),
+        "--port-file",
+        (state / (controller.process + ".port")).string(),
+        "--http-listen",
+        "127.0.0.1:0",
+        "--http-port-file",
+        (state / (controller.process == "ctld" ? std::string("http.port")
+                                               : controller.process + ".http.port"))
+            .string()};
+    if (several) argv.insert(argv.end(), {"--name", controller.name});
+    auto ctld = Spawn(state, controller.process, std::move(argv));
+    if (!ctld) {
+      fmt::print(stderr, "drover up: {}\n", ctld.error());
+      StopAll(state);
+      return std::nullopt;
+    }
+    if (!first) {
+      first = *ctld;
+      // The first leads: the others start once it does.
+      for (int i = 0; i < 400 && !fs::exists(state / "ctld.port"); ++i) {
+        if (!Processes(state).front().alive) break;
+        std::this_thread::sleep_for(25ms);
+      }
+    }
   }
-  for (int i = 0; i < 400 && !fs::exists(state / "ctld.port"); ++i) {
-    if (!Processes(state).front().alive) break;
-    std::this_thread::sleep_for(25ms);
-  }
+  auto ctld = first;
   for (const AgentGroup& group : AgentGroups(cluster, !nvml.empty())) {
     std::vector<std::string> argv = {(bin / "droverd").string(),
                                      "-N",
@@ -428,9 +486,10 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
                                      slurm_conf,
                                      "--emulate",
                                      "--listen",
-                                     "127.0.0.1:0",
-                                     "--controller",
-                                     fmt::format("127.0.0.1:{}", port)};
+                                     "127.0.0.1:0"};
+    // With several controllers the agents go by slurm.conf's lines, to whichever leads.
+    if (!several)
+      argv.insert(argv.end(), {"--controller", fmt::format("127.0.0.1:{}", controllers[0].port)});
     if (!nvml.empty()) argv.insert(argv.end(), {"--nvml", nvml});
     auto agent = Spawn(state, group.name, std::move(argv));
     if (!agent) {
@@ -469,7 +528,9 @@ bool WaitUntilIdle(const fs::path& state, const ClusterConfig& cluster, bool one
   }
 }
 
-void PrintUp(const fs::path& state, const ClusterConfig& cluster, int port, pid_t ctld) {
+void PrintUp(const fs::path& state, const ClusterConfig& cluster,
+             const std::vector<LocalController>& controllers, pid_t ctld) {
+  const int port = controllers.front().port;
   int gpus = 0, cpus = 0;
   for (const NodeConfig& node : cluster.nodes) {
     gpus += static_cast<int>(node.gpus.size());
@@ -477,12 +538,19 @@ void PrintUp(const fs::path& state, const ClusterConfig& cluster, int port, pid_
   }
   fmt::print(
       "Cluster {} is up: {} nodes ({} CPUs, {} GPUs, emulated), every node IDLE.\n"
-      "  controller  127.0.0.1:{} (PID {})\n"
+      "  controller  127.0.0.1:{} (PID {}){}\n"
       "  state       {}\n"
       "  logs        {}\n\n"
       "To use it from this shell:\n",
-      cluster.settings.cluster_name, cluster.nodes.size(), cpus, gpus, port, ctld, state.string(),
-      (state / "logs").string());
+      cluster.settings.cluster_name, cluster.nodes.size(), cpus, gpus, port, ctld,
+      [&] {
+        std::string backups;
+        for (size_t i = 1; i < controllers.size(); ++i)
+          backups += fmt::format("{}127.0.0.1:{} ({})", i == 1 ? ", backups " : ", ",
+                                 controllers[i].port, controllers[i].name);
+        return backups;
+      }(),
+      state.string(), (state / "logs").string());
   PrintEnv(state);
   fmt::print("\nStop it with: drover down --state {}\n", state.string());
 }
@@ -501,7 +569,9 @@ int RunUp(Arguments args) {
         "State, logs and the effective configuration go to DIR (default:\n"
         "$XDG_STATE_HOME/drover/CLUSTER). Stop it with `drover down`.\n"
         "--nvml LIB: the nodes' GPUs are what that NVML library finds (libnvidia-ml.so.1: this\n"
-        "machine's real GPUs, shared by every node; meant for a one-node cluster).\n",
+        "machine's real GPUs, shared by every node; meant for a one-node cluster).\n"
+        "Several SlurmctldHost lines (StorageType=postgresql): one droverctld per line, each on\n"
+        "its own loopback port; the first leads, the others wait as standbys.\n",
         DefaultConf().string());
     return 0;
   }
@@ -509,8 +579,17 @@ int RunUp(Arguments args) {
   ConfigLoad load;
   std::optional<fs::path> state = PrepareState(conf, options->state, load);
   if (!state) return 1;
-  int port = FreePort();
-  if (Status written = WriteEffectiveConfig(conf, *state, port); !written) {
+  const ClusterSettings& settings = load.config.settings;
+  if (settings.controller_hosts.size() > 1 && settings.storage.kind != StorageKind::kPostgres) {
+    fmt::print(stderr,
+               "drover up: {} names {} SlurmctldHost lines: several controllers share a "
+               "PostgreSQL database (StorageType=postgresql and its Storage* keys, "
+               "docs/configuration.md); with SQLite keep one line\n",
+               conf.string(), settings.controller_hosts.size());
+    return 1;
+  }
+  const std::vector<LocalController> controllers = Controllers(settings);
+  if (Status written = WriteEffectiveConfig(conf, *state, controllers); !written) {
     fmt::print(stderr, "drover up: {}\n", written.error());
     return 1;
   }
@@ -524,10 +603,10 @@ int RunUp(Arguments args) {
     return 1;
   }
   const ClusterConfig& cluster = effective.config;
-  std::optional<pid_t> ctld = StartDaemons(*state, cluster, port, options->nvml);
+  std::optional<pid_t> ctld = StartDaemons(*state, cluster, controllers, options->nvml);
   if (!ctld) return 1;
   if (!WaitUntilIdle(*state, cluster, !options->nvml.empty())) return 1;
-  PrintUp(*state, cluster, port, *ctld);
+  PrintUp(*state, cluster, controllers, *ctld);
   return 0;
 }
 
@@ -569,9 +648,12 @@ int RunStatus(Arguments args) {
   int running = 0;
   for (const Recorded& process : processes) {
     running += process.alive;
-    fmt::print("{:<12} {:>8}  {:<8} {}\n", process.name == "ctld" ? "droverctld" : process.name,
+    fmt::print("{:<12} {:>8}  {:<8} {}\n",
+               process.name == "ctld"       ? "droverctld"
+               : IsController(process.name) ? "droverctld" + process.name.substr(4)
+                                            : process.name,
                process.record.pid, process.alive ? "yes" : "no",
-               process.name == "ctld" ? "" : states[process.name]);
+               IsController(process.name) ? "" : states[process.name]);
   }
   fmt::print("state in {}\n", state.string());
   return running == static_cast<int>(processes.size()) ? 0 : 1;

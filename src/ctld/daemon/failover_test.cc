@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -35,6 +36,7 @@
 #include "auth/grpc_auth.h"
 #include "common/cluster_config.h"
 #include "common/mutex.h"
+#include "common/process_file.h"
 #include "proto/drover.grpc.pb.h"
 #include "testing/free_port.h"
 #include "testing/postgres_server.h"
@@ -466,6 +468,48 @@ TEST_F(FailoverTest, ScontrolTakeoverHandsControlToTheBackup) {
   auto [bad_code, bad] = scontrol("takeover 2");
   EXPECT_EQ(bad_code, 1);
   EXPECT_EQ(bad, "Invalid takeover index: 2\n");
+}
+
+// drover up on a configuration with two SlurmctldHost lines: one controller per line, each on a
+// loopback port of its own, on the configured database; the agents follow whichever leads.
+TEST_F(FailoverTest, DroverUpStartsAControllerPerLine) {
+  auto server = drover::testing::PostgresServer::Start();
+  if (!server) GTEST_SKIP() << server.error();
+  fs::create_directories(dir_ / "up");
+  std::ofstream(dir_ / "up" / "slurm.conf")
+      << "ClusterName=upha\nSlurmctldHost=ctl1\nSlurmctldHost=ctl2\nSlurmctldTimeout=2\n"
+      << "NodeName=n[1-2] CPUs=4 RealMemory=4000\nPartitionName=p Nodes=ALL Default=YES\n"
+      << "StorageType=postgresql\nStorageHost=127.0.0.1\nStoragePort=" << (*server)->port()
+      << "\nStorageUser=drover\nStorageLoc=drover\n";
+  const fs::path state = dir_ / "upstate";
+  auto drover = [&](const std::string& words) {
+    const std::string command = fmt::format(
+        "XDG_STATE_HOME='{}' SLURM_CONF='{}' '{}' {} > '{}' 2>&1", (dir_ / "xdg").string(),
+        (state / "slurm.conf").string(), DROVER_PATH, words, (dir_ / "drover.out").string());
+    int status = std::system(command.c_str());
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                          ReadFile(dir_ / "drover.out"));
+  };
+  struct Down {
+    std::function<void()> stop;
+    ~Down() { stop(); }
+  } down{[&] { drover("down --state '" + state.string() + "'"); }};
+  auto [code, up] = drover(fmt::format("up --conf '{}' --state '{}'",
+                                       (dir_ / "up" / "slurm.conf").string(), state.string()));
+  ASSERT_EQ(code, 0) << up;
+  EXPECT_NE(up.find("(ctl2)"), std::string::npos) << up;
+  auto [status_code, status] = drover(fmt::format("status --state '{}'", state.string()));
+  EXPECT_EQ(status_code, 0) << status;
+  EXPECT_NE(status.find("droverctld-ctl2"), std::string::npos) << status;
+  auto [ping_code, ping] = drover("scontrol ping");
+  EXPECT_EQ(ping, "Slurmctld(primary) at ctl1 is UP\nSlurmctld(backup) at ctl2 is UP\n");
+  // The leader killed: the commands find ctl2, and a job runs on the agents it adopted.
+  auto leader = ReadProcessFile(state / "pids" / "ctld");
+  ASSERT_TRUE(leader.ok()) << leader.error();
+  ASSERT_EQ(::kill(leader->pid, SIGKILL), 0);
+  auto [submit_code, submitted] = drover("sbatch --wait -o /dev/null --wrap true");
+  EXPECT_EQ(submit_code, 0) << submitted << ReadFile(state / "logs" / "ctld-ctl2.log");
+  EXPECT_NE(submitted.find("Submitted batch job"), std::string::npos) << submitted;
 }
 
 // A leader paused past its lease: the standby takes over, and the old one, once it runs again,
