@@ -95,6 +95,17 @@ class Ctld {
     }
     return std::nullopt;
   }
+  // Waits (up to 5 s) until a SIGSTOP has taken hold: kill(2) returns before the process stops,
+  // and until then it may still answer.
+  bool WaitStopped() const {
+    for (auto deadline = Clock::now() + 5s; Clock::now() < deadline;) {
+      std::string stat = ReadFile("/proc/" + std::to_string(pid_) + "/stat");
+      size_t end = stat.rfind(')');
+      if (end != std::string::npos && end + 2 < stat.size() && stat[end + 2] == 'T') return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return false;
+  }
   fs::path Log() const { return dir_ / (name_ + ".log"); }
   const std::string& name() const { return name_; }
   bool running() const { return pid_ > 0; }
@@ -522,11 +533,18 @@ TEST_F(FailoverTest, APausedLeaderIsFencedAndStops) {
   ASSERT_TRUE(Submit(*stubs_[0], &first).ok());
 
   one.Kill(SIGSTOP);
+  ASSERT_TRUE(one.WaitStopped());
   const auto stopped = Clock::now();
   // A submission to the paused leader waits in its socket.
   std::optional<grpc::Status> late;
   uint64_t late_id = 0;
   std::thread stuck([&] { late = Submit(*stubs_[0], &late_id); });
+  struct Join {  // on every way out: a test that returns with it running would terminate
+    std::thread& thread;
+    ~Join() {
+      if (thread.joinable()) thread.join();
+    }
+  } join{stuck};
   ASSERT_EQ(WaitForLeader(30s), 1) << Logs({&one, &two});
   // The lease ran out (SlurmctldTimeout=2): what a takeover from another host takes.
   std::printf(
