@@ -239,8 +239,8 @@ std::string ListenAddress(const std::string& host, int port) {
 
 }  // namespace
 
-std::string ControllerListenAddress(const ClusterSettings& settings) {
-  return ListenAddress(settings.controller_listen_host, settings.controller_port);
+std::string ControllerListenAddress(const ClusterSettings& settings, int port) {
+  return ListenAddress(settings.controller_listen_host, port ? port : settings.controller_port);
 }
 
 std::string AgentListenAddress(const ClusterSettings& settings, const NodeConfig& node) {

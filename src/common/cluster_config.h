@@ -466,7 +466,8 @@ std::string ControllerHostAddress(const ClusterSettings& settings, const Control
 // Where the daemons listen by default ("--listen" overrides): DroverControllerListen or
 // DroverAgentListen (every interface when unset) with SlurmctldPort, or the node's Port or
 // SlurmdPort. IPv6 addresses come back in brackets ("[::1]:7817").
-std::string ControllerListenAddress(const ClusterSettings& settings);
+// `port`, when given, replaces SlurmctldPort (a SlurmctldHost line's own port).
+std::string ControllerListenAddress(const ClusterSettings& settings, int port = 0);
 std::string AgentListenAddress(const ClusterSettings& settings, const NodeConfig& node);
 
 }  // namespace drover

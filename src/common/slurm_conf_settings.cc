@@ -74,6 +74,15 @@ SetResult SetDebugLevel(std::string S::*member, std::string_view value, S& s) {
   return std::nullopt;
 }
 
+// SlurmctldPidFile / SlurmdPidFile: an absolute path, and that it was set (the daemons write
+// a pid file only then).
+SetResult SetPidFile(std::string S::*file, bool S::*set, std::string_view value, S& s) {
+  if (!value.starts_with('/')) return Invalid(value, "expected an absolute path");
+  s.*file = std::string(value);
+  s.*set = true;
+  return std::nullopt;
+}
+
 // DroverControllerListen / DroverAgentListen: an address or host name without a port (the port
 // stays SlurmctldPort, SlurmdPort or the node's Port). One colon can only be HOST:PORT; IPv6
 // addresses have at least two.
@@ -381,18 +390,12 @@ std::vector<ConfField<S>> BuildFields() {
       {"SlurmdDebug",
        [](S& s, std::string_view v) { return SetDebugLevel(&S::agent_debug, v, s); }},
       {"SlurmctldPidFile",
-       [](S& s, std::string_view v) -> SetResult {
-         if (!v.starts_with('/')) return Invalid(v, "expected an absolute path");
-         s.controller_pid_file = std::string(v);
-         s.controller_pid_file_set = true;
-         return std::nullopt;
+       [](S& s, std::string_view v) {
+         return SetPidFile(&S::controller_pid_file, &S::controller_pid_file_set, v, s);
        }},
       {"SlurmdPidFile",
-       [](S& s, std::string_view v) -> SetResult {
-         if (!v.starts_with('/')) return Invalid(v, "expected an absolute path");
-         s.agent_pid_file = std::string(v);
-         s.agent_pid_file_set = true;
-         return std::nullopt;
+       [](S& s, std::string_view v) {
+         return SetPidFile(&S::agent_pid_file, &S::agent_pid_file_set, v, s);
        }},
       {"AuthType", Choice(&S::auth,
                           {{"auth/munge", AuthType::kMunge},

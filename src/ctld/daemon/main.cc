@@ -155,17 +155,6 @@ std::optional<Credentials> LoadCredentials(const drover::ClusterConfig& cluster)
 }
 
 // The gRPC server on `listen`; null, having said why, when it cannot listen there.
-// Where this controller listens: --listen, else DroverControllerListen's address (every
-// interface) with its SlurmctldHost line's own port or SlurmctldPort.
-std::string ListenAddressOf(const Options& options, const drover::ClusterSettings& settings,
-                            int port) {
-  if (!options.listen.empty()) return options.listen;
-  const std::string& host = settings.controller_listen_host;
-  if (host.empty()) return fmt::format("0.0.0.0:{}", port);
-  bool ipv6 = host.find(':') != std::string::npos && !host.starts_with('[');
-  return ipv6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
-}
-
 std::unique_ptr<grpc::Server> StartGrpc(drover::ctld::ControllerService& service,
                                         drover::ctld::AccountingService& accounting,
                                         const drover::ClusterConfig& cluster,
@@ -269,7 +258,10 @@ int main(int argc, char** argv) {
     }
   auto authenticator = drover::auth::StartDaemonAuth("droverctld", cluster);
   if (!authenticator) return 1;
-  std::string listen = ListenAddressOf(options, cluster.settings, self->port);
+  // --listen, else DroverControllerListen's address with this line's own port or SlurmctldPort.
+  std::string listen = options.listen.empty()
+                           ? ControllerListenAddress(cluster.settings, self->port)
+                           : options.listen;
   // On PostgreSQL the controller leads through the database's lease, fencing every commit with
   // its term; it waits as a standby while another leads.
   std::unique_ptr<ctld::Leadership> leadership;
