@@ -34,11 +34,16 @@ if(DROVER_DAEMONS)
           DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/drover-node RENAME README COMPONENT node)
 endif()
 
-install(TARGETS drover RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT client)
+# `drover sim` and `drover restd` run the binaries beside drover.
+install(TARGETS drover drover-sim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT client)
+if(DROVER_DAEMONS)
+  install(TARGETS drover-restd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT client)
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/drover-client RENAME README COMPONENT client)
 if(DROVER_DAEMONS)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/systemd/drover-authd.service
+                ${PROJECT_SOURCE_DIR}/packaging/systemd/drover-restd.service
           DESTINATION ${DROVER_SYSTEMD_UNIT_DIR} COMPONENT client)
   # Slurm's names: `drover` looks at the name it was run by. Under /usr/lib/drover/bin (put it
   # first in PATH, or install drover-slurm-commands for /usr/bin).

@@ -31,10 +31,17 @@ enum class Scheme { kNone, kMunge, kSlurm };
 //   auth/none: no authentication at all; every daemon warns at start.
 struct Settings {
   Scheme scheme = Scheme::kMunge;
-  std::string socket;        // munged's, or the auth/slurm broker's
-  std::string key_path;      // auth/slurm
-  int64_t ttl_seconds = 0;   // 0: the scheme's default
+  std::string socket;               // munged's, or the auth/slurm broker's
+  std::string key_path;             // auth/slurm
+  int64_t ttl_seconds = 0;          // 0: the scheme's default
   std::string slurm_user = "root";  // SlurmUser: whose credentials are the daemons'
+  // AuthAltTypes=auth/jwt with AuthAltParameters (jwt.h): jwt_key=PATH (default
+  // StateSaveLocation/jwt_hs256.key, as Slurm's), disable_token_creation,
+  // max_token_lifespan=SECONDS.
+  bool jwt = false;
+  std::string jwt_key_path;
+  bool token_creation = true;
+  int64_t max_token_lifespan_seconds = 0;  // 0: no bound but the request's
 };
 // An error names the key and the value it cannot use.
 Result<Settings> SettingsOf(const ClusterConfig& cluster);

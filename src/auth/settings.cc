@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -33,15 +34,21 @@ Scheme SchemeOf(AuthType type) {
   return Scheme::kMunge;
 }
 
+// One "name=value" (or "name") of a comma-separated list, both trimmed.
+std::pair<std::string_view, std::string_view> OptionOf(std::string_view item) {
+  std::string_view option = Trim(item);
+  size_t equals = option.find('=');
+  std::string_view name = Trim(option.substr(0, equals));
+  std::string_view value =
+      equals == std::string_view::npos ? std::string_view() : Trim(option.substr(equals + 1));
+  return {name, value};
+}
+
 Status ApplyAuthInfo(std::string_view info, Settings& settings) {
   std::vector<std::string> unknown;
   for (const std::string& item : Split(info, ',')) {
-    std::string_view option = Trim(item);
-    if (option.empty()) continue;
-    size_t equals = option.find('=');
-    std::string_view name = Trim(option.substr(0, equals));
-    std::string_view value =
-        equals == std::string_view::npos ? std::string_view() : Trim(option.substr(equals + 1));
+    auto [name, value] = OptionOf(item);
+    if (name.empty()) continue;
     if (EqualsIgnoreCase(name, "ttl")) {
       int64_t ttl = 0;
       auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ttl);
@@ -64,6 +71,42 @@ Status ApplyAuthInfo(std::string_view info, Settings& settings) {
         fmt::format("AuthInfo: unknown option{} '{}' (Drover reads socket=, key= and "
                     "ttl=)",
                     unknown.size() == 1 ? "" : "s", Join(unknown, "', '")));
+  return OkStatus();
+}
+
+// AuthAltParameters, Slurm's words: jwt_key=PATH, disable_token_creation, max_token_lifespan=N.
+// jwks= (keys of an outside identity provider, RS256) is refused: only HS256 is served.
+Status ApplyAuthAltParameters(std::string_view parameters, Settings& settings) {
+  for (const std::string& item : Split(parameters, ',')) {
+    auto [name, value] = OptionOf(item);
+    if (name.empty()) continue;
+    if (EqualsIgnoreCase(name, "jwt_key")) {
+      if (value.empty() || value.front() != '/')
+        return MakeError(
+            fmt::format("AuthAltParameters: jwt_key= needs an absolute path, not '{}'", value));
+      settings.jwt_key_path = std::string(value);
+    } else if (EqualsIgnoreCase(name, "disable_token_creation")) {
+      settings.token_creation = false;
+    } else if (EqualsIgnoreCase(name, "max_token_lifespan")) {
+      int64_t seconds = 0;
+      auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+      if (value.empty() || error != std::errc() || end != value.data() + value.size() ||
+          seconds < 1)
+        return MakeError(fmt::format(
+            "AuthAltParameters: invalid max_token_lifespan '{}' (expected seconds, 1 or more)",
+            value));
+      settings.max_token_lifespan_seconds = seconds;
+    } else if (EqualsIgnoreCase(name, "jwks")) {
+      return MakeError(
+          "AuthAltParameters: jwks= is not supported: Drover verifies HS256 tokens under "
+          "jwt_key= only");
+    } else {
+      return MakeError(
+          fmt::format("AuthAltParameters: unknown option '{}' (Drover reads jwt_key=, "
+                      "disable_token_creation and max_token_lifespan=)",
+                      name));
+    }
+  }
   return OkStatus();
 }
 
@@ -104,6 +147,15 @@ Result<Settings> SettingsOf(const ClusterConfig& cluster) {
   }
   if (settings.socket.empty() && settings.scheme == Scheme::kSlurm)
     settings.socket = kDefaultBrokerSocket;
+  settings.jwt = !cluster.settings.auth_alt_types.empty();
+  if (!settings.jwt && !cluster.settings.auth_alt_parameters.empty())
+    return MakeError("AuthAltParameters is set but AuthAltTypes is not: add AuthAltTypes=auth/jwt");
+  if (Status applied = ApplyAuthAltParameters(cluster.settings.auth_alt_parameters, settings);
+      !applied)
+    return std::move(applied).take_error();
+  if (settings.jwt && settings.jwt_key_path.empty())
+    settings.jwt_key_path =
+        (std::filesystem::path(cluster.settings.state_save_location) / "jwt_hs256.key").string();
   return settings;
 }
 

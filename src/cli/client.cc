@@ -21,8 +21,6 @@ extern char** environ;
 
 namespace drover::cli {
 
-namespace {
-
 LeanTarget LeanTargetOf(const std::string& address) {
   size_t colon = address.rfind(':');
   std::string host = address.substr(0, colon);
@@ -32,6 +30,8 @@ LeanTarget LeanTargetOf(const std::string& address) {
   std::from_chars(address.data() + colon + 1, address.data() + address.size(), port);
   return LeanTarget{host, port};
 }
+
+namespace {
 
 // One Ping of the controller at `address`, with a short deadline: lean when the cluster has no
 // TLS, else over a channel of its own.
@@ -176,6 +176,13 @@ grpc::Status ListAllJobs(Connection& connection, const v1::JobQuery& query, v1::
                      page, reply);
       },
       query, list);
+}
+
+std::string ShortHostName() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  std::string host = name;
+  return host.substr(0, host.find('.'));
 }
 
 Identity Me() {

@@ -33,6 +33,9 @@ struct Connection {
   std::string address;
 };
 
+// "host:port" or "[v6]:port" as a lean call's target.
+LeanTarget LeanTargetOf(const std::string& address);
+
 // With several SlurmctldHost lines, the first in order that answers Ping as the controller in
 // charge (not a standby), tried again while a takeover may be under way (SlurmctldTimeout and 5
 // s); then the first line's, whose calls fail as unreachable. With one line, that one, unasked.
@@ -70,6 +73,8 @@ struct Identity {
   std::string user;
 };
 Identity Me();
+// This host's name up to its first dot, as Slurm's commands name hosts.
+std::string ShortHostName();
 // The request's uid/gid, for older controllers only: the controller ignores them and takes the
 // caller from the call's credential.
 void SetCaller(v1::Caller* caller);

@@ -22,7 +22,8 @@ struct Command {
 
 int RunConfig(Arguments args);
 int RunVersion(Arguments args);
-int RunSim(Arguments args);  // drover/sim_launcher.cc: runs drover-sim (src/sim/main.cc)
+int RunSim(Arguments args);    // drover/sim_launcher.cc: runs drover-sim (src/sim/main.cc)
+int RunRestd(Arguments args);  // drover/sim_launcher.cc: runs drover-restd (restd/rest_api.h)
 // A local cluster (drover/local_cluster.cc; built with the daemons).
 int RunUp(Arguments args);
 int RunDown(Arguments args);
@@ -31,7 +32,7 @@ int RunEnv(Arguments args);
 // auth/slurm's key and broker (drover/auth_commands.cc; built with the daemons).
 int RunKeygen(Arguments args);
 int RunAuthd(Arguments args);
-int RunStorage(Arguments args);  // drover/storage_command.cc: drover storage migrate
+int RunStorage(Arguments args);   // drover/storage_command.cc: drover storage migrate
 int RunSbatch(Arguments args);    // sbatch/sbatch.cc
 int RunSqueue(Arguments args);    // query/squeue.cc
 int RunSinfo(Arguments args);     // query/sinfo.cc

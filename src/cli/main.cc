@@ -32,6 +32,7 @@ constexpr std::array kCommands = {
             RunAuthd},
     Command{"storage", "copy a SQLite state into PostgreSQL: drover storage migrate --help",
             RunStorage},
+    Command{"restd", "serve Slurm's REST API (as slurmrestd): drover restd --help", RunRestd},
     Command{"sbatch", "submit a batch script (as Slurm's sbatch)", RunSbatch},
     Command{"srun", "run a parallel step, in an allocation or a new one (as Slurm's srun)",
             RunSrun},

@@ -61,10 +61,6 @@ void CheckCluster(ClusterConfig& config, Diagnostics& diagnostics) {
       partition.is_default = false;
     }
   }
-  if (!settings.auth_alt_types.empty())
-    diagnostics.Warning(file, fmt::format("AuthAltTypes={} is accepted but not served yet: every "
-                                          "call authenticates with AuthType only",
-                                          Join(settings.auth_alt_types, ",")));
   if (defaults == 0 && !config.partitions.empty())
     diagnostics.Warning(file, "no partition is Default=YES; jobs must name one with -p");
   for (const PartitionConfig& partition : config.partitions)

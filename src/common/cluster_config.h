@@ -171,7 +171,8 @@ struct ClusterSettings {
   bool controller_pid_file_set = false, agent_pid_file_set = false;
   AuthType auth = AuthType::kMunge;
   std::string auth_info;                    // AuthInfo as written; auth::SettingsOf reads it
-  std::vector<std::string> auth_alt_types;  // AuthAltTypes: accepted (auth/jwt), not served yet
+  std::vector<std::string> auth_alt_types;  // AuthAltTypes: auth/jwt (tokens; auth/jwt.h)
+  std::string auth_alt_parameters;          // AuthAltParameters as written; auth::SettingsOf
   bool disable_root_jobs = false;           // DisableRootJobs: no job may run as root
   PrivateData private_data;
   int64_t group_update_time_seconds = 600;  // GroupUpdateTime: how long a user's groups are kept

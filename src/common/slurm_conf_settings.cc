@@ -404,6 +404,7 @@ std::vector<ConfField<S>> BuildFields() {
                            {"auth/none", AuthType::kNone}},
                           "expected auth/munge, auth/slurm or auth/none")},
       {"AuthInfo", String(&S::auth_info)},
+      {"AuthAltParameters", String(&S::auth_alt_parameters)},
       {"AuthAltTypes", SetAuthAltTypes},
       {"DisableRootJobs", Bool(&S::disable_root_jobs)},
       {"PrivateData", SetPrivateData},

@@ -63,15 +63,14 @@ TEST(SlurmConf, DefaultsAreSlurms) {
 
 TEST(SlurmConf, AuthKeysKeepSlurmsMeaning) {
   ConfigLoad load = LoadComplete(
-      "AuthType=auth/slurm\nAuthInfo=key=/k/slurm.key,ttl=30\nAuthAltTypes=auth/jwt\n");
+      "AuthType=auth/slurm\nAuthInfo=key=/k/slurm.key,ttl=30\nAuthAltTypes=auth/jwt\n"
+      "AuthAltParameters=jwt_key=/k/jwt.key\n");
   ASSERT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
   EXPECT_EQ(load.config.settings.auth, AuthType::kHmac);
   EXPECT_EQ(load.config.settings.auth_info, "key=/k/slurm.key,ttl=30");
   EXPECT_EQ(load.config.settings.auth_alt_types, std::vector<std::string>{"auth/jwt"});
-  EXPECT_NE(Messages(load.diagnostics.warnings())
-                .find("AuthAltTypes=auth/jwt is accepted but not served yet"),
-            std::string::npos)
-      << Messages(load.diagnostics.warnings());
+  EXPECT_EQ(load.config.settings.auth_alt_parameters, "jwt_key=/k/jwt.key");
+  EXPECT_TRUE(load.diagnostics.warnings().empty()) << Messages(load.diagnostics.warnings());
 
   EXPECT_EQ(LoadComplete("AuthType=auth/none\n").config.settings.auth, AuthType::kNone);
   ConfigLoad jwt = LoadComplete("AuthType=auth/jwt\n");

@@ -165,8 +165,13 @@ set -e
 [ "$rc" = 1 ] && grep -qx "invalid entity:bogus for keyword:show " "$state/err.txt" || fail "show bogus: $rc $(cat "$state/err.txt")"
 scontrol bogus 2> "$state/err.txt" && fail "a bad keyword was taken"
 grep -qx "invalid keyword: bogus" "$state/err.txt" || fail "bad keyword: $(cat "$state/err.txt")"
-scontrol token 2> "$state/err.txt" && fail "token succeeded"
-grep -q "Drover does not support 'token' yet" "$state/err.txt" || fail "token: $(cat "$state/err.txt")"
+# token: Slurm's SLURM_JWT= line (drover up enables auth/jwt); a bad word is Slurm's error.
+scontrol token | grep -q '^SLURM_JWT=[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$' ||
+  fail "token: $(scontrol token 2>&1)"
+scontrol token lifespan=0 2> "$state/err.txt" && fail "token lifespan=0 succeeded"
+grep -q "Invalid lifespan: 0" "$state/err.txt" || fail "token lifespan=0: $(cat "$state/err.txt")"
+scontrol token colour=red 2> "$state/err.txt" && fail "token colour=red succeeded"
+grep -q "Invalid parameter: colour=red" "$state/err.txt" || fail "token: $(cat "$state/err.txt")"
 # One SlurmctldHost line: nobody to take over.
 scontrol takeover 2> "$state/err.txt" && fail "takeover succeeded without a backup"
 grep -qx "slurm_takeover error: no backup controller: slurm.conf names one SlurmctldHost" "$state/err.txt" ||

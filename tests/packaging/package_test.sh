@@ -30,7 +30,8 @@ expect() {  # package, then its paths
   diff -u "$work/$package.expected" "$work/$package.found" ||
     fail "$package holds other files than it should (- expected, + found)"
 }
-client=(/usr/bin/drover /usr/lib/systemd/system/drover-authd.service
+client=(/usr/bin/drover /usr/bin/drover-sim /usr/bin/drover-restd /usr/lib/systemd/system/drover-authd.service
+        /usr/lib/systemd/system/drover-restd.service
         /usr/share/doc/drover-client/README)
 for command in $commands; do client+=("/usr/lib/drover/bin/$command"); done
 expect drover-client "${client[@]}"
@@ -74,7 +75,7 @@ cp -rn /usr/lib/systemd/system/. "$root/usr/lib/systemd/system/"
 mkdir -p "$root/usr/bin"
 cp "$(type -P kill)" "$root/usr/bin/kill"
 [ -e "$root/bin" ] || ln -s usr/bin "$root/bin"
-for unit in droverctld droverd drover-authd; do
+for unit in droverctld droverd drover-authd drover-restd; do
   said=$(systemd-analyze verify --root="$root" "$root/usr/lib/systemd/system/$unit.service" 2>&1) ||
     fail "$unit.service: $said"
   [ -z "$said" ] || fail "$unit.service: $said"
@@ -89,4 +90,5 @@ unit droverd "Type=notify"
 unit droverd "KillMode=process"
 unit droverd "Delegate=yes"
 unit drover-authd "Type=notify"
+unit drover-restd "DynamicUser=yes"
 echo "package_test: 4 packages built, their files, dependencies and units checked"

@@ -52,6 +52,7 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"Reconfigure", Allowed::kAnyUser},
     {"SetDebug", Allowed::kAnyUser},
     {"Takeover", Allowed::kAnyUser},
+    {"Token", Allowed::kAnyUser},  // for oneself; another user's only for root and SlurmUser
     {"CreateStep", Allowed::kAnyUser},
     {"StepEnded", Allowed::kAnyUser},
     {"Release", Allowed::kAnyUser},

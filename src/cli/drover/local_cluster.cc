@@ -46,7 +46,8 @@ constexpr std::string_view kOverridden[] = {
     "slurmctldhost",     "controlmachine",    "controladdr",    "slurmctldport",
     "slurmdport",        "statesavelocation", "slurmdspooldir", "slurmctldlogfile",
     "slurmdlogfile",     "slurmctldpidfile",  "slurmdpidfile",  "drovercontrollerlisten",
-    "droveragentlisten", "authtype",          "authinfo",       "slurmuser"};
+    "droveragentlisten", "authtype",          "authinfo",       "slurmuser",
+    "authalttypes",      "authaltparameters"};
 
 struct Options {
   std::string conf, state;
@@ -204,7 +205,11 @@ Status WriteEffectiveConfig(const fs::path& conf, const fs::path& state,
       << "AuthType=auth/slurm\n"
       << "AuthInfo=key=" << (state / "slurm.key").string()
       << ",socket=" << (state / "run" / "auth.socket").string() << "\n"
-      << "SlurmUser=" << Me().user << "\n";
+      << "SlurmUser=" << Me().user
+      << "\n"
+      // Tokens for the REST API (`scontrol token`, `drover restd`), signed with its own key.
+      << "AuthAltTypes=auth/jwt\n"
+      << "AuthAltParameters=jwt_key=" << (state / "jwt_hs256.key").string() << "\n";
   std::ofstream(state / "slurm.conf") << out.str();
   for (const char* companion :
        {"gres.conf", "topology.conf", "cgroup.conf", "job_container.conf"}) {
@@ -394,11 +399,12 @@ std::optional<fs::path> PrepareState(const fs::path& conf, const std::string& st
   }
   // The cluster's key (kept across `drover down`/`up`), readable by its owner only; the broker's
   // socket in run/ is for every local user, so the directories above it can be searched.
-  if (!fs::exists(state / "slurm.key"))
-    if (Status written = auth::WriteKey((state / "slurm.key").string(), false); !written) {
-      fmt::print(stderr, "drover up: {}\n", written.error());
-      return std::nullopt;
-    }
+  for (const char* key : {"slurm.key", "jwt_hs256.key"})
+    if (!fs::exists(state / key))
+      if (Status written = auth::WriteKey((state / key).string(), false); !written) {
+        fmt::print(stderr, "drover up: {}\n", written.error());
+        return std::nullopt;
+      }
   for (const fs::path& dir : {state, state / "run"})
     fs::permissions(dir,
                     fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |

@@ -26,10 +26,13 @@ std::string BaseName(std::string_view path) {
 
 }  // namespace
 
-Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadFile& read_file,
-                                  const std::map<std::string, std::string>& environment,
-                                  const std::string& cwd, uint32_t uid, uint32_t gid,
-                                  const std::string& user, int64_t now) {
+namespace {
+
+// `directives`: the script's #SBATCH (#PBS, #BSUB) lines and the SBATCH_* variables count.
+Result<SbatchRequest> Parse(std::span<const std::string> argv, const ReadFile& read_file,
+                            const std::map<std::string, std::string>& environment,
+                            const std::string& cwd, uint32_t uid, uint32_t gid,
+                            const std::string& user, int64_t now, bool directives) {
   const Inputs in{read_file, environment, cwd, uid, now};
   SbatchRequest request;
   Settings s;
@@ -59,15 +62,17 @@ Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadF
   }
   // Second pass: #SBATCH lines (a --wrap script's too, as in Slurm), then SBATCH_* variables,
   // then the command line.
-  if (Status ok = ApplyScript(request.script, in, s); !ok) return std::move(ok).take_error();
-  // Slurm looks for --ignore-pbs among #SBATCH lines, in the environment (set at all) and as a
-  // whole word of the command line, before reading #PBS and #BSUB lines.
-  bool ignore_pbs = s.ignore_pbs || environment.contains("SBATCH_IGNORE_PBS") ||
-                    std::find(argv.begin(), argv.end(), "--ignore-pbs") != argv.end();
-  if (!ignore_pbs)
-    if (Status ok = ApplyWrapperDirectives(request.script, in, s); !ok)
-      return std::move(ok).take_error();
-  if (Status ok = ApplyEnvironment(in, s); !ok) return std::move(ok).take_error();
+  if (directives) {
+    if (Status ok = ApplyScript(request.script, in, s); !ok) return std::move(ok).take_error();
+    // Slurm looks for --ignore-pbs among #SBATCH lines, in the environment (set at all) and as
+    // a whole word of the command line, before reading #PBS and #BSUB lines.
+    bool ignore_pbs = s.ignore_pbs || environment.contains("SBATCH_IGNORE_PBS") ||
+                      std::find(argv.begin(), argv.end(), "--ignore-pbs") != argv.end();
+    if (!ignore_pbs)
+      if (Status ok = ApplyWrapperDirectives(request.script, in, s); !ok)
+        return std::move(ok).take_error();
+    if (Status ok = ApplyEnvironment(in, s); !ok) return std::move(ok).take_error();
+  }
   for (auto& [use, index] : command_line.uses) {
     if (use.def->early) continue;
     if (Status ok = Apply(use, in, s); !ok) return std::move(ok).take_error();
@@ -82,6 +87,23 @@ Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadF
   spec.uid = s.run_uid.value_or(uid);
   spec.gid = s.run_gid ? *s.run_gid : s.run_uid_group.value_or(gid);
   return request;
+}
+
+}  // namespace
+
+Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadFile& read_file,
+                                  const std::map<std::string, std::string>& environment,
+                                  const std::string& cwd, uint32_t uid, uint32_t gid,
+                                  const std::string& user, int64_t now) {
+  return Parse(argv, read_file, environment, cwd, uid, gid, user, now, true);
+}
+
+Result<SbatchRequest> ParseSbatchCommandLine(std::span<const std::string> argv,
+                                             const ReadFile& read_file,
+                                             const std::map<std::string, std::string>& environment,
+                                             const std::string& cwd, uint32_t uid, uint32_t gid,
+                                             const std::string& user, int64_t now) {
+  return Parse(argv, read_file, environment, cwd, uid, gid, user, now, false);
 }
 
 Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadFile& read_file,

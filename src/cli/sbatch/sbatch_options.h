@@ -58,7 +58,16 @@ Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadF
                                   const std::string& cwd, uint32_t uid, uint32_t gid,
                                   const std::string& user, int64_t now);
 
-// The same, with `now` read from the system clock.
+// The same from the command line alone: the script's #SBATCH (#PBS, #BSUB) lines and the
+// SBATCH_* variables of `environment` are not read, as slurmrestd reads a job description (the
+// REST API's submissions).
+Result<SbatchRequest> ParseSbatchCommandLine(std::span<const std::string> argv,
+                                             const ReadFile& read_file,
+                                             const std::map<std::string, std::string>& environment,
+                                             const std::string& cwd, uint32_t uid, uint32_t gid,
+                                             const std::string& user, int64_t now);
+
+// The same as ParseSbatch, with `now` read from the system clock.
 Result<SbatchRequest> ParseSbatch(std::span<const std::string> argv, const ReadFile& read_file,
                                   const std::map<std::string, std::string>& environment,
                                   const std::string& cwd, uint32_t uid, uint32_t gid,

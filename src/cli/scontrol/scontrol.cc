@@ -580,6 +580,35 @@ int Takeover(std::span<const std::string> words, std::string_view tag) {
                            hosts[index].name, wait));
 }
 
+// token [lifespan=SECONDS] [username=NAME]: a JWT for the REST API (AuthAltTypes=auth/jwt),
+// printed as Slurm's scontrol prints it, ready for `export`.
+int Token(std::span<const std::string> words) {
+  v1::TokenRequest request;
+  for (const std::string& word : words) {
+    size_t equals = word.find('=');
+    std::string_view key = std::string_view(word).substr(0, equals);
+    std::string value = equals == std::string::npos ? std::string() : word.substr(equals + 1);
+    if (equals != std::string::npos && EqualsIgnoreCase(key, "lifespan")) {
+      std::optional<int64_t> seconds = ParseInt64(value);
+      if (!seconds || *seconds < 1) return Error(fmt::format("Invalid lifespan: {}", value));
+      request.set_lifespan_seconds(*seconds);
+    } else if (equals != std::string::npos && EqualsIgnoreCase(key, "username") && !value.empty()) {
+      request.set_user_name(value);
+    } else {
+      return Error(fmt::format("Invalid parameter: {}", word));
+    }
+  }
+  auto connection = Connect();
+  if (!connection) return Error("slurm_request_token error: " + connection.error());
+  v1::TokenReply reply;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status status = connection->stub->Token(&context, request, &reply);
+  if (!status.ok()) return Error("slurm_request_token error: " + Unreachable(status));
+  fmt::print("SLURM_JWT={}\n", reply.token());
+  return 0;
+}
+
 int NotYet(std::string_view command, std::string_view issue) {
   return Error(
       fmt::format("scontrol: error: Drover does not support '{}' yet ({})", command, issue));
@@ -636,8 +665,7 @@ const Command kCommands[] = {
     {{"suspend", 2}, [](auto w, auto&, auto) { return Suspend(w, false); }},
     {{"resume", 3}, [](auto w, auto&, auto) { return Suspend(w, true); }},
     {{"top", 3}, [](auto w, auto&, auto) { return Top(w); }},
-    {{"token", 3},
-     [](auto, auto&, auto) { return NotYet("token", "JWT tokens come with the REST API"); }},
+    {{"token", 3}, [](auto w, auto&, auto) { return Token(w); }},
     {{"write", 2}, [](auto w, auto& f, auto) { return Write(w, f); }},
     {{"wait_job", 2},
      [](auto w, auto&, auto tag) { return w.size() > 1 ? TooMany(tag) : WaitJob(w); }},

@@ -42,13 +42,6 @@ std::vector<v1::Job> ParseJobs(const v1::JobList& list) {
   return jobs;
 }
 
-std::string ShortHostName() {
-  char name[256] = {};
-  gethostname(name, sizeof(name) - 1);
-  std::string host = name;
-  return host.substr(0, host.find('.'));
-}
-
 struct Session {
   Session() = default;
   Session(const Session&) = delete;  // ctx.cluster points into connection

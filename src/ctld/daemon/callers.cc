@@ -31,6 +31,15 @@ std::optional<uint32_t> UidOfName(const std::string& name) {
   return found->pw_uid;
 }
 
+std::optional<std::pair<uint32_t, uint32_t>> PasswdIdsOf(const std::string& name) {
+  std::vector<char> buffer = Buffer(_SC_GETPW_R_SIZE_MAX);
+  passwd entry{}, *found = nullptr;
+  while (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) == ERANGE)
+    buffer.resize(buffer.size() * 2);
+  if (!found) return std::nullopt;
+  return std::make_pair(uint32_t(found->pw_uid), uint32_t(found->pw_gid));
+}
+
 std::string GroupName(gid_t gid) {
   std::vector<char> buffer = Buffer(_SC_GETGR_R_SIZE_MAX);
   group entry{}, *found = nullptr;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/cluster_config.h"
@@ -22,6 +23,8 @@ namespace drover::ctld {
 // The controller's NSS lookups: a user name (or a number) to its uid; a gid's name (the number
 // when the group database has none); a user's groups with `primary` among them.
 std::optional<uint32_t> UidOfName(const std::string& name);
+// A user the passwd database knows by this name (no numbers): its uid and primary gid.
+std::optional<std::pair<uint32_t, uint32_t>> PasswdIdsOf(const std::string& name);
 std::string GroupName(gid_t gid);
 std::vector<uint32_t> GroupList(const std::string& user, gid_t primary);
 

@@ -55,7 +55,9 @@ class StandbyService final : public grpc::CallbackGenericService {
   void SetLeader(std::string leader) EXCLUDES(mutex_);
   grpc::ServerGenericBidiReactor* CreateReactor(
       grpc::GenericCallbackServerContext* context) override;
-  // The Ping reply for a caller whose credential verifies; the status to refuse it with else.
+  // The Ping reply for a caller whose credential verifies, or who sends a token (the REST API's
+  // ping; not checked here: the answer says only that this standby is up and who leads); the
+  // status to refuse it with else.
   grpc::Status Ping(const grpc::ServerContextBase& context, v1::PingReply* reply) EXCLUDES(mutex_);
   std::string Leader() EXCLUDES(mutex_);
 

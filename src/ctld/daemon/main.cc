@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "auth/daemon_auth.h"
+#include "auth/jwt.h"
 #include "auth/tls.h"
 #include "common/getopt.h"
 #include "common/log.h"
@@ -258,6 +259,17 @@ int main(int argc, char** argv) {
     }
   auto authenticator = drover::auth::StartDaemonAuth("droverctld", cluster);
   if (!authenticator) return 1;
+  // AuthAltTypes=auth/jwt: the key is read once, here; a controller that cannot use it does not
+  // start (its tokens would all be refused).
+  std::string jwt_key;
+  if (authenticator->settings.jwt) {
+    Result<std::string> key = drover::auth::ReadJwtKey(authenticator->settings.jwt_key_path);
+    if (!key) {
+      log::Error("{}", key.error());
+      return 1;
+    }
+    jwt_key = std::move(*key);
+  }
   // --listen, else DroverControllerListen's address with this line's own port or SlurmctldPort.
   std::string listen = options.listen.empty()
                            ? ControllerListenAddress(cluster.settings, self->port)
@@ -314,6 +326,7 @@ int main(int argc, char** argv) {
                                   path);
   service.SetAgents(&agents);
   service.SetName(self->name);
+  if (!jwt_key.empty()) service.SetJwtKey(std::move(jwt_key));
   if (leadership && cluster.settings.controller_hosts.size() > 1)
     service.SetHandover([](const std::string& to) {
       {

@@ -44,6 +44,9 @@ class ControllerService final : public v1::Controller::CallbackService {
   void SetHandover(std::function<void(const std::string&)> handover) {
     handover_ = std::move(handover);
   }
+  // AuthAltTypes=auth/jwt: calls may carry a token signed with `key` (auth/jwt.h) instead of a
+  // credential, and Token makes them. Before serving; unset, tokens are refused.
+  void SetJwtKey(std::string key) { jwt_key_ = std::move(key); }
   // PurgeJobAfter: purges the history when the cutoff has moved on since the last purge (once
   // an hour, a day or a month, as the unit is). Called by the daemon's main thread.
   void PurgeHistoryIfDue(int64_t now);
@@ -90,6 +93,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* Notify(Context*, const v1::NotifyRequest*, v1::ActionReply*) override;
   Reactor* SetDebug(Context*, const v1::SetDebugRequest*, v1::ActionReply*) override;
   Reactor* Takeover(Context*, const v1::TakeoverRequest*, v1::ActionReply*) override;
+  Reactor* Token(Context*, const v1::TokenRequest*, v1::TokenReply*) override;
 
  private:
   friend class AccountingService;  // sacctmgr's service: admitted and queued as these calls are
@@ -102,6 +106,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   // function name; __builtin_FUNCTION, as clang 14's library has no std::source_location).
   grpc::Status Admit(Context* context, Access access, Caller& caller,
                      const char* handler = __builtin_FUNCTION());
+  // The identity a call's JWT proves (x-slurm-user-token, with x-slurm-user-name when sent).
+  Result<auth::Identity> AuthenticateToken(Context* context);
   // A call refused as busy: its credential admits its retries (busy_retries.h).
   void HoldForRetry(Context* context, const Caller& caller);
   // The step's credential: the Job bytes the agents will run it from, sealed with its claims.
@@ -132,7 +138,8 @@ class ControllerService final : public v1::Controller::CallbackService {
   EngineLoop& loop_;
   auth::Authenticator& authenticator_;
   const auth::Settings auth_settings_;
-  Callers callers_;  // who a proven uid is: name, groups, operator
+  std::string jwt_key_;  // empty: tokens are refused
+  Callers callers_;      // who a proven uid is: name, groups, operator
   std::unique_ptr<RateLimiter> rate_limiter_;
   BusyRetries busy_retries_;
   std::string conf_path_;

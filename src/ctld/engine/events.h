@@ -34,6 +34,9 @@ struct Caller {
   std::string user{};
   std::vector<uint32_t> groups{};          // primary and supplementary group IDs
   std::vector<std::string> group_names{};  // the same groups by name (AllowGroups)
+  // Proven by a JWT (AuthAltTypes=auth/jwt, the REST API's calls) rather than by AuthType's
+  // credential: such a caller is never a daemon and may not make tokens.
+  bool by_token = false;
 
   bool InGroup(uint32_t group) const;
   bool InGroupNamed(const std::string& name) const;
