@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <map>
+#include <numeric>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -326,10 +327,49 @@ void RenderFairShare(Exposition& out, const Snapshot& snapshot) {
     out.Sample("drover_fairshare_usage", {{"account", account}}, value);
 }
 
+// GPUs held by running jobs, by account: the accounts sacctmgr knows (a job's own account name
+// is the user's choice where accounting does not check it, so it never becomes a label), the
+// rest "other".
+void RenderGpusByAccount(Exposition& out, const ClusterConfig& cluster, const Snapshot& snapshot) {
+  std::vector<size_t> every(cluster.nodes.size());
+  std::iota(every.begin(), every.end(), size_t{0});
+  std::map<std::string, uint64_t> by_account;
+  if (snapshot.accounting)
+    for (const acct::Account& account : snapshot.accounting->accounts) by_account[account.name];
+  for (uint64_t id : JobsOnNodes(snapshot, every)) {
+    const JobPtr* job = snapshot.jobs.Find(id);
+    if (!job || !HoldsAllocation(**job)) continue;
+    uint64_t gpus = 0;
+    for (const sched::NodeAllocation& share : (*job)->allocation.nodes) gpus += share.gpus.size();
+    if (gpus == 0) continue;
+    const std::string& account = (*job)->spec.account;
+    bool known = snapshot.accounting && snapshot.accounting->FindAccount(account) != nullptr;
+    by_account[known ? account : std::string("other")] += gpus;
+  }
+  out.Family(
+      "drover_gpus_allocated_by_account", "gauge",
+      "GPUs held by running jobs, by account (accounts sacctmgr knows; the rest \"other\").");
+  for (const auto& [account, count] : by_account)
+    out.Sample("drover_gpus_allocated_by_account", {{"account", account}}, count);
+}
+
 void RenderJobCounters(Exposition& out, const Snapshot& snapshot) {
   out.Family("drover_jobs_submitted_total", "counter",
              "Jobs accepted since the controller started.");
   out.Sample("drover_jobs_submitted_total", {}, snapshot.submitted_total);
+  out.Family("drover_jobs_started_total", "counter",
+             "Job starts since the controller started (a requeued job's each time).");
+  out.Sample("drover_jobs_started_total", {}, snapshot.started_total);
+  out.Family("drover_job_wait_seconds", "histogram",
+             "How long the jobs started since the controller started waited to start (from "
+             "submission, or --begin).");
+  const JobWaits& waits = snapshot.waits;
+  for (size_t i = 0; i < JobWaits::kBounds.size(); ++i)
+    out.Sample("drover_job_wait_seconds_bucket", {{"le", std::to_string(JobWaits::kBounds[i])}},
+               waits.buckets[i]);
+  out.Sample("drover_job_wait_seconds_bucket", {{"le", "+Inf"}}, waits.count);
+  out.Sample("drover_job_wait_seconds_sum", {}, waits.sum_seconds);
+  out.Sample("drover_job_wait_seconds_count", {}, waits.count);
   std::map<JobState, uint64_t> finished;
   for (JobState state : LiveStates())
     if (IsFinal(state)) finished[state] = 0;
@@ -384,6 +424,7 @@ std::string RenderMetrics(const ClusterConfig& cluster, const Snapshot& snapshot
   RenderCpus(out, cluster, snapshot, usage);
   RenderMemory(out, cluster, usage);
   RenderGpus(out, cluster, usage);
+  RenderGpusByAccount(out, cluster, snapshot);
   RenderGpuHealth(out, cluster, snapshot);
   RenderFairShare(out, snapshot);
   RenderJobCounters(out, snapshot);

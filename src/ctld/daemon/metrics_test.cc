@@ -81,6 +81,20 @@ int Count(const std::string& text, const std::string& line) {
 
 #define EXPECT_LINE(text, line) EXPECT_EQ(Count(text, line), 1) << "missing: " << (line)
 
+TEST_F(MetricsTest, StartsWaitsAndGpusByAccount) {
+  Submit(Shape(1, 2, "h100"));  // starts at once: waited 0 s
+  Submit(Shape(1, 2, "h100"));  // n1's GPUs are taken: waits
+  clock_.Advance(45);
+  Submit(Shape(1, 1));  // n2: starts at once, in the same cycle as nothing else
+  std::string text = Render();
+  EXPECT_LINE(text, "drover_jobs_started_total 2");
+  EXPECT_LINE(text, "drover_job_wait_seconds_bucket{le=\"1\"} 2");
+  EXPECT_LINE(text, "drover_job_wait_seconds_count 2");
+  // Accounts sacctmgr does not know are "other": a job's own account is never a label.
+  EXPECT_LINE(text, "drover_gpus_allocated_by_account{account=\"other\"} 3");
+  EXPECT_EQ(text.find("drover_gpus_allocated_by_account{account=\"research\"}"), std::string::npos);
+}
+
 TEST_F(MetricsTest, QueueNodesAndResources) {
   Submit(Shape(8, 2, "h100"));          // all of n1: ALLOCATED
   Submit(Shape(2, 2));                  // n2's two untyped GPUs: n2 MIXED

@@ -114,6 +114,8 @@ std::shared_ptr<const Snapshot> Engine::Publish() const {
   snapshot->cycles = cycles_;
   snapshot->submitted_total = submitted_total_;
   snapshot->finished_total = finished_total_;
+  snapshot->started_total = started_total_;
+  snapshot->waits = waits_;
   snapshot->last_cycle_considered = priorities_ ? priorities_->size() : 0;
   return snapshot;
 }

@@ -5,6 +5,7 @@
 // tests drive the same code.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -97,6 +98,24 @@ void ApplyNodeOverrides(const NodeStatus& status, NodeConfig& node);
 // none (gres.conf's Cores= and Links= win, as Slurm merges them).
 void MergeReportedGpus(const std::vector<GpuDevice>& reported, NodeConfig& node);
 
+// How long the jobs started since the controller started waited (start - max(submit, begin)),
+// as a Prometheus histogram: at or below each bound (seconds), cumulative.
+struct JobWaits {
+  static constexpr std::array<int64_t, 15> kBounds = {
+      1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400, 259200, 604800};
+  std::array<uint64_t, kBounds.size()> buckets{};
+  uint64_t count = 0;
+  int64_t sum_seconds = 0;
+
+  void Observe(int64_t seconds) {
+    seconds = std::max<int64_t>(seconds, 0);
+    for (size_t i = 0; i < kBounds.size(); ++i)
+      if (seconds <= kBounds[i]) ++buckets[i];
+    ++count;
+    sum_seconds += seconds;
+  }
+};
+
 // What readers see: an immutable copy published after each batch.
 struct Snapshot {
   int64_t time = 0;
@@ -118,6 +137,8 @@ struct Snapshot {
   size_t last_cycle_considered = 0;
   uint64_t submitted_total = 0;                 // jobs accepted since start
   std::map<JobState, uint64_t> finished_total;  // jobs ended since start, by final state
+  uint64_t started_total = 0;                   // job starts since start (a requeued job's too)
+  JobWaits waits;                               // those starts' waits
 };
 
 struct EngineOptions {
@@ -402,6 +423,8 @@ class Engine : private sched::JobOutcomes {
   uint64_t cycles_ = 0;
   uint64_t submitted_total_ = 0;
   std::map<JobState, uint64_t> finished_total_;
+  uint64_t started_total_ = 0;
+  JobWaits waits_;
   sched::SchedulerResult last_result_;
   std::shared_ptr<std::vector<sched::PriorityFactors>> priorities_;  // the last cycle's
   std::shared_ptr<std::vector<sched::PriorityFactors>> spare_priorities_;

@@ -407,6 +407,8 @@ void Engine::ApplyStart(const sched::StartDecision& start, EngineOutput& out) {
       job.gpu_uuids[part.node] = std::move(uuids);
   }
   job.start_time = now;
+  ++started_total_;
+  waits_.Observe(now - std::max(job.spec.submit_time, job.spec.begin_time));
   job.time_limit_seconds = start.time_limit_seconds;
   job.end_time = start.end_time;
   // --deadline: as Slurm, the job's time limit ends at its deadline at the latest.
