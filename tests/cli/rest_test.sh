@@ -91,6 +91,13 @@ expect() {  # expect CODE ERROR-TEXT USER TOKEN METHOD PATH [BODY]
 expect 200 "" alice "$alice" GET /slurm/v0.0.38/ping
 [ "$(json 'd["pings"][0]["ping"]')" = UP ] || fail "ping: $(cat "$state/body")"
 [ "$(json 'len(d["errors"])')" = 0 ] || fail "ping errors: $(cat "$state/body")"
+expect 200 "" alice "$alice" GET /slurm/v0.0.38/diag
+[ "$(json 'd["statistics"]["agent_thread_count"] > 0')" = True ] || fail "diag: $(cat "$state/body")"
+# sdiag -r is for operators.
+if runuser -u alice -- env DROVER_CONF="$DROVER_CONF" "$state/bin/drover" sdiag -r >"$state/o" 2>&1; then
+  fail "alice reset the statistics"
+fi
+grep -q "Permission denied" "$state/o" || fail "alice's sdiag -r: $(cat "$state/o")"
 
 # A job submitted with alice's token runs as alice.
 install -d -o alice "$state/alice"

@@ -470,4 +470,17 @@ scontrol --version | grep -q "^slurm 22.05.8 (drover " || fail "--version: $(sco
 scontrol --help | grep -q "^Usage: scontrol" || fail "--help"
 scontrol --bogus 2> "$state/err.txt" && fail "--bogus accepted"
 grep -q "unrecognized option '--bogus'" "$state/err.txt" || fail "--bogus: $(cat "$state/err.txt")"
+# sdiag: Slurm's layout, the controller's counts, the RPCs by method and user; -r resets them.
+sdiag > "$state/sdiag.txt" || fail "sdiag: $(cat "$state/sdiag.txt")"
+for line in "^sdiag output at " "^Server thread count: " "^Jobs submitted: [1-9]" \
+  "^Main schedule statistics (microseconds):" "^	Total cycles: [1-9]" \
+  "^Remote Procedure Call statistics by message type" "^	Submit  *( *[0-9]*) count:[1-9]" \
+  "^Remote Procedure Call statistics by user" "^	$(id -un)  *( *$(id -u)) count:[1-9]"; do
+  grep -q "$line" "$state/sdiag.txt" || fail "sdiag lacks '$line': $(cat "$state/sdiag.txt")"
+done
+sdiag --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["statistics"]; assert d["jobs_submitted"] > 0 and d["rpcs_by_message_type"], d' ||
+  fail "sdiag --json"
+[ "$(sdiag -r)" = "Reset scheduling statistics" ] || fail "sdiag -r"
+sdiag -i | grep -q "^	Submit " && fail "sdiag -r left the Submit count"
+sdiag --bogus 2>/dev/null && fail "sdiag took --bogus"
 echo "PASS"

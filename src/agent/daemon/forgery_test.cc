@@ -53,6 +53,7 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"SetDebug", Allowed::kAnyUser},
     {"Takeover", Allowed::kAnyUser},
     {"Token", Allowed::kAnyUser},  // for oneself; another user's only for root and SlurmUser
+    {"Diag", Allowed::kAnyUser},  // sdiag; its reset for operators only
     {"CreateStep", Allowed::kAnyUser},
     {"StepEnded", Allowed::kAnyUser},
     {"Release", Allowed::kAnyUser},

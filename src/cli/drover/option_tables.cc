@@ -22,6 +22,7 @@ constexpr std::pair<std::string_view, std::vector<OptionSpec> (*)()> kTables[] =
     {"scancel", ScancelOptionTable}, {"sprio", SprioOptionTable},
     {"sshare", SshareOptionTable},   {"sacctmgr", SacctmgrOptionTable},
     {"sreport", SreportOptionTable}, {"scontrol", ScontrolOptionTable},
+    {"sdiag", SdiagOptionTable},
 };
 
 std::string_view ArgumentName(OptionSpec::Argument argument) {

@@ -14,6 +14,7 @@
 #include "auth/tls.h"
 #include "cli/client.h"
 #include "cli/formats/formats.h"
+#include "cli/formats/sdiag_format.h"
 #include "cli/query/query_common.h"
 #include "cli/restd/job_submit.h"
 #include "cli/scontrol/scontrol_format.h"
@@ -109,6 +110,7 @@ std::optional<Response> UnknownQuery(const Request& request, const RouteInfo& ro
 
 const std::vector<RouteInfo> kRoutes = {
     {"GET", "/slurm/v0.0.38/ping", "ping the controllers", {}},
+    {"GET", "/slurm/v0.0.38/diag", "the controller's statistics, as sdiag --json", {}},
     {"GET", "/slurm/v0.0.38/jobs", "every job in the queue", {"update_time"}},
     {"GET", "/slurm/v0.0.38/job/{job_id}", "one job (or every task of an array)", {}},
     {"DELETE", "/slurm/v0.0.38/job/{job_id}", "cancel a job, or signal it", {"signal"}},
@@ -502,6 +504,14 @@ struct Handlers {
     return Document(Dump(document));
   }
 
+  Response Diag() {
+    v1::DiagReply reply;
+    grpc::Status status = api.Call(request, "/drover.v1.Controller/Diag",
+                                   &v1::Controller::Stub::Diag, v1::DiagRequest(), &reply);
+    if (!status.ok()) return FromStatus(status);
+    return Document(SdiagJson(reply));
+  }
+
   // /slurmdb/v0.0.38/jobs and job/{id}: the job history, as sacct --json prints it.
   Response History(const std::string* id) {
     v1::HistoryQuery query;
@@ -654,6 +664,7 @@ Response RestApi::Handle(const Request& raw) {
   const std::string route_path = route->path;
   const std::string* named = parameter.empty() ? nullptr : &parameter;
   if (route_path == "/slurm/v0.0.38/ping") return handlers.Ping();
+  if (route_path == "/slurm/v0.0.38/diag") return handlers.Diag();
   if (route_path == "/slurm/v0.0.38/jobs") return handlers.Jobs(nullptr);
   if (route_path == "/slurm/v0.0.38/job/submit") return handlers.Submit();
   if (route_path == "/slurm/v0.0.38/job/{job_id}")

@@ -196,6 +196,11 @@ void AgentDispatcher::Notify(int node, uint64_t job_id, const std::string& messa
   EnqueueOnNodes({node}, job_id, request, &v1::Agent::Stub::Notify, 3);
 }
 
+AgentDispatcher::Load AgentDispatcher::CurrentLoad() {
+  MutexLock lock(mutex_);
+  return Load{queue_.size(), busy_.size(), workers_.size()};
+}
+
 void AgentDispatcher::SetAddress(int node, std::string address) {
   if (node < 0) return;
   MutexLock lock(mutex_);

@@ -42,6 +42,11 @@ class AgentDispatcher : public EffectSink {
   void Mail(const MailJob& mail) override { mailer_.Send(mail); }
   // The address (host:port) an agent registered with; replaces slurm.conf's NodeAddr/Port.
   void SetAddress(int node, std::string address);
+  // sdiag: calls waiting for a worker, calls under way, and the workers.
+  struct Load {
+    size_t queued = 0, busy = 0, workers = 0;
+  };
+  Load CurrentLoad() EXCLUDES(mutex_);
   // Where the node's agent is: its registered address, else slurm.conf's NodeAddr:Port.
   std::string AddressOf(int node);
 

@@ -266,7 +266,11 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
   };
   if (out.scheduled) {
-    stats_.cycle_seconds.Observe(seconds_since(started));
+    const double cycle = seconds_since(started);
+    stats_.cycle_seconds.Observe(cycle);
+    const auto micros = static_cast<uint64_t>(cycle * 1e6);
+    stats_.last_cycle_micros = micros;
+    if (micros > stats_.max_cycle_micros) stats_.max_cycle_micros = micros;
     last_cycle_end_ = std::chrono::steady_clock::now();
     last_cycle_length_ = last_cycle_end_ - started;
     LogCycle(out, last_cycle_length_);

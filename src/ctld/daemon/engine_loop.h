@@ -75,6 +75,7 @@ class EngineLoop {
   std::shared_ptr<const Snapshot> snapshot() const EXCLUDES(mutex_);
   uint64_t batches() const { return stats_.batches; }
   const LoopStats& stats() const { return stats_; }
+  void ResetMaxCycle() { stats_.max_cycle_micros = 0; }  // sdiag -r
 
  private:
   struct Request {

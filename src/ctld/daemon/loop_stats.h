@@ -36,6 +36,9 @@ struct LoopStats {
   Histogram cycle_seconds;   // a batch that ran a scheduling cycle
   std::atomic<uint64_t> batches{0};
   std::atomic<uint64_t> jobs_considered_last_cycle{0};
+  // sdiag: the last scheduling cycle's length and the longest since start (or `sdiag -r`).
+  std::atomic<uint64_t> last_cycle_micros{0};
+  std::atomic<uint64_t> max_cycle_micros{0};
 };
 
 }  // namespace drover::ctld

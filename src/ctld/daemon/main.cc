@@ -40,6 +40,7 @@
 #include "ctld/daemon/http_server.h"
 #include "ctld/daemon/leadership.h"
 #include "ctld/daemon/metrics.h"
+#include "ctld/daemon/rpc_stats.h"
 #include "ctld/daemon/service.h"
 #include "ctld/daemon/storage_migrate.h"
 
@@ -158,6 +159,7 @@ std::optional<Credentials> LoadCredentials(const drover::ClusterConfig& cluster)
 // The gRPC server on `listen`; null, having said why, when it cannot listen there.
 std::unique_ptr<grpc::Server> StartGrpc(drover::ctld::ControllerService& service,
                                         drover::ctld::AccountingService& accounting,
+                                        drover::ctld::RpcStats& rpc_stats,
                                         const drover::ClusterConfig& cluster,
                                         const Credentials& credentials, const std::string& listen,
                                         int& port) {
@@ -165,6 +167,9 @@ std::unique_ptr<grpc::Server> StartGrpc(drover::ctld::ControllerService& service
   builder.AddListeningPort(listen, credentials.server, &port);
   builder.RegisterService(&service);
   builder.RegisterService(&accounting);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(rpc_stats.InterceptorFactory());  // sdiag's counts of every call
+  builder.experimental().SetInterceptorCreators(std::move(creators));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server && port != 0) return server;
   drover::log::Error("cannot listen on {}; is another controller running?{}", listen,
@@ -327,6 +332,8 @@ int main(int argc, char** argv) {
   service.SetAgents(&agents);
   service.SetName(self->name);
   if (!jwt_key.empty()) service.SetJwtKey(std::move(jwt_key));
+  ctld::RpcStats rpc_stats;
+  service.SetRpcStats(&rpc_stats);
   if (leadership && cluster.settings.controller_hosts.size() > 1)
     service.SetHandover([](const std::string& to) {
       {
@@ -338,7 +345,7 @@ int main(int argc, char** argv) {
   int port = 0;
   ctld::AccountingService accounting(service);
   std::unique_ptr<grpc::Server> server =
-      StartGrpc(service, accounting, cluster, *credentials, listen, port);
+      StartGrpc(service, accounting, rpc_stats, cluster, *credentials, listen, port);
   if (!server) return 1;
   if (leadership) leadership->StartRenewing();
   if (!options.port_file.empty()) std::ofstream(options.port_file) << port << "\n";

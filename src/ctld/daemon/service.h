@@ -10,6 +10,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@
 #include "ctld/daemon/job_history.h"
 #include "ctld/daemon/query_pool.h"
 #include "ctld/daemon/rate_limit.h"
+#include "ctld/daemon/rpc_stats.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::ctld {
@@ -47,6 +49,9 @@ class ControllerService final : public v1::Controller::CallbackService {
   // AuthAltTypes=auth/jwt: calls may carry a token signed with `key` (auth/jwt.h) instead of a
   // credential, and Token makes them. Before serving; unset, tokens are refused.
   void SetJwtKey(std::string key) { jwt_key_ = std::move(key); }
+  // sdiag's RPC counts: admission names each call's user there. Before serving; it outlives
+  // the service.
+  void SetRpcStats(RpcStats* stats) { rpc_stats_ = stats; }
   // PurgeJobAfter: purges the history when the cutoff has moved on since the last purge (once
   // an hour, a day or a month, as the unit is). Called by the daemon's main thread.
   void PurgeHistoryIfDue(int64_t now);
@@ -94,6 +99,7 @@ class ControllerService final : public v1::Controller::CallbackService {
   Reactor* SetDebug(Context*, const v1::SetDebugRequest*, v1::ActionReply*) override;
   Reactor* Takeover(Context*, const v1::TakeoverRequest*, v1::ActionReply*) override;
   Reactor* Token(Context*, const v1::TokenRequest*, v1::TokenReply*) override;
+  Reactor* Diag(Context*, const v1::DiagRequest*, v1::DiagReply*) override;
 
  private:
   friend class AccountingService;  // sacctmgr's service: admitted and queued as these calls are
@@ -139,7 +145,9 @@ class ControllerService final : public v1::Controller::CallbackService {
   auth::Authenticator& authenticator_;
   const auth::Settings auth_settings_;
   std::string jwt_key_;  // empty: tokens are refused
-  Callers callers_;      // who a proven uid is: name, groups, operator
+  RpcStats* rpc_stats_ = nullptr;
+  const int64_t started_ = static_cast<int64_t>(std::time(nullptr));
+  Callers callers_;  // who a proven uid is: name, groups, operator
   std::unique_ptr<RateLimiter> rate_limiter_;
   BusyRetries busy_retries_;
   std::string conf_path_;

@@ -115,6 +115,8 @@ std::shared_ptr<const Snapshot> Engine::Publish() const {
   snapshot->submitted_total = submitted_total_;
   snapshot->finished_total = finished_total_;
   snapshot->started_total = started_total_;
+  snapshot->backfilled_total = backfilled_total_;
+  snapshot->considered_total = considered_total_;
   snapshot->waits = waits_;
   snapshot->last_cycle_considered = priorities_ ? priorities_->size() : 0;
   return snapshot;

@@ -138,6 +138,8 @@ struct Snapshot {
   uint64_t submitted_total = 0;                 // jobs accepted since start
   std::map<JobState, uint64_t> finished_total;  // jobs ended since start, by final state
   uint64_t started_total = 0;                   // job starts since start (a requeued job's too)
+  uint64_t backfilled_total = 0;                // those that backfill started
+  uint64_t considered_total = 0;                // pending jobs the cycles considered, summed
   JobWaits waits;                               // those starts' waits
 };
 
@@ -424,6 +426,8 @@ class Engine : private sched::JobOutcomes {
   uint64_t submitted_total_ = 0;
   std::map<JobState, uint64_t> finished_total_;
   uint64_t started_total_ = 0;
+  uint64_t backfilled_total_ = 0;
+  uint64_t considered_total_ = 0;
   JobWaits waits_;
   sched::SchedulerResult last_result_;
   std::shared_ptr<std::vector<sched::PriorityFactors>> priorities_;  // the last cycle's

@@ -364,6 +364,7 @@ void Engine::RunCycle(EngineOutput& out) {
   fresh->swap(last_result_.priorities);
   spare_priorities_ = std::move(priorities_);
   priorities_ = std::move(fresh);
+  considered_total_ += priorities_ ? priorities_->size() : 0;
   // The pass took the waiting jobs in ID order (the table's), so its map from input to priority
   // order is an index by ID.
   priority_by_id_ =
@@ -418,6 +419,7 @@ void Engine::ApplyStart(const sched::StartDecision& start, EngineOutput& out) {
   }
   job.start_priority = start.priority;
   job.batch_node = start.batch_node;
+  if (start.backfill) ++backfilled_total_;
   job.sched_by = start.backfill                ? "SchedBackfill"
                  : unseen_.count(start.job_id) ? "SchedSubmit"
                                                : "SchedMain";

@@ -1,0 +1,176 @@
+// sdiag's text and JSON: see sdiag_format.h.
+#include "cli/formats/sdiag_format.h"
+
+#include <algorithm>
+#include <ctime>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace drover::cli {
+namespace {
+
+// Slurm's "%a %b %d %T %Y" (slurm_ctime2_r).
+std::string Stamp(int64_t seconds) {
+  std::time_t time = static_cast<std::time_t>(seconds);
+  std::tm local{};
+  localtime_r(&time, &local);
+  char text[64];
+  std::strftime(text, sizeof(text), "%a %b %d %H:%M:%S %Y", &local);
+  return fmt::format("{} ({})", text, seconds);
+}
+
+uint64_t Average(const v1::RpcStat& stat) {
+  return stat.count() ? stat.total_micros() / stat.count() : 0;
+}
+
+// Each entry with its place in the controller's list (the "id" -i sorts by), sorted as asked:
+// by count (sdiag's default), id, total time (-t) or average time (-T), largest first.
+std::vector<std::pair<size_t, v1::RpcStat>> Sorted(
+    const google::protobuf::RepeatedPtrField<v1::RpcStat>& stats, SdiagSort sort) {
+  std::vector<std::pair<size_t, v1::RpcStat>> entries;
+  for (int i = 0; i < stats.size(); ++i) entries.emplace_back(i + 1, stats[i]);
+  std::stable_sort(entries.begin(), entries.end(), [sort](const auto& a, const auto& b) {
+    switch (sort) {
+      case SdiagSort::kId:
+        return a.first < b.first;
+      case SdiagSort::kTotalTime:
+        return a.second.total_micros() > b.second.total_micros();
+      case SdiagSort::kAverageTime:
+        return Average(a.second) > Average(b.second);
+      case SdiagSort::kCount:
+        break;
+    }
+    return a.second.count() > b.second.count();
+  });
+  return entries;
+}
+
+uint64_t MeanCycle(const v1::DiagReply& diag) {
+  return diag.cycles() ? diag.cycle_total_micros() / diag.cycles() : 0;
+}
+
+uint64_t MeanDepth(const v1::DiagReply& diag) {
+  return diag.cycles() ? diag.considered_total() / diag.cycles() : 0;
+}
+
+uint64_t CyclesPerMinute(const v1::DiagReply& diag) {
+  int64_t minutes = (diag.time() - diag.started()) / 60;
+  return minutes > 0 ? diag.cycles() / static_cast<uint64_t>(minutes) : diag.cycles();
+}
+
+}  // namespace
+
+std::string FormatSdiag(const v1::DiagReply& diag, SdiagSort sort) {
+  std::string out = "*******************************************************\n";
+  out += fmt::format("sdiag output at {}\n", Stamp(diag.time()));
+  out += fmt::format("Data since      {}\n", Stamp(diag.since()));
+  out += "*******************************************************\n";
+  out += fmt::format("Server thread count:  {}\n", diag.server_threads());
+  out += fmt::format("Agent queue size:     {}\n", diag.agent_queue());
+  out += fmt::format("Agent count:          {}\n", diag.agent_busy());
+  out += fmt::format("Agent thread count:   {}\n", diag.agent_workers());
+  out += "DBD Agent queue size: 0\n\n";
+  out += fmt::format("Jobs submitted: {}\n", diag.jobs_submitted());
+  out += fmt::format("Jobs started:   {}\n", diag.jobs_started());
+  out += fmt::format("Jobs completed: {}\n", diag.jobs_completed());
+  out += fmt::format("Jobs canceled:  {}\n", diag.jobs_canceled());
+  out += fmt::format("Jobs failed:    {}\n\n", diag.jobs_failed());
+  out += fmt::format("Job states ts:  {}\n", Stamp(diag.time()));
+  out += fmt::format("Jobs pending:   {}\n", diag.jobs_pending());
+  out += fmt::format("Jobs running:   {}\n\n", diag.jobs_running());
+  out += "Main schedule statistics (microseconds):\n";
+  out += fmt::format("\tLast cycle:   {}\n", diag.cycle_last_micros());
+  out += fmt::format("\tMax cycle:    {}\n", diag.cycle_max_micros());
+  out += fmt::format("\tTotal cycles: {}\n", diag.cycles());
+  out += fmt::format("\tMean cycle:   {}\n", MeanCycle(diag));
+  out += fmt::format("\tMean depth cycle:  {}\n", MeanDepth(diag));
+  out += fmt::format("\tCycles per minute: {}\n", CyclesPerMinute(diag));
+  out += fmt::format("\tLast queue length: {}\n\n", diag.queue_length());
+  // Drover backfills within the main cycle (every pending job, every cycle): its cycles are
+  // the main ones.
+  out += "Backfilling stats\n";
+  out += fmt::format("\tTotal backfilled jobs (since last slurm start): {}\n", diag.backfilled());
+  out += fmt::format("\tTotal backfilled jobs (since last stats cycle start): {}\n",
+                     diag.backfilled());
+  out += "\tTotal backfilled heterogeneous job components: 0\n";
+  out += fmt::format("\tTotal cycles: {}\n", diag.cycles());
+  out += fmt::format("\tLast cycle: {}\n", diag.cycle_last_micros());
+  out += fmt::format("\tMax cycle:  {}\n", diag.cycle_max_micros());
+  out += fmt::format("\tLast depth cycle: {}\n", diag.queue_length());
+  out += fmt::format("\tLast queue length: {}\n\n", diag.queue_length());
+  out += "Remote Procedure Call statistics by message type\n";
+  for (const auto& [id, stat] : Sorted(diag.by_method(), sort))
+    out += fmt::format("\t{:<40}({:5}) count:{:<6} ave_time:{:<6} total_time:{}\n", stat.name(), id,
+                       stat.count(), Average(stat), stat.total_micros());
+  out += "\nRemote Procedure Call statistics by user\n";
+  for (const auto& [id, stat] :
+       Sorted(diag.by_user(), sort == SdiagSort::kId ? SdiagSort::kCount : sort))
+    out += fmt::format("\t{:<16}({:8}) count:{:<6} ave_time:{:<6} total_time:{}\n", stat.name(),
+                       stat.uid(), stat.count(), Average(stat), stat.total_micros());
+  out += "\nPending RPC statistics\n\tNo pending RPCs\n";
+  return out;
+}
+
+std::string SdiagJson(const v1::DiagReply& diag) {
+  using Json = nlohmann::ordered_json;
+  Json statistics;
+  statistics["parts_packed"] = 1;
+  statistics["req_time"] = diag.time();
+  statistics["req_time_start"] = diag.since();
+  statistics["server_thread_count"] = diag.server_threads();
+  statistics["agent_queue_size"] = diag.agent_queue();
+  statistics["agent_count"] = diag.agent_busy();
+  statistics["agent_thread_count"] = diag.agent_workers();
+  statistics["dbd_agent_queue_size"] = 0;
+  statistics["jobs_submitted"] = diag.jobs_submitted();
+  statistics["jobs_started"] = diag.jobs_started();
+  statistics["jobs_completed"] = diag.jobs_completed();
+  statistics["jobs_canceled"] = diag.jobs_canceled();
+  statistics["jobs_failed"] = diag.jobs_failed();
+  statistics["jobs_pending"] = diag.jobs_pending();
+  statistics["jobs_running"] = diag.jobs_running();
+  statistics["job_states_ts"] = diag.time();
+  statistics["schedule_cycle_max"] = diag.cycle_max_micros();
+  statistics["schedule_cycle_last"] = diag.cycle_last_micros();
+  statistics["schedule_cycle_total"] = diag.cycles();
+  statistics["schedule_cycle_mean"] = MeanCycle(diag);
+  statistics["schedule_cycle_mean_depth"] = MeanDepth(diag);
+  statistics["schedule_cycle_per_minute"] = CyclesPerMinute(diag);
+  statistics["schedule_queue_length"] = diag.queue_length();
+  statistics["bf_backfilled_jobs"] = diag.backfilled();
+  statistics["bf_last_backfilled_jobs"] = diag.backfilled();
+  statistics["bf_backfilled_het_jobs"] = 0;
+  statistics["bf_cycle_counter"] = diag.cycles();
+  statistics["bf_cycle_last"] = diag.cycle_last_micros();
+  statistics["bf_cycle_max"] = diag.cycle_max_micros();
+  statistics["bf_queue_len"] = diag.queue_length();
+  statistics["bf_active"] = false;
+  Json by_type = Json::array();
+  for (const auto& [id, stat] : Sorted(diag.by_method(), SdiagSort::kCount))
+    by_type.push_back({{"message_type", stat.name()},
+                       {"type_id", id},
+                       {"count", stat.count()},
+                       {"average_time", Average(stat)},
+                       {"total_time", stat.total_micros()}});
+  statistics["rpcs_by_message_type"] = by_type;
+  Json by_user = Json::array();
+  for (const auto& [id, stat] : Sorted(diag.by_user(), SdiagSort::kCount))
+    by_user.push_back({{"user", stat.name()},
+                       {"user_id", stat.uid()},
+                       {"count", stat.count()},
+                       {"average_time", Average(stat)},
+                       {"total_time", stat.total_micros()}});
+  statistics["rpcs_by_user"] = by_user;
+  Json document;
+  document["meta"] = {
+      {"plugin", {{"type", "openapi/v0.0.38"}, {"name", "Slurm OpenAPI v0.0.38"}}},
+      {"Slurm",
+       {{"version", {{"major", 22}, {"micro", 8}, {"minor", 5}}}, {"release", "22.05.8"}}}};
+  document["errors"] = Json::array();
+  document["statistics"] = statistics;
+  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace drover::cli
