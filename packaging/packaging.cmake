@@ -10,7 +10,7 @@
 include(GNUInstallDirs)
 
 set(DROVER_SLURM_COMMANDS sbatch squeue sinfo sacct scancel sprio sshare scontrol srun salloc
-                          sacctmgr sreport sdiag)
+                          sacctmgr sreport sdiag sstat)
 set(DROVER_SYSTEMD_UNIT_DIR "lib/systemd/system" CACHE STRING
     "Where the systemd units are installed, under the install prefix's root")
 

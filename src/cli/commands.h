@@ -44,6 +44,7 @@ int RunScontrol(Arguments args);  // scontrol/scontrol.cc
 int RunSacctmgr(Arguments args);  // accounting/sacctmgr.cc
 int RunSreport(Arguments args);   // query/sreport.cc
 int RunSdiag(Arguments args);     // query/sdiag.cc
+int RunSstat(Arguments args);     // query/sstat.cc
 // --version of the Slurm-named commands: "slurm 22.05.8 (drover X.Y.Z)" (drover/version.cc).
 std::string SlurmVersionLine();
 int PrintSlurmVersion();
@@ -66,6 +67,7 @@ std::vector<OptionSpec> ScontrolOptionTable();  // scontrol/scontrol.cc
 std::vector<OptionSpec> SacctmgrOptionTable();  // accounting/sacctmgr.cc
 std::vector<OptionSpec> SreportOptionTable();   // query/sreport.cc
 std::vector<OptionSpec> SdiagOptionTable();     // query/sdiag.cc
+std::vector<OptionSpec> SstatOptionTable();     // query/sstat.cc
 int RunOptions(Arguments args);                 // drover/option_tables.cc
 
 // --help, --usage and --version (-V) of the query commands (drover/version.cc): prints `help`,

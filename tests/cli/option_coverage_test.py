@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 COMMANDS = ["sbatch", "srun", "salloc", "squeue", "sinfo", "scancel", "sacct", "scontrol",
-            "sprio", "sshare", "sacctmgr", "sreport", "sdiag"]
+            "sprio", "sshare", "sacctmgr", "sreport", "sdiag", "sstat"]
 STATUSES = {"implemented", "equivalent", "warned", "refused", "extra"}
 # Implemented or deliberately equivalent, of every option of the ten commands: the floor only
 # rises (issue: at least 95).
@@ -31,7 +31,9 @@ REFERENCE_ARGUMENT_FIXES = {
     ("sacct", "timelimit-max"): "required",
     ("sprio", "jobs"): "optional",  # "-j, --jobs[=<job_id_list>]" in sprio(1)
     ("squeue", "steps"): "optional",  # "-s, --steps[=<step_list>]" in squeue(1)
-    ("sreport", "cluster"): "required",  # "-M, --cluster" in sreport(1); its getopt has "M:"
+    ("sreport", "cluster"): "required",
+    ("sstat", "format"): "required",  # "-o, --format" in sstat(1); its getopt has "o:"
+    ("sstat", "jobs"): "required",  # "-M, --cluster" in sreport(1); its getopt has "M:"
 }
 BEGIN, END = "<!-- option-coverage:begin -->", "<!-- option-coverage:end -->"
 

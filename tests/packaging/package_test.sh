@@ -20,7 +20,7 @@ fail() { echo "package_test: $*" >&2; exit 1; }
 version=$(sed -n 's/^project(drover VERSION \([0-9.]*\).*/\1/p' "$(dirname "$0")/../../CMakeLists.txt")
 
 # Each package's files and links (not folders), sorted, against what it must hold.
-commands="sacct sacctmgr salloc sbatch scancel scontrol sdiag sinfo sprio squeue sreport srun sshare"
+commands="sacct sacctmgr salloc sbatch scancel scontrol sdiag sinfo sprio squeue sreport srun sshare sstat"
 expect() {  # package, then its paths
   local package="$1"; shift
   local deb

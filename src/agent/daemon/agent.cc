@@ -23,6 +23,7 @@
 #include "agent/host/job_env.h"
 #include "agent/host/mps_control.h"
 #include "agent/host/output_path.h"
+#include "agent/host/process_usage.h"
 #include "agent/host/spawn.h"
 #include "agent/stepd/detach.h"
 #include "agent/stepd/supervisor.h"
@@ -708,6 +709,40 @@ v1::ListPidsReply Agent::ListPids(const v1::ListPidsRequest& request,
     pid->set_local_task(entry.local_task);
     pid->set_global_task(entry.global_task);
   }
+  return reply;
+}
+
+v1::StepUsageReply Agent::StepUsage(const v1::StepUsageRequest& request,
+                                    const std::function<bool(uint32_t)>& may_see) {
+  v1::ListPidsRequest listed;
+  listed.set_job_id(request.job_id());
+  if (request.has_step_id()) listed.set_step_id(request.step_id());
+  std::vector<TrackedLeader> leaders = Leaders(listed, may_see);
+  std::map<std::pair<uint64_t, uint32_t>, v1::StepUsageReply::Step> steps;
+  for (const TrackedLeader& leader : leaders) {
+    v1::StepUsageReply::Step& step = steps[{leader.job_id, leader.step_id}];
+    step.set_job_id(leader.job_id);
+    step.set_step_id(leader.step_id);
+    const int32_t task = leader.leads_session ? 0 : leader.global_task;
+    if (step.tasks() == 0 || task < step.first_task()) step.set_first_task(task);
+    step.set_tasks(step.tasks() + 1);
+  }
+  if (leaders.empty()) return {};
+  for (const ListedPid& entry : AssignProcesses(ReadProcessTable(), leaders)) {
+    auto it = steps.find({entry.job_id, entry.step_id});
+    std::optional<ProcessUsage> usage = ReadProcessUsage(entry.pid);
+    if (it == steps.end() || !usage) continue;  // gone meanwhile
+    v1::StepUsageReply::Step& step = it->second;
+    step.set_rss_kib(step.rss_kib() + usage->rss_kib);
+    step.set_max_rss_kib(step.max_rss_kib() + usage->max_rss_kib);
+    step.set_vsize_kib(step.vsize_kib() + usage->vsize_kib);
+    step.set_max_vsize_kib(step.max_vsize_kib() + usage->max_vsize_kib);
+    step.set_pages(step.pages() + usage->major_faults);
+    step.set_cpu_seconds(step.cpu_seconds() + usage->cpu_seconds);
+    step.set_processes(step.processes() + 1);
+  }
+  v1::StepUsageReply reply;
+  for (auto& [key, step] : steps) *reply.add_steps() = std::move(step);
   return reply;
 }
 

@@ -87,6 +87,10 @@ class Agent {
   // the jobs here whose owner `may_see` allows (by uid), from the host's process table.
   v1::ListPidsReply ListPids(const v1::ListPidsRequest& request,
                              const std::function<bool(uint32_t)>& may_see);
+  // sstat: each step of the jobs here that the request names and `may_see` allows, its
+  // processes' use summed (from /proc).
+  v1::StepUsageReply StepUsage(const v1::StepUsageRequest& request,
+                               const std::function<bool(uint32_t)>& may_see);
   // scontrol show slurmd: this agent and its host, as slurmd answers REQUEST_DAEMON_STATUS (its
   // steps, the host's CPUs, memory and TmpFS space, its start, pid, log level and log file).
   v1::AgentStatusReply DaemonStatus() EXCLUDES(steps_mutex_);

@@ -53,7 +53,7 @@ const std::map<std::string, Allowed> kControllerRpcs = {
     {"SetDebug", Allowed::kAnyUser},
     {"Takeover", Allowed::kAnyUser},
     {"Token", Allowed::kAnyUser},  // for oneself; another user's only for root and SlurmUser
-    {"Diag", Allowed::kAnyUser},  // sdiag; its reset for operators only
+    {"Diag", Allowed::kAnyUser},   // sdiag; its reset for operators only
     {"CreateStep", Allowed::kAnyUser},
     {"StepEnded", Allowed::kAnyUser},
     {"Release", Allowed::kAnyUser},
@@ -74,7 +74,8 @@ const std::map<std::string, Allowed> kAgentRpcs = {
     {"Signal", Allowed::kDaemonsOnly},
     {"Terminate", Allowed::kDaemonsOnly},
     {"Reboot", Allowed::kDaemonsOnly},
-    {"ListPids", Allowed::kAnyUser},  // each user sees only their own jobs' processes
+    {"ListPids", Allowed::kAnyUser},   // each user sees only their own jobs' processes
+    {"StepUsage", Allowed::kAnyUser},  // sstat: each user sees only their own jobs' steps
     {"Notify", Allowed::kDaemonsOnly},
     {"DaemonStatus", Allowed::kAnyUser},  // scontrol show slurmd, as slurmd answers anyone
     {"Relay", Allowed::kDaemonsOnly},

@@ -220,6 +220,20 @@ class AgentService final : public v1::Agent::Service {
     return grpc::Status::OK;
   }
 
+  // sstat: any user, who sees only their own jobs' steps (root and SlurmUser see all), as
+  // slurmd answers REQUEST_JOB_STEP_STAT only for the job's owner.
+  grpc::Status StepUsage(grpc::ServerContext* context, const v1::StepUsageRequest* request,
+                         v1::StepUsageReply* reply) override {
+    Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
+    if (!caller) return auth::Unauthenticated(caller.error());
+    const bool all = auth::IsDaemonIdentity(*caller, auth_.settings);
+    const uint32_t uid = caller->uid;
+    agent::Agent* node = nullptr;
+    if (grpc::Status unknown = Route(*context, node); !unknown.ok()) return unknown;
+    *reply = node->StepUsage(*request, [all, uid](uint32_t owner) { return all || owner == uid; });
+    return grpc::Status::OK;
+  }
+
  private:
   static grpc::Status Denied(const std::string& why) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
@@ -432,11 +446,11 @@ agent::LinkOptions LinkOptionsFor(const agent::DaemonOptions& options,
   // With backup controllers, at least four heartbeats a SlurmctldTimeout: an agent finds the new
   // leader (and it the agent's running jobs) within a quarter of a takeover's own time.
   if (options.controller.empty() && cluster.settings.controller_hosts.size() > 1)
-    link_options.heartbeat = std::min(
-        link_options.heartbeat,
-        std::chrono::milliseconds(std::clamp<int64_t>(
-            std::max<int64_t>(cluster.settings.slurmctld_timeout_seconds, 1) * 1000 / 4, 1000,
-            30000)));
+    link_options.heartbeat =
+        std::min(link_options.heartbeat,
+                 std::chrono::milliseconds(std::clamp<int64_t>(
+                     std::max<int64_t>(cluster.settings.slurmctld_timeout_seconds, 1) * 1000 / 4,
+                     1000, 30000)));
   link_options.health_program = cluster.settings.health_check_program;
   link_options.health_interval =
       std::chrono::seconds(cluster.settings.health_check_interval_seconds);

@@ -22,7 +22,7 @@ constexpr std::pair<std::string_view, std::vector<OptionSpec> (*)()> kTables[] =
     {"scancel", ScancelOptionTable}, {"sprio", SprioOptionTable},
     {"sshare", SshareOptionTable},   {"sacctmgr", SacctmgrOptionTable},
     {"sreport", SreportOptionTable}, {"scontrol", ScontrolOptionTable},
-    {"sdiag", SdiagOptionTable},
+    {"sdiag", SdiagOptionTable},     {"sstat", SstatOptionTable},
 };
 
 std::string_view ArgumentName(OptionSpec::Argument argument) {

@@ -217,7 +217,13 @@ grpc::Status ControllerService::DoListNodes(const v1::NodeQuery* query, v1::Node
     return Invalid(fmt::format("a node query names {} nodes; at most {} may be named",
                                query->names_size(), kMostNames));
   std::vector<std::string> names(query->names().begin(), query->names().end());
-  wire::ToProto(views::ListNodes(*loop_.snapshot(), names), reply);
+  std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
+  wire::ToProto(views::ListNodes(*snapshot, names), reply);
+  // Nodes asked for by name get their agents' addresses (sstat calls them).
+  if (agents_ && !names.empty())
+    for (v1::NodeStatus& node : *reply->mutable_nodes())
+      if (int index = snapshot->cluster->FindNode(node.name()); index >= 0)
+        node.set_agent_address(agents_->AddressOf(index));
   return grpc::Status::OK;
 }
 
