@@ -46,7 +46,7 @@ YAML
 prometheus --config.file="$state/prometheus/prometheus.yml" --storage.tsdb.path="$state/prometheus/data" \
   --web.listen-address="127.0.0.1:$prom_port" >"$state/prometheus/log.txt" 2>&1 &
 prom_pid=$!
-poll 100 curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null ||
+poll 300 curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null ||
   fail "prometheus did not start: $(tail -5 "$state/prometheus/log.txt")"
 
 # Starts, ends and submissions while Prometheus scrapes: the rates and waits have data.
@@ -61,8 +61,9 @@ python3 - "$root_dir/contrib/grafana/drover.json" "http://127.0.0.1:$prom_port" 
 import json, math, sys, urllib.parse, urllib.request
 dashboard = json.load(open(sys.argv[1]))
 base = sys.argv[2]
-# Grafana's variables as Grafana fills them: every job, a rate window of four scrapes at least.
-values = {"$job": ".*", "${job}": ".*", "$__rate_interval": "15s", "$__interval": "1s",
+# Grafana's variables as Grafana fills them: "All" of $job is its values (the drover job), a
+# rate window of several scrapes.
+values = {"$job": "drover", "${job}": "drover", "$__rate_interval": "15s", "$__interval": "1s",
           "$__range": "1m"}
 failed = 0
 count = 0

@@ -210,13 +210,11 @@ class AgentService final : public v1::Agent::Service {
   // and SlurmUser see all), as slurmd answers only the job's owner.
   grpc::Status ListPids(grpc::ServerContext* context, const v1::ListPidsRequest* request,
                         v1::ListPidsReply* reply) override {
-    Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
-    if (!caller) return auth::Unauthenticated(caller.error());
-    const bool all = auth::IsDaemonIdentity(*caller, auth_.settings);
-    const uint32_t uid = caller->uid;
     agent::Agent* node = nullptr;
-    if (grpc::Status unknown = Route(*context, node); !unknown.ok()) return unknown;
-    *reply = node->ListPids(*request, [all, uid](uint32_t owner) { return all || owner == uid; });
+    std::function<bool(uint32_t)> may_see;
+    if (grpc::Status refused = OwnerOrDaemon(*context, node, may_see); !refused.ok())
+      return refused;
+    *reply = node->ListPids(*request, may_see);
     return grpc::Status::OK;
   }
 
@@ -224,17 +222,27 @@ class AgentService final : public v1::Agent::Service {
   // slurmd answers REQUEST_JOB_STEP_STAT only for the job's owner.
   grpc::Status StepUsage(grpc::ServerContext* context, const v1::StepUsageRequest* request,
                          v1::StepUsageReply* reply) override {
-    Result<auth::Identity> caller = auth::Authenticate(*context, *auth_.authenticator);
-    if (!caller) return auth::Unauthenticated(caller.error());
-    const bool all = auth::IsDaemonIdentity(*caller, auth_.settings);
-    const uint32_t uid = caller->uid;
     agent::Agent* node = nullptr;
-    if (grpc::Status unknown = Route(*context, node); !unknown.ok()) return unknown;
-    *reply = node->StepUsage(*request, [all, uid](uint32_t owner) { return all || owner == uid; });
+    std::function<bool(uint32_t)> may_see;
+    if (grpc::Status refused = OwnerOrDaemon(*context, node, may_see); !refused.ok())
+      return refused;
+    *reply = node->StepUsage(*request, may_see);
     return grpc::Status::OK;
   }
 
  private:
+  // The caller's node, and which jobs' owners it may see: its own, or every job for root and
+  // SlurmUser.
+  grpc::Status OwnerOrDaemon(grpc::ServerContext& context, agent::Agent*& node,
+                             std::function<bool(uint32_t)>& may_see) {
+    Result<auth::Identity> caller = auth::Authenticate(context, *auth_.authenticator);
+    if (!caller) return auth::Unauthenticated(caller.error());
+    const bool all = auth::IsDaemonIdentity(*caller, auth_.settings);
+    const uint32_t uid = caller->uid;
+    if (grpc::Status unknown = Route(context, node); !unknown.ok()) return unknown;
+    may_see = [all, uid](uint32_t owner) { return all || owner == uid; };
+    return grpc::Status::OK;
+  }
   static grpc::Status Denied(const std::string& why) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
   }

@@ -25,24 +25,23 @@ uint64_t Average(const v1::RpcStat& stat) {
   return stat.count() ? stat.total_micros() / stat.count() : 0;
 }
 
-// Each entry with its place in the controller's list (the "id" -i sorts by), sorted as asked:
-// by count (sdiag's default), id, total time (-t) or average time (-T), largest first.
-std::vector<std::pair<size_t, v1::RpcStat>> Sorted(
-    const google::protobuf::RepeatedPtrField<v1::RpcStat>& stats, SdiagSort sort) {
-  std::vector<std::pair<size_t, v1::RpcStat>> entries;
-  for (int i = 0; i < stats.size(); ++i) entries.emplace_back(i + 1, stats[i]);
-  std::stable_sort(entries.begin(), entries.end(), [sort](const auto& a, const auto& b) {
+// Sorted as asked: by count (sdiag's default), id (a method's place among those served, a
+// user's uid), total time (-t) or average time (-T), largest first.
+std::vector<v1::RpcStat> Sorted(const google::protobuf::RepeatedPtrField<v1::RpcStat>& stats,
+                                SdiagSort sort, bool users) {
+  std::vector<v1::RpcStat> entries(stats.begin(), stats.end());
+  std::stable_sort(entries.begin(), entries.end(), [sort, users](const auto& a, const auto& b) {
     switch (sort) {
       case SdiagSort::kId:
-        return a.first < b.first;
+        return users ? a.uid() < b.uid() : a.id() < b.id();
       case SdiagSort::kTotalTime:
-        return a.second.total_micros() > b.second.total_micros();
+        return a.total_micros() > b.total_micros();
       case SdiagSort::kAverageTime:
-        return Average(a.second) > Average(b.second);
+        return Average(a) > Average(b);
       case SdiagSort::kCount:
         break;
     }
-    return a.second.count() > b.second.count();
+    return a.count() > b.count();
   });
   return entries;
 }
@@ -55,9 +54,10 @@ uint64_t MeanDepth(const v1::DiagReply& diag) {
   return diag.cycles() ? diag.considered_total() / diag.cycles() : 0;
 }
 
+// Slurm's: none until a minute has passed since the counts began.
 uint64_t CyclesPerMinute(const v1::DiagReply& diag) {
-  int64_t minutes = (diag.time() - diag.started()) / 60;
-  return minutes > 0 ? diag.cycles() / static_cast<uint64_t>(minutes) : diag.cycles();
+  int64_t minutes = (diag.time() - diag.since()) / 60;
+  return minutes > 0 ? diag.cycles() / static_cast<uint64_t>(minutes) : 0;
 }
 
 }  // namespace
@@ -84,29 +84,45 @@ std::string FormatSdiag(const v1::DiagReply& diag, SdiagSort sort) {
   out += fmt::format("\tLast cycle:   {}\n", diag.cycle_last_micros());
   out += fmt::format("\tMax cycle:    {}\n", diag.cycle_max_micros());
   out += fmt::format("\tTotal cycles: {}\n", diag.cycles());
-  out += fmt::format("\tMean cycle:   {}\n", MeanCycle(diag));
-  out += fmt::format("\tMean depth cycle:  {}\n", MeanDepth(diag));
-  out += fmt::format("\tCycles per minute: {}\n", CyclesPerMinute(diag));
+  if (diag.cycles()) {  // as Slurm: the means once there are cycles
+    out += fmt::format("\tMean cycle:   {}\n", MeanCycle(diag));
+    out += fmt::format("\tMean depth cycle:  {}\n", MeanDepth(diag));
+  }
+  if (diag.time() - diag.since() > 60)
+    out += fmt::format("\tCycles per minute: {}\n", CyclesPerMinute(diag));
   out += fmt::format("\tLast queue length: {}\n\n", diag.queue_length());
-  // Drover backfills within the main cycle (every pending job, every cycle): its cycles are
-  // the main ones.
+  // Drover backfills within the main cycle (every pending job, every cycle): its cycles are the
+  // main ones, its depth the pending jobs a cycle considered; it keeps no backfill table.
   out += "Backfilling stats\n";
-  out += fmt::format("\tTotal backfilled jobs (since last slurm start): {}\n", diag.backfilled());
+  out += fmt::format("\tTotal backfilled jobs (since last slurm start): {}\n",
+                     diag.backfilled_total());
   out += fmt::format("\tTotal backfilled jobs (since last stats cycle start): {}\n",
                      diag.backfilled());
   out += "\tTotal backfilled heterogeneous job components: 0\n";
   out += fmt::format("\tTotal cycles: {}\n", diag.cycles());
+  out += fmt::format("\tLast cycle when: {}\n",
+                     diag.cycle_last_time() ? Stamp(diag.cycle_last_time()) : std::string("N/A"));
   out += fmt::format("\tLast cycle: {}\n", diag.cycle_last_micros());
   out += fmt::format("\tMax cycle:  {}\n", diag.cycle_max_micros());
+  if (diag.cycles()) out += fmt::format("\tMean cycle: {}\n", MeanCycle(diag));
   out += fmt::format("\tLast depth cycle: {}\n", diag.queue_length());
-  out += fmt::format("\tLast queue length: {}\n\n", diag.queue_length());
+  out += fmt::format("\tLast depth cycle (try sched): {}\n", diag.queue_length());
+  if (diag.cycles()) {
+    out += fmt::format("\tDepth Mean: {}\n", MeanDepth(diag));
+    out += fmt::format("\tDepth Mean (try depth): {}\n", MeanDepth(diag));
+  }
+  out += fmt::format("\tLast queue length: {}\n", diag.queue_length());
+  if (diag.cycles()) out += fmt::format("\tQueue length mean: {}\n", MeanDepth(diag));
+  out += "\tLast table size: 0\n";
+  if (diag.cycles()) out += "\tMean table size: 0\n";
+  out += fmt::format("\nLatency for 1000 calls to gettimeofday(): {} microseconds\n\n",
+                     diag.gettimeofday_latency());
   out += "Remote Procedure Call statistics by message type\n";
-  for (const auto& [id, stat] : Sorted(diag.by_method(), sort))
-    out += fmt::format("\t{:<40}({:5}) count:{:<6} ave_time:{:<6} total_time:{}\n", stat.name(), id,
-                       stat.count(), Average(stat), stat.total_micros());
+  for (const v1::RpcStat& stat : Sorted(diag.by_method(), sort, false))
+    out += fmt::format("\t{:<40}({:5}) count:{:<6} ave_time:{:<6} total_time:{}\n", stat.name(),
+                       stat.id(), stat.count(), Average(stat), stat.total_micros());
   out += "\nRemote Procedure Call statistics by user\n";
-  for (const auto& [id, stat] :
-       Sorted(diag.by_user(), sort == SdiagSort::kId ? SdiagSort::kCount : sort))
+  for (const v1::RpcStat& stat : Sorted(diag.by_user(), sort, true))
     out += fmt::format("\t{:<16}({:8}) count:{:<6} ave_time:{:<6} total_time:{}\n", stat.name(),
                        stat.uid(), stat.count(), Average(stat), stat.total_micros());
   out += "\nPending RPC statistics\n\tNo pending RPCs\n";
@@ -139,24 +155,32 @@ std::string SdiagJson(const v1::DiagReply& diag) {
   statistics["schedule_cycle_mean_depth"] = MeanDepth(diag);
   statistics["schedule_cycle_per_minute"] = CyclesPerMinute(diag);
   statistics["schedule_queue_length"] = diag.queue_length();
-  statistics["bf_backfilled_jobs"] = diag.backfilled();
+  statistics["gettimeofday_latency"] = diag.gettimeofday_latency();
+  statistics["bf_backfilled_jobs"] = diag.backfilled_total();
   statistics["bf_last_backfilled_jobs"] = diag.backfilled();
   statistics["bf_backfilled_het_jobs"] = 0;
   statistics["bf_cycle_counter"] = diag.cycles();
   statistics["bf_cycle_last"] = diag.cycle_last_micros();
   statistics["bf_cycle_max"] = diag.cycle_max_micros();
+  statistics["bf_cycle_mean"] = MeanCycle(diag);
+  statistics["bf_depth_mean"] = MeanDepth(diag);
+  statistics["bf_depth_mean_try"] = MeanDepth(diag);
   statistics["bf_queue_len"] = diag.queue_length();
+  statistics["bf_queue_len_mean"] = MeanDepth(diag);
+  statistics["bf_table_size"] = 0;
+  statistics["bf_table_size_mean"] = 0;
+  statistics["bf_when_last_cycle"] = diag.cycle_last_time();
   statistics["bf_active"] = false;
   Json by_type = Json::array();
-  for (const auto& [id, stat] : Sorted(diag.by_method(), SdiagSort::kCount))
+  for (const v1::RpcStat& stat : Sorted(diag.by_method(), SdiagSort::kCount, false))
     by_type.push_back({{"message_type", stat.name()},
-                       {"type_id", id},
+                       {"type_id", stat.id()},
                        {"count", stat.count()},
                        {"average_time", Average(stat)},
                        {"total_time", stat.total_micros()}});
   statistics["rpcs_by_message_type"] = by_type;
   Json by_user = Json::array();
-  for (const auto& [id, stat] : Sorted(diag.by_user(), SdiagSort::kCount))
+  for (const v1::RpcStat& stat : Sorted(diag.by_user(), SdiagSort::kCount, true))
     by_user.push_back({{"user", stat.name()},
                        {"user_id", stat.uid()},
                        {"count", stat.count()},

@@ -146,91 +146,84 @@ double PerTask(double value, uint32_t tasks) {
   return tasks ? value / tasks : value;
 }
 
+// The node whose tasks used the least CPU each (sstat's MinCPU*).
+const NodeStep* LeastCpu(const StepTotals& step) {
+  const NodeStep* least = nullptr;
+  for (const NodeStep& n : step.nodes)
+    if (!least || PerTask(n.usage.cpu_seconds(), n.usage.tasks()) <
+                      PerTask(least->usage.cpu_seconds(), least->usage.tasks()))
+      least = &n;
+  return least;
+}
+
+using Step = v1::StepUsageReply::Step;
+using Measure = uint64_t (*)(const Step&);
+uint64_t MaxVsize(const Step& u) {
+  return u.max_vsize_kib();
+}
+uint64_t MaxRss(const Step& u) {
+  return u.max_rss_kib();
+}
+uint64_t Pages(const Step& u) {
+  return u.pages();
+}
+
+// Max<measure>, Max<measure>Node and Max<measure>Task: the node with the most, its name, its
+// lowest task.
+template <Measure measure, bool kKib>
+std::string MaxOf(const StepTotals& s, bool noconvert) {
+  const NodeStep* n = Largest(s, measure);
+  if (!n) return "0";
+  return kKib ? Kib(measure(n->usage), noconvert) : std::to_string(measure(n->usage));
+}
+template <Measure measure>
+std::string MaxNodeOf(const StepTotals& s, bool) {
+  const NodeStep* n = Largest(s, measure);
+  return n ? n->node : std::string();
+}
+template <Measure measure>
+std::string MaxTaskOf(const StepTotals& s, bool) {
+  const NodeStep* n = Largest(s, measure);
+  return n ? std::to_string(n->usage.first_task()) : std::string();
+}
+
 const Field kFields[] = {
     {"JobID", -12, [](const StepTotals& s, bool) { return StepName(s.job_id, s.step_id); }},
-    {"MaxVMSize", 10,
-     [](const StepTotals& s, bool nc) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.max_vsize_kib(); });
-       return n ? Kib(n->usage.max_vsize_kib(), nc) : std::string("0");
-     }},
-    {"MaxVMSizeNode", 14,
-     [](const StepTotals& s, bool) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.max_vsize_kib(); });
-       return n ? n->node : std::string();
-     }},
-    {"MaxVMSizeTask", 14,
-     [](const StepTotals& s, bool) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.max_vsize_kib(); });
-       return n ? std::to_string(n->usage.first_task()) : std::string();
-     }},
+    {"MaxVMSize", 10, MaxOf<MaxVsize, true>},
+    {"MaxVMSizeNode", 14, MaxNodeOf<MaxVsize>},
+    {"MaxVMSizeTask", 14, MaxTaskOf<MaxVsize>},
     {"AveVMSize", 10,
      [](const StepTotals& s, bool nc) {
        return Kib(Mean(Sum(s, [](const auto& u) { return u.vsize_kib(); }), s.Tasks()), nc);
      }},
-    {"MaxRSS", 10,
-     [](const StepTotals& s, bool nc) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.max_rss_kib(); });
-       return n ? Kib(n->usage.max_rss_kib(), nc) : std::string("0");
-     }},
-    {"MaxRSSNode", 10,
-     [](const StepTotals& s, bool) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.max_rss_kib(); });
-       return n ? n->node : std::string();
-     }},
-    {"MaxRSSTask", 10,
-     [](const StepTotals& s, bool) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.max_rss_kib(); });
-       return n ? std::to_string(n->usage.first_task()) : std::string();
-     }},
+    {"MaxRSS", 10, MaxOf<MaxRss, true>},
+    {"MaxRSSNode", 10, MaxNodeOf<MaxRss>},
+    {"MaxRSSTask", 10, MaxTaskOf<MaxRss>},
     {"AveRSS", 10,
      [](const StepTotals& s, bool nc) {
        return Kib(Mean(Sum(s, [](const auto& u) { return u.rss_kib(); }), s.Tasks()), nc);
      }},
-    {"MaxPages", 8,
-     [](const StepTotals& s, bool) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.pages(); });
-       return n ? std::to_string(n->usage.pages()) : std::string("0");
-     }},
-    {"MaxPagesNode", 14,
-     [](const StepTotals& s, bool) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.pages(); });
-       return n ? n->node : std::string();
-     }},
-    {"MaxPagesTask", 14,
-     [](const StepTotals& s, bool) {
-       const NodeStep* n = Largest(s, [](const auto& u) { return u.pages(); });
-       return n ? std::to_string(n->usage.first_task()) : std::string();
-     }},
+    {"MaxPages", 8, MaxOf<Pages, false>},
+    {"MaxPagesNode", 14, MaxNodeOf<Pages>},
+    {"MaxPagesTask", 14, MaxTaskOf<Pages>},
     {"AvePages", 10,
      [](const StepTotals& s, bool) {
        return std::to_string(Mean(Sum(s, [](const auto& u) { return u.pages(); }), s.Tasks()));
      }},
     {"MinCPU", 10,
      [](const StepTotals& s, bool) {
-       std::optional<double> least;
-       for (const NodeStep& n : s.nodes) {
-         double cpu = PerTask(n.usage.cpu_seconds(), n.usage.tasks());
-         if (!least || cpu < *least) least = cpu;
-       }
-       return Cpu(least.value_or(0));
+       const NodeStep* n = LeastCpu(s);
+       return Cpu(n ? PerTask(n->usage.cpu_seconds(), n->usage.tasks()) : 0);
      }},
     {"MinCPUNode", 10,
      [](const StepTotals& s, bool) {
-       const NodeStep* least = nullptr;
-       for (const NodeStep& n : s.nodes)
-         if (!least || PerTask(n.usage.cpu_seconds(), n.usage.tasks()) <
-                           PerTask(least->usage.cpu_seconds(), least->usage.tasks()))
-           least = &n;
-       return least ? least->node : std::string();
+       const NodeStep* n = LeastCpu(s);
+       return n ? n->node : std::string();
      }},
     {"MinCPUTask", 10,
      [](const StepTotals& s, bool) {
-       const NodeStep* least = nullptr;
-       for (const NodeStep& n : s.nodes)
-         if (!least || PerTask(n.usage.cpu_seconds(), n.usage.tasks()) <
-                           PerTask(least->usage.cpu_seconds(), least->usage.tasks()))
-           least = &n;
-       return least ? std::to_string(least->usage.first_task()) : std::string();
+       const NodeStep* n = LeastCpu(s);
+       return n ? std::to_string(n->usage.first_task()) : std::string();
      }},
     {"AveCPU", 10,
      [](const StepTotals& s, bool) {
@@ -437,8 +430,7 @@ int RunSstat(Arguments args) {
         int width = fields[i]->width;
         // Too long for its column: cut, with a '+' at the end, as Slurm's fields are.
         const auto room = static_cast<size_t>(std::abs(width));
-        std::string cell =
-            cells[i].size() > room ? cells[i].substr(0, room - 1) + "+" : cells[i];
+        std::string cell = cells[i].size() > room ? cells[i].substr(0, room - 1) + "+" : cells[i];
         line +=
             width < 0 ? fmt::format("{:<{}}", cell, -width) : fmt::format("{:>{}}", cell, width);
         if (i + 1 < cells.size()) line += ' ';

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "common/hostlist.h"
 #include "common/log.h"
@@ -270,7 +271,10 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
     stats_.cycle_seconds.Observe(cycle);
     const auto micros = static_cast<uint64_t>(cycle * 1e6);
     stats_.last_cycle_micros = micros;
-    if (micros > stats_.max_cycle_micros) stats_.max_cycle_micros = micros;
+    stats_.last_cycle_time = static_cast<int64_t>(std::time(nullptr));
+    uint64_t longest = stats_.max_cycle_micros.load();
+    while (micros > longest && !stats_.max_cycle_micros.compare_exchange_weak(longest, micros)) {
+    }
     last_cycle_end_ = std::chrono::steady_clock::now();
     last_cycle_length_ = last_cycle_end_ - started;
     LogCycle(out, last_cycle_length_);

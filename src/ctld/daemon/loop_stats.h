@@ -39,6 +39,7 @@ struct LoopStats {
   // sdiag: the last scheduling cycle's length and the longest since start (or `sdiag -r`).
   std::atomic<uint64_t> last_cycle_micros{0};
   std::atomic<uint64_t> max_cycle_micros{0};
+  std::atomic<int64_t> last_cycle_time{0};  // seconds since the epoch
 };
 
 }  // namespace drover::ctld

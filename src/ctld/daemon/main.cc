@@ -7,6 +7,7 @@
 //              [--http-listen HOST:PORT] [--http-port-file FILE] [--name NAME]
 //   droverctld [--conf FILE] --migrate-from DIR   (drover storage migrate: storage_migrate.h)
 #include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
 #include <grpcpp/grpcpp.h>
 
 #include <malloc.h>
@@ -332,7 +333,14 @@ int main(int argc, char** argv) {
   service.SetAgents(&agents);
   service.SetName(self->name);
   if (!jwt_key.empty()) service.SetJwtKey(std::move(jwt_key));
-  ctld::RpcStats rpc_stats;
+  // sdiag's counts, of the methods the controller serves (each "/drover.v1.Service/Method").
+  std::vector<std::string> served_methods;
+  for (const char* name : {"drover.v1.Controller", "drover.v1.Accounting"})
+    if (const google::protobuf::ServiceDescriptor* described =
+            google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name))
+      for (int i = 0; i < described->method_count(); ++i)
+        served_methods.push_back("/" + described->full_name() + "/" + described->method(i)->name());
+  ctld::RpcStats rpc_stats(std::move(served_methods));
   service.SetRpcStats(&rpc_stats);
   if (leadership && cluster.settings.controller_hosts.size() > 1)
     service.SetHandover([](const std::string& to) {

@@ -82,16 +82,21 @@ int Count(const std::string& text, const std::string& line) {
 #define EXPECT_LINE(text, line) EXPECT_EQ(Count(text, line), 1) << "missing: " << (line)
 
 TEST_F(MetricsTest, StartsWaitsAndGpusByAccount) {
-  Submit(Shape(1, 2, "h100"));  // starts at once: waited 0 s
-  Submit(Shape(1, 2, "h100"));  // n1's GPUs are taken: waits
+  uint64_t first = Submit(Shape(1, 2, "h100"));  // starts at once: waited 0 s
+  Submit(Shape(1, 2, "h100"));                   // n1's GPUs are taken: waits
   clock_.Advance(45);
-  Submit(Shape(1, 1));  // n2: starts at once, in the same cycle as nothing else
+  Submit(Shape(1, 1));                 // n2: starts at once
+  Apply(JobEnded{first, "n1", 0, 0});  // the second starts, 45 s after its submission
   std::string text = Render();
-  EXPECT_LINE(text, "drover_jobs_started_total 2");
+  EXPECT_LINE(text, "drover_jobs_started_total 3");
   EXPECT_LINE(text, "drover_job_wait_seconds_bucket{le=\"1\"} 2");
-  EXPECT_LINE(text, "drover_job_wait_seconds_count 2");
+  EXPECT_LINE(text, "drover_job_wait_seconds_bucket{le=\"30\"} 2");
+  EXPECT_LINE(text, "drover_job_wait_seconds_bucket{le=\"60\"} 3");
+  EXPECT_LINE(text, "drover_job_wait_seconds_bucket{le=\"+Inf\"} 3");
+  EXPECT_LINE(text, "drover_job_wait_seconds_sum 45");
+  EXPECT_LINE(text, "drover_job_wait_seconds_count 3");
   // Accounts sacctmgr does not know are "other": a job's own account is never a label.
-  EXPECT_LINE(text, "drover_gpus_allocated_by_account{account=\"other\"} 3");
+  EXPECT_LINE(text, "drover_gpus_allocated_by_account{account=\"other\"} 3");  // 2 + 1
   EXPECT_EQ(text.find("drover_gpus_allocated_by_account{account=\"research\"}"), std::string::npos);
 }
 

@@ -1,6 +1,7 @@
 // sdiag's RPC statistics: see rpc_stats.h.
 #include "ctld/daemon/rpc_stats.h"
 
+#include <algorithm>
 #include <ctime>
 
 namespace drover::ctld {
@@ -40,13 +41,25 @@ class StatsInterceptorFactory final : public grpc::experimental::ServerIntercept
   RpcStats& stats_;
 };
 
-// "/drover.v1.Controller/Submit" -> "Submit".
+// "/drover.v1.Controller/Submit" -> "Submit"; another service's keep its name
+// ("Accounting/Show").
 std::string ShortName(const std::string& method) {
   size_t slash = method.rfind('/');
-  return slash == std::string::npos ? method : method.substr(slash + 1);
+  if (slash == std::string::npos) return method;
+  std::string name = method.substr(slash + 1);
+  size_t dot = method.rfind('.', slash);
+  std::string service = method.substr(dot == std::string::npos ? 1 : dot + 1,
+                                      slash - (dot == std::string::npos ? 1 : dot + 1));
+  return service == "Controller" ? name : service + "/" + name;
 }
 
 }  // namespace
+
+RpcStats::RpcStats(std::vector<std::string> methods)
+    : methods_([&methods] {
+        std::sort(methods.begin(), methods.end());
+        return std::move(methods);
+      }()) {}
 
 void RpcStats::Begin(const void* call) {
   auto now = std::chrono::steady_clock::now();
@@ -68,7 +81,9 @@ void RpcStats::End(const void* call, const std::string& method) {
   if (it == open_.end()) return;
   uint64_t micros = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(now - it->second.started).count());
-  Totals& by_method = by_method_[ShortName(method)];
+  const bool known =
+      methods_.empty() || std::binary_search(methods_.begin(), methods_.end(), method);
+  Totals& by_method = by_method_[known ? method : std::string("UNKNOWN")];
   ++by_method.count;
   by_method.micros += micros;
   if (it->second.uid) {
@@ -89,8 +104,13 @@ void RpcStats::Forget(const void* call) {
 std::vector<RpcStats::Entry> RpcStats::ByMethod() const {
   MutexLock lock(mutex_);
   std::vector<Entry> entries;
-  for (const auto& [name, totals] : by_method_)
-    entries.push_back(Entry{name, 0, totals.count, totals.micros});
+  for (const auto& [name, totals] : by_method_) {
+    auto place = std::lower_bound(methods_.begin(), methods_.end(), name);
+    uint32_t id = place != methods_.end() && *place == name
+                      ? static_cast<uint32_t>(place - methods_.begin()) + 1
+                      : static_cast<uint32_t>(methods_.size()) + 1;
+    entries.push_back(Entry{ShortName(name), id, 0, totals.count, totals.micros});
+  }
   return entries;
 }
 
@@ -98,8 +118,13 @@ std::vector<RpcStats::Entry> RpcStats::ByUser() const {
   MutexLock lock(mutex_);
   std::vector<Entry> entries;
   for (const auto& [uid, totals] : by_user_)
-    entries.push_back(Entry{std::to_string(uid), uid, totals.count, totals.micros});
+    entries.push_back(Entry{std::to_string(uid), 0, uid, totals.count, totals.micros});
   return entries;
+}
+
+size_t RpcStats::in_progress() const {
+  MutexLock lock(mutex_);
+  return open_.size();
 }
 
 int64_t RpcStats::since() const {

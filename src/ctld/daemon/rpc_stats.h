@@ -23,12 +23,17 @@ class RpcStats {
  public:
   struct Entry {
     std::string name;  // the method ("Submit"), or the user's uid as text
+    uint32_t id = 0;   // by method: its place among the known methods (sdiag -i)
     uint32_t uid = 0;  // by user only
     uint64_t count = 0;
     uint64_t total_micros = 0;
   };
   // Most users counted apart; the calls of further users count under uid 4294967295.
   static constexpr size_t kMaxUsers = 4096;
+
+  // The methods served ("/drover.v1.Controller/Submit"), before serving: any other path a
+  // client names counts as "UNKNOWN", so the table stays bounded.
+  explicit RpcStats(std::vector<std::string> methods = {});
 
   // A call arrives (the interceptor).
   void Begin(const void* call) EXCLUDES(mutex_);
@@ -41,7 +46,8 @@ class RpcStats {
 
   std::vector<Entry> ByMethod() const EXCLUDES(mutex_);
   std::vector<Entry> ByUser() const EXCLUDES(mutex_);
-  int64_t since() const EXCLUDES(mutex_);  // when counting began (seconds since the epoch)
+  int64_t since() const EXCLUDES(mutex_);       // when counting began (seconds since the epoch)
+  size_t in_progress() const EXCLUDES(mutex_);  // calls arrived and not yet answered
   void Reset() EXCLUDES(mutex_);
 
   // The interceptors for grpc::ServerBuilder::experimental().SetInterceptorCreators.
@@ -55,6 +61,7 @@ class RpcStats {
   struct Totals {
     uint64_t count = 0, micros = 0;
   };
+  const std::vector<std::string> methods_;  // sorted
   mutable Mutex mutex_;
   std::unordered_map<const void*, Open> open_ GUARDED_BY(mutex_);
   std::map<std::string, Totals> by_method_ GUARDED_BY(mutex_);

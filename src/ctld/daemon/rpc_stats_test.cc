@@ -37,6 +37,24 @@ TEST(RpcStats, CallsCountByMethodAndByTheirProvenUser) {
   EXPECT_GT(stats.since(), 0);
 }
 
+TEST(RpcStats, PathsNotServedCountAsOneUnknownMethod) {
+  RpcStats stats({"/drover.v1.Controller/Submit", "/drover.v1.Accounting/Show"});
+  std::vector<int> calls(50);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    stats.Begin(&calls[i]);
+    stats.End(&calls[i], "/made.up/Path" + std::to_string(i));
+  }
+  int known = 0;
+  stats.Begin(&known);
+  stats.End(&known, "/drover.v1.Accounting/Show");
+  std::vector<RpcStats::Entry> methods = stats.ByMethod();
+  ASSERT_EQ(methods.size(), 2u);
+  EXPECT_EQ(methods[0].name, "Accounting/Show");
+  EXPECT_EQ(methods[0].id, 1u);  // its place among the methods served
+  EXPECT_EQ(methods[1].name, "UNKNOWN");
+  EXPECT_EQ(methods[1].count, 50u);
+}
+
 TEST(RpcStats, UsersBeyondTheBoundCountTogether) {
   RpcStats stats;
   std::vector<int> calls(RpcStats::kMaxUsers + 3);

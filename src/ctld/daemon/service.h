@@ -140,12 +140,17 @@ class ControllerService final : public v1::Controller::CallbackService {
   grpc::Status DoListPartitions(bool configuration_only, v1::PartitionList*);
   grpc::Status DoListReservations(const Caller&, const v1::ReservationQuery*, v1::ReservationList*);
   Reactor* ChangeReservation(Context* context, Event event, v1::ReservationReply* reply);
+  // sdiag's counts since the controller started.
+  void DiagCounts(v1::DiagReply* reply);
 
   EngineLoop& loop_;
   auth::Authenticator& authenticator_;
   const auth::Settings auth_settings_;
   std::string jwt_key_;  // empty: tokens are refused
   RpcStats* rpc_stats_ = nullptr;
+  // sdiag -r: the counts at the reset, which later answers subtract (as Slurm's reset_stats).
+  Mutex diag_mutex_;
+  v1::DiagReply diag_baseline_ GUARDED_BY(diag_mutex_);
   const int64_t started_ = static_cast<int64_t>(std::time(nullptr));
   Callers callers_;  // who a proven uid is: name, groups, operator
   std::unique_ptr<RateLimiter> rate_limiter_;

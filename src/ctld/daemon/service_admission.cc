@@ -99,7 +99,8 @@ grpc::Status ControllerService::Admit(Context* context, Access access, Caller& c
     if (!by_token) busy_retries_.Hold(CredentialOf(*context), *identity);
     return Busy(RateLimitMessage(identity->uid));
   }
-  if (rpc_stats_) rpc_stats_->NameCaller(context, identity->uid);
+  if (rpc_stats_)  // keyed as the interceptor knows the call: by its ServerContextBase
+    rpc_stats_->NameCaller(static_cast<grpc::ServerContextBase*>(context), identity->uid);
   caller = callers_.Of(identity->uid, identity->gid);
   caller.by_token = by_token;
   // sacctmgr's AdminLevel=Operator or Administrator makes the user an operator here too.

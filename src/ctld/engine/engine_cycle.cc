@@ -409,7 +409,11 @@ void Engine::ApplyStart(const sched::StartDecision& start, EngineOutput& out) {
   }
   job.start_time = now;
   ++started_total_;
-  waits_.Observe(now - std::max(job.spec.submit_time, job.spec.begin_time));
+  // A requeued job waits again from its last run's end, not from its submission.
+  const int64_t waiting_since =
+      std::max({job.spec.submit_time, job.spec.begin_time,
+                job.history.empty() ? int64_t{0} : job.history.back().end_time});
+  waits_.Observe(now - waiting_since);
   job.time_limit_seconds = start.time_limit_seconds;
   job.end_time = start.end_time;
   // --deadline: as Slurm, the job's time limit ends at its deadline at the latest.
