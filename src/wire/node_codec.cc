@@ -27,6 +27,7 @@ void ToProto(const NodeInfo& node, v1::NodeStatus* out) {
   out->set_boot_time(node.boot_time);
   out->set_next_state(node.next_state);
   out->set_health_latched(node.health_latched);
+  out->set_agent_address(node.agent_address);
 }
 
 void ToProto(const NodeListing& listing, v1::NodeList* out) {

@@ -60,6 +60,8 @@ struct NodeInfo {
   int64_t boot_time = 0;
   std::string next_state;
   bool health_latched = false;  // a GPU's trouble holds the health drain
+  // Where its agent answers ("host:port"): for a query that names the node (sstat asks it).
+  std::string agent_address;
 };
 
 struct NodeListing {

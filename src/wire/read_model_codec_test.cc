@@ -75,7 +75,7 @@ TEST(PartitionCodec, EveryFieldInItsPlace) {
 TEST(NodeCodec, EveryFieldInItsPlace) {
   NodeInfo info{"n7",      "DRAINING*", true,    true,   true,    true,   true,  "fan",
                 1000,      7,           2000,    {4, 9}, "MAINT", 5,      "a,b", "a",
-                "new fan", "rack 3",    "gpu:4", true,   3000,    "DOWN", true};
+                "new fan", "rack 3",    "gpu:4", true,   3000,    "DOWN", true,  "127.0.0.1:7818"};
   NodeListing listing{42, {info}};
   v1::NodeList list;
   ToProto(listing, &list);
@@ -102,6 +102,7 @@ TEST(NodeCodec, EveryFieldInItsPlace) {
   EXPECT_EQ(out.boot_time(), 3000);
   EXPECT_EQ(out.next_state(), "DOWN");
   EXPECT_TRUE(out.health_latched());
+  EXPECT_EQ(out.agent_address(), "127.0.0.1:7818");
 }
 
 // The heartbeat's GPU readings: every field there and back, so a field added to one side only

@@ -218,12 +218,13 @@ grpc::Status ControllerService::DoListNodes(const v1::NodeQuery* query, v1::Node
                                query->names_size(), kMostNames));
   std::vector<std::string> names(query->names().begin(), query->names().end());
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
-  wire::ToProto(views::ListNodes(*snapshot, names), reply);
+  wire::NodeListing listing = views::ListNodes(*snapshot, names);
   // Nodes asked for by name get their agents' addresses (sstat calls them).
   if (agents_ && !names.empty())
-    for (v1::NodeStatus& node : *reply->mutable_nodes())
-      if (int index = snapshot->cluster->FindNode(node.name()); index >= 0)
-        node.set_agent_address(agents_->AddressOf(index));
+    for (wire::NodeInfo& node : listing.nodes)
+      if (int index = snapshot->cluster->FindNode(node.name); index >= 0)
+        node.agent_address = agents_->AddressOf(index);
+  wire::ToProto(listing, reply);
   return grpc::Status::OK;
 }
 
