@@ -200,6 +200,10 @@ std::string SacctFieldHelp();
 // Jobs print in the order given, each followed by its batch step (".batch") once it has
 // started. Fails like sacct on an unknown field: `Invalid field requested: "Foo"`.
 Result<std::string> FormatSacct(const std::vector<v1::Job>& jobs, const SacctOptions& options);
+// Slurm 22.05's openapi v0.0.38 "meta" object (JSON text), which sacct's, sdiag's and the REST
+// API's documents open with.
+extern const char kOpenapiMeta[];
+
 // sacct --json: Slurm's openapi v0.0.38 document ({"meta", "errors", "jobs": [...]}), each job
 // with its steps ("N.batch", "N.0", ...), times in seconds since the epoch; see docs/cli.md.
 std::string FormatSacctJson(const std::vector<v1::Job>& jobs, const SacctOptions& options);

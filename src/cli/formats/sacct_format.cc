@@ -943,17 +943,17 @@ nlohmann::json JobJson(const v1::Job& job, const SacctOptions& options, const Co
 
 }  // namespace
 
+const char kOpenapiMeta[] =
+    R"({"plugin":{"type":"openapi/v0.0.38","name":"Slurm OpenAPI v0.0.38"},)"
+    R"("Slurm":{"version":{"major":22,"micro":8,"minor":5},"release":"22.05.8"}})";
+
 std::string FormatSacctJson(const std::vector<v1::Job>& jobs, const SacctOptions& options) {
   Context ctx{options};
   nlohmann::json out_jobs = nlohmann::json::array();
   for (const v1::Job& job : jobs) out_jobs.push_back(JobJson(job, options, ctx));
-  nlohmann::json document = {
-      {"meta",
-       {{"plugin", {{"type", "openapi/v0.0.38"}, {"name", "Slurm OpenAPI v0.0.38"}}},
-        {"Slurm",
-         {{"version", {{"major", 22}, {"micro", 8}, {"minor", 5}}}, {"release", "22.05.8"}}}}},
-      {"errors", nlohmann::json::array()},
-      {"jobs", std::move(out_jobs)}};
+  nlohmann::json document = {{"meta", nlohmann::json::parse(kOpenapiMeta)},
+                             {"errors", nlohmann::json::array()},
+                             {"jobs", std::move(out_jobs)}};
   return document.dump(2) + "\n";
 }
 

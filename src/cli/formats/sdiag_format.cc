@@ -1,6 +1,8 @@
 // sdiag's text and JSON: see sdiag_format.h.
 #include "cli/formats/sdiag_format.h"
 
+#include "cli/formats/formats.h"
+
 #include <algorithm>
 #include <ctime>
 #include <vector>
@@ -171,27 +173,24 @@ std::string SdiagJson(const v1::DiagReply& diag) {
   statistics["bf_table_size_mean"] = 0;
   statistics["bf_when_last_cycle"] = diag.cycle_last_time();
   statistics["bf_active"] = false;
-  Json by_type = Json::array();
-  for (const v1::RpcStat& stat : Sorted(diag.by_method(), SdiagSort::kCount, false))
-    by_type.push_back({{"message_type", stat.name()},
-                       {"type_id", stat.id()},
-                       {"count", stat.count()},
-                       {"average_time", Average(stat)},
-                       {"total_time", stat.total_micros()}});
-  statistics["rpcs_by_message_type"] = by_type;
-  Json by_user = Json::array();
-  for (const v1::RpcStat& stat : Sorted(diag.by_user(), SdiagSort::kCount, true))
-    by_user.push_back({{"user", stat.name()},
-                       {"user_id", stat.uid()},
-                       {"count", stat.count()},
-                       {"average_time", Average(stat)},
-                       {"total_time", stat.total_micros()}});
-  statistics["rpcs_by_user"] = by_user;
+  // Each RPC entry: its name and id under the keys of its list, then the counts.
+  auto entries = [](const google::protobuf::RepeatedPtrField<v1::RpcStat>& stats, bool users) {
+    Json list = Json::array();
+    for (const v1::RpcStat& stat : Sorted(stats, SdiagSort::kCount, users)) {
+      Json entry;
+      entry[users ? "user" : "message_type"] = stat.name();
+      entry[users ? "user_id" : "type_id"] = users ? stat.uid() : stat.id();
+      entry["count"] = stat.count();
+      entry["average_time"] = Average(stat);
+      entry["total_time"] = stat.total_micros();
+      list.push_back(std::move(entry));
+    }
+    return list;
+  };
+  statistics["rpcs_by_message_type"] = entries(diag.by_method(), false);
+  statistics["rpcs_by_user"] = entries(diag.by_user(), true);
   Json document;
-  document["meta"] = {
-      {"plugin", {{"type", "openapi/v0.0.38"}, {"name", "Slurm OpenAPI v0.0.38"}}},
-      {"Slurm",
-       {{"version", {{"major", 22}, {"micro", 8}, {"minor", 5}}}, {"release", "22.05.8"}}}};
+  document["meta"] = Json::parse(kOpenapiMeta);
   document["errors"] = Json::array();
   document["statistics"] = statistics;
   return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -40,12 +40,17 @@ constexpr int kErrorAuth = 1007;         // SLURM_PROTOCOL_AUTHENTICATION_ERROR
 // One history answer at most (the server holds it whole before it answers).
 constexpr int kMaxHistoryJobs = 100'000;
 
-const char kMeta[] = R"({"plugin":{"type":"openapi\/v0.0.38","name":"Slurm OpenAPI v0.0.38"},)"
-                     R"("Slurm":{"version":{"major":22,"micro":8,"minor":5},"release":"22.05.8"}})";
-
 // Text from users (names, paths, messages) may not be UTF-8: replaced, never thrown on.
 std::string Dump(const Json& document) {
   return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+// Slurm's envelope: its meta and an empty errors array, before the answer's own fields.
+Json Envelope() {
+  Json document;
+  document["meta"] = Json::parse(kOpenapiMeta);
+  document["errors"] = Json::array();
+  return document;
 }
 
 Response Error(int status, std::string_view message, int error_number) {
@@ -162,10 +167,9 @@ const std::vector<RouteInfo>& Routes() {
 }
 
 std::string ErrorDocument(std::string_view message, int error_number) {
-  Json document;
-  document["meta"] = Json::parse(kMeta);
-  document["errors"] =
-      Json::array({Json{{"error_number", error_number}, {"error", std::string(message)}}});
+  Json document = Envelope();
+  document["errors"].push_back(
+      Json{{"error_number", error_number}, {"error", std::string(message)}});
   return Dump(document);
 }
 
@@ -372,7 +376,7 @@ struct Handlers {
     grpc::Status status = api.Call(request, "/drover.v1.Controller/Cancel",
                                    &v1::Controller::Stub::Cancel, cancel, &reply);
     if (!status.ok()) return FromStatus(status);
-    return Document(ErrorlessDocument({}));
+    return Document(Dump(Envelope()));
   }
 
   Response Submit() {
@@ -398,9 +402,7 @@ struct Handlers {
     grpc::Status status = api.Call(request, "/drover.v1.Controller/Submit",
                                    &v1::Controller::Stub::Submit, submit, &reply);
     if (!status.ok()) return FromStatus(status);
-    Json document;
-    document["meta"] = Json::parse(kMeta);
-    document["errors"] = Json::array();
+    Json document = Envelope();
     document["job_id"] = reply.job_id();
     document["step_id"] = "BATCH";
     document["job_submit_user_msg"] = "";
@@ -497,9 +499,7 @@ struct Handlers {
                                 : i == 1 ? std::string("backup")
                                          : fmt::format("backup{}", i)}});
     }
-    Json document;
-    document["meta"] = Json::parse(kMeta);
-    document["errors"] = Json::array();
+    Json document = Envelope();
     document["pings"] = pings;
     return Document(Dump(document));
   }
@@ -582,14 +582,6 @@ struct Handlers {
   std::string TokenUser() const {
     if (!request.user.empty()) return request.user;
     return auth::UnverifiedJwtUser(request.token).value_or("");
-  }
-
-  static std::string ErrorlessDocument(const Json& extra) {
-    Json document;
-    document["meta"] = Json::parse(kMeta);
-    document["errors"] = Json::array();
-    for (const auto& [key, value] : extra.items()) document[key] = value;
-    return Dump(document);
   }
 
   static std::optional<int> SignalNumber(const std::string& text);
