@@ -38,6 +38,19 @@ std::optional<int64_t> SecondsOf(const nlohmann::json& claims, const char* name)
   return std::nullopt;
 }
 
+// A token's three parts, each still base64url, and what the signature covers.
+struct Parts {
+  std::string_view header, claims, signature, signed_part;
+};
+std::optional<Parts> Split(std::string_view token) {
+  size_t first = token.find('.');
+  size_t second = first == std::string_view::npos ? first : token.find('.', first + 1);
+  if (second == std::string_view::npos || token.find('.', second + 1) != std::string_view::npos)
+    return std::nullopt;
+  return Parts{token.substr(0, first), token.substr(first + 1, second - first - 1),
+               token.substr(second + 1), token.substr(0, second)};
+}
+
 }  // namespace
 
 Result<std::string> ReadJwtKey(const std::string& path) {
@@ -66,23 +79,21 @@ Result<JwtClaims> VerifyJwt(std::string_view key, std::string_view token, int64_
   if (token.size() > kMaxJwtBytes)
     return MakeError(
         fmt::format("the token has {} bytes, more than {}", token.size(), kMaxJwtBytes));
-  size_t first = token.find('.');
-  size_t second = first == std::string_view::npos ? first : token.find('.', first + 1);
-  if (second == std::string_view::npos || token.find('.', second + 1) != std::string_view::npos)
-    return MakeError("the token is not a JWT (three base64url parts joined by dots)");
-  std::optional<std::string> signature = Base64UrlDecode(token.substr(second + 1));
+  std::optional<Parts> parts = Split(token);
+  if (!parts) return MakeError("the token is not a JWT (three base64url parts joined by dots)");
+  std::optional<std::string> signature = Base64UrlDecode(parts->signature);
   if (!signature) return MakeError("the token's signature is not base64url");
-  Result<nlohmann::json> header = DecodePart(token.substr(0, first), "header");
+  Result<nlohmann::json> header = DecodePart(parts->header, "header");
   if (!header) return std::move(header).take_error();
   auto alg = header->find("alg");
   if (alg == header->end() || !alg->is_string() || alg->get<std::string>() != "HS256")
     return MakeError(fmt::format("the token's algorithm is {}; only HS256 is accepted",
                                  alg == header->end() ? std::string("missing") : alg->dump()));
-  std::string expected = HmacSha256(key, token.substr(0, second));
+  std::string expected = HmacSha256(key, parts->signed_part);
   if (signature->size() != expected.size() ||
       CRYPTO_memcmp(expected.data(), signature->data(), expected.size()) != 0)
     return MakeError("the token's signature does not match this cluster's JWT key");
-  Result<nlohmann::json> claims = DecodePart(token.substr(first + 1, second - first - 1), "claims");
+  Result<nlohmann::json> claims = DecodePart(parts->claims, "claims");
   if (!claims) return std::move(claims).take_error();
   JwtClaims out;
   auto sun = claims->find("sun");
@@ -104,10 +115,9 @@ Result<JwtClaims> VerifyJwt(std::string_view key, std::string_view token, int64_
 
 std::optional<std::string> UnverifiedJwtUser(std::string_view token) {
   if (token.size() > kMaxJwtBytes) return std::nullopt;
-  size_t first = token.find('.');
-  size_t second = first == std::string_view::npos ? first : token.find('.', first + 1);
-  if (second == std::string_view::npos) return std::nullopt;
-  Result<nlohmann::json> claims = DecodePart(token.substr(first + 1, second - first - 1), "claims");
+  std::optional<Parts> parts = Split(token);
+  if (!parts) return std::nullopt;
+  Result<nlohmann::json> claims = DecodePart(parts->claims, "claims");
   if (!claims) return std::nullopt;
   auto sun = claims->find("sun");
   if (sun == claims->end() || !sun->is_string()) return std::nullopt;

@@ -15,17 +15,7 @@
 #include "ctld/daemon/service.h"
 
 namespace drover::ctld {
-namespace {
-
-std::string UserNameOf(uint32_t uid) {
-  std::vector<char> buffer(16384);
-  passwd entry{}, *found = nullptr;
-  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found && found->pw_name)
-    return found->pw_name;
-  return std::to_string(uid);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void ControllerService::DiagCounts(v1::DiagReply* reply) {
   std::shared_ptr<const Snapshot> snapshot = loop_.snapshot();
@@ -121,7 +111,7 @@ ControllerService::Reactor* ControllerService::Diag(Context* context,
     }
     for (const RpcStats::Entry& entry : rpc_stats_->ByUser()) {
       v1::RpcStat* stat = reply->add_by_user();
-      stat->set_name(UserNameOf(entry.uid));
+      stat->set_name(callers_.Of(entry.uid, 0).user);  // NSS's name (cached), else the number
       stat->set_uid(entry.uid);
       stat->set_count(entry.count);
       stat->set_total_micros(entry.total_micros);
