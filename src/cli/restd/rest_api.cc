@@ -515,10 +515,16 @@ struct Handlers {
   // /slurmdb/v0.0.38/jobs and job/{id}: the job history, as sacct --json prints it.
   Response History(const std::string* id) {
     v1::HistoryQuery query;
+    v1::JobFilter asked;  // with an ID: the job or task the path names
     const int64_t now = std::time(nullptr);
     if (id) {
       if (!AddJobId(*id, query.mutable_filter()))
         return Error(400, fmt::format("Invalid job id specified: {}", *id), kErrorInvalidJobId);
+      // The history finds a task under its array's ID, as sacct -j asks it; the task is picked
+      // from the array's records below, by the filter as asked.
+      asked = query.filter();
+      for (const auto& task : asked.array_tasks())
+        query.mutable_filter()->add_job_ids(task.array_job_id());
     } else {
       // sacct's default window: since midnight, unless start_time says otherwise.
       std::optional<std::string> start = QueryValue(request, "start_time");
@@ -569,6 +575,8 @@ struct Handlers {
       query.set_after(page.next());
     } while (!query.after().empty());
     std::vector<v1::Job> jobs = ParseJobs(list);
+    if (id)
+      std::erase_if(jobs, [&query](const v1::Job& job) { return !Requested(query.filter(), job); });
     if (id && jobs.empty()) return Error(404, "Invalid job id specified", kErrorInvalidJobId);
     std::shared_lock lock(api.cluster_mutex_);
     SacctOptions options;
