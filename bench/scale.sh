@@ -30,30 +30,9 @@ bench_state scale
 cd "$state"  # the jobs' output files (slurm-N.out) go there, not into the caller's folder
 
 # ---- the configuration: nodes of 64 CPUs and 8 GPUs, 32 a leaf switch ----
-mkdir -p "$state/conf"
 name() { printf 'n%05d' "$1"; }
-last=$(name "$nodes")
-cat >"$state/conf/slurm.conf" <<CONF
-ClusterName=scale
-SlurmctldHost=localhost
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-GresTypes=gpu
-DefMemPerCPU=1000
-SlurmdTimeout=$slurmd_timeout
-MaxJobCount=$((pending_jobs + running_jobs + 10000))
-TopologyPlugin=topology/tree
-NodeName=n[00001-${last#n}] NodeHostname=localhost NodeAddr=127.0.0.1 Sockets=2 CoresPerSocket=32 ThreadsPerCore=1 CPUs=64 RealMemory=512000 Gres=gpu:8
-PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-PartitionName=small Nodes=n[00001-00016] MaxTime=INFINITE State=UP
-CONF
-leaves=$(((nodes + 31) / 32))
-for ((leaf = 1; leaf <= leaves; leaf++)); do
-  first=$(((leaf - 1) * 32 + 1))
-  end=$((leaf * 32 < nodes ? leaf * 32 : nodes))
-  echo "SwitchName=leaf$leaf Nodes=$(name $first)-$(name $end)" | sed -E 's/=n([0-9]+)-n([0-9]+)$/=n[\1-\2]/'
-done >"$state/conf/topology.conf"
-echo "SwitchName=spine Switches=leaf[1-$leaves]" >>"$state/conf/topology.conf"
+scale_conf "$state/conf" scale "$nodes" $((pending_jobs + running_jobs + 10000)) \
+  "SlurmdTimeout=$slurmd_timeout" "PartitionName=small Nodes=n[00001-00016] MaxTime=INFINITE State=UP"
 
 pid_of() { sed -n 's/^pid=//p' "$state/cluster/pids/$1"; }
 rss_mib() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }

@@ -22,3 +22,33 @@ bench_state() {
   export XDG_STATE_HOME="$state/xdg"
   trap '"$bin/drover" down --state "$state/cluster" >/dev/null 2>&1 || true; rm -rf "$state"' EXIT
 }
+# `scale_conf DIR NAME NODES MAX_JOBS [LINE...]`: DIR/slurm.conf and DIR/topology.conf for a
+# cluster NAME of NODES emulated nodes n00001... of 64 CPUs and 8 GPUs, 32 a leaf switch under
+# one spine, partition "all" (the default) of every node; each LINE is added to slurm.conf.
+scale_conf() {
+  local dir=$1 cluster=$2 count=$3 max_jobs=$4
+  shift 4
+  local last leaves leaf first end
+  last=$(printf 'n%05d' "$count")
+  mkdir -p "$dir"
+  {
+    echo "ClusterName=$cluster"
+    echo "SlurmctldHost=localhost"
+    echo "SelectType=select/cons_tres"
+    echo "SelectTypeParameters=CR_Core_Memory"
+    echo "GresTypes=gpu"
+    echo "DefMemPerCPU=1000"
+    echo "MaxJobCount=$max_jobs"
+    echo "TopologyPlugin=topology/tree"
+    echo "NodeName=n[00001-${last#n}] NodeHostname=localhost NodeAddr=127.0.0.1 Sockets=2 CoresPerSocket=32 ThreadsPerCore=1 CPUs=64 RealMemory=512000 Gres=gpu:8"
+    echo "PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+    printf '%s\n' "$@"
+  } >"$dir/slurm.conf"
+  leaves=$(((count + 31) / 32))
+  for ((leaf = 1; leaf <= leaves; leaf++)); do
+    first=$(((leaf - 1) * 32 + 1))
+    end=$((leaf * 32 < count ? leaf * 32 : count))
+    printf 'SwitchName=leaf%d Nodes=n[%05d-%05d]\n' "$leaf" "$first" "$end"
+  done >"$dir/topology.conf"
+  echo "SwitchName=spine Switches=leaf[1-$leaves]" >>"$dir/topology.conf"
+}

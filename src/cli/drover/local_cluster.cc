@@ -545,6 +545,7 @@ void PrintUp(const fs::path& state, const ClusterConfig& cluster,
   fmt::print(
       "Cluster {} is up: {} nodes ({} CPUs, {} GPUs, emulated), every node IDLE.\n"
       "  controller  127.0.0.1:{} (PID {}){}\n"
+      "  dashboard   {}\n"
       "  state       {}\n"
       "  logs        {}\n\n"
       "To use it from this shell:\n",
@@ -555,6 +556,12 @@ void PrintUp(const fs::path& state, const ClusterConfig& cluster,
           backups += fmt::format("{}127.0.0.1:{} ({})", i == 1 ? ", backups " : ", ",
                                  controllers[i].port, controllers[i].name);
         return backups;
+      }(),
+      [&] {
+        std::ifstream file(state / "http.port");
+        int http = 0;
+        if (!(file >> http) || http <= 0) return std::string("(no HTTP port)");
+        return fmt::format("http://127.0.0.1:{}/ui/ (sign in with a token: scontrol token)", http);
       }(),
       state.string(), (state / "logs").string());
   PrintEnv(state);

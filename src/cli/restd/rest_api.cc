@@ -16,6 +16,7 @@
 #include "cli/formats/formats.h"
 #include "cli/formats/sdiag_format.h"
 #include "cli/query/query_common.h"
+#include "cli/restd/dashboard.h"
 #include "cli/restd/job_submit.h"
 #include "cli/scontrol/scontrol_format.h"
 #include "common/text.h"
@@ -164,6 +165,10 @@ std::optional<Submitter> SubmitterOf(const std::string& user) {
 
 const std::vector<RouteInfo>& Routes() {
   return kRoutes;
+}
+
+Response StatusResponse(const grpc::Status& status) {
+  return FromStatus(status);
 }
 
 std::string ErrorDocument(std::string_view message, int error_number) {
@@ -627,6 +632,8 @@ Response RestApi::Handle(const Request& raw) {
       raw.user.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                  "0123456789-_.$") != std::string::npos)
     return Error(401, "authentication failed: X-SLURM-USER-NAME is not a user name", kErrorAuth);
+  // The web dashboard's calls (dashboard.h).
+  if (raw.path.starts_with("/ui/api/")) return DashboardApi(*this, raw);
   // "/slurm/v0.0.38/jobs/" as "/slurm/v0.0.38/jobs": Slurm's own document lists paths so.
   Request request = raw;
   std::string path;
@@ -681,5 +688,18 @@ Response RestApi::Handle(const Request& raw) {
     return handlers.History(named);
   return Error(500, "a route without a handler: " + route_path, kErrorGeneric);
 }
+
+// The calls only the dashboard makes (dashboard.cc); the others are instantiated above.
+#define DROVER_REST_CALL(In, Out)                                                            \
+  template grpc::Status RestApi::Call<v1::In, v1::Out>(                                      \
+      const Request&, std::string_view,                                                      \
+      grpc::Status (v1::Controller::Stub::*)(grpc::ClientContext*, const v1::In&, v1::Out*), \
+      const v1::In&, v1::Out*);
+DROVER_REST_CALL(HoldRequest, ActionReply)
+DROVER_REST_CALL(UpdateNodeRequest, ActionReply)
+DROVER_REST_CALL(ShareQuery, ShareList)
+DROVER_REST_CALL(HistoryQuery, JobList)
+DROVER_REST_CALL(CancelRequest, ActionReply)
+#undef DROVER_REST_CALL
 
 }  // namespace drover::cli::restd

@@ -50,6 +50,8 @@ std::string OpenApiDocument();
 
 // A Slurm error document: the openapi envelope with one entry in "errors".
 std::string ErrorDocument(std::string_view message, int error_number);
+// A gRPC failure as the HTTP status and Slurm error a client expects.
+Response StatusResponse(const grpc::Status& status);
 
 class RestApi {
  public:

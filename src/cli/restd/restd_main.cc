@@ -20,6 +20,7 @@
 
 #include "cli/query/query_common.h"
 #include "cli/restd/rest_api.h"
+#include "cli/restd/rest_http.h"
 #include "common/cluster_config.h"
 #include "common/getopt.h"
 #include "common/text.h"
@@ -49,7 +50,6 @@ constexpr OptionSpec kOptions[] = {
     {'v', "verbose", OptionSpec::kNone},
 };
 
-constexpr size_t kMaxBodyBytes = 1 << 20;  // a job's script and environment fit many times over
 constexpr int kMaxThreads = 1024;
 
 int Fail(const std::string& message) {
@@ -83,32 +83,6 @@ Status DropPrivileges(const std::string& user, const std::string& group_name,
         "start it as an unprivileged user, or give -u USER",
         getuid() == 0 ? std::string("root") : "SlurmUser " + slurm_user));
   return OkStatus();
-}
-
-Request RequestOf(const httplib::Request& in) {
-  Request request;
-  request.method = in.method;
-  request.path = in.path;
-  // The URL's query alone: httplib adds a form body's fields to `params`, and a body here is JSON
-  // whatever Content-Type a client sends (curl -d says form).
-  size_t question = in.target.find('?');
-  if (question != std::string::npos) {
-    httplib::Params params;
-    httplib::detail::parse_query_text(in.target.substr(question + 1), params);
-    for (const auto& [name, value] : params) request.query.emplace(name, value);
-  }
-  request.user = in.get_header_value("X-SLURM-USER-NAME");
-  request.token = in.get_header_value("X-SLURM-USER-TOKEN");
-  std::string authorization = in.get_header_value("Authorization");
-  if (request.token.empty() && authorization.starts_with("Bearer "))
-    request.token = authorization.substr(7);
-  request.body = in.body;
-  return request;
-}
-
-void Reply(httplib::Response& out, const Response& response) {
-  out.status = response.status;
-  out.set_content(response.body, "application/json");
 }
 
 }  // namespace
@@ -168,62 +142,7 @@ int Main(int argc, char** argv) {
     if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
     auto server = std::make_unique<httplib::Server>();
     server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    server->set_payload_max_length(kMaxBodyBytes);
-    // A client that sends its request slowly holds a thread: not for long.
-    server->set_read_timeout(10);
-    server->set_write_timeout(30);
-    server->set_keep_alive_timeout(5);
-    // Before any body is read: only a body whose length is said and within the bound. httplib
-    // bounds a body by its Content-Length alone, so a chunked or compressed one is refused here.
-    server->set_pre_routing_handler([](const httplib::Request& in, httplib::Response& out) {
-      auto refuse = [&out](int status, const std::string& message) {
-        out.status = status;
-        out.set_content(ErrorDocument(message, 9000), "application/json");
-        return httplib::Server::HandlerResponse::Handled;
-      };
-      if (in.has_header("Transfer-Encoding"))
-        return refuse(411, "send the body with a Content-Length (no chunked transfer)");
-      std::string encoding = in.get_header_value("Content-Encoding");
-      if (!encoding.empty() && encoding != "identity")
-        return refuse(415, "send the body uncompressed (Content-Encoding: " + encoding + ")");
-      std::optional<int64_t> length = ParseInt64(in.get_header_value("Content-Length"));
-      if (length && (*length < 0 || static_cast<uint64_t>(*length) > kMaxBodyBytes))
-        return refuse(413, fmt::format("the request body is over {} bytes", kMaxBodyBytes));
-      return httplib::Server::HandlerResponse::Unhandled;
-    });
-    server->set_keep_alive_max_count(100);
-    // httplib's own refusals (a body over the limit, a request it cannot read) in Slurm's shape.
-    server->set_error_handler([](const httplib::Request&, httplib::Response& out) {
-      if (!out.body.empty()) return;
-      std::string message =
-          out.status == 413 ? fmt::format("the request body is over {} bytes", kMaxBodyBytes)
-                            : fmt::format("the request could not be read (HTTP {})", out.status);
-      out.set_content(ErrorDocument(message, out.status == 413 ? 9000 : -1), "application/json");
-    });
-    auto openapi = [](const httplib::Request&, httplib::Response& out) {
-      out.set_content(OpenApiDocument(), "application/json");
-    };
-    for (const char* openapi_path : {"/openapi/v3", "/openapi", "/openapi.json"})
-      server->Get(openapi_path, openapi);
-    auto serve = [api](const httplib::Request& in, httplib::Response& out) {
-      Request request = RequestOf(in);
-      Response response;
-      try {
-        response = api->Handle(request);
-      } catch (const std::exception& error) {  // a library's throw: this request fails alone
-        response =
-            Response{500, ErrorDocument(fmt::format("internal error: {}", error.what()), -1)};
-      }
-      Reply(out, response);
-      fmt::print(stderr, "drover restd: {} {} user={} {}\n", in.method, in.path,
-                 request.user.empty() ? "-" : request.user, response.status);
-    };
-    const std::string any = R"(/(slurm|slurmdb)/.*)";
-    server->Get(any, serve);
-    server->Post(any, serve);
-    server->Delete(any, serve);
-    server->Put(any, serve);
-    server->Patch(any, serve);
+    MountRestApi(*server, api, "drover restd");
     int bound_port =
         *port == 0
             ? server->bind_to_any_port(host)

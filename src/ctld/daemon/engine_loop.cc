@@ -275,6 +275,9 @@ void EngineLoop::ApplyBatch(std::vector<Request>& requests, bool tick) {
     uint64_t longest = stats_.max_cycle_micros.load();
     while (micros > longest && !stats_.max_cycle_micros.compare_exchange_weak(longest, micros)) {
     }
+    uint64_t peak = stats_.peak_cycle_micros.load();
+    while (micros > peak && !stats_.peak_cycle_micros.compare_exchange_weak(peak, micros)) {
+    }
     last_cycle_end_ = std::chrono::steady_clock::now();
     last_cycle_length_ = last_cycle_end_ - started;
     LogCycle(out, last_cycle_length_);
@@ -324,6 +327,16 @@ void EngineLoop::Commit(Applied& applied) {
   }
   ++stats_.batches;
   std::shared_ptr<const ClusterConfig> cluster = applied.snapshot->cluster;
+  if (const int64_t now = std::time(nullptr); queue_history_.Due(now)) {
+    QueueHistory::Sample sample;
+    sample.time = now;
+    for (const JobPtr& job : applied.snapshot->jobs) {
+      if (job->state == JobState::kPending) ++sample.pending;
+      if (job->state == JobState::kRunning) ++sample.running;
+    }
+    sample.cycle_micros = stats_.peak_cycle_micros.exchange(0);
+    queue_history_.Record(sample);
+  }
   {
     MutexLock lock(mutex_);
     snapshot_ = std::move(applied.snapshot);

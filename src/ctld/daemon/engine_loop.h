@@ -75,6 +75,7 @@ class EngineLoop {
   std::shared_ptr<const Snapshot> snapshot() const EXCLUDES(mutex_);
   uint64_t batches() const { return stats_.batches; }
   const LoopStats& stats() const { return stats_; }
+  const QueueHistory& queue_history() const { return queue_history_; }
   void ResetMaxCycle() { stats_.max_cycle_micros = 0; }  // sdiag -r
 
  private:
@@ -115,6 +116,7 @@ class EngineLoop {
   std::shared_ptr<const Snapshot> snapshot_ GUARDED_BY(mutex_);
   uint64_t next_token_ GUARDED_BY(mutex_) = 1;
   LoopStats stats_;
+  QueueHistory queue_history_;
   // Cycles may take at most half of this thread's time: the next may start only once as long
   // as the last one took has passed since it ended.
   std::chrono::steady_clock::time_point last_cycle_end_{};

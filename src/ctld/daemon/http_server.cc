@@ -11,12 +11,14 @@
 namespace drover::ctld {
 namespace {
 
-// Scrapes are rare and cheap; httplib's default pool (one thread per core) would idle.
-constexpr size_t kServerThreads = 4;
+// Scrapes are rare and cheap, but the dashboard's pages poll and a REST call may wait on the
+// controller: a few threads more than httplib's default (one per core) on a small machine.
+constexpr size_t kServerThreads = 8;
 
 }  // namespace
 
-HttpServer::HttpServer(std::function<std::string()> metrics)
+HttpServer::HttpServer(std::function<std::string()> metrics,
+                       const std::function<void(httplib::Server&)>& mount)
     : metrics_(std::move(metrics)), server_(std::make_unique<httplib::Server>()) {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
   // httplib's default SO_REUSEPORT would let a second controller share the port and answer
@@ -28,9 +30,16 @@ HttpServer::HttpServer(std::function<std::string()> metrics)
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
     response.set_content(metrics_(), "text/plain; version=0.0.4");
   });
-  server_->Get("/", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content("droverctld: Prometheus metrics at /metrics\n", "text/plain");
+  const bool mounted = static_cast<bool>(mount);
+  server_->Get("/", [mounted](const httplib::Request& request, httplib::Response& response) {
+    if (mounted && request.get_header_value("Accept").find("text/html") != std::string::npos)
+      return response.set_redirect("/ui/");
+    response.set_content(mounted ? "droverctld: Prometheus metrics at /metrics, the web dashboard "
+                                   "at /ui/, the REST API at /slurm/v0.0.38/ (GET /openapi/v3)\n"
+                                 : "droverctld: Prometheus metrics at /metrics\n",
+                         "text/plain");
   });
+  if (mount) mount(*server_);
 }
 
 HttpServer::~HttpServer() {

@@ -1,6 +1,7 @@
-// The controller's HTTP endpoint: GET /metrics (Prometheus) and GET / (a one-line banner),
-// served by cpp-httplib on a thread of its own. httplib stays out of this header: it is heavy,
-// and only http_server.cc needs it.
+// The controller's HTTP endpoint: GET /metrics (Prometheus) and GET / (a one-line banner, or
+// the dashboard for a browser), served by cpp-httplib on threads of its own; `mount` adds the
+// other routes (droverctld mounts the REST API and the web dashboard, cli/restd/rest_http.h).
+// httplib stays out of this header: it is heavy, and only http_server.cc needs it.
 #pragma once
 
 #include <atomic>
@@ -20,7 +21,8 @@ namespace drover::ctld {
 class HttpServer {
  public:
   // `metrics` renders the /metrics body; it runs on the server's threads, once per scrape.
-  explicit HttpServer(std::function<std::string()> metrics);
+  explicit HttpServer(std::function<std::string()> metrics,
+                      const std::function<void(httplib::Server&)>& mount = nullptr);
   ~HttpServer();  // stops
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -6,6 +6,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "common/mutex.h"
 
 namespace drover::ctld {
 
@@ -40,6 +44,40 @@ struct LoopStats {
   std::atomic<uint64_t> last_cycle_micros{0};
   std::atomic<uint64_t> max_cycle_micros{0};
   std::atomic<int64_t> last_cycle_time{0};  // seconds since the epoch
+  // The longest cycle since the queue history's last sample (QueueHistory::Record resets it).
+  std::atomic<uint64_t> peak_cycle_micros{0};
+};
+
+// The queue over time, for the web dashboard and sdiag's readers: pending and running counts
+// and the longest scheduling cycle, one sample every kInterval seconds for the last kSamples.
+// The commit thread records; any thread reads.
+class QueueHistory {
+ public:
+  static constexpr int64_t kInterval = 15;
+  static constexpr size_t kSamples = 1440;  // six hours
+  struct Sample {
+    int64_t time = 0;
+    uint32_t pending = 0, running = 0;
+    uint64_t cycle_micros = 0;
+  };
+  // Whether a sample is due at `now` (then the caller counts the queue and calls Record).
+  bool Due(int64_t now) const EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return samples_.empty() || now - samples_.back().time >= kInterval;
+  }
+  void Record(const Sample& sample) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    samples_.push_back(sample);
+    while (samples_.size() > kSamples) samples_.pop_front();
+  }
+  std::vector<Sample> Samples() const EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return {samples_.begin(), samples_.end()};
+  }
+
+ private:
+  mutable Mutex mutex_;
+  std::deque<Sample> samples_ GUARDED_BY(mutex_);
 };
 
 }  // namespace drover::ctld

@@ -13,6 +13,8 @@
 #include "common/log.h"
 #include "ctld/daemon/requests.h"
 #include "ctld/daemon/service.h"
+#include "ctld/views/jobs.h"
+#include "sched/pending_reason.h"
 
 namespace drover::ctld {
 namespace {}  // namespace
@@ -30,9 +32,20 @@ void ControllerService::DiagCounts(v1::DiagReply* reply) {
     else if (state != JobState::kRequeued)
       reply->set_jobs_failed(reply->jobs_failed() + count);
   }
+  const ClusterConfig& cluster = *snapshot->cluster;
+  auto& by_reason = *reply->mutable_pending_by_reason();
+  auto& pending_by_partition = *reply->mutable_pending_by_partition();
+  auto& running_by_partition = *reply->mutable_running_by_partition();
   for (const JobPtr& job : snapshot->jobs) {
-    if (job->state == JobState::kPending) reply->set_jobs_pending(reply->jobs_pending() + 1);
-    if (job->state == JobState::kRunning) reply->set_jobs_running(reply->jobs_running() + 1);
+    if (job->state == JobState::kPending) {
+      reply->set_jobs_pending(reply->jobs_pending() + 1);
+      ++by_reason[std::string(sched::PendingReasonName(job->reason))];
+      ++pending_by_partition[views::PartitionLabel(*job, cluster)];
+    }
+    if (job->state == JobState::kRunning) {
+      reply->set_jobs_running(reply->jobs_running() + 1);
+      ++running_by_partition[views::PartitionLabel(*job, cluster)];
+    }
   }
   reply->set_cycles(snapshot->cycles);
   reply->set_cycle_total_micros(static_cast<uint64_t>(stats.cycle_seconds.sum() * 1e6));
@@ -43,6 +56,13 @@ void ControllerService::DiagCounts(v1::DiagReply* reply) {
   reply->set_cycle_last_micros(stats.last_cycle_micros.load());
   reply->set_cycle_max_micros(stats.max_cycle_micros.load());
   reply->set_cycle_last_time(stats.last_cycle_time.load());
+  for (const QueueHistory::Sample& sample : loop_.queue_history().Samples()) {
+    v1::QueueSample* out = reply->add_queue_history();
+    out->set_time(sample.time);
+    out->set_pending(sample.pending);
+    out->set_running(sample.running);
+    out->set_cycle_micros(sample.cycle_micros);
+  }
 }
 
 ControllerService::Reactor* ControllerService::Diag(Context* context,
@@ -58,6 +78,7 @@ ControllerService::Reactor* ControllerService::Diag(Context* context,
     log::Info("sdiag statistics reset by uid {}", caller.uid);
     v1::DiagReply now;
     DiagCounts(&now);
+    now.clear_queue_history();
     {
       MutexLock lock(diag_mutex_);
       diag_baseline_ = now;

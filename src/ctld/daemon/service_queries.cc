@@ -283,6 +283,8 @@ ControllerService::Reactor* ControllerService::Ping(Context* context, const v1::
   }
   reply->set_time(snapshot->time);
   reply->set_jobs(snapshot->jobs.size());
+  reply->set_caller_user(caller.user);
+  reply->set_caller_operator(IsOperator(caller));
   return Finished(context, grpc::Status::OK);
 }
 

@@ -31,6 +31,8 @@
 #include "auth/daemon_auth.h"
 #include "auth/jwt.h"
 #include "auth/tls.h"
+#include "cli/restd/rest_api.h"
+#include "cli/restd/rest_http.h"
 #include "common/getopt.h"
 #include "common/log.h"
 #include "common/process_file.h"
@@ -357,10 +359,18 @@ int main(int argc, char** argv) {
   if (!server) return 1;
   if (leadership) leadership->StartRenewing();
   if (!options.port_file.empty()) std::ofstream(options.port_file) << port << "\n";
-  ctld::HttpServer http([&loop] {
-    std::shared_ptr<const ctld::Snapshot> snapshot = loop.snapshot();
-    return ctld::RenderMetrics(*snapshot->cluster, *snapshot, loop.stats());
-  });
+  // The REST API and the web dashboard on the HTTP port, as `drover restd` serves them: each
+  // request's token goes with its calls to the controller, which answers as the token's user.
+  auto rest = std::make_shared<cli::restd::RestApi>(cluster);
+  if (Status connected = rest->Connect(); !connected)
+    log::Warning("the REST API on the HTTP port cannot reach the controller over TLS: {}",
+                 connected.error());
+  ctld::HttpServer http(
+      [&loop] {
+        std::shared_ptr<const ctld::Snapshot> snapshot = loop.snapshot();
+        return ctld::RenderMetrics(*snapshot->cluster, *snapshot, loop.stats());
+      },
+      [rest](httplib::Server& http_server) { cli::restd::MountRestApi(http_server, rest, ""); });
   if (!StartHttp(http, options, cluster.settings)) return 1;
   log::Info("cluster {} listening on port {} (HTTP {}), state in {}", cluster.settings.cluster_name,
             port, http.port(),
