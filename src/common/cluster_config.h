@@ -179,6 +179,7 @@ struct ClusterSettings {
   // Drover's own keys (docs/configuration.md): where the daemons listen, and TLS.
   std::string controller_listen_host;  // DroverControllerListen; empty: every interface
   std::string agent_listen_host;       // DroverAgentListen; empty: every interface
+  int agent_metrics_port = 0;          // DroverAgentMetricsPort: each droverd's /metrics; 0: off
   TlsSettings tls;
   StorageSettings storage;
 

@@ -414,6 +414,14 @@ std::vector<ConfField<S>> BuildFields() {
        [](S& s, std::string_view v) { return SetListenHost(&S::controller_listen_host, v, s); }},
       {"DroverAgentListen",
        [](S& s, std::string_view v) { return SetListenHost(&S::agent_listen_host, v, s); }},
+      {"DroverAgentMetricsPort",
+       [](S& s, std::string_view v) -> SetResult {
+         auto port = ParseInt64(v);
+         if (!port || *port < 0 || *port > 65535)
+           return Invalid(v, "expected a port from 1 to 65535 (0: no /metrics)");
+         s.agent_metrics_port = static_cast<int>(*port);
+         return std::nullopt;
+       }},
       {"DroverTLSCertFile",
        [](S& s, std::string_view v) { return SetPath(&TlsSettings::cert_file, v, s); }},
       {"DroverTLSKeyFile",

@@ -808,6 +808,45 @@ std::vector<uint64_t> Agent::RunningJobs() {
   return Jobs().running;
 }
 
+std::vector<Agent::JobUsage> Agent::JobUsages() {
+  std::vector<JobUsage> usages;
+  const CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
+  std::vector<uint64_t> running = RunningJobs();
+  std::sort(running.begin(), running.end());
+  for (uint64_t id : running) {
+    const fs::path dir = JobDir(id);
+    auto launch = ReadLaunch(dir);
+    if (!launch) continue;  // a launch under way: not running yet
+    JobUsage& usage = usages.emplace_back();
+    usage.job_id = id;
+    usage.user = launch->user;
+    if (auto env = ReadEnvironment(dir))
+      for (const std::string& entry : *env)
+        if (entry.starts_with("SLURM_JOB_GPUS="))
+          for (const std::string& index : Split(entry.substr(15), ','))
+            if (auto number = ParseInt64(index); number && *number >= 0 && *number < 4096)
+              usage.gpus.push_back(static_cast<int>(*number));
+    if (launch->cgroup_mode == "none") continue;
+    auto cgroup = JobCgroup::Open(hierarchy, CgroupParent(), id);
+    if (!cgroup) continue;
+    if (auto nanoseconds = cgroup->CpuTimeNanoseconds())
+      usage.cpu_seconds = static_cast<double>(*nanoseconds) / 1e9;
+    if (auto bytes = cgroup->MemoryBytes()) usage.memory_bytes = *bytes;
+    if (auto bytes = cgroup->PeakMemoryBytes()) usage.peak_memory_bytes = *bytes;
+  }
+  return usages;
+}
+
+void Agent::SetGpuHealth(std::vector<GpuHealth> readings) {
+  MutexLock lock(health_mutex_);
+  gpu_health_ = std::move(readings);
+}
+
+std::vector<GpuHealth> Agent::GpuHealthNow() const {
+  MutexLock lock(health_mutex_);
+  return gpu_health_;
+}
+
 JobsHere Agent::Jobs() {
   JobsHere jobs;
   {

@@ -28,6 +28,7 @@
 #include "agent/stepd/launcher.h"
 #include "agent/stepd/spool.h"
 #include "common/cluster_config.h"
+#include "common/gpu_health.h"
 #include "common/job_spec.h"
 #include "common/mutex.h"
 #include "common/result.h"
@@ -118,6 +119,19 @@ class Agent {
 
   // Job directories without a status yet, and launches under way.
   std::vector<uint64_t> RunningJobs() EXCLUDES(mutex_);
+  // What each job running here uses now (the agent's /metrics): its user, its GPUs here (the
+  // node's device indexes), and its cgroup's CPU time and memory, unset without a cgroup.
+  struct JobUsage {
+    uint64_t job_id = 0;
+    std::string user;
+    std::vector<int> gpus;
+    std::optional<double> cpu_seconds;
+    std::optional<uint64_t> memory_bytes, peak_memory_bytes;
+  };
+  std::vector<JobUsage> JobUsages() EXCLUDES(mutex_);
+  // The GPU health probes' latest readings (the controller link probes; /metrics reads).
+  void SetGpuHealth(std::vector<GpuHealth> readings) EXCLUDES(health_mutex_);
+  std::vector<GpuHealth> GpuHealthNow() const EXCLUDES(health_mutex_);
   // The jobs here, for a registration: running ones, and those that ended and are yet to be
   // reported (the controller hears of them next).
   JobsHere Jobs() EXCLUDES(mutex_);
@@ -204,6 +218,8 @@ class Agent {
   void ForgetStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
 
   const ClusterConfig& cluster_;
+  mutable Mutex health_mutex_;
+  std::vector<GpuHealth> gpu_health_ GUARDED_BY(health_mutex_);
   std::unique_ptr<MpsControl> mps_;  // only on a node sharing its GPUs as MPS, with NVIDIA's tool
   const int64_t started_ = std::time(nullptr);
   std::atomic<int64_t> last_controller_{0};

@@ -409,6 +409,7 @@ void ControllerLink::RunHealthCheck(Node& node) {
   if (node.gpu_probe) {
     node.gpu_readings = node.gpu_probe->Probe();
     gpu_problem = GpuHealthVerdict(node.gpu_readings, event);
+    node.agent->SetGpuHealth({node.gpu_readings.begin(), node.gpu_readings.end()});
   }
   // A latched problem is reported until the controller has heard it, even once it cleared.
   if (ok && gpu_problem.empty() && !node.healthy && node.health_latched && !node.health_delivered)

@@ -15,6 +15,7 @@ namespace {
 constexpr const char* kUsage =
     "Usage: droverd -N NODE [--conf FILE] [--spool DIR] [--listen ADDR:PORT] [--port-file FILE]\n"
     "               [--controller HOST:PORT] [--emulate] [--stepd PATH] [--nvml LIB]\n"
+    "               [--metrics-listen ADDR:PORT] [--metrics-port-file FILE]\n"
     "  -N NODE            the node of slurm.conf this agent is; with --emulate, a hostlist\n"
     "                     (node[1-1000]) of nodes one process serves, each with its own\n"
     "                     SlurmdSpoolDir (which then needs %n)\n"
@@ -29,14 +30,19 @@ constexpr const char* kUsage =
     "                     several agents per host\n"
     "  --stepd PATH       the step supervisor (default: droverstepd beside droverd)\n"
     "  --nvml LIB         the NVML library (default: libnvidia-ml.so.1); with --emulate the\n"
-    "                     node's GPUs are that library's (a stand-in for tests)\n";
+    "                     node's GPUs are that library's (a stand-in for tests)\n"
+    "  --metrics-listen ADDR:PORT  serve Prometheus /metrics there (default: "
+    "DroverAgentMetricsPort\n"
+    "                     on --listen's address; none when that is 0); port 0 picks a free one\n"
+    "  --metrics-port-file FILE    write the /metrics port\n";
 
 constexpr OptionSpec kOptions[] = {
-    {'N', "node", OptionSpec::kRequired},    {0, "conf", OptionSpec::kRequired},
-    {0, "spool", OptionSpec::kRequired},     {0, "listen", OptionSpec::kRequired},
-    {0, "port-file", OptionSpec::kRequired}, {0, "controller", OptionSpec::kRequired},
-    {0, "stepd", OptionSpec::kRequired},     {0, "emulate", OptionSpec::kNone},
-    {0, "nvml", OptionSpec::kRequired},      {'h', "help", OptionSpec::kNone},
+    {'N', "node", OptionSpec::kRequired},         {0, "conf", OptionSpec::kRequired},
+    {0, "spool", OptionSpec::kRequired},          {0, "listen", OptionSpec::kRequired},
+    {0, "port-file", OptionSpec::kRequired},      {0, "controller", OptionSpec::kRequired},
+    {0, "stepd", OptionSpec::kRequired},          {0, "emulate", OptionSpec::kNone},
+    {0, "nvml", OptionSpec::kRequired},           {'h', "help", OptionSpec::kNone},
+    {0, "metrics-listen", OptionSpec::kRequired}, {0, "metrics-port-file", OptionSpec::kRequired},
 };
 
 [[noreturn]] void PrintUsage() {
@@ -63,10 +69,16 @@ bool ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions& opt
     return false;
   }
   const std::map<std::string_view, std::string*> values = {
-      {"node", &options.node},           {"conf", &options.conf},
-      {"spool", &options.spool},         {"listen", &options.listen},
-      {"port-file", &options.port_file}, {"controller", &options.controller},
-      {"stepd", &options.stepd},         {"nvml", &options.nvml},
+      {"node", &options.node},
+      {"conf", &options.conf},
+      {"spool", &options.spool},
+      {"listen", &options.listen},
+      {"port-file", &options.port_file},
+      {"controller", &options.controller},
+      {"stepd", &options.stepd},
+      {"nvml", &options.nvml},
+      {"metrics-listen", &options.metrics_listen},
+      {"metrics-port-file", &options.metrics_port_file},
   };
   for (const OptionUse& use : scan.uses) {  // a repeated option: the last one counts
     if (use.spec->long_name == "emulate") options.emulate = true;

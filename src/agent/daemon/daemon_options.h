@@ -10,6 +10,8 @@ namespace drover::agent {
 struct DaemonOptions {
   std::string node, conf, spool, listen, port_file, controller, stepd;
   std::string nvml;  // --nvml: the NVML library to load (also for an emulated node)
+  // --metrics-listen, --metrics-port-file: the /metrics HTTP port (node_metrics.h).
+  std::string metrics_listen, metrics_port_file;
   bool emulate = false;
 };
 

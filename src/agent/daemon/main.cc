@@ -22,6 +22,7 @@
 #include "agent/daemon/agent.h"
 #include "agent/daemon/controller_link.h"
 #include "agent/daemon/daemon_options.h"
+#include "agent/daemon/node_metrics.h"
 #include "agent/host/cgroup.h"
 #include "auth/daemon_auth.h"
 #include "auth/grpc_auth.h"
@@ -35,6 +36,7 @@
 #include "common/process_file.h"
 #include "common/sd_notify.h"
 #include "common/step_launch.h"
+#include "common/text.h"
 #include "proto/drover.grpc.pb.h"
 #include "wire/relay.h"
 
@@ -562,6 +564,49 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   }
   log::Info("node {} listening on {}:{}, controller {}", options.node, host_part, port,
             link_options.controller);
+  // Prometheus /metrics: --metrics-listen, else DroverAgentMetricsPort on the gRPC address.
+  std::vector<std::unique_ptr<agent::GpuMetricsReader>> gpu_readers;
+  std::unique_ptr<agent::MetricsServer> metrics;
+  std::string metrics_listen = options.metrics_listen;
+  if (metrics_listen.empty() && cluster.settings.agent_metrics_port > 0)
+    metrics_listen = fmt::format("{}:{}", listen.substr(0, listen.rfind(':')),
+                                 cluster.settings.agent_metrics_port);
+  if (!metrics_listen.empty()) {
+    size_t colon = metrics_listen.rfind(':');
+    std::optional<int64_t> metrics_port =
+        colon == std::string::npos ? std::nullopt : ParseInt64(metrics_listen.substr(colon + 1));
+    if (!metrics_port || *metrics_port < 0 || *metrics_port > 65535) {
+      log::Error("--metrics-listen wants ADDR:PORT, not {}", metrics_listen);
+      return 2;
+    }
+    std::string metrics_host = metrics_listen.substr(0, colon);
+    if (metrics_host.size() >= 2 && metrics_host.front() == '[')
+      metrics_host = metrics_host.substr(1, metrics_host.size() - 2);
+    std::vector<agent::MetricsNode> metric_nodes;
+    for (agent::Agent* agent : agents) {
+      agent::MetricsNode node{agent, nullptr};
+      if (agent->gpus().source == agent::GpuSource::kNvml) {
+        auto reader = agent::GpuMetricsReader::Open(
+            options.nvml.empty() ? "libnvidia-ml.so.1" : options.nvml, agent->gpus().gpus);
+        if (reader) {
+          node.gpus = reader->get();
+          gpu_readers.push_back(std::move(*reader));
+        } else {
+          log::Warning("node {}: no GPU readings in /metrics: {}", agent->node_name(),
+                       reader.error());
+        }
+      }
+      metric_nodes.push_back(node);
+    }
+    metrics = std::make_unique<agent::MetricsServer>(std::move(metric_nodes));
+    if (Status started = metrics->Start(metrics_host, static_cast<int>(*metrics_port)); !started) {
+      log::Error("{}: is another agent using the port?", started.error());
+      return 1;
+    }
+    if (!options.metrics_port_file.empty())
+      std::ofstream(options.metrics_port_file) << metrics->port() << "\n";
+    log::Info("Prometheus /metrics on {}:{}", metrics_host, metrics->port());
+  }
   if (watch)
     for (agent::Agent* agent : agents) agent->WatchStatuses(watch);
   link.Start();

@@ -306,6 +306,26 @@ Result<JobCgroup> JobCgroup::Create(const CgroupHierarchy& hierarchy, std::strin
   return job;
 }
 
+Result<JobCgroup> JobCgroup::Open(const CgroupHierarchy& hierarchy, std::string_view node_name,
+                                  uint64_t job_id) {
+  if (hierarchy.mode == CgroupMode::kNone) return MakeError(hierarchy.reason);
+  if (Status ok = ValidNodeName(node_name); !ok) return std::move(ok).take_error();
+  JobCgroup job = Untracked(hierarchy, node_name, job_id, "");
+  job.mode_ = hierarchy.mode;
+  const fs::path relative = fs::path("drover") / node_name / fmt::format("job_{}", job_id);
+  if (hierarchy.mode == CgroupMode::kV2) {
+    job.dirs_.push_back({"", hierarchy.root / relative});
+  } else {
+    for (const auto& [controller, mount] : hierarchy.controllers)
+      job.dirs_.push_back({controller, mount / relative});
+  }
+  const fs::path memory = job.Dir("memory");
+  std::error_code error;
+  if (memory.empty() || !fs::is_directory(memory, error))
+    return MakeError(fmt::format("{}: no cgroup", job.name_));
+  return job;
+}
+
 JobCgroup JobCgroup::Untracked(const CgroupHierarchy& hierarchy, std::string_view node_name,
                                uint64_t job_id, std::string reason) {
   JobCgroup job;
@@ -571,6 +591,13 @@ Result<uint64_t> JobCgroup::PeakMemoryBytes() const {
                     "measured",
                     dir.string()));
   return ReadNumber(dir / "memory.peak");
+}
+
+Result<uint64_t> JobCgroup::MemoryBytes() const {
+  if (mode_ == CgroupMode::kNone)
+    return MakeError(fmt::format("{}: memory is not measured: {}", name_, reason_));
+  const fs::path dir = Dir("memory");
+  return ReadNumber(dir / (mode_ == CgroupMode::kV1 ? "memory.usage_in_bytes" : "memory.current"));
 }
 
 Result<uint64_t> JobCgroup::CpuTimeNanoseconds() const {

@@ -57,6 +57,10 @@ class JobCgroup {
   // hierarchy this is Untracked with the hierarchy's reason.
   static Result<JobCgroup> Create(const CgroupHierarchy& hierarchy, std::string_view node_name,
                                   uint64_t job_id);
+  // The job's cgroup as it is, made by nothing: an error when the job has none here (kNone, or
+  // no job_<id> directory). For reading what a running job uses (the agent's /metrics).
+  static Result<JobCgroup> Open(const CgroupHierarchy& hierarchy, std::string_view node_name,
+                                uint64_t job_id);
   // Tracks the job by session instead: for a kNone hierarchy, or when Create failed.
   static JobCgroup Untracked(const CgroupHierarchy& hierarchy, std::string_view node_name,
                              uint64_t job_id, std::string reason);
@@ -105,6 +109,7 @@ class JobCgroup {
   Result<bool> OomKilled() const;
   Result<uint64_t> PeakMemoryBytes() const;
   Result<uint64_t> CpuTimeNanoseconds() const;
+  Result<uint64_t> MemoryBytes() const;  // now: v1 memory.usage_in_bytes, v2 memory.current
 
   // Removes the job's cgroup and any nested in it; its processes must be gone (KillAll).
   // Removing a cgroup that is already gone succeeds.

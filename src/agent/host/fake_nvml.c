@@ -16,7 +16,9 @@
  *   gpu name="NVIDIA H100 80GB HBM3" uuid=GPU-0a1b minor=0 bus=0x18 cpus=0-1 memory=81559
  *       links=1:4,switch:1 xid=79,13 ecc_dbe_volatile=0 ecc_dbe_aggregate=0 retired_dbe=0
  *       retired_pending=0 remap_failure=0 remap_pending=0 throttle=0x40 lost=0 temp=41
- *       links_down=0                                              (all on one line)
+ *       links_down=0 util=87 mem_util=40 used=20480 power=312             (all on one line)
+ * util=/mem_util=: the utilization rates in percent; used=: memory in use (MiB); power=: the
+ * draw in watts (defaults 0, 0, 0 and 70).
  * links=: NVLinks to another GPU of the file (by its position) or to a switch; links_down=N
  * turns the last N active links off; xid=: XID events delivered once each time the file is
  * read; lost=1: the GPU answers NVML_ERROR_GPU_IS_LOST; mig=SLICES:MEMORY_MB[xCOUNT],... puts
@@ -82,6 +84,8 @@ typedef struct {
   unsigned xids[kMaxXids], xid_count, xid_delivered;
   unsigned long long ecc_dbe_volatile, ecc_dbe_aggregate, throttle;
   unsigned retired_dbe, retired_pending, remap_failure, remap_pending, lost, temperature;
+  unsigned util, mem_util, power_w;
+  unsigned long long used_mib;
   unsigned mig_count, mig_slices[kMaxMig];
   unsigned long long mig_memory[kMaxMig];
 } Gpu;
@@ -113,6 +117,7 @@ static void Defaults(void) {
     gpu->cpu_mask = masks[i];
     gpu->memory_mib = i == 2 ? 46068 : 81559;
     gpu->temperature = 35;
+    gpu->power_w = 70;
     NoLinks(gpu);
   }
   for (int link = 0; link < 4; ++link) gpus[0].link_to[link] = 1, gpus[1].link_to[link] = 0;
@@ -213,6 +218,14 @@ static void Set(Gpu* gpu, const char* key, const char* value) {
     gpu->lost = (unsigned)atoi(value);
   else if (!strcmp(key, "temp"))
     gpu->temperature = (unsigned)atoi(value);
+  else if (!strcmp(key, "util"))
+    gpu->util = (unsigned)atoi(value);
+  else if (!strcmp(key, "mem_util"))
+    gpu->mem_util = (unsigned)atoi(value);
+  else if (!strcmp(key, "used"))
+    gpu->used_mib = strtoull(value, NULL, 0);
+  else if (!strcmp(key, "power"))
+    gpu->power_w = (unsigned)atoi(value);
   else if (!strcmp(key, "mig"))
     Migs(gpu, value);
 }
@@ -222,6 +235,7 @@ static void ParseGpu(char* line, Gpu* gpu) {
   NoLinks(gpu);
   gpu->memory_mib = 81559;
   gpu->temperature = 35;
+  gpu->power_w = 70;
   gpu->cpu_mask = 0x1;
   char* at = line;
   while (*at) {
@@ -440,8 +454,28 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
   nvmlReturn_t status = Check(device);
   if (status) return status;
   memory->total = gpus[device->index].memory_mib << 20;
-  memory->free = memory->total;
-  memory->used = 0;
+  memory->used = gpus[device->index].used_mib << 20;
+  if (memory->used > memory->total) memory->used = memory->total;
+  memory->free = memory->total - memory->used;
+  return kSuccess;
+}
+
+typedef struct {
+  unsigned gpu, memory;
+} nvmlUtilization_t;
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* rates) {
+  nvmlReturn_t status = Check(device);
+  if (status) return status;
+  rates->gpu = gpus[device->index].util;
+  rates->memory = gpus[device->index].mem_util;
+  return kSuccess;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned* milliwatts) {
+  nvmlReturn_t status = Check(device);
+  if (status) return status;
+  *milliwatts = gpus[device->index].power_w * 1000;
   return kSuccess;
 }
 

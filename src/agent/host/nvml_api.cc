@@ -55,6 +55,8 @@ Result<std::unique_ptr<Library>> Library::Open(const std::string& path) {
   Bind(handle, "nvmlDeviceGetRemappedRows", api.get_remapped_rows, optional);
   Bind(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", api.get_throttle_reasons, optional);
   Bind(handle, "nvmlDeviceGetTemperature", api.get_temperature, optional);
+  Bind(handle, "nvmlDeviceGetUtilizationRates", api.get_utilization, optional);
+  Bind(handle, "nvmlDeviceGetPowerUsage", api.get_power, optional);
   Bind(handle, "nvmlEventSetCreate", api.event_set_create, optional);
   Bind(handle, "nvmlDeviceRegisterEvents", api.register_events, optional);
   Bind(handle, "nvmlEventSetWait_v2", api.event_set_wait, optional);

@@ -22,6 +22,9 @@ using EventSet = EventSetSt*;  // nvmlEventSet_t
 struct Memory {
   unsigned long long total, free, used;
 };
+struct Utilization {  // nvmlUtilization_t: percent of the last sample period
+  unsigned gpu, memory;
+};
 struct PciInfo {
   char busIdLegacy[16];
   unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
@@ -70,6 +73,8 @@ struct Api {
   Return (*get_remapped_rows)(Device, unsigned*, unsigned*, unsigned*, unsigned*);
   Return (*get_throttle_reasons)(Device, unsigned long long*);
   Return (*get_temperature)(Device, int, unsigned*);
+  Return (*get_utilization)(Device, Utilization*);  // optional, and below
+  Return (*get_power)(Device, unsigned*);           // milliwatts
   Return (*event_set_create)(EventSet*);
   Return (*register_events)(Device, unsigned long long, EventSet);
   Return (*event_set_wait)(EventSet, EventData*, unsigned);

@@ -484,6 +484,9 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
     }
   }
   auto ctld = first;
+  // Each agent process's /metrics port goes to metrics/<group>.port (Prometheus' targets).
+  std::error_code made;
+  fs::create_directories(state / "metrics", made);
   for (const AgentGroup& group : AgentGroups(cluster, !nvml.empty())) {
     std::vector<std::string> argv = {(bin / "droverd").string(),
                                      "-N",
@@ -492,7 +495,11 @@ std::optional<pid_t> StartDaemons(const fs::path& state, const ClusterConfig& cl
                                      slurm_conf,
                                      "--emulate",
                                      "--listen",
-                                     "127.0.0.1:0"};
+                                     "127.0.0.1:0",
+                                     "--metrics-listen",
+                                     "127.0.0.1:0",
+                                     "--metrics-port-file",
+                                     (state / "metrics" / (group.name + ".port")).string()};
     // With several controllers the agents go by slurm.conf's lines, to whichever leads.
     if (!several)
       argv.insert(argv.end(), {"--controller", fmt::format("127.0.0.1:{}", controllers[0].port)});

@@ -1,0 +1,55 @@
+// droverd's Prometheus /metrics (DroverAgentMetricsPort, or --metrics-listen): for every node the
+// process serves, the host's CPU time and memory, each GPU's NVML readings (utilization, memory,
+// temperature, power, uncorrected ECC errors, XIDs from the health probes) and allocation, and
+// each running job's cgroup CPU time and memory with the GPUs it holds and their use.
+//
+// Labels are bounded: node names and GPU indexes come from the configuration, job IDs and users
+// from the jobs running here (as many as the node holds), nothing from what a job names itself
+// (no job name, comment or account: accounts are the controller's, by accounting).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/daemon/agent.h"
+#include "agent/host/gpu_metrics.h"
+#include "common/result.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace drover::agent {
+
+struct MetricsNode {
+  Agent* agent = nullptr;
+  GpuMetricsReader* gpus = nullptr;  // null: no NVML readings (emulated or gres.conf GPUs)
+};
+
+// The /metrics text (Prometheus' format 0.0.4). `proc`: where /proc is (tests give another).
+std::string RenderNodeMetrics(const std::vector<MetricsNode>& nodes,
+                              const std::string& proc = "/proc");
+
+// The HTTP server for it, on threads of its own.
+class MetricsServer {
+ public:
+  explicit MetricsServer(std::vector<MetricsNode> nodes);
+  ~MetricsServer();  // stops
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+  // Binds host:port (port 0: any free port) and serves until destroyed.
+  Status Start(const std::string& host, int port);
+  int port() const { return port_; }
+
+ private:
+  std::vector<MetricsNode> nodes_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::atomic<bool> serving_done_{false};
+  int port_ = 0;
+};
+
+}  // namespace drover::agent
