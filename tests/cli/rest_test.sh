@@ -39,7 +39,7 @@ done
 # Copies the users and nobody can run (the build tree may not be readable by them).
 mkdir -p "$state/bin"
 cp "$drover" "$(dirname "$drover")/drover-restd" "$state/bin/"
-for command in sbatch squeue scancel scontrol sacct sinfo; do ln -sf drover "$state/bin/$command"; done
+for command in sbatch squeue scancel scontrol sacct sinfo sacctmgr; do ln -sf drover "$state/bin/$command"; done
 chmod -R a+rx "$state/bin"
 export PATH="$state/bin:$PATH"
 "$drover" up --conf "$root_dir/examples/demo/slurm.conf" --state "$state/cluster" >"$state/up.txt" ||
@@ -176,6 +176,29 @@ expect 200 "" alice "$alice" GET /slurm/v0.0.38/partitions
   "$(sinfo -h -o %R | sort -u | tr '\n' ' ' | sed 's/ $//')" ] || fail "partitions: $(cat "$state/body")"
 expect 200 "" alice "$alice" GET /slurm/v0.0.38/reservations
 
+# Job updates (POST job/{id}, scontrol update job's fields): alice's own, not bob's; a user may
+# shorten a time limit, not lengthen it.
+expect 403 "" bob "$bob" POST "/slurm/v0.0.38/job/$job" '{"comment": "bob was here"}'
+expect 200 "" alice "$alice" POST "/slurm/v0.0.38/job/$job" '{"time_limit": 5, "comment": "via REST"}'
+scontrol show job "$job" | grep -q "TimeLimit=00:05:00" || fail "update: $(scontrol show job "$job" | grep TimeLimit)"
+scontrol show job "$job" | grep -q "Comment=via REST" || fail "update: no comment"
+expect 400 'unknown field "user_id"' alice "$alice" POST "/slurm/v0.0.38/job/$job" '{"user_id": 0}'
+expect 400 "takes minutes" alice "$alice" POST "/slurm/v0.0.38/job/$job" '{"time_limit": 0}'
+expect 400 "Invalid job id" alice "$alice" POST /slurm/v0.0.38/job/x1 '{"comment": "x"}'
+
+# Accounting: the associations and the QOS, as sacctmgr knows them.
+sacctmgr -i add account restacct >/dev/null || fail "sacctmgr add account"
+sacctmgr -i add user alice account=restacct maxjobs=7 >/dev/null || fail "sacctmgr add user"
+expect 200 "" alice "$alice" GET "/slurmdb/v0.0.38/associations?account=restacct"
+[ "$(json '[(a["user"], a["max"]["jobs"]["per"]["count"]) for a in d["associations"] if a["user"]]')" =   "[('alice', 7)]" ] || fail "associations: $(cat "$state/body")"
+expect 200 "" alice "$alice" GET "/slurmdb/v0.0.38/association?account=restacct&cluster=$(scontrol show config | sed -n 's/^ClusterName *= *//p')&user=alice"
+[ "$(json 'len(d["associations"])')" = 1 ] || fail "association: $(cat "$state/body")"
+expect 400 "give account= and cluster=" alice "$alice" GET "/slurmdb/v0.0.38/association?user=alice"
+expect 200 "" alice "$alice" GET /slurmdb/v0.0.38/qos
+json '[q["name"] for q in d["qos"]]' | grep -q normal || fail "qos: $(cat "$state/body")"
+expect 200 "" alice "$alice" GET /slurmdb/v0.0.38/qos/normal
+expect 404 "QOS nosuch not found" alice "$alice" GET /slurmdb/v0.0.38/qos/nosuch
+
 # alice cancels her own job; it is in the history as cancelled.
 expect 200 "" alice "$alice" DELETE "/slurm/v0.0.38/job/$job"
 poll bash -c "! squeue -h -j $job -o %T | grep -q ." || fail "job $job was not cancelled"
@@ -192,4 +215,21 @@ for path in /slurm/v0.0.38/ping /slurm/v0.0.38/job/submit /slurmdb/v0.0.38/jobs;
 done
 grep -q "DELETE /slurm/v0.0.38/job/$job user=alice 200" "$state/restd.err" ||
   fail "restd logged no request line"
+# A UNIX socket (unix:/PATH), as slurmrestd listens on one: alice reaches it with her token.
+kill "$restd_pid" && wait "$restd_pid" 2>/dev/null || true
+restd_pid=""
+install -d -m 755 -o nobody "$state/sock"  # the server removes its socket at the end
+drover restd -u nobody "unix:$state/sock/rest.sock" >"$state/restd.out" 2>"$state/restd.err" &
+restd_pid=$!
+poll grep -q "listening on unix:" "$state/restd.out" || fail "restd did not listen on the socket"
+code=$(runuser -u alice -- curl -s -o /dev/null -w '%{http_code}' --unix-socket "$state/sock/rest.sock" \
+  -H "X-SLURM-USER-NAME: alice" -H "X-SLURM-USER-TOKEN: $alice" http://localhost/slurm/v0.0.38/ping)
+[ "$code" = 200 ] || fail "alice's ping over the socket: HTTP $code"
+if drover restd -u nobody "unix:$state/sock/rest.sock" >"$state/o" 2>&1; then
+  fail "a second restd took the live socket"
+fi
+grep -q "another server listens there" "$state/o" || fail "second restd: $(cat "$state/o")"
+kill "$restd_pid" && wait "$restd_pid" 2>/dev/null || true
+restd_pid=""
+[ ! -e "$state/sock/rest.sock" ] || fail "restd left its socket behind"
 echo "PASS"

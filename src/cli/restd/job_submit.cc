@@ -353,4 +353,119 @@ Result<SbatchRequest> ParseJobSubmission(std::string_view body, const Submitter&
                                 submitter.gid, submitter.user, submitter.now);
 }
 
+Result<JobUpdate> ParseJobUpdate(std::string_view body) {
+  Json document = Json::parse(body, nullptr, false);
+  if (document.is_discarded())
+    return MakeError("the request body is not JSON: give the fields to change, as an object");
+  if (!document.is_object()) return MakeError("the request body must be a JSON object");
+  if (document.contains("job")) {
+    if (document.size() != 1 || !document["job"].is_object())
+      return MakeError("give the fields to change as an object, or inside \"job\" alone");
+    document = document["job"];
+  }
+  if (document.empty()) return MakeError("the request names no field to change");
+  // Slurm's job_properties names: the scontrol key each stands for, and its JSON type.
+  enum class Kind { kString, kInteger, kBool };
+  struct Field {
+    const char* key;  // scontrol update job's; empty: a field of UpdateJobRequest of its own
+    Kind kind;
+  };
+  static const std::map<std::string, Field> kFields = {
+      {"name", {"", Kind::kString}},
+      {"time_limit", {"", Kind::kInteger}},
+      {"nice", {"", Kind::kInteger}},
+      {"partition", {"", Kind::kString}},
+      {"qos", {"", Kind::kString}},
+      {"hold", {"", Kind::kBool}},
+      {"account", {"Account", Kind::kString}},
+      {"comment", {"Comment", Kind::kString}},
+      {"dependency", {"Dependency", Kind::kString}},
+      {"begin_time", {"StartTime", Kind::kInteger}},
+      {"deadline", {"Deadline", Kind::kInteger}},
+      {"priority", {"Priority", Kind::kInteger}},
+      {"requeue", {"Requeue", Kind::kBool}},
+      {"reservation", {"ReservationName", Kind::kString}},
+      {"constraints", {"Features", Kind::kString}},
+      {"exclude", {"ExcNodeList", Kind::kString}},
+      {"nodes", {"NumNodes", Kind::kString}},
+      {"tasks", {"NumTasks", Kind::kInteger}},
+      {"tasks_per_node", {"TasksPerNode", Kind::kInteger}},
+      {"cpus_per_task", {"CpusPerTask", Kind::kInteger}},
+      {"memory_per_node", {"MinMemoryNode", Kind::kInteger}},
+      {"memory_per_cpu", {"MinMemoryCPU", Kind::kInteger}},
+      {"time_minimum", {"TimeMin", Kind::kInteger}},
+      {"standard_output", {"StdOut", Kind::kString}},
+      {"standard_error", {"StdErr", Kind::kString}},
+      {"standard_input", {"StdIn", Kind::kString}},
+      {"current_working_directory", {"WorkDir", Kind::kString}},
+      {"mail_type", {"MailType", Kind::kString}},
+      {"mail_user", {"MailUser", Kind::kString}},
+      {"licenses", {"Licenses", Kind::kString}},
+      {"prefer", {"Prefer", Kind::kString}},
+  };
+  JobUpdate update;
+  v1::UpdateJobRequest& request = update.request;
+  for (const auto& [name, value] : document.items()) {
+    auto field = kFields.find(name);
+    if (field == kFields.end()) {
+      std::string known;
+      for (const auto& [known_name, unused] : kFields)
+        known += (known.empty() ? "" : ", ") + known_name;
+      return MakeError(
+          fmt::format("unknown field \"{}\"; a job's fields that change: {}", name, known));
+    }
+    Kind kind = field->second.kind;
+    if (name == "nodes" && value.is_number_integer()) kind = Kind::kInteger;  // 3, or "2-4"
+    if ((kind == Kind::kString && !value.is_string()) ||
+        (kind == Kind::kInteger && !value.is_number_integer()) ||
+        (kind == Kind::kBool && !value.is_boolean()))
+      return MakeError(fmt::format("\"{}\" takes {}", name,
+                                   kind == Kind::kString    ? "a string"
+                                   : kind == Kind::kInteger ? "an integer"
+                                                            : "true or false"));
+    if (kind == Kind::kString && value.get<std::string>().size() > 4096)
+      return MakeError(fmt::format("\"{}\": at most 4096 characters", name));
+    if (name == "hold") {
+      update.hold = value.get<bool>();
+      continue;
+    }
+    if (name == "name") request.set_name(value.get<std::string>());
+    if (name == "partition") request.set_partition(value.get<std::string>());
+    if (name == "qos") request.set_qos(value.get<std::string>());
+    if (name == "nice") {
+      int64_t nice = value.get<int64_t>();
+      if (nice < -2147483645 || nice > 2147483645) return MakeError("\"nice\" is out of range");
+      request.set_nice(static_cast<int32_t>(nice));
+    }
+    if (name == "time_limit") {
+      int64_t minutes = value.get<int64_t>();
+      if (minutes < 1 || minutes > 365LL * 24 * 60 * 100)
+        return MakeError("\"time_limit\" takes minutes, 1 or more");
+      request.set_time_limit_seconds(minutes * 60);
+    }
+    const std::string key = field->second.key;
+    if (key.empty()) continue;
+    std::string text;
+    if (kind == Kind::kString) text = value.get<std::string>();
+    if (kind == Kind::kBool) text = value.get<bool>() ? "1" : "0";
+    if (kind == Kind::kInteger) {
+      int64_t number = value.get<int64_t>();
+      if (number < 0) return MakeError(fmt::format("\"{}\" takes 0 or more", name));
+      if (key == "StartTime" || key == "Deadline") {
+        // Seconds since the epoch, as scontrol's YYYY-MM-DDTHH:MM:SS in local time.
+        std::time_t when = static_cast<std::time_t>(number);
+        std::tm local{};
+        if (!localtime_r(&when, &local)) return MakeError(fmt::format("\"{}\": not a time", name));
+        char buffer[32];
+        std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &local);
+        text = buffer;
+      } else {
+        text = std::to_string(number);
+      }
+    }
+    request.add_settings(key + "=" + text);
+  }
+  return update;
+}
+
 }  // namespace drover::cli::restd

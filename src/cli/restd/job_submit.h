@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cli/sbatch/sbatch_options.h"
 #include "common/result.h"
+#include "proto/drover.pb.h"
 
 namespace drover::cli::restd {
 
@@ -25,6 +27,16 @@ struct Submitter {
 // The request body, checked: JSON, an object with "job" (and "script", here or inside "job"),
 // known fields of the right types only. Errors name the field and what it takes.
 Result<SbatchRequest> ParseJobSubmission(std::string_view body, const Submitter& submitter);
+
+// POST /slurm/v0.0.38/job/{job_id}: the fields of a job description to change (the object
+// itself, or inside "job"), as scontrol update job's keys. Known fields only, each of its type;
+// an error names the field and what it takes. `hold`: the body's "hold" (true holds, false
+// releases), which is a Hold call of its own.
+struct JobUpdate {
+  v1::UpdateJobRequest request;
+  std::optional<bool> hold;
+};
+Result<JobUpdate> ParseJobUpdate(std::string_view body);
 
 // The sbatch arguments a job description stands for (for tests and error messages).
 Result<std::vector<std::string>> SbatchArgumentsOf(std::string_view job_json);

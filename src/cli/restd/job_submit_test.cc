@@ -113,5 +113,43 @@ TEST(RestJobSubmit, FlagsAndSpecialFieldsMapOneToOne) {
   EXPECT_FALSE(SbatchArgumentsOf(R"({"environment": {"A=B": "x"}})"));
 }
 
+TEST(RestJobUpdate, FieldsBecomeScontrolsKeys) {
+  auto update = ParseJobUpdate(
+      R"({"time_limit": 30, "name": "renamed", "comment": "a b", "requeue": false,
+          "begin_time": 0, "nodes": 2, "hold": true})");
+  ASSERT_TRUE(update) << update.error();
+  EXPECT_EQ(update->request.time_limit_seconds(), 1800);
+  EXPECT_EQ(update->request.name(), "renamed");
+  EXPECT_FALSE(update->request.has_partition());
+  ASSERT_TRUE(update->hold.has_value());
+  EXPECT_TRUE(*update->hold);
+  std::vector<std::string> settings(update->request.settings().begin(),
+                                    update->request.settings().end());
+  ASSERT_EQ(settings.size(), 4u);
+  // In the fields' name order.
+  EXPECT_TRUE(settings[0].starts_with("StartTime=19")) << settings[0];
+  EXPECT_EQ(settings[1], "Comment=a b");
+  EXPECT_EQ(settings[2], "NumNodes=2");
+  EXPECT_EQ(settings[3], "Requeue=0");
+  // Inside "job", as a submission has it.
+  auto wrapped = ParseJobUpdate(R"({"job": {"partition": "gpu"}})");
+  ASSERT_TRUE(wrapped) << wrapped.error();
+  EXPECT_EQ(wrapped->request.partition(), "gpu");
+}
+
+TEST(RestJobUpdate, BadBodiesSayWhy) {
+  EXPECT_NE(ParseJobUpdate("not json").error().find("not JSON"), std::string::npos);
+  EXPECT_NE(ParseJobUpdate("[]").error().find("object"), std::string::npos);
+  EXPECT_NE(ParseJobUpdate("{}").error().find("no field"), std::string::npos);
+  EXPECT_NE(ParseJobUpdate(R"({"user_id": 0})").error().find("unknown field \"user_id\""),
+            std::string::npos);
+  EXPECT_NE(ParseJobUpdate(R"({"time_limit": "1:00"})").error().find("an integer"),
+            std::string::npos);
+  EXPECT_NE(ParseJobUpdate(R"({"time_limit": 0})").error().find("minutes"), std::string::npos);
+  EXPECT_NE(ParseJobUpdate(R"({"hold": 1})").error().find("true or false"), std::string::npos);
+  EXPECT_NE(ParseJobUpdate(R"({"priority": -5})").error().find("0 or more"), std::string::npos);
+  EXPECT_FALSE(ParseJobUpdate(R"({"job": {"name": "x"}, "script": "y"})"));
+}
+
 }  // namespace
 }  // namespace drover::cli::restd

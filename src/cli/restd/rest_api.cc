@@ -19,7 +19,10 @@
 #include "cli/restd/dashboard.h"
 #include "cli/restd/job_submit.h"
 #include "cli/scontrol/scontrol_format.h"
+#include "common/accounting.h"
 #include "common/text.h"
+#include "common/tres.h"
+#include "wire/accounting_codec.h"
 #include "wire/job_pages.h"
 #include "wire/job_spec_codec.h"
 
@@ -121,6 +124,7 @@ const std::vector<RouteInfo> kRoutes = {
     {"GET", "/slurm/v0.0.38/job/{job_id}", "one job (or every task of an array)", {}},
     {"DELETE", "/slurm/v0.0.38/job/{job_id}", "cancel a job, or signal it", {"signal"}},
     {"POST", "/slurm/v0.0.38/job/submit", "submit a batch job", {}},
+    {"POST", "/slurm/v0.0.38/job/{job_id}", "change a job (scontrol update job's fields)", {}},
     {"GET", "/slurm/v0.0.38/nodes", "every node", {"update_time"}},
     {"GET", "/slurm/v0.0.38/node/{node_name}", "one node", {}},
     {"GET", "/slurm/v0.0.38/partitions", "every partition", {"update_time"}},
@@ -132,6 +136,16 @@ const std::vector<RouteInfo> kRoutes = {
      "finished and live jobs from the job history",
      {"users", "start_time", "end_time"}},
     {"GET", "/slurmdb/v0.0.38/job/{job_id}", "one job from the job history", {}},
+    {"GET",
+     "/slurmdb/v0.0.38/associations",
+     "the associations (accounting)",
+     {"account", "cluster", "user", "partition"}},
+    {"GET",
+     "/slurmdb/v0.0.38/association",
+     "one association: account, user, cluster and partition name it",
+     {"account", "cluster", "user", "partition"}},
+    {"GET", "/slurmdb/v0.0.38/qos", "every QOS (accounting)", {}},
+    {"GET", "/slurmdb/v0.0.38/qos/{qos_name}", "one QOS", {}},
 };
 
 // "/slurm/v0.0.38/job/{job_id}" against "/slurm/v0.0.38/job/12": the parameter's value.
@@ -241,9 +255,10 @@ Status RestApi::Connect() {
   if (!credentials) return std::move(credentials).take_error();
   grpc::ChannelArguments args = ControllerChannelArguments();
   auth::ApplyTlsChannelArgs(cluster_, args);
-  for (const std::string& address : addresses_)
-    stubs_.push_back(
-        v1::Controller::NewStub(grpc::CreateCustomChannel(address, *credentials, args)));
+  for (const std::string& address : addresses_) {
+    channels_.push_back(grpc::CreateCustomChannel(address, *credentials, args));
+    stubs_.push_back(v1::Controller::NewStub(channels_.back()));
+  }
   return OkStatus();
 }
 
@@ -270,6 +285,38 @@ void RestApi::LostLeader(const std::string& address) {
     }
 }
 
+grpc::Status RestApi::AtLeader(
+    const std::function<grpc::Status(const std::string& address)>& attempt) {
+  grpc::Status status;
+  // Each controller at most once: a standby answers UNAVAILABLE, and so does one that is down.
+  for (size_t tried = 0; tried < addresses_.size(); ++tried) {
+    std::string address = Leader();
+    status = attempt(address);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
+    LostLeader(address);
+  }
+  return status;
+}
+
+grpc::Status RestApi::ShowAccounting(const Request& request, v1::AccountingDatabase* out) {
+  const LeanMetadata metadata = MetadataOf(request);
+  return AtLeader([&](const std::string& address) {
+    if (!cluster_.settings.tls.enabled())
+      return LeanUnaryCall(
+          LeanTargetOf(address), "/drover.v1.Accounting/Show", v1::AccountingQuery(), out,
+          [&metadata] { return metadata; }, 30);
+    std::shared_ptr<grpc::Channel> channel;
+    for (size_t i = 0; i < addresses_.size() && i < channels_.size(); ++i)
+      if (addresses_[i] == address) channel = channels_[i];
+    if (!channel) return grpc::Status(grpc::StatusCode::INTERNAL, "no channel to " + address);
+    v1::Accounting::Stub stub(channel);
+    grpc::ClientContext context;
+    SetDeadline(context);
+    for (const auto& [key, value] : metadata) context.AddMetadata(key, value);
+    return stub.Show(&context, v1::AccountingQuery(), out);
+  });
+}
+
 v1::Controller::Stub* RestApi::StubFor(const std::string& address) {
   for (size_t i = 0; i < addresses_.size() && i < stubs_.size(); ++i)
     if (addresses_[i] == address) return stubs_[i].get();
@@ -282,25 +329,17 @@ grpc::Status RestApi::Call(const Request& request, std::string_view method,
                                                                            const In&, Out*),
                            const In& in, Out* out) {
   const LeanMetadata metadata = MetadataOf(request);
-  grpc::Status status;
-  // Each controller at most once: a standby answers UNAVAILABLE, and so does one that is down.
-  for (size_t attempt = 0; attempt < addresses_.size(); ++attempt) {
-    std::string address = Leader();
-    if (!cluster_.settings.tls.enabled()) {
-      status = LeanUnaryCall(
+  return AtLeader([&](const std::string& address) {
+    if (!cluster_.settings.tls.enabled())
+      return LeanUnaryCall(
           LeanTargetOf(address), method, in, out, [&metadata] { return metadata; }, 30);
-    } else {
-      v1::Controller::Stub* stub = StubFor(address);
-      if (!stub) return grpc::Status(grpc::StatusCode::INTERNAL, "no channel to " + address);
-      grpc::ClientContext context;
-      SetDeadline(context);
-      for (const auto& [key, value] : metadata) context.AddMetadata(key, value);
-      status = (stub->*stub_call)(&context, in, out);
-    }
-    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
-    LostLeader(address);
-  }
-  return status;
+    v1::Controller::Stub* stub = StubFor(address);
+    if (!stub) return grpc::Status(grpc::StatusCode::INTERNAL, "no channel to " + address);
+    grpc::ClientContext context;
+    SetDeadline(context);
+    for (const auto& [key, value] : metadata) context.AddMetadata(key, value);
+    return (stub->*stub_call)(&context, in, out);
+  });
 }
 
 // The handlers, one a route; each returns the whole response.
@@ -381,6 +420,39 @@ struct Handlers {
     grpc::Status status = api.Call(request, "/drover.v1.Controller/Cancel",
                                    &v1::Controller::Stub::Cancel, cancel, &reply);
     if (!status.ok()) return FromStatus(status);
+    return Document(Dump(Envelope()));
+  }
+
+  // POST job/{job_id}: scontrol update job's changes (and a hold or release) from the body.
+  Response Update(const std::string& id) {
+    v1::JobFilter filter;
+    if (!AddJobId(id, &filter))
+      return Error(400, fmt::format("Invalid job id specified: {}", id), kErrorInvalidJobId);
+    // The token first: nothing of the body is looked at for a caller the controller refuses.
+    v1::PingReply pong;
+    grpc::Status status = api.Call(request, "/drover.v1.Controller/Ping",
+                                   &v1::Controller::Stub::Ping, v1::PingRequest(), &pong);
+    if (!status.ok()) return FromStatus(status);
+    Result<JobUpdate> update = ParseJobUpdate(request.body);
+    if (!update) return Error(400, update.error(), kErrorBadRequest);
+    v1::ActionReply reply;
+    const v1::UpdateJobRequest& change = update->request;
+    if (change.settings_size() || change.has_name() || change.has_partition() || change.has_qos() ||
+        change.has_nice() || change.has_time_limit_seconds()) {
+      v1::UpdateJobRequest call = change;
+      *call.mutable_filter() = filter;
+      status = api.Call(request, "/drover.v1.Controller/UpdateJob",
+                        &v1::Controller::Stub::UpdateJob, call, &reply);
+      if (!status.ok()) return FromStatus(status);
+    }
+    if (update->hold) {
+      v1::HoldRequest hold;
+      *hold.mutable_filter() = filter;
+      hold.set_release(!*update->hold);
+      status = api.Call(request, "/drover.v1.Controller/Hold", &v1::Controller::Stub::Hold, hold,
+                        &reply);
+      if (!status.ok()) return FromStatus(status);
+    }
     return Document(Dump(Envelope()));
   }
 
@@ -466,6 +538,164 @@ struct Handlers {
     scontrol::ShowContext ctx = Context();
     if (list.time()) ctx.now = list.time();
     return Document(scontrol::ReservationsJson(shown, ctx));
+  }
+
+  // slurmdb's TRES lists: [{"type": "gres", "name": "gpu", "id": N, "count": C}, ...].
+  static Json TresJson(const TresList& tres) {
+    static const std::vector<std::string> kIds = {"cpu", "mem", "energy", "node", "billing"};
+    Json list = Json::array();
+    for (const auto& [name, count] : tres.items()) {
+      size_t slash = name.find('/');
+      Json entry;
+      entry["type"] = slash == std::string::npos ? name : name.substr(0, slash);
+      entry["name"] = slash == std::string::npos ? "" : name.substr(slash + 1);
+      auto known = std::find(kIds.begin(), kIds.end(), name);
+      entry["id"] = known == kIds.end() ? 1001 : static_cast<int>(known - kIds.begin()) + 1;
+      entry["count"] = count;
+      list.push_back(std::move(entry));
+    }
+    return list;
+  }
+  static Json Limit(int64_t value) { return value == acct::kUnset ? Json(nullptr) : Json(value); }
+
+  Result<acct::Database> Accounting(Response& failed) {
+    v1::AccountingDatabase reply;
+    grpc::Status status = api.ShowAccounting(request, &reply);
+    if (!status.ok()) {
+      failed = FromStatus(status);
+      return MakeError("failed");
+    }
+    auto database = wire::FromProto(reply);
+    if (!database) failed = Error(500, database.error(), kErrorGeneric);
+    return database;
+  }
+
+  Response Associations(bool single) {
+    Response failed;
+    auto database = Accounting(failed);
+    if (!database) return failed;
+    auto query = [this](const char* name) -> const std::string* {
+      auto found = request.query.find(name);
+      return found == request.query.end() ? nullptr : &found->second;
+    };
+    const std::string* account = query("account");
+    const std::string* cluster = query("cluster");
+    const std::string* user = query("user");
+    const std::string* partition = query("partition");
+    if (single && (!account || !cluster))
+      return Error(400, "name the association: give account= and cluster= (and user=, partition=)",
+                   kErrorBadRequest);
+    Json document = Envelope();
+    Json list = Json::array();
+    for (const acct::Association& association : database->associations) {
+      if (account && association.account != *account) continue;
+      if (cluster && association.cluster != *cluster) continue;
+      if (user ? association.user != *user : single && association.is_user()) continue;
+      if (partition ? association.partition != *partition
+                    : single && !association.partition.empty())
+        continue;
+      const acct::Association effective = database->Effective(association);
+      const acct::Limits& limits = association.limits;
+      Json entry;
+      entry["account"] = association.account;
+      entry["cluster"] = association.cluster;
+      entry["default"] = {{"qos", effective.default_qos}};
+      entry["flags"] = Json::array();
+      entry["max"] = {
+          {"jobs",
+           {{"per",
+             {{"count", Limit(limits.max_jobs)},
+              {"accruing", nullptr},
+              {"submitted", Limit(limits.max_submit_jobs)},
+              {"wall_clock", Limit(limits.max_wall_minutes)}}},
+            {"active", Limit(limits.grp_jobs)},
+            {"accruing", nullptr},
+            {"total", Limit(limits.grp_submit_jobs)}}},
+          {"per", {{"account", {{"wall_clock", Limit(limits.grp_wall_minutes)}}}}},
+          {"tres",
+           {{"total", TresJson(limits.grp_tres)},
+            {"group",
+             {{"minutes", TresJson(limits.grp_tres_mins)},
+              {"active", TresJson(limits.grp_tres_run_mins)}}},
+            {"minutes", {{"per", {{"job", TresJson(limits.max_tres_mins)}}}}},
+            {"per",
+             {{"job", TresJson(limits.max_tres)}, {"node", TresJson(limits.max_tres_per_node)}}}}}};
+      entry["min"] = {{"priority_threshold", nullptr}};
+      entry["parent_account"] = association.is_user() ? "" : association.parent;
+      entry["partition"] = association.partition;
+      entry["priority"] = Limit(association.priority);
+      entry["qos"] = effective.qos;
+      entry["shares_raw"] = association.shares;
+      entry["user"] = association.user;
+      list.push_back(std::move(entry));
+    }
+    if (single && list.empty()) return Error(404, "no such association", kErrorBadRequest);
+    document["associations"] = std::move(list);
+    return Document(Dump(document));
+  }
+
+  Response Qos(const std::string* name) {
+    Response failed;
+    auto database = Accounting(failed);
+    if (!database) return failed;
+    Json document = Envelope();
+    Json list = Json::array();
+    for (const acct::Qos& qos : database->qos) {
+      if (name && qos.name != *name) continue;
+      const acct::Limits& limits = qos.limits;
+      Json entry;
+      entry["description"] = qos.description;
+      Json flags = Json::array();
+      for (const std::string& flag : Split(acct::FormatQosFlags(qos.flags), ','))
+        if (!flag.empty()) flags.push_back(flag);
+      entry["flags"] = std::move(flags);
+      entry["id"] = qos.id;
+      entry["limits"] = {
+          {"grace_time", qos.grace_seconds},
+          {"max",
+           {{"active_jobs", {{"accruing", nullptr}, {"count", Limit(limits.grp_jobs)}}},
+            {"jobs",
+             {{"active_jobs",
+               {{"per",
+                 {{"account", Limit(qos.max_jobs_per_account)},
+                  {"user", Limit(limits.max_jobs)}}}}},
+              {"per",
+               {{"account", Limit(qos.max_submit_per_account)},
+                {"user", Limit(limits.max_submit_jobs)}}}}},
+            {"tres",
+             {{"total", TresJson(limits.grp_tres)},
+              {"minutes",
+               {{"per", {{"job", TresJson(limits.max_tres_mins)}}},
+                {"total", TresJson(limits.grp_tres_mins)}}},
+              {"per",
+               {{"account", TresJson(qos.max_tres_per_account)},
+                {"job", TresJson(limits.max_tres)},
+                {"node", TresJson(limits.max_tres_per_node)},
+                {"user", TresJson(qos.max_tres_per_user)}}}}},
+            {"wall_clock",
+             {{"per",
+               {{"qos", Limit(limits.grp_wall_minutes)},
+                {"job", Limit(limits.max_wall_minutes)}}}}}}},
+          {"factor", nullptr},
+          {"min",
+           {{"priority_threshold", nullptr},
+            {"tres", {{"per", {{"job", TresJson(qos.min_tres)}}}}}}}};
+      entry["name"] = qos.name;
+      Json modes = Json::array();
+      if (qos.preempt_mode != "cluster") modes.push_back(qos.preempt_mode);
+      entry["preempt"] = {{"list", qos.preempt},
+                          {"mode", std::move(modes)},
+                          {"exempt_time", Limit(qos.preempt_exempt_seconds)}};
+      entry["priority"] = qos.priority;
+      entry["usage_factor"] = qos.usage_factor;
+      entry["usage_threshold"] =
+          qos.usage_threshold < 0 ? Json(nullptr) : Json(qos.usage_threshold);
+      list.push_back(std::move(entry));
+    }
+    if (name && list.empty())
+      return Error(404, fmt::format("QOS {} not found", *name), kErrorBadRequest);
+    document["qos"] = std::move(list);
+    return Document(Dump(document));
   }
 
   Response Ping() {
@@ -674,8 +904,11 @@ Response RestApi::Handle(const Request& raw) {
   if (route_path == "/slurm/v0.0.38/diag") return handlers.Diag();
   if (route_path == "/slurm/v0.0.38/jobs") return handlers.Jobs(nullptr);
   if (route_path == "/slurm/v0.0.38/job/submit") return handlers.Submit();
-  if (route_path == "/slurm/v0.0.38/job/{job_id}")
-    return request.method == "DELETE" ? handlers.Cancel(parameter) : handlers.Jobs(named);
+  if (route_path == "/slurm/v0.0.38/job/{job_id}") {
+    if (request.method == "DELETE") return handlers.Cancel(parameter);
+    if (request.method == "POST") return handlers.Update(parameter);
+    return handlers.Jobs(named);
+  }
   if (route_path == "/slurm/v0.0.38/nodes" || route_path == "/slurm/v0.0.38/node/{node_name}")
     return handlers.Nodes(named);
   if (route_path == "/slurm/v0.0.38/partitions" ||
@@ -686,10 +919,14 @@ Response RestApi::Handle(const Request& raw) {
     return handlers.Reservations(named);
   if (route_path == "/slurmdb/v0.0.38/jobs" || route_path == "/slurmdb/v0.0.38/job/{job_id}")
     return handlers.History(named);
+  if (route_path == "/slurmdb/v0.0.38/associations") return handlers.Associations(false);
+  if (route_path == "/slurmdb/v0.0.38/association") return handlers.Associations(true);
+  if (route_path == "/slurmdb/v0.0.38/qos" || route_path == "/slurmdb/v0.0.38/qos/{qos_name}")
+    return handlers.Qos(named);
   return Error(500, "a route without a handler: " + route_path, kErrorGeneric);
 }
 
-// The calls only the dashboard makes (dashboard.cc); the others are instantiated above.
+// The calls dashboard.cc makes: instantiated here, where Call is defined.
 #define DROVER_REST_CALL(In, Out)                                                            \
   template grpc::Status RestApi::Call<v1::In, v1::Out>(                                      \
       const Request&, std::string_view,                                                      \
@@ -700,6 +937,11 @@ DROVER_REST_CALL(UpdateNodeRequest, ActionReply)
 DROVER_REST_CALL(ShareQuery, ShareList)
 DROVER_REST_CALL(HistoryQuery, JobList)
 DROVER_REST_CALL(CancelRequest, ActionReply)
+DROVER_REST_CALL(JobQuery, JobList)
+DROVER_REST_CALL(NodeQuery, NodeList)
+DROVER_REST_CALL(DiagRequest, DiagReply)
+DROVER_REST_CALL(PingRequest, PingReply)
+DROVER_REST_CALL(ReservationQuery, ReservationList)
 #undef DROVER_REST_CALL
 
 }  // namespace drover::cli::restd

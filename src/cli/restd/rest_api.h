@@ -8,6 +8,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -19,6 +20,7 @@
 #include "common/cluster_config.h"
 #include "common/mutex.h"
 #include "common/result.h"
+#include "proto/accounting.grpc.pb.h"
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::cli::restd {
@@ -73,6 +75,9 @@ class RestApi {
                                                                     Out*),
                     const In& in, Out* out);
 
+  // Accounting's Show (associations, QOS, users), as the request's user.
+  grpc::Status ShowAccounting(const Request& request, v1::AccountingDatabase* out);
+
   const ClusterConfig& cluster() const { return cluster_; }
 
  private:
@@ -81,10 +86,14 @@ class RestApi {
   std::string Leader() EXCLUDES(mutex_);
   void LostLeader(const std::string& address) EXCLUDES(mutex_);
   v1::Controller::Stub* StubFor(const std::string& address);  // TLS only; null: none
+  // `attempt` at the controller in charge, then at the next while one answers UNAVAILABLE.
+  grpc::Status AtLeader(const std::function<grpc::Status(const std::string& address)>& attempt)
+      EXCLUDES(mutex_);
 
   ClusterConfig cluster_;
   std::vector<std::string> addresses_;
-  std::vector<std::unique_ptr<v1::Controller::Stub>> stubs_;  // with TLS, one an address
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;      // with TLS, one an address
+  std::vector<std::unique_ptr<v1::Controller::Stub>> stubs_;  // on channels_
   Mutex mutex_;
   std::string leader_ GUARDED_BY(mutex_);
   // ApplyNodeSettings writes the controller's node settings into cluster_: node answers hold it

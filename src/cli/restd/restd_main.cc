@@ -6,6 +6,9 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <httplib.h>
@@ -29,11 +32,12 @@ namespace drover::cli::restd {
 namespace {
 
 constexpr std::string_view kUsage =
-    "Usage: drover restd [OPTIONS] HOST:PORT...\n"
-    "Serves Slurm 22.05's REST API (openapi/v0.0.38 and dbv0.0.38) on each HOST:PORT (port 0:\n"
-    "any free port, printed), for the cluster of slurm.conf. Requests authenticate with\n"
-    "X-SLURM-USER-NAME and X-SLURM-USER-TOKEN (`scontrol token`); the controller checks them\n"
-    "(AuthAltTypes=auth/jwt). GET /openapi/v3 lists the paths.\n"
+    "Usage: drover restd [OPTIONS] HOST:PORT|unix:/PATH...\n"
+    "Serves Slurm 22.05's REST API (openapi/v0.0.38 and dbv0.0.38) and the web dashboard (/ui/)\n"
+    "on each HOST:PORT (port 0: any free port, printed) or UNIX socket, for the cluster of\n"
+    "slurm.conf. Requests authenticate with X-SLURM-USER-NAME and X-SLURM-USER-TOKEN (`scontrol\n"
+    "token`); the controller checks them (AuthAltTypes=auth/jwt). GET /openapi/v3 lists the "
+    "paths.\n"
     "  -f FILE      slurm.conf (default: DROVER_CONF, SLURM_CONF, /etc/slurm/slurm.conf)\n"
     "  -a LIST      authentication: rest_auth/jwt (the only one served)\n"
     "  -s LIST      plugins: openapi/v0.0.38, openapi/dbv0.0.38 (both are always served)\n"
@@ -118,7 +122,9 @@ int Main(int argc, char** argv) {
     threads = static_cast<int>(*count);
   }
   if (parsed->operands.empty())
-    return Fail("give the address to listen on, as HOST:PORT (for example 127.0.0.1:6820)");
+    return Fail(
+        "give the address to listen on, as HOST:PORT (for example 127.0.0.1:6820) or "
+        "unix:/PATH");
 
   std::string path = ResolveConfPath(parsed->Last("conf").value_or(""));
   ConfigLoad load = LoadClusterConfig(path);
@@ -130,9 +136,46 @@ int Main(int argc, char** argv) {
 
   std::vector<std::unique_ptr<httplib::Server>> servers;
   std::vector<std::string> bound;
+  std::vector<std::string> sockets;  // UNIX sockets made here: removed at the end
   for (const std::string& address : parsed->operands) {
-    if (address.starts_with("unix:"))
-      return Fail(fmt::format("{}: UNIX sockets are not served yet; give HOST:PORT", address));
+    if (address.starts_with("unix:")) {
+      // As slurmrestd's unix:/path: who may connect is the socket file's permissions (the
+      // directory's), and every request still carries its token.
+      const std::string socket_path = address.substr(5);
+      if (socket_path.empty() || socket_path.front() != '/' ||
+          socket_path.size() >= sizeof(sockaddr_un{}.sun_path))
+        return Fail(fmt::format("{}: give an absolute path of at most {} characters", address,
+                                sizeof(sockaddr_un{}.sun_path) - 1));
+      struct stat existing {};
+      if (lstat(socket_path.c_str(), &existing) == 0) {
+        if (!S_ISSOCK(existing.st_mode))
+          return Fail(fmt::format("{}: the path exists and is not a socket", address));
+        // A socket left by a server that is gone (nothing answers) is replaced; a live one is
+        // another server's.
+        int probe = socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un target{};
+        target.sun_family = AF_UNIX;
+        std::strncpy(target.sun_path, socket_path.c_str(), sizeof target.sun_path - 1);
+        bool live =
+            probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&target), sizeof target) == 0;
+        if (probe >= 0) close(probe);
+        if (live) return Fail(fmt::format("{}: another server listens there", address));
+        unlink(socket_path.c_str());
+      }
+      auto server = std::make_unique<httplib::Server>();
+      server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+      server->set_address_family(AF_UNIX);
+      MountRestApi(*server, api, "drover restd");
+      if (!server->bind_to_port(socket_path, 80))
+        return Fail(fmt::format("cannot listen on {}: {}", address, std::strerror(errno)));
+      // Anyone who can reach the directory may connect (connecting needs write permission);
+      // the directory's permissions say who can, and every request needs its token anyway.
+      chmod(socket_path.c_str(), 0666);
+      sockets.push_back(socket_path);
+      bound.push_back(address);
+      servers.push_back(std::move(server));
+      continue;
+    }
     size_t colon = address.rfind(':');
     std::optional<int64_t> port =
         colon == std::string::npos ? std::nullopt : ParseInt64(address.substr(colon + 1));
@@ -170,6 +213,7 @@ int Main(int argc, char** argv) {
   sigwait(&stop_signals, &signal_number);
   for (auto& server : servers) server->stop();
   for (std::thread& thread : serving) thread.join();
+  for (const std::string& socket_path : sockets) unlink(socket_path.c_str());
   return 0;
 }
 
