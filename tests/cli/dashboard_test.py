@@ -213,6 +213,15 @@ try:
 
     # ---- fair share, reservations, scheduler ----
     go(driver, "#/fairshare")
+    pairs = set()
+    for line in command("sshare", "-a", "-n", "-P", "-o", "Account,User").split("\n"):
+        if line.strip():
+            account, user = line.strip().split("|")
+            pairs.add((account, user))
+    shown = {(r.get_attribute("data-account"), r.get_attribute("data-user") or "")
+             for r in rows(driver, "shares-table")}
+    if shown != pairs:
+        fail(f"the fair-share tree shows {sorted(shown)}, sshare -a {sorted(pairs)}")
     shot(driver, "fairshare")
     go(driver, "#/reservations")
     if not driver.find_elements(By.CSS_SELECTOR, "#reservations-table tr[data-reservation]"):

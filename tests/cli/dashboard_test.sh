@@ -37,7 +37,9 @@ export DROVER_CONF="$state/cluster/slurm.conf"
 url="http://127.0.0.1:$(cat "$state/cluster/http.port")"
 
 cd "$state"
-sbatch -N1 -G 2 --wrap "sleep 600" >/dev/null
+sacctmgr -i add account ml >/dev/null || fail "sacctmgr add account"
+sacctmgr -i add user root account=ml >/dev/null || fail "sacctmgr add user"
+sbatch -N1 -G 2 -A ml --wrap "sleep 600" >/dev/null
 sbatch -N2 -G 16 --exclusive -J big --wrap "sleep 600" >/dev/null
 sbatch -N4 --exclusive -J waits --wrap "true" >/dev/null
 sbatch -H -J held --wrap "true" >/dev/null

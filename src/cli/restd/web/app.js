@@ -424,7 +424,7 @@ async function fairsharePage(main) {
     for (const share of byParent.get(parent) || []) {
       const name = share.user || share.account;
       rows.push(h("tr", { "data-account": share.account, "data-user": share.user || "" },
-        h("td", {}, "\u2003".repeat(depth) + (share.user ? "👤 " : "") + name),
+        h("td", { class: share.user ? "user" : "" }, "\u2003".repeat(depth) + (share.user ? "└ " : "") + name),
         h("td", { class: "num" }, share.raw_shares),
         h("td", { class: "num" }, share.norm_shares.toFixed(3)),
         h("td", { class: "num" }, Math.round(share.raw_usage)),
