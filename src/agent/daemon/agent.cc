@@ -810,7 +810,12 @@ std::vector<uint64_t> Agent::RunningJobs() {
 
 std::vector<Agent::JobUsage> Agent::JobUsages() {
   std::vector<JobUsage> usages;
-  const CgroupHierarchy hierarchy = DetectCgroups(options_.cgroup_root);
+  CgroupHierarchy hierarchy;
+  {
+    MutexLock lock(health_mutex_);
+    if (!usage_cgroups_) usage_cgroups_ = DetectCgroups(options_.cgroup_root);
+    hierarchy = *usage_cgroups_;
+  }
   std::vector<uint64_t> running = RunningJobs();
   std::sort(running.begin(), running.end());
   for (uint64_t id : running) {

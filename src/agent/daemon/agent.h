@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/host/cgroup.h"
 #include "agent/host/file_watch.h"
 #include "agent/host/gpu.h"
 #include "agent/host/host_info.h"
@@ -128,7 +129,7 @@ class Agent {
     std::optional<double> cpu_seconds;
     std::optional<uint64_t> memory_bytes, peak_memory_bytes;
   };
-  std::vector<JobUsage> JobUsages() EXCLUDES(mutex_);
+  std::vector<JobUsage> JobUsages() EXCLUDES(mutex_, health_mutex_);
   // The GPU health probes' latest readings (the controller link probes; /metrics reads).
   void SetGpuHealth(std::vector<GpuHealth> readings) EXCLUDES(health_mutex_);
   std::vector<GpuHealth> GpuHealthNow() const EXCLUDES(health_mutex_);
@@ -220,6 +221,9 @@ class Agent {
   const ClusterConfig& cluster_;
   mutable Mutex health_mutex_;
   std::vector<GpuHealth> gpu_health_ GUARDED_BY(health_mutex_);
+  // The cgroup hierarchy JobUsages reads, found at its first call (a scrape of an agent of
+  // many nodes would otherwise look the mounts up again for each node).
+  std::optional<CgroupHierarchy> usage_cgroups_ GUARDED_BY(health_mutex_);
   std::unique_ptr<MpsControl> mps_;  // only on a node sharing its GPUs as MPS, with NVIDIA's tool
   const int64_t started_ = std::time(nullptr);
   std::atomic<int64_t> last_controller_{0};
