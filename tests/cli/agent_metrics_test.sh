@@ -47,7 +47,7 @@ poll 300 sh -c "squeue -h -j $job -o %T | grep -qx RUNNING" || fail "job $job di
 # value METRIC LABELS: the sample's value ("" when absent).
 value() { awk -v key="$1{$2} " 'index($0, key) == 1 { print $NF }' "$state/metrics.txt"; }
 scrape() { curl -sf "$url" >"$state/metrics.txt"; }
-ready() { scrape && [ -n "$(value drover_job_gpus "node=\"node1\",job_id=\"$job\",user=\"$(id -un)\"")" ] &&
+ready() { scrape && grep -q "^drover_job_gpus{node=\"node1\",job_id=\"$job\"" "$state/metrics.txt" &&
   [ "$(value drover_node_gpu_xid_errors_total 'node="node1",gpu="0"')" = 1 ]; }
 poll 100 ready || fail "the job or the XID is not in /metrics: $(grep -E 'drover_job_gpus|xid' "$state/metrics.txt")"
 
@@ -74,7 +74,10 @@ expect drover_node_cpus 'node="node1"' 4
 expect drover_node_jobs 'node="node1"' 1
 expect drover_node_partition 'node="node1",partition="p"' 1
 expect drover_node_partition 'node="node1",partition="q"' 1
-job_labels="node=\"node1\",job_id=\"$job\",user=\"$(id -un)\""
+# The job's account label: its account where accounting knows it, else "other".
+account=$(squeue -h -j "$job" -o %a)
+sacctmgr -n -P show account format=Account | grep -qx "$account" || account=other
+job_labels="node=\"node1\",job_id=\"$job\",user=\"$(id -un)\",account=\"$account\""
 expect drover_job_gpus "$job_labels" 1
 expect drover_job_gpu_utilization_ratio "$job_labels" 0.87
 expect drover_job_gpu_memory_used_bytes "$job_labels" 21474836480
@@ -93,12 +96,18 @@ fi
 # Bounded labels: the job's name is nowhere; only these label names appear.
 grep -q 'bad' "$state/metrics.txt" && fail "a job's name got into /metrics"
 labels=$(grep -v '^#' "$state/metrics.txt" | grep -o '[a-z_]*="' | sort -u | tr -d '="' | tr '\n' ' ')
-[ "$labels" = "gpu job_id mode model node partition user uuid " ] || fail "label names: $labels"
+[ "$labels" = "account gpu job_id mode model node partition user uuid " ] || fail "label names: $labels"
 promtool check metrics <"$state/metrics.txt" || fail "promtool check metrics: the text is not right"
 # node2: its GPUs idle and unallocated; no job there.
 url="http://127.0.0.1:$(cat "$state/cluster/metrics/node2.port")/metrics"
 scrape || fail "node2's /metrics does not answer"
 expect drover_node_gpu_allocated 'node="node2",gpu="0"' 0
 expect drover_node_jobs 'node="node2"' 0
+# sstat reads the same GPUs through the agent: the batch step holds GPU 0 (87 %, 20 GiB).
+usage=$(sstat -n -P -j "$job.batch" -o TRESUsageInMax) || fail "sstat: $usage"
+case "$usage" in
+  *gres/gpumem=20.00G,gres/gpuutil=87,*) ;;
+  *) fail "sstat's TRESUsageInMax: $usage" ;;
+esac
 scancel "$job"
 echo "PASS"

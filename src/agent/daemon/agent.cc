@@ -41,7 +41,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kRunFile = "run";  // the restart count of the run the directory holds
-constexpr size_t kDoneKept = 2000;       // finished job directories kept for inspection
+// The account label of /metrics, as the controller gave it (an accounting account, or "other").
+constexpr const char* kMetricsAccountFile = "metrics_account";
+constexpr size_t kMostAccountBytes = 128;
+constexpr size_t kDoneKept = 2000;  // finished job directories kept for inspection
 
 std::optional<uint32_t> ReadRun(const fs::path& dir) {
   std::ifstream in(dir / kRunFile);
@@ -420,6 +423,13 @@ Status Agent::StartJob(const v1::LaunchRequest& request, const fs::path& dir) {
     WatchDirectory(dir, job.spec().job_id());
   }
   if (Status written = WriteRun(dir, job.restart_count()); !written) return written;
+  {
+    // Bounded and printable whatever comes: it becomes a label value.
+    std::string account = request.metrics_account().substr(0, kMostAccountBytes);
+    for (char& c : account)
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    std::ofstream(dir / kMetricsAccountFile) << (account.empty() ? "other" : account) << "\n";
+  }
   if (geteuid() != 0 && spec->uid != geteuid())
     return WriteLaunchFailure(
         dir, fmt::format("droverd on {} runs as uid {} and can run only that user's jobs, not "
@@ -741,6 +751,32 @@ v1::StepUsageReply Agent::StepUsage(const v1::StepUsageRequest& request,
     step.set_cpu_seconds(step.cpu_seconds() + usage->cpu_seconds);
     step.set_processes(step.processes() + 1);
   }
+  // The GPUs of each job here, as NVML reads them now: every step of the job is given them.
+  if (GpuMetricsReader* reader = gpu_reader()) {
+    std::map<int, GpuSample> samples;
+    for (GpuSample& sample : reader->Read()) samples[sample.index] = std::move(sample);
+    std::map<uint64_t, std::vector<int>> job_gpus;
+    for (const auto& [key, step] : steps) {
+      if (job_gpus.count(key.first)) continue;
+      std::vector<int>& gpus = job_gpus[key.first];
+      if (auto env = ReadEnvironment(JobDir(key.first)))
+        for (const std::string& entry : *env)
+          if (entry.starts_with("SLURM_JOB_GPUS="))
+            for (const std::string& index : Split(entry.substr(15), ','))
+              if (auto number = ParseInt64(index); number && *number >= 0 && *number < 4096)
+                gpus.push_back(static_cast<int>(*number));
+    }
+    for (auto& [key, step] : steps)
+      for (int gpu : job_gpus[key.first]) {
+        auto found = samples.find(gpu);
+        if (found == samples.end() || !found->second.utilization) continue;
+        step.set_gpus_read(step.gpus_read() + 1);
+        step.set_gpu_utilization_percent(step.gpu_utilization_percent() +
+                                         *found->second.utilization * 100);
+        step.set_gpu_memory_kib(step.gpu_memory_kib() +
+                                found->second.memory_used_bytes.value_or(0) / 1024);
+      }
+  }
   v1::StepUsageReply reply;
   for (auto& [key, step] : steps) *reply.add_steps() = std::move(step);
   return reply;
@@ -825,6 +861,11 @@ std::vector<Agent::JobUsage> Agent::JobUsages() {
     JobUsage& usage = usages.emplace_back();
     usage.job_id = id;
     usage.user = launch->user;
+    {
+      std::ifstream in(dir / kMetricsAccountFile);
+      if (!std::getline(in, usage.account) || usage.account.empty()) usage.account = "other";
+      if (usage.account.size() > kMostAccountBytes) usage.account.resize(kMostAccountBytes);
+    }
     if (auto env = ReadEnvironment(dir))
       for (const std::string& entry : *env)
         if (entry.starts_with("SLURM_JOB_GPUS="))

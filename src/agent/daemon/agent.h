@@ -21,6 +21,7 @@
 #include "agent/host/cgroup.h"
 #include "agent/host/file_watch.h"
 #include "agent/host/gpu.h"
+#include "agent/host/gpu_metrics.h"
 #include "agent/host/host_info.h"
 #include "agent/host/job_container.h"
 #include "agent/host/job_env.h"
@@ -125,11 +126,16 @@ class Agent {
   struct JobUsage {
     uint64_t job_id = 0;
     std::string user;
+    std::string account;  // an accounting account, or "other" (the controller says which)
     std::vector<int> gpus;
     std::optional<double> cpu_seconds;
     std::optional<uint64_t> memory_bytes, peak_memory_bytes;
   };
   std::vector<JobUsage> JobUsages() EXCLUDES(mutex_, health_mutex_);
+  // NVML's live readings of this node's GPUs (sstat's and /metrics' GPU use); null: none.
+  // Set before serving; the reader outlives the agent's calls.
+  void SetGpuReader(GpuMetricsReader* reader) { gpu_reader_.store(reader); }
+  GpuMetricsReader* gpu_reader() const { return gpu_reader_.load(); }
   // The GPU health probes' latest readings (the controller link probes; /metrics reads).
   void SetGpuHealth(std::vector<GpuHealth> readings) EXCLUDES(health_mutex_);
   std::vector<GpuHealth> GpuHealthNow() const EXCLUDES(health_mutex_);
@@ -219,6 +225,7 @@ class Agent {
   void ForgetStepGroup(uint64_t job_id, pid_t group) EXCLUDES(steps_mutex_);
 
   const ClusterConfig& cluster_;
+  std::atomic<GpuMetricsReader*> gpu_reader_{nullptr};
   mutable Mutex health_mutex_;
   std::vector<GpuHealth> gpu_health_ GUARDED_BY(health_mutex_);
   // The cgroup hierarchy JobUsages reads, found at its first call (a scrape of an agent of

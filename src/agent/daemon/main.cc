@@ -564,8 +564,21 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   }
   log::Info("node {} listening on {}:{}, controller {}", options.node, host_part, port,
             link_options.controller);
-  // Prometheus /metrics: --metrics-listen, else DroverAgentMetricsPort on the gRPC address.
+  // NVML's live readings of the GPUs it found: sstat's GPU use and /metrics'.
   std::vector<std::unique_ptr<agent::GpuMetricsReader>> gpu_readers;
+  for (agent::Agent* agent : agents) {
+    if (agent->gpus().source != agent::GpuSource::kNvml) continue;
+    auto reader = agent::GpuMetricsReader::Open(
+        options.nvml.empty() ? "libnvidia-ml.so.1" : options.nvml, agent->gpus().gpus);
+    if (!reader) {
+      log::Warning("node {}: no live GPU readings (sstat, /metrics): {}", agent->node_name(),
+                   reader.error());
+      continue;
+    }
+    agent->SetGpuReader(reader->get());
+    gpu_readers.push_back(std::move(*reader));
+  }
+  // Prometheus /metrics: --metrics-listen, else DroverAgentMetricsPort on the gRPC address.
   std::unique_ptr<agent::MetricsServer> metrics;
   std::string metrics_listen = options.metrics_listen;
   if (metrics_listen.empty() && cluster.settings.agent_metrics_port > 0)
@@ -582,23 +595,7 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
     std::string metrics_host = metrics_listen.substr(0, colon);
     if (metrics_host.size() >= 2 && metrics_host.front() == '[')
       metrics_host = metrics_host.substr(1, metrics_host.size() - 2);
-    std::vector<agent::MetricsNode> metric_nodes;
-    for (agent::Agent* agent : agents) {
-      agent::MetricsNode node{agent, nullptr};
-      if (agent->gpus().source == agent::GpuSource::kNvml) {
-        auto reader = agent::GpuMetricsReader::Open(
-            options.nvml.empty() ? "libnvidia-ml.so.1" : options.nvml, agent->gpus().gpus);
-        if (reader) {
-          node.gpus = reader->get();
-          gpu_readers.push_back(std::move(*reader));
-        } else {
-          log::Warning("node {}: no GPU readings in /metrics: {}", agent->node_name(),
-                       reader.error());
-        }
-      }
-      metric_nodes.push_back(node);
-    }
-    metrics = std::make_unique<agent::MetricsServer>(std::move(metric_nodes));
+    metrics = std::make_unique<agent::MetricsServer>(agents);
     if (Status started = metrics->Start(metrics_host, static_cast<int>(*metrics_port)); !started) {
       log::Error("{}: is another agent using the port?", started.error());
       return 1;
@@ -624,6 +621,8 @@ int Serve(const agent::DaemonOptions& options, const ClusterConfig& cluster,
   // still there.
   for (agent::Agent* agent : agents) agent->WatchStatuses(nullptr);
   watch.reset();
+  metrics.reset();
+  for (agent::Agent* agent : agents) agent->SetGpuReader(nullptr);  // its reader goes next
   return 0;
 }
 

@@ -100,10 +100,9 @@ HostReading ReadHost(const std::string& proc) {
   return host;
 }
 
-void RenderNode(Text& text, const MetricsNode& node, const HostReading& host) {
-  const Agent& agent = *node.agent;
+void RenderNode(Text& text, Agent& agent, const HostReading& host) {
   const std::string name = agent.node_name();
-  std::vector<Agent::JobUsage> jobs = node.agent->JobUsages();
+  std::vector<Agent::JobUsage> jobs = agent.JobUsages();
   text.Family("drover_node_cpus", "gauge", "CPUs the node has (its configuration).");
   text.Sample("drover_node_cpus", {{"node", name}}, agent.host().cpus);
   text.Family("drover_node_cpu_seconds_total", "counter",
@@ -148,8 +147,8 @@ void RenderNode(Text& text, const MetricsNode& node, const HostReading& host) {
     text.Sample("drover_node_gpu_allocated", {{"node", name}, {"gpu", std::to_string(gpu.index)}},
                 holder.count(gpu.index) ? 1 : 0);
   std::map<int, GpuSample> samples;
-  if (node.gpus)
-    for (GpuSample& sample : node.gpus->Read()) samples[sample.index] = std::move(sample);
+  if (GpuMetricsReader* reader = agent.gpu_reader())
+    for (GpuSample& sample : reader->Read()) samples[sample.index] = std::move(sample);
   for (const auto& [index, sample] : samples) {
     const std::string gpu = std::to_string(index);
     auto gauge = [&](std::string_view metric, std::string_view help,
@@ -201,7 +200,8 @@ void RenderNode(Text& text, const MetricsNode& node, const HostReading& host) {
   // Jobs: their cgroup's use, their GPUs and what those are doing.
   for (const Agent::JobUsage& job : jobs) {
     const std::string id = std::to_string(job.job_id);
-    const Text::Labels job_labels = {{"node", name}, {"job_id", id}, {"user", job.user}};
+    const Text::Labels job_labels = {
+        {"node", name}, {"job_id", id}, {"user", job.user}, {"account", job.account}};
     auto labels = [&job_labels]() -> const Text::Labels& { return job_labels; };
     if (job.cpu_seconds) {
       text.Family("drover_job_cpu_seconds_total", "counter",
@@ -242,13 +242,13 @@ void RenderNode(Text& text, const MetricsNode& node, const HostReading& host) {
 
 }  // namespace
 
-std::string RenderNodeMetrics(const std::vector<MetricsNode>& nodes, const std::string& proc) {
+std::string RenderNodeMetrics(const std::vector<Agent*>& agents, const std::string& proc) {
   const HostReading host = ReadHost(proc);
   // Prometheus wants each family's samples together: one pass per node would interleave them.
   std::vector<std::string> parts;
-  for (const MetricsNode& node : nodes) {
+  for (Agent* agent : agents) {
     Text text;
-    RenderNode(text, node, host);
+    RenderNode(text, *agent, host);
     parts.push_back(text.Take());
   }
   // Group the lines by family across the nodes: HELP/TYPE once, then every node's samples.
@@ -281,8 +281,8 @@ std::string RenderNodeMetrics(const std::vector<MetricsNode>& nodes, const std::
   return out;
 }
 
-MetricsServer::MetricsServer(std::vector<MetricsNode> nodes)
-    : nodes_(std::move(nodes)), server_(std::make_unique<httplib::Server>()) {
+MetricsServer::MetricsServer(std::vector<Agent*> agents)
+    : agents_(std::move(agents)), server_(std::make_unique<httplib::Server>()) {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
   server_->set_socket_options([](socket_t socket) {
     int yes = 1;
@@ -291,7 +291,7 @@ MetricsServer::MetricsServer(std::vector<MetricsNode> nodes)
   server_->set_read_timeout(10);
   server_->set_payload_max_length(4096);
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
-    response.set_content(RenderNodeMetrics(nodes_), "text/plain; version=0.0.4");
+    response.set_content(RenderNodeMetrics(agents_), "text/plain; version=0.0.4");
   });
   server_->Get("/", [](const httplib::Request&, httplib::Response& response) {
     response.set_content("droverd: Prometheus metrics at /metrics\n", "text/plain");

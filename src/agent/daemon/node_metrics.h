@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "agent/daemon/agent.h"
-#include "agent/host/gpu_metrics.h"
 #include "common/result.h"
 
 namespace httplib {
@@ -24,19 +23,14 @@ class Server;
 
 namespace drover::agent {
 
-struct MetricsNode {
-  Agent* agent = nullptr;
-  GpuMetricsReader* gpus = nullptr;  // null: no NVML readings (emulated or gres.conf GPUs)
-};
-
-// The /metrics text (Prometheus' format 0.0.4). `proc`: where /proc is (tests give another).
-std::string RenderNodeMetrics(const std::vector<MetricsNode>& nodes,
-                              const std::string& proc = "/proc");
+// The /metrics text (Prometheus' format 0.0.4) of `agents` (their GPUs' readings through each
+// one's gpu_reader(): none for emulated or gres.conf GPUs). `proc`: where /proc is.
+std::string RenderNodeMetrics(const std::vector<Agent*>& agents, const std::string& proc = "/proc");
 
 // The HTTP server for it, on threads of its own.
 class MetricsServer {
  public:
-  explicit MetricsServer(std::vector<MetricsNode> nodes);
+  explicit MetricsServer(std::vector<Agent*> agents);
   ~MetricsServer();  // stops
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -45,7 +39,7 @@ class MetricsServer {
   int port() const { return port_; }
 
  private:
-  std::vector<MetricsNode> nodes_;
+  std::vector<Agent*> agents_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::atomic<bool> serving_done_{false};

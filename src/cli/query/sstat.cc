@@ -187,6 +187,31 @@ std::string MaxTaskOf(const StepTotals& s, bool) {
   return n ? std::to_string(n->usage.first_task()) : std::string();
 }
 
+// Slurm's gres/gpumem and gres/gpuutil in the TRESUsageIn* strings, where the agents read the
+// job's GPUs through NVML: `mode` 'x' the largest node's, 'a' the mean a task, 't' the total.
+std::string GpuTres(const StepTotals& s, bool noconvert, char mode) {
+  uint64_t memory = 0;
+  double utilization = 0;
+  bool read = false;
+  for (const NodeStep& n : s.nodes) {
+    if (n.usage.gpus_read() == 0) continue;
+    read = true;
+    if (mode == 'x') {
+      memory = std::max(memory, n.usage.gpu_memory_kib());
+      utilization = std::max(utilization, n.usage.gpu_utilization_percent());
+    } else {
+      memory += n.usage.gpu_memory_kib();
+      utilization += n.usage.gpu_utilization_percent();
+    }
+  }
+  if (!read) return "";
+  if (mode == 'a') {
+    memory = Mean(memory, s.Tasks());
+    utilization = PerTask(utilization, s.Tasks());
+  }
+  return fmt::format("gres/gpumem={},gres/gpuutil={:.0f},", Kib(memory, noconvert), utilization);
+}
+
 const Field kFields[] = {
     {"JobID", -12, [](const StepTotals& s, bool) { return StepName(s.job_id, s.step_id); }},
     {"MaxVMSize", 10, MaxOf<MaxVsize, true>},
@@ -242,8 +267,8 @@ const Field kFields[] = {
          pages = std::max(pages, n.usage.pages());
          cpu = std::max(cpu, n.usage.cpu_seconds());
        }
-       return fmt::format("cpu={},mem={},pages={},vmem={}", Cpu(cpu), Kib(rss, nc), pages,
-                          Kib(vmem, nc));
+       return fmt::format("cpu={},{}mem={},pages={},vmem={}", Cpu(cpu), GpuTres(s, nc, 'x'),
+                          Kib(rss, nc), pages, Kib(vmem, nc));
      }},
     {"TRESUsageInAve", 14,
      [](const StepTotals& s, bool nc) {
@@ -251,7 +276,7 @@ const Field kFields[] = {
        double cpu = 0;
        for (const NodeStep& n : s.nodes) cpu += n.usage.cpu_seconds();
        return fmt::format(
-           "cpu={},mem={},pages={},vmem={}", Cpu(PerTask(cpu, tasks)),
+           "cpu={},{}mem={},pages={},vmem={}", Cpu(PerTask(cpu, tasks)), GpuTres(s, nc, 'a'),
            Kib(Mean(Sum(s, [](const auto& u) { return u.rss_kib(); }), tasks), nc),
            Mean(Sum(s, [](const auto& u) { return u.pages(); }), tasks),
            Kib(Mean(Sum(s, [](const auto& u) { return u.vsize_kib(); }), tasks), nc));
@@ -260,7 +285,7 @@ const Field kFields[] = {
      [](const StepTotals& s, bool nc) {
        double cpu = 0;
        for (const NodeStep& n : s.nodes) cpu += n.usage.cpu_seconds();
-       return fmt::format("cpu={},mem={},pages={},vmem={}", Cpu(cpu),
+       return fmt::format("cpu={},{}mem={},pages={},vmem={}", Cpu(cpu), GpuTres(s, nc, 't'),
                           Kib(Sum(s, [](const auto& u) { return u.rss_kib(); }), nc),
                           Sum(s, [](const auto& u) { return u.pages(); }),
                           Kib(Sum(s, [](const auto& u) { return u.vsize_kib(); }), nc));

@@ -67,6 +67,7 @@ void AgentDispatcher::Launch(const drover::ctld::Launch& launch, std::string scr
   for (std::string& entry : environment)
     request.mutable_job()->mutable_spec()->add_environment(std::move(entry));
   request.set_script(std::move(script));
+  request.set_metrics_account(launch.metrics_account);
   // Every node of the allocation: the batch script runs on the first; the others (and every
   // node of an interactive job) hold the job's cgroup and GPUs for srun's steps.
   v1::JobCredential& claims = parts->claims;

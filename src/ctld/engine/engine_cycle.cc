@@ -428,7 +428,12 @@ void Engine::ApplyStart(const sched::StartDecision& start, EngineOutput& out) {
                  : unseen_.count(start.job_id) ? "SchedSubmit"
                                                : "SchedMain";
   for (const auto& part : job.allocation.nodes) nodes_[part.node].jobs.insert(start.job_id);
-  out.effects.push_back(Launch{start.job_id, jobs_.at(start.job_id)});
+  {
+    const JobPtr& launched = jobs_.at(start.job_id);
+    const bool known = accounting_ && accounting_->FindAccount(launched->spec.account) != nullptr;
+    out.effects.push_back(
+        Launch{start.job_id, launched, known ? launched->spec.account : std::string("other")});
+  }
 }
 
 void Engine::ApplyPending(const sched::PendingDecision& pending, bool kill_invalid,

@@ -345,6 +345,9 @@ struct Reply {
 struct Launch {
   uint64_t job_id = 0;
   JobPtr job;  // spec and allocation at launch
+  // The job's account for the agents' /metrics labels: the account when accounting knows it,
+  // else "other" (a job's own account name never becomes a label).
+  std::string metrics_account{};
 };
 
 struct SignalJob {
