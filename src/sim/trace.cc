@@ -247,6 +247,23 @@ Result<Trace> ReadAlibabaPods(std::istream& in, const std::string& name,
   return trace;
 }
 
+// `key`'s whole number in [0, most]; `otherwise` when it is absent or null; nullopt for anything
+// else (a fraction, a negative or too large number, text): the job is malformed. A JSON number
+// too large for 64 bits is a float to the parser, and converting it would be undefined.
+std::optional<uint64_t> WholeNumber(const nlohmann::json& object, const char* key,
+                                    uint64_t otherwise, uint64_t most) {
+  auto found = object.find(key);
+  if (found == object.end() || found->is_null()) return otherwise;
+  if (found->is_number_unsigned()) {
+    uint64_t value = found->get<uint64_t>();
+    if (value <= most) return value;
+  } else if (found->is_number_integer()) {
+    int64_t value = found->get<int64_t>();
+    if (value >= 0 && static_cast<uint64_t>(value) <= most) return static_cast<uint64_t>(value);
+  }
+  return std::nullopt;
+}
+
 // sacct --json (docs/cli.md): every job that started and ended, with its requested CPUs, GPUs,
 // nodes and memory, its time limit, and its real start and end.
 Result<Trace> ReadSacctJson(std::istream& in, const std::string& name, const ReadOptions& options) {
@@ -282,8 +299,31 @@ Result<Trace> ReadSacctJson(std::istream& in, const std::string& name, const Rea
         if (!skip.Skip(index, "malformed job", "a time out of range")) return *skip.error;
         continue;
       }
+      // The counts: whole numbers of their types' range, or the job is malformed.
+      constexpr uint64_t kMostCount = UINT32_MAX;
+      std::optional<uint64_t> id = WholeNumber(entry, "job_id", index, UINT64_MAX);
+      std::optional<uint64_t> cpus = uint64_t{1}, memory = uint64_t{0}, nodes = uint64_t{0},
+                              gpus = uint64_t{0};
+      if (entry.contains("required") && entry["required"].is_object()) {
+        cpus = WholeNumber(entry["required"], "CPUs", 1, kMostCount);
+        memory = WholeNumber(entry["required"], "memory", 0, UINT64_MAX / 2);
+      }
+      if (entry.contains("tres") && entry["tres"].is_object() &&
+          entry["tres"].contains("requested") && entry["tres"]["requested"].is_array())
+        for (const nlohmann::json& tres : entry["tres"]["requested"]) {
+          if (!tres.is_object()) continue;
+          std::string type = tres.value("type", std::string());
+          if (type == "node") nodes = WholeNumber(tres, "count", 0, kMostCount);
+          if (type == "gres" && tres.value("name", std::string()).starts_with("gpu"))
+            gpus = WholeNumber(tres, "count", 0, kMostCount);
+        }
+      if (!id || !cpus || !memory || !nodes || !gpus) {
+        if (!skip.Skip(index, "malformed job", "a count that is not a whole number in range"))
+          return *skip.error;
+        continue;
+      }
       TraceJob job;
-      job.id = entry.value("job_id", uint64_t{index});
+      job.id = *id;
       job.submit_time = submitted;
       job.run_seconds = end - start;
       // In minutes; null (UNLIMITED) or nonsense: the job plans with its run time.
@@ -296,17 +336,10 @@ Result<Trace> ReadSacctJson(std::istream& in, const std::string& name, const Rea
       job.user = entry.value("user", std::string("user"));
       job.account = entry.value("account", std::string());
       job.partition = entry.value("partition", std::string());
-      if (entry.contains("required")) {
-        job.cpus = std::max<uint32_t>(entry["required"].value("CPUs", 1u), 1);
-        job.memory_mb = entry["required"].value("memory", uint64_t{0});
-      }
-      if (entry.contains("tres") && entry["tres"].contains("requested"))
-        for (const nlohmann::json& tres : entry["tres"]["requested"]) {
-          std::string type = tres.value("type", std::string());
-          if (type == "node") job.nodes = tres.value("count", 0u);
-          if (type == "gres" && tres.value("name", std::string()).starts_with("gpu"))
-            job.gpus = tres.value("count", 0u);
-        }
+      job.cpus = std::max<uint32_t>(static_cast<uint32_t>(*cpus), 1);
+      job.memory_mb = *memory;
+      job.nodes = static_cast<uint32_t>(*nodes);
+      job.gpus = static_cast<uint32_t>(*gpus);
       trace.jobs.push_back(std::move(job));
     } catch (const nlohmann::json::exception& e) {
       if (!skip.Skip(index, "malformed job", e.what())) return *skip.error;

@@ -118,6 +118,25 @@ TEST(SacctJson, JobsThatRanWithTheirRequests) {
   EXPECT_FALSE(ReadSacctJson(broken, "broken.json", {}));
 }
 
+// A count too large for 64 bits (a float to the JSON parser), a fraction or a negative count
+// makes the job malformed; converting it was undefined (fuzz_trace found the first).
+TEST(SacctJson, CountsOutOfRangeMakeTheJobMalformed) {
+  std::istringstream in(R"({"jobs": [
+    {"job_id": 7111111111111111111111111111111111111111111111111, "time": {"start": 2, "end": 5}},
+    {"job_id": 9, "time": {"start": 2, "end": 5}, "required": {"CPUs": 2.5}},
+    {"job_id": 10, "time": {"start": 2, "end": 5},
+     "tres": {"requested": [{"type": "node", "count": -1}]}},
+    {"job_id": 11, "time": {"start": 2, "end": 5}, "required": {"CPUs": 4294967296}},
+    {"job_id": 12, "time": {"start": 2, "end": 5}, "required": {"CPUs": 3}}
+  ]})");
+  auto trace = ReadSacctJson(in, "history.json", {});
+  ASSERT_TRUE(trace) << trace.error();
+  ASSERT_EQ(trace->jobs.size(), 1u);
+  EXPECT_EQ(trace->jobs[0].id, 12u);
+  EXPECT_EQ(trace->jobs[0].cpus, 3u);
+  EXPECT_EQ(trace->skipped.at("malformed job"), 4u);
+}
+
 TEST(Traces, TheShippedExamplesRead) {
   std::string dir = std::string(DROVER_SOURCE_DIR) + "/bench/traces/";
   auto kth = ReadTrace(dir + "KTH-SP2-1996-2.1-cln.swf.gz");
