@@ -30,6 +30,7 @@
 #include "agent/stepd/user_environment.h"
 #include "common/cgroup_conf.h"
 #include "common/fd_io.h"
+#include "common/gres_conf.h"
 #include "common/log.h"
 #include "common/resource_limits.h"
 #include "common/text.h"
@@ -59,6 +60,15 @@ Status WriteRun(const fs::path& dir, uint32_t run) {
   out.close();
   if (!out) return MakeError(fmt::format("cannot write {}", (dir / kRunFile).string()));
   return OkStatus();
+}
+
+// The node's GPU indexes the job was given here (its SLURM_JOB_GPUS); none when it has none.
+std::vector<int> JobGpusIn(const fs::path& dir) {
+  if (auto env = ReadEnvironment(dir))
+    for (const std::string& entry : *env)
+      if (entry.starts_with("SLURM_JOB_GPUS="))
+        if (auto indexes = ParseIndexList(std::string_view(entry).substr(15))) return *indexes;
+  return {};
 }
 
 std::optional<uint64_t> JobIdOf(const fs::path& dir) {
@@ -758,13 +768,7 @@ v1::StepUsageReply Agent::StepUsage(const v1::StepUsageRequest& request,
     std::map<uint64_t, std::vector<int>> job_gpus;
     for (const auto& [key, step] : steps) {
       if (job_gpus.count(key.first)) continue;
-      std::vector<int>& gpus = job_gpus[key.first];
-      if (auto env = ReadEnvironment(JobDir(key.first)))
-        for (const std::string& entry : *env)
-          if (entry.starts_with("SLURM_JOB_GPUS="))
-            for (const std::string& index : Split(entry.substr(15), ','))
-              if (auto number = ParseInt64(index); number && *number >= 0 && *number < 4096)
-                gpus.push_back(static_cast<int>(*number));
+      job_gpus[key.first] = JobGpusIn(JobDir(key.first));
     }
     for (auto& [key, step] : steps)
       for (int gpu : job_gpus[key.first]) {
@@ -866,12 +870,7 @@ std::vector<Agent::JobUsage> Agent::JobUsages() {
       if (!std::getline(in, usage.account) || usage.account.empty()) usage.account = "other";
       if (usage.account.size() > kMostAccountBytes) usage.account.resize(kMostAccountBytes);
     }
-    if (auto env = ReadEnvironment(dir))
-      for (const std::string& entry : *env)
-        if (entry.starts_with("SLURM_JOB_GPUS="))
-          for (const std::string& index : Split(entry.substr(15), ','))
-            if (auto number = ParseInt64(index); number && *number >= 0 && *number < 4096)
-              usage.gpus.push_back(static_cast<int>(*number));
+    usage.gpus = JobGpusIn(dir);
     if (launch->cgroup_mode == "none") continue;
     auto cgroup = JobCgroup::Open(hierarchy, CgroupParent(), id);
     if (!cgroup) continue;

@@ -11,7 +11,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -34,32 +33,41 @@ std::string Escape(std::string_view value) {
   return out;
 }
 
-// Prometheus' text format, one family at a time: HELP and TYPE once, then its samples.
+// Prometheus' text format: each family's HELP and TYPE once, then every sample of it (from
+// every node), families in the order first declared.
 class Text {
  public:
   void Family(std::string_view name, std::string_view type, std::string_view help) {
-    if (!declared_.insert(std::string(name)).second) return;
-    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    auto [family, added] = families_.try_emplace(std::string(name));
+    if (!added) return;
+    order_.push_back(family->first);
+    family->second = fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   }
   using Labels = std::vector<std::pair<std::string_view, std::string>>;
+  // `name`'s family must have been declared.
   void Sample(std::string_view name, const Labels& labels, double value) {
-    out_ += name;
+    std::string& out = families_.at(std::string(name));
+    out += name;
     if (!labels.empty()) {
-      out_ += '{';
+      out += '{';
       bool first = true;
       for (const auto& [key, label] : labels) {
-        out_ += fmt::format("{}{}=\"{}\"", first ? "" : ",", key, Escape(label));
+        out += fmt::format("{}{}=\"{}\"", first ? "" : ",", key, Escape(label));
         first = false;
       }
-      out_ += '}';
+      out += '}';
     }
-    out_ += fmt::format(" {}\n", value);
+    out += fmt::format(" {}\n", value);
   }
-  std::string Take() { return std::move(out_); }
+  std::string Take() {
+    std::string out;
+    for (const std::string& name : order_) out += families_.at(name);
+    return out;
+  }
 
  private:
-  std::string out_;
-  std::set<std::string> declared_;
+  std::map<std::string, std::string> families_;  // name -> its lines
+  std::vector<std::string> order_;
 };
 
 struct HostReading {
@@ -244,41 +252,9 @@ void RenderNode(Text& text, Agent& agent, const HostReading& host) {
 
 std::string RenderNodeMetrics(const std::vector<Agent*>& agents, const std::string& proc) {
   const HostReading host = ReadHost(proc);
-  // Prometheus wants each family's samples together: one pass per node would interleave them.
-  std::vector<std::string> parts;
-  for (Agent* agent : agents) {
-    Text text;
-    RenderNode(text, *agent, host);
-    parts.push_back(text.Take());
-  }
-  // Group the lines by family across the nodes: HELP/TYPE once, then every node's samples.
-  std::map<std::string, std::pair<std::string, std::string>> families;  // name -> header, samples
-  std::vector<std::string> order;
-  for (const std::string& part : parts) {
-    std::istringstream lines(part);
-    std::string line, family;
-    while (std::getline(lines, line)) {
-      if (line.starts_with("# HELP ")) {
-        family = line.substr(7, line.find(' ', 7) - 7);
-        if (!families.count(family)) order.push_back(family);
-        auto& [header, samples] = families[family];
-        if (header.empty()) header = line + "\n";
-        continue;
-      }
-      if (line.starts_with("# TYPE ")) {
-        auto& [header, samples] = families[family];
-        if (header.find("# TYPE") == std::string::npos) header += line + "\n";
-        continue;
-      }
-      // A sample's family is its metric's name (no histograms here: no suffixes).
-      std::string metric = line.substr(0, line.find_first_of("{ "));
-      if (!families.count(metric)) order.push_back(metric);
-      families[metric].second += line + "\n";
-    }
-  }
-  std::string out;
-  for (const std::string& family : order) out += families[family].first + families[family].second;
-  return out;
+  Text text;  // one for every node: each family's samples stay together, as Prometheus wants
+  for (Agent* agent : agents) RenderNode(text, *agent, host);
+  return text.Take();
 }
 
 MetricsServer::MetricsServer(std::vector<Agent*> agents)
