@@ -133,7 +133,6 @@ static constexpr std::string_view kSlurmConfKeys[] = {
     "MetricsParameters",
     "MetricsType",
     "MinJobAge",
-    "MpiDefault",
     "MpiParams",
     "NamespaceType",
     "NodeFeaturesPlugins",

@@ -60,6 +60,17 @@ SetResult SetBcastExclude(S& s, std::string_view value) {
   return std::nullopt;
 }
 
+// MpiDefault: the types srun --mpi takes that Drover serves (pmix_v2 to pmix_v5 are pmix).
+SetResult SetMpiDefault(S& s, std::string_view value) {
+  std::string type = ToLower(Trim(value));
+  bool pmix_version =
+      type.size() == 7 && type.starts_with("pmix_v") && type[6] >= '2' && type[6] <= '5';
+  if (type != "none" && type != "pmi2" && type != "pmix" && !pmix_version)
+    return Invalid(value, "expected none, pmi2 or pmix (pmix_v2 to pmix_v5)");
+  s.mpi_default = type;
+  return std::nullopt;
+}
+
 }  // namespace
 
 const std::vector<ConfField<LaunchSettings>>& LaunchSettingsFields() {
@@ -68,6 +79,7 @@ const std::vector<ConfField<LaunchSettings>>& LaunchSettingsFields() {
       {"PropagateResourceLimitsExcept", SetPropagateLimitsExcept},
       {"BcastParameters", SetBcastParameters},
       {"BcastExclude", SetBcastExclude},
+      {"MpiDefault", SetMpiDefault},
   };
   return fields;
 }

@@ -22,6 +22,8 @@ struct LaunchSettings {
   std::string bcast_dest_dir, bcast_compression;
   bool bcast_send_libs = false;
   std::string bcast_exclude = "/lib,/usr/lib,/lib64,/usr/lib64";
+  // MpiDefault: the PMI a step gets without srun --mpi (none, pmi2 or pmix).
+  std::string mpi_default = "none";
 };
 
 const std::vector<ConfField<LaunchSettings>>& LaunchSettingsFields();

@@ -342,7 +342,6 @@ TEST(SlurmConf, UnknownKeysWarnWithASuggestionAndDocumentedOnesOnce) {
   EXPECT_TRUE(load.ok()) << Messages(load.diagnostics.errors());
   EXPECT_EQ(Messages(load.diagnostics.warnings()),
             "slurm.conf:4: unknown slurm.conf key 'PartitoinName' — did you mean 'PartitionName'?\n"
-            "slurm.conf:5: 'MpiDefault' is accepted but has no effect in Drover\n"
             "slurm.conf:7: unknown slurm.conf key 'FrobnicateLevel' — it is ignored\n"
             "slurm.conf:8: unknown NodeName key 'CPUz' — did you mean 'CPUs'?\n"
             "slurm.conf:9: unknown slurm.conf key 'SchedulerTypo' — did you mean "

@@ -47,6 +47,7 @@ void StepSession::SignalTasks(int signal) {
 void StepSession::PumpInput() {
   v1::StepInput message;
   while (read_(&message)) {
+    if (message.has_collective()) OnCollective(message.collective());
     if (message.signal() != 0) SignalTasks(message.signal());
     if (!message.stdin_data().empty() && stdin_fd_ >= 0 && task0_here_)
       if (!WriteFully(stdin_fd_, message.stdin_data())) CloseFd(stdin_fd_);  // task 0 closed it
@@ -90,13 +91,20 @@ void StepSession::PollOutput() {
       owners.emplace_back(i, true);
     }
   }
+  // The PMI sockets and the wake-up after them.
+  const size_t output_fds = fds.size();
+  std::vector<int> pmi_owners;
+  AddPmiPolls(fds, pmi_owners);
   // Nothing to read (every task writes to files): wait all the same, never spin.
   ::poll(fds.empty() ? nullptr : fds.data(), fds.size(), 50);
-  for (size_t k = 0; k < fds.size(); ++k)
+  for (size_t k = 0; k < output_fds; ++k)
     if (fds[k].revents != 0) {
       Task& task = tasks_[owners[k].first];
       Drain(task, owners[k].second ? task.err : task.out, owners[k].second, false);
     }
+  if (!mpi_.empty())
+    ServePmi(std::vector<pollfd>(fds.begin() + static_cast<std::ptrdiff_t>(output_fds), fds.end()),
+             pmi_owners);
 }
 
 void StepSession::Drain(Task& task, int& fd, bool is_stderr, bool until_empty) {

@@ -44,10 +44,18 @@ Status StepSession::Run() {
   if (Status bound = ResolveBinding(); !bound) return bound;
   ChooseWorkDir();
   if (Status written = WriteBcastFiles(); !written) return written;
-  if (Status started = StartTasks(); !started) return started;
+  if (Status pmi = StartPmi(); !pmi) {
+    StopPmi();
+    return pmi;
+  }
+  if (Status started = StartTasks(); !started) {
+    StopPmi();
+    return started;
+  }
   input_ = std::thread([this] { PumpInput(); });
   PumpOutput();
   FinishInput();
+  StopPmi();
   return OkStatus();
 }
 

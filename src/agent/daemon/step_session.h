@@ -6,12 +6,14 @@
 // stream it serves.
 #pragma once
 
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -21,6 +23,7 @@
 #include "agent/host/cgroup.h"
 #include "agent/host/job_env.h"
 #include "agent/host/output_path.h"
+#include "agent/host/pmi_wire.h"
 #include "agent/host/spawn.h"
 #include "common/job_spec.h"
 #include "common/mutex.h"
@@ -107,6 +110,21 @@ class StepSession {
   void ReportExecFailure(Task& task, const std::string& program, int error);
   Status Fail(const std::string& message);
 
+  // PMI (step_pmi.cc): srun --mpi=pmi2's wire server here, or this node's part of the agent's
+  // PMIx server; fences become collectives of the step's nodes through srun.
+  Status StartPmi();
+  Status SetupPmiTask(uint32_t rank, uint32_t local, ProcessSpec& spec);
+  void PmiTaskSpawned(uint32_t local);
+  void AddPmiPolls(std::vector<pollfd>& fds, std::vector<int>& owners) const;
+  void ServePmi(const std::vector<pollfd>& fds, const std::vector<int>& owners);
+  // Sends this node's part and calls `done` (on the input thread) with every node's.
+  void Contribute(std::string part, std::function<void(bool, std::vector<std::string>)> done)
+      EXCLUDES(collective_mutex_);
+  void OnCollective(const v1::StepCollective& collective) EXCLUDES(collective_mutex_);
+  void SendCollectives() EXCLUDES(collective_mutex_);
+  void AbortStep(const std::string& why);
+  void StopPmi() EXCLUDES(collective_mutex_);
+
   // Running (step_io.cc).
   void SignalTasks(int signal) EXCLUDES(signal_mutex_);
   void PumpInput() EXCLUDES(input_mutex_);
@@ -153,6 +171,23 @@ class StepSession {
   std::vector<uint32_t> step_gpus_, visible_gpus_;
 
   std::vector<Task> tasks_;
+
+  // PMI: the wire server and our ends of the tasks' sockets (by local index, -1: closed), or the
+  // PMIx namespace; collectives between this thread, the input thread and the PMIx server's.
+  std::string mpi_;  // "", "pmi2" or "pmix"
+  std::unique_ptr<PmiWireServer> pmi_;
+  std::vector<int> pmi_fds_, pmi_child_fds_;
+  std::string pmix_space_;
+  int wake_fd_ = -1;  // an eventfd: a collective to send or a fence's parts to hand out
+  bool abort_sent_ = false;
+  Mutex collective_mutex_;
+  uint32_t next_collective_ GUARDED_BY(collective_mutex_) = 0;
+  std::vector<v1::StepOutput> outgoing_ GUARDED_BY(collective_mutex_);
+  std::map<uint32_t, std::function<void(bool, std::vector<std::string>)>> waiting_
+      GUARDED_BY(collective_mutex_);
+  std::vector<std::pair<bool, std::vector<std::string>>> fence_results_
+      GUARDED_BY(collective_mutex_);
+  std::optional<std::string> abort_request_ GUARDED_BY(collective_mutex_);
 
   // Signals from srun (the input thread) and the end of each task (this thread) meet here: a
   // process group is signalled only while its task is not yet reaped.

@@ -64,6 +64,7 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
   spec.memory_policy = binding->memory;
   SetVariable(spec.environment, "SLURM_PROCID", std::to_string(rank));
   SetVariable(spec.environment, "SLURM_LOCALID", std::to_string(local));
+  if (Status pmi = SetupPmiTask(rank, local, spec); !pmi) return pmi;
   spec.task_pid_variable = true;
   spec.program = ResolveProgram(spec.argv[0], spec.environment);
   spec.user = user_;
@@ -92,6 +93,7 @@ Status StepSession::StartTask(uint32_t rank, uint32_t local) {
     io.CloseAll();
     return MakeError(spawned.error());
   }
+  PmiTaskSpawned(local);
   Task task;
   task.rank = rank;
   task.pid = spawned->pid;

@@ -109,6 +109,9 @@ struct ProcessSpec {
   // the child's pid) and the child writes it on its stderr once that is in place, as the user,
   // so the text lands only where the task itself may write. At most kStderrNoteMost bytes.
   std::string* stderr_note = nullptr;
+  // Open descriptors of the caller's that the program keeps, under the same numbers (a step's
+  // PMI socket, PMI_FD); every other beyond 0, 1 and 2 is closed on exec.
+  std::vector<int> kept_descriptors;
 };
 inline constexpr size_t kStderrNoteMost = 4096;
 

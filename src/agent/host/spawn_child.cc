@@ -353,6 +353,9 @@ void Run(Plan& plan, Pipes pipes) {
   ChangeDirectory(plan, pipes.report);
   if (plan.task_pid_slot) WritePid(plan.task_pid_slot);
   CloseOnExec();
+  for (int fd : spec.kept_descriptors)
+    if (::fcntl(fd, F_SETFD, 0) != 0)
+      Fail(plan, pipes.report, SpawnPhase::kRedirect, errno, "fcntl");
   if (spec.program.empty()) Fail(plan, pipes.report, SpawnPhase::kExec, ENOENT);
   // ETXTBSY: some process still has the program open for writing. The agent writes each batch
   // script (and closes it) before the job starts, but a child another of its threads forked

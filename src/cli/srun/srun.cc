@@ -188,7 +188,7 @@ constexpr std::string_view kSrunOwnOptions[] = {"distribution", "hint"};
 constexpr int kMaxThreads = 60;
 
 // The MPI plugin types Slurm 22.05 knows (--mpi=list prints them).
-constexpr std::string_view kMpiTypes[] = {"cray_shasta", "none", "pmi2", "pmix"};
+constexpr std::string_view kMpiTypes[] = {"cray_shasta", "none", "pmi2", "pmix", "pmix_v4"};
 
 std::optional<uint32_t> Count(const ParsedOptions& parsed, std::string_view name) {
   auto value = parsed.Last(name);
@@ -309,11 +309,12 @@ std::optional<int> CheckSrunOptions(const ParsedOptions& parsed, bool quiet) {
                    mpi->c_str(), mpi->c_str());
       return 1;
     }
-    if (*mpi != "none" && !quiet)
+    if (*mpi == "cray_shasta") {
       std::fprintf(stderr,
-                   "srun: warning: --mpi=%s: Drover starts no PMI server yet; the tasks "
-                   "run as with --mpi=none\n",
-                   mpi->c_str());
+                   "srun: error: --mpi=cray_shasta: Drover serves pmi2 and pmix; Cray's PMI "
+                   "needs Slurm's cray_shasta plugin\n");
+      return 1;
+    }
   }
   if (auto threads = parsed.Last("threads")) {
     // Slurm's parse_int, then its range check: srun goes on with the value reset.
@@ -668,6 +669,17 @@ std::optional<v1::StepLaunch> Srun::BuildLaunch(
   launch.set_open_append(parsed().Last("open-mode").value_or("") == "append");
   launch.set_cpus_per_task(create.cpus_per_task());
   for (const v1::StepNode& node : step.nodes()) launch.add_tasks_per_node(node.tasks_size());
+  // --mpi (or SLURM_MPI_TYPE), else MpiDefault; the PMI servers need each rank's node.
+  std::string mpi = parsed().Last("mpi").value_or(launch_settings_.mpi_default);
+  launch.set_mpi(mpi);
+  launch.add_environment("SLURM_MPI_TYPE=" + mpi);
+  if (mpi != "none") {
+    std::vector<uint32_t> node_of_rank(step.ntasks(), 0);
+    for (int i = 0; i < step.nodes_size(); ++i)
+      for (uint32_t task : step.nodes(i).tasks())
+        if (task < node_of_rank.size()) node_of_rank[task] = static_cast<uint32_t>(i);
+    for (uint32_t node : node_of_rank) launch.add_task_nodes(node);
+  }
   launch.set_distribution(binding_.distribution);
   launch.set_cpu_bind(binding_.cpu_bind);
   launch.set_mem_bind(binding_.mem_bind);

@@ -51,6 +51,7 @@ bool StepStreams::Start(const v1::CreateStepReply& step, const v1::StepLaunch& l
   for (int i = 0; i < step.nodes_size(); ++i) {
     auto node = std::make_unique<NodeStream>();
     node->node = step.nodes(i);
+    node->index = static_cast<uint32_t>(i);
     grpc::ChannelArguments channel_args;
     channel_args.SetMaxReceiveMessageSize(64 << 20);
     auto channel = auth::NewChannel(node->node.address(), connection.cluster, channel_args,
@@ -124,7 +125,8 @@ void StepStreams::FlushPartialLines() {
 
 StepOutcome StepStreams::Outcome() const {
   MutexLock lock(usage_mutex_);
-  return {worst_exit_.load(), first_signal_.load(), bad_exit_seen_.load(), usage_};
+  if (bad_exit_seen_) return {bad_exit_code_.load(), bad_exit_signal_.load(), true, usage_};
+  return {worst_exit_.load(), first_signal_.load(), false, usage_};
 }
 
 void StepStreams::Emit(uint32_t task, bool is_stderr, const std::string& data) {
@@ -165,9 +167,30 @@ void StepStreams::TaskEnded(const NodeStream& node, const v1::StepOutput::TaskEn
   }
   if ((end.signal() != 0 || end.exit_code() != 0) && kill_on_bad_exit_ &&
       !bad_exit_seen_.exchange(true)) {
+    // srun exits with the task that ended the step, not with the kills that followed.
+    bad_exit_code_ = end.signal() != 0 ? 128 + end.signal() : end.exit_code();
+    bad_exit_signal_ = end.signal();
     Say(fmt::format("srun: Terminating {}\n", step_name_));
     SignalAll(SIGKILL);
   }
+}
+
+void StepStreams::Collect(const NodeStream& node, const v1::StepCollective& part) {
+  v1::StepInput all;
+  {
+    MutexLock lock(collective_mutex_);
+    // A node sends one part per collective, in order; anything else is not a node's part.
+    if (part.parts_size() != 1 || collective_parts_.size() > 64) return;
+    std::vector<std::string>& parts = collective_parts_[part.sequence()];
+    parts.resize(nodes_.size());
+    parts[node.index] = part.parts(0);
+    if (++collective_count_[part.sequence()] < nodes_.size()) return;
+    all.mutable_collective()->set_sequence(part.sequence());
+    for (std::string& one : parts) all.mutable_collective()->add_parts(std::move(one));
+    collective_parts_.erase(part.sequence());
+    collective_count_.erase(part.sequence());
+  }
+  for (auto& each : nodes_) each->Send(all);
 }
 
 void StepStreams::Read(NodeStream& node) {
@@ -175,6 +198,14 @@ void StepStreams::Read(NodeStream& node) {
   size_t expected = static_cast<size_t>(node.node.tasks_size()), ended = 0;
   while (node.stream->Read(&output)) {
     if (!output.data().empty()) Emit(output.task(), output.stderr(), output.data());
+    if (output.has_collective()) Collect(node, output.collective());
+    if (output.abort() && !bad_exit_seen_.exchange(true)) {
+      bad_exit_code_ = 1;
+      Say(fmt::format("srun: error: {}: {}\nsrun: Terminating {}\n", node.node.name(),
+                      output.error(), step_name_));
+      RaiseWorstExit(1);
+      SignalAll(SIGKILL);
+    }
     for (const auto& end : output.ended()) {
       ++ended;
       TaskEnded(node, end);

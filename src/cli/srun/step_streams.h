@@ -24,6 +24,7 @@ namespace drover::cli {
 // readers (a signal to all), so they are serialized.
 struct NodeStream {
   v1::StepNode node;
+  uint32_t index = 0;  // the node's index in the step
   std::unique_ptr<v1::Agent::Stub> stub;
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<v1::StepInput, v1::StepOutput>> stream;
@@ -74,6 +75,8 @@ class StepStreams {
   void Emit(uint32_t task, bool is_stderr, const std::string& data) EXCLUDES(output_mutex_);
   void TaskEnded(const NodeStream& node, const v1::StepOutput::TaskEnd& end);
   void RaiseWorstExit(int code);
+  // A node's part of a PMI collective; once every node's is in, all go to every node.
+  void Collect(const NodeStream& node, const v1::StepCollective& part) EXCLUDES(collective_mutex_);
 
   const bool label_, kill_on_bad_exit_;
   bool compress_ = false;
@@ -87,7 +90,11 @@ class StepStreams {
   std::atomic<int> worst_exit_{0};
   std::atomic<int> first_signal_{0};
   std::atomic<bool> bad_exit_seen_{false};
+  std::atomic<int> bad_exit_code_{0}, bad_exit_signal_{0};  // the task that ended the step
   std::atomic<uint32_t> tasks_ended_{0};
+  Mutex collective_mutex_;
+  std::map<uint32_t, std::vector<std::string>> collective_parts_ GUARDED_BY(collective_mutex_);
+  std::map<uint32_t, uint32_t> collective_count_ GUARDED_BY(collective_mutex_);
   mutable Mutex usage_mutex_;
   TaskUsage usage_ GUARDED_BY(usage_mutex_);
 };

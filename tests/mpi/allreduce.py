@@ -1,0 +1,16 @@
+# mpi4py: every rank's number summed across the world, printed with where the rank ran.
+import os
+import sys
+
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+rank = comm.Get_rank()
+if len(sys.argv) > 1 and sys.argv[1] == "fail" and rank == comm.Get_size() - 1:
+    os._exit(3)  # the last rank dies (no MPI_Finalize); the others wait in the Allreduce
+if len(sys.argv) > 1 and sys.argv[1] == "abort" and rank == 1:
+    comm.Abort(5)
+total = comm.allreduce(rank, op=MPI.SUM)
+# One write per line: the ranks' lines reach srun whole.
+sys.stdout.write(f"rank {rank} of {comm.Get_size()} on {os.environ['SLURMD_NODENAME']}: sum {total}\n")
+sys.stdout.flush()
