@@ -45,6 +45,7 @@ int RunSacctmgr(Arguments args);  // accounting/sacctmgr.cc
 int RunSreport(Arguments args);   // query/sreport.cc
 int RunSdiag(Arguments args);     // query/sdiag.cc
 int RunSstat(Arguments args);     // query/sstat.cc
+int RunSbcast(Arguments args);    // srun/sbcast.cc
 // --version of the Slurm-named commands: "slurm 22.05.8 (drover X.Y.Z)" (drover/version.cc).
 std::string SlurmVersionLine();
 int PrintSlurmVersion();
@@ -68,6 +69,7 @@ std::vector<OptionSpec> SacctmgrOptionTable();  // accounting/sacctmgr.cc
 std::vector<OptionSpec> SreportOptionTable();   // query/sreport.cc
 std::vector<OptionSpec> SdiagOptionTable();     // query/sdiag.cc
 std::vector<OptionSpec> SstatOptionTable();     // query/sstat.cc
+std::vector<OptionSpec> SbcastOptionTable();    // srun/sbcast.cc
 int RunOptions(Arguments args);                 // drover/option_tables.cc
 
 // --help, --usage and --version (-V) of the query commands (drover/version.cc): prints `help`,

@@ -20,6 +20,9 @@ mpicc.mpich -o allreduce_mpich "$here/allreduce.c"
 # ranks for the other's (its segments are named by host), and its TCP transport skips loopback
 # unless told. On real nodes neither is needed.
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_pml=ob1
+# Open MPI's session directories (jf.*) go under the test's own state, not /tmp.
+export TMPDIR="$state/tmp"
+mkdir -p "$TMPDIR"
 
 # One world of four ranks on two nodes, whose Allreduce of the ranks is 6.
 check_world() {

@@ -94,6 +94,9 @@ class Agent {
   // processes' use summed (from /proc).
   v1::StepUsageReply StepUsage(const v1::StepUsageRequest& request,
                                const std::function<bool(uint32_t)>& may_see);
+  // sbcast: a piece of a file written as the job's user while the job runs here, for a caller
+  // whose uid `may_act` allows. PERMISSION_DENIED-worthy refusals say "Access/permission denied".
+  Status WriteJobFile(const v1::JobFileChunk& chunk, const std::function<bool(uint32_t)>& may_act);
   // scontrol show slurmd: this agent and its host, as slurmd answers REQUEST_DAEMON_STATUS (its
   // steps, the host's CPUs, memory and TmpFS space, its start, pid, log level and log file).
   v1::AgentStatusReply DaemonStatus() EXCLUDES(steps_mutex_);

@@ -232,6 +232,19 @@ class AgentService final : public v1::Agent::Service {
     return grpc::Status::OK;
   }
 
+  // sbcast: the job's owner (root and SlurmUser too) writes a file on a node the job runs on.
+  grpc::Status WriteJobFile(grpc::ServerContext* context, const v1::JobFileChunk* request,
+                            v1::AgentReply*) override {
+    agent::Agent* node = nullptr;
+    std::function<bool(uint32_t)> may_act;
+    if (grpc::Status refused = OwnerOrDaemon(*context, node, may_act); !refused.ok())
+      return refused;
+    Status written = node->WriteJobFile(*request, may_act);
+    if (written) return grpc::Status::OK;
+    if (written.error().starts_with("Access/permission denied")) return Denied(written.error());
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, written.error());
+  }
+
  private:
   // The caller's node, and which jobs' owners it may see: its own, or every job for root and
   // SlurmUser.

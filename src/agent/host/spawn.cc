@@ -215,6 +215,30 @@ int AppendFileAsUser(const std::optional<ProcessUser>& user, const std::string& 
   });
 }
 
+int WritePieceAsUser(const std::optional<ProcessUser>& user, const std::string& path,
+                     const FilePiece& piece) {
+  return AsUser(user, [&] {
+    int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW;
+    if (piece.offset == 0) flags |= O_CREAT | (piece.replace ? O_TRUNC : O_EXCL);
+    int fd = ::open(path.c_str(), flags, 0600);
+    if (fd < 0) return errno;
+    int error = 0;
+    size_t done = 0;
+    while (error == 0 && done < piece.data.size()) {
+      ssize_t wrote = ::pwrite(fd, piece.data.data() + done, piece.data.size() - done,
+                               static_cast<off_t>(piece.offset + done));
+      if (wrote < 0 && errno != EINTR) error = errno;
+      if (wrote > 0) done += static_cast<size_t>(wrote);
+    }
+    if (error == 0 && piece.last && ::fchmod(fd, piece.mode & 07777) != 0) error = errno;
+    if (error == 0 && piece.last && piece.times) {
+      timespec times[2] = {{piece.times->first, 0}, {piece.times->second, 0}};
+      if (::futimens(fd, times) != 0) error = errno;
+    }
+    return ::close(fd) == 0 || error != 0 ? error : errno;
+  });
+}
+
 int MakeDirectoryAsUser(const std::optional<ProcessUser>& user, const std::string& path) {
   return AsUser(user,
                 [&] { return ::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST ? 0 : errno; });

@@ -174,4 +174,17 @@ int AppendFileAsUser(const std::optional<ProcessUser>& user, const std::string& 
 // Makes directory `path` (mode 0700) as `user`; one that exists is fine. 0 or the errno.
 int MakeDirectoryAsUser(const std::optional<ProcessUser>& user, const std::string& path);
 
+// sbcast: a piece of a file written at `offset` as `user`. The first piece (offset 0) creates
+// the file (O_EXCL unless `replace`, which truncates one that exists); the last gives it `mode`
+// and, when set, `times` (access, modification). 0 or the errno.
+struct FilePiece {
+  uint64_t offset = 0;
+  std::string_view data;
+  bool last = false, replace = false;
+  mode_t mode = 0600;
+  std::optional<std::pair<int64_t, int64_t>> times;
+};
+int WritePieceAsUser(const std::optional<ProcessUser>& user, const std::string& path,
+                     const FilePiece& piece);
+
 }  // namespace drover::agent
