@@ -46,6 +46,7 @@ int RunSreport(Arguments args);   // query/sreport.cc
 int RunSdiag(Arguments args);     // query/sdiag.cc
 int RunSstat(Arguments args);     // query/sstat.cc
 int RunSbcast(Arguments args);    // srun/sbcast.cc
+int RunSattach(Arguments args);   // srun/sattach.cc
 // --version of the Slurm-named commands: "slurm 22.05.8 (drover X.Y.Z)" (drover/version.cc).
 std::string SlurmVersionLine();
 int PrintSlurmVersion();
@@ -70,6 +71,7 @@ std::vector<OptionSpec> SreportOptionTable();   // query/sreport.cc
 std::vector<OptionSpec> SdiagOptionTable();     // query/sdiag.cc
 std::vector<OptionSpec> SstatOptionTable();     // query/sstat.cc
 std::vector<OptionSpec> SbcastOptionTable();    // srun/sbcast.cc
+std::vector<OptionSpec> SattachOptionTable();   // srun/sattach.cc
 int RunOptions(Arguments args);                 // drover/option_tables.cc
 
 // --help, --usage and --version (-V) of the query commands (drover/version.cc): prints `help`,

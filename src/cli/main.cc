@@ -43,6 +43,8 @@ constexpr std::array kCommands = {
     Command{"sacct", "show the jobs' history (as Slurm's sacct)", RunSacct},
     Command{"scancel", "cancel or signal jobs (as Slurm's scancel)", RunScancel},
     Command{"sstat", "show what a running job's steps use (as Slurm's sstat)", RunSstat},
+    Command{"sattach", "attach to a running step's output and stdin (as Slurm's sattach)",
+            RunSattach},
     Command{"sbcast", "copy a file to every node of a running job (as Slurm's sbcast)", RunSbcast},
     Command{"sdiag", "show the controller's statistics (as Slurm's sdiag)", RunSdiag},
     Command{"sprio", "show pending jobs' priority factors (as Slurm's sprio)", RunSprio},

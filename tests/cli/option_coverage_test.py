@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 COMMANDS = ["sbatch", "srun", "salloc", "squeue", "sinfo", "scancel", "sacct", "scontrol",
-            "sprio", "sshare", "sacctmgr", "sreport", "sdiag", "sstat", "sbcast"]
+            "sprio", "sshare", "sacctmgr", "sreport", "sdiag", "sstat", "sbcast", "sattach"]
 STATUSES = {"implemented", "equivalent", "warned", "refused", "extra"}
 # Implemented or deliberately equivalent, of every option of the ten commands: the floor only
 # rises (issue: at least 95).

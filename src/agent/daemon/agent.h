@@ -111,6 +111,25 @@ class Agent {
   // `cancel` ends the stream when srun does not close its side once the tasks have ended.
   Status RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read,
                  const std::function<void()>& cancel);
+  // sattach: a running step's listeners beyond srun, and its task 0's stdin.
+  struct StepListeners {
+    uint32_t uid = 0;
+    v1::StepAttached layout;
+    Mutex mutex;
+    bool ended GUARDED_BY(mutex) = false;
+    uint64_t next GUARDED_BY(mutex) = 0;
+    std::map<uint64_t, std::pair<StepWrite, std::function<void()>>> writers GUARDED_BY(mutex);
+    std::function<void(const std::string&)> to_stdin GUARDED_BY(mutex);
+  };
+  void OpenStep(uint64_t job_id, uint32_t step_id, std::shared_ptr<StepListeners> listeners)
+      EXCLUDES(steps_mutex_);
+  void CloseStep(uint64_t job_id, uint32_t step_id) EXCLUDES(steps_mutex_);
+  // Attaches `write` to the step until the step ends or `read` ends; what `read` brings is task
+  // 0's stdin. Errors: the step is not running here ("not found"), or `may_act` refuses its
+  // owner ("Access/permission denied").
+  Status AttachStep(uint64_t job_id, uint32_t step_id, const std::function<bool(uint32_t)>& may_act,
+                    const StepWrite& write, const std::function<bool(v1::StepAttachInput*)>& read,
+                    const std::function<void()>& cancel) EXCLUDES(steps_mutex_);
 
   // Watches each job directory, those here now and those launches make, for its status file,
   // and each job's supervisor for its end (file_watch.h), whose callback tells the caller that a
@@ -280,6 +299,9 @@ class Agent {
   // than ten minutes go.
   std::map<uint64_t, std::chrono::steady_clock::time_point> terminated_ GUARDED_BY(steps_mutex_);
   void MarkTerminated(uint64_t job_id) EXCLUDES(steps_mutex_);
+  // sattach: the steps running here that may be attached to, by job and step.
+  std::map<std::pair<uint64_t, uint32_t>, std::shared_ptr<StepListeners>> open_steps_
+      GUARDED_BY(steps_mutex_);
 };
 
 }  // namespace drover::agent

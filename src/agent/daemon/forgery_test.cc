@@ -74,8 +74,10 @@ const std::map<std::string, Allowed> kAgentRpcs = {
     {"Signal", Allowed::kDaemonsOnly},
     {"Terminate", Allowed::kDaemonsOnly},
     {"Reboot", Allowed::kDaemonsOnly},
-    {"ListPids", Allowed::kAnyUser},   // each user sees only their own jobs' processes
-    {"StepUsage", Allowed::kAnyUser},  // sstat: each user sees only their own jobs' steps
+    {"ListPids", Allowed::kAnyUser},      // each user sees only their own jobs' processes
+    {"StepUsage", Allowed::kAnyUser},     // sstat: each user sees only their own jobs' steps
+    {"WriteJobFile", Allowed::kAnyUser},  // sbcast: only into a job of the caller's here
+    {"AttachStep", Allowed::kAnyUser},    // sattach: only to a step of the caller's here
     {"Notify", Allowed::kDaemonsOnly},
     {"DaemonStatus", Allowed::kAnyUser},  // scontrol show slurmd, as slurmd answers anyone
     {"Relay", Allowed::kDaemonsOnly},
@@ -129,6 +131,18 @@ class ForgeryTest : public ::testing::Test {
       v1::StepInput first;
       first.mutable_launch()->mutable_job()->mutable_spec()->set_uid(0);
       first.mutable_launch()->add_argv("/bin/true");
+      stream->Write(first);
+      stream->WritesDone();
+      v1::StepOutput output;
+      while (stream->Read(&output)) {
+      }
+      return stream->Finish();
+    }
+    if (method == "AttachStep") {  // a stream too: the first message names the step
+      auto stub = v1::Agent::NewStub(channel);
+      auto stream = stub->AttachStep(&context);
+      v1::StepAttachInput first;
+      first.set_job_id(1);
       stream->Write(first);
       stream->WritesDone();
       v1::StepOutput output;

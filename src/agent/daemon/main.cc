@@ -232,6 +232,27 @@ class AgentService final : public v1::Agent::Service {
     return grpc::Status::OK;
   }
 
+  // sattach: the step's owner (root and SlurmUser too) listens to a step running here.
+  grpc::Status AttachStep(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::StepOutput, v1::StepAttachInput>* stream) override {
+    agent::Agent* node = nullptr;
+    std::function<bool(uint32_t)> may_act;
+    if (grpc::Status refused = OwnerOrDaemon(*context, node, may_act); !refused.ok())
+      return refused;
+    v1::StepAttachInput first;
+    if (!stream->Read(&first))
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "AttachStep: the first message must name the step");
+    auto write = [stream](const v1::StepOutput& message) { return stream->Write(message); };
+    auto read = [stream](v1::StepAttachInput* message) { return stream->Read(message); };
+    Status attached = node->AttachStep(first.job_id(), first.step_id(), may_act, write, read,
+                                       [context] { context->TryCancel(); });
+    if (attached) return grpc::Status::OK;
+    if (attached.error().starts_with("Access/permission denied")) return Denied(attached.error());
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, attached.error());
+  }
+
   // sbcast: the job's owner (root and SlurmUser too) writes a file on a node the job runs on.
   grpc::Status WriteJobFile(grpc::ServerContext* context, const v1::JobFileChunk* request,
                             v1::AgentReply*) override {

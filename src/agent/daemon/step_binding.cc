@@ -102,8 +102,11 @@ Status StepSession::ResolveBinding() {
       for (const v1::NodeAllocation& part : step.usage())
         if (part.node() == agent_.node_ && part.cores_size() > 0)
           cores.assign(part.cores().begin(), part.cores().end());
+  // --threads-per-core (--hint=nomultithread): the first threads of each core only.
+  uint32_t threads = node_shape_.threads_per_core;
+  if (launch_.threads_per_core() > 0) threads = std::min(threads, launch_.threads_per_core());
   for (int core : cores)
-    for (uint32_t t = 0; t < node_shape_.threads_per_core; ++t)
+    for (uint32_t t = 0; t < threads; ++t)
       step_cpus_.push_back(static_cast<uint32_t>(core) * node_shape_.threads_per_core + t);
   std::sort(step_cpus_.begin(), step_cpus_.end());
   host_cpus_ = OwnCpus();

@@ -49,11 +49,16 @@ void StepSession::PumpInput() {
   while (read_(&message)) {
     if (message.has_collective()) OnCollective(message.collective());
     if (message.signal() != 0) SignalTasks(message.signal());
-    if (!message.stdin_data().empty() && stdin_fd_ >= 0 && task0_here_)
-      if (!WriteFully(stdin_fd_, message.stdin_data())) CloseFd(stdin_fd_);  // task 0 closed it
-    if (message.stdin_closed() && !launch_.pty()) CloseFd(stdin_fd_);
+    if (!message.stdin_data().empty()) WriteStdin(message.stdin_data());
+    if (message.stdin_closed() && !launch_.pty()) {
+      MutexLock lock(stdin_mutex_);
+      CloseFd(stdin_fd_);
+    }
   }
-  CloseFd(stdin_fd_);
+  {
+    MutexLock lock(stdin_mutex_);
+    CloseFd(stdin_fd_);
+  }
   if (!all_ended_) SignalTasks(SIGKILL);
   MutexLock lock(input_mutex_);
   input_done_ = true;
@@ -67,7 +72,10 @@ void StepSession::PumpOutput() {
     v1::StepOutput ends;
     for (size_t i = 0; i < tasks_.size(); ++i) Reap(i, ends);
     bool done = std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.pid < 0; });
-    if (ends.ended_size() > 0 || done) write_(ends);
+    if (ends.ended_size() > 0 || done) {
+      write_(ends);
+      TellAttached(ends);
+    }
     if (done) break;
   }
   all_ended_ = true;
@@ -117,6 +125,7 @@ void StepSession::Drain(Task& task, int& fd, bool is_stderr, bool until_empty) {
       message.set_stderr(is_stderr);
       message.set_data(buffer, static_cast<size_t>(got));
       write_(message);
+      TellAttached(message);
       if (!until_empty) return;
       continue;
     }

@@ -52,8 +52,10 @@ Status StepSession::Run() {
     StopPmi();
     return started;
   }
+  OpenToAttach();
   input_ = std::thread([this] { PumpInput(); });
   PumpOutput();
+  CloseToAttach();
   FinishInput();
   StopPmi();
   return OkStatus();

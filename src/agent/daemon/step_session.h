@@ -125,6 +125,13 @@ class StepSession {
   void AbortStep(const std::string& why);
   void StopPmi() EXCLUDES(collective_mutex_);
 
+  // sattach (step_attach.cc): the step opened to listeners once its tasks run, each output told
+  // to them as to srun, and closed when its tasks have ended.
+  void OpenToAttach();
+  void TellAttached(const v1::StepOutput& message);
+  void CloseToAttach();
+  void WriteStdin(const std::string& data) EXCLUDES(stdin_mutex_);
+
   // Running (step_io.cc).
   void SignalTasks(int signal) EXCLUDES(signal_mutex_);
   void PumpInput() EXCLUDES(input_mutex_);
@@ -171,6 +178,7 @@ class StepSession {
   std::vector<uint32_t> step_gpus_, visible_gpus_;
 
   std::vector<Task> tasks_;
+  std::shared_ptr<Agent::StepListeners> listeners_;  // sattach's, while the tasks run
 
   // PMI: the wire server and our ends of the tasks' sockets (by local index, -1: closed), or the
   // PMIx namespace; collectives between this thread, the input thread and the PMIx server's.
@@ -194,7 +202,9 @@ class StepSession {
   Mutex signal_mutex_;
   std::vector<pid_t> live_groups_ GUARDED_BY(signal_mutex_);  // by task index; -1: reaped
 
-  // Task 0's stdin, fed from srun: this thread's while tasks start, the input thread's after.
+  // Task 0's stdin, fed from srun (and sattach): this thread's while tasks start, then the input
+  // thread's and sattach's under stdin_mutex_.
+  Mutex stdin_mutex_;
   int stdin_fd_ = -1;
   bool task0_here_ = false;
   std::thread input_;

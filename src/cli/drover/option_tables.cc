@@ -23,7 +23,7 @@ constexpr std::pair<std::string_view, std::vector<OptionSpec> (*)()> kTables[] =
     {"sshare", SshareOptionTable},   {"sacctmgr", SacctmgrOptionTable},
     {"sreport", SreportOptionTable}, {"scontrol", ScontrolOptionTable},
     {"sdiag", SdiagOptionTable},     {"sstat", SstatOptionTable},
-    {"sbcast", SbcastOptionTable},
+    {"sbcast", SbcastOptionTable},   {"sattach", SattachOptionTable},
 };
 
 std::string_view ArgumentName(OptionSpec::Argument argument) {

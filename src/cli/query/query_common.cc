@@ -1,6 +1,7 @@
 // Shared by the query commands; see query_common.h.
 #include "cli/query/query_common.h"
 
+#include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <unordered_map>
 
 #include "cli/client.h"
+#include "common/hostlist.h"
 #include "common/text.h"
 #include "proto/accounting.grpc.pb.h"
 #include "wire/accounting_codec.h"
@@ -144,6 +146,35 @@ std::string GroupName(uint32_t gid) {
     group* entry = getgrgid(id);
     return entry && entry->gr_name ? entry->gr_name : "";
   });
+}
+
+Result<RunningJob> FindRunningJob(Connection& connection, uint64_t job_id) {
+  v1::JobQuery query;
+  query.mutable_filter()->add_job_ids(job_id);
+  v1::JobList list;
+  grpc::Status status = ListAllJobs(connection, query, &list);
+  if (!status.ok()) return MakeError(Unreachable(status));
+  RunningJob running;
+  bool found = false;
+  for (v1::Job& job : ParseJobs(list))
+    if (job.spec().job_id() == job_id) {
+      running.job = std::move(job);
+      found = true;
+    }
+  if (!found) return MakeError(fmt::format("Invalid job id {}", job_id));
+  if (running.job.state() != "RUNNING")
+    return MakeError(fmt::format("Job {} is not running: {}", job_id, running.job.state()));
+  auto names = ExpandHostlist(running.job.node_list());
+  if (!names) return MakeError(names.error());
+  v1::NodeQuery node_query;
+  for (const std::string& name : *names) node_query.add_names(name);
+  v1::NodeList listed;
+  status = Unary(connection, "/drover.v1.Controller/ListNodes", &v1::Controller::Stub::ListNodes,
+                 node_query, &listed);
+  if (!status.ok()) return MakeError(Unreachable(status));
+  for (const v1::NodeStatus& node : listed.nodes())
+    running.agents.push_back({node.name(), node.agent_address()});
+  return running;
 }
 
 }  // namespace drover::cli

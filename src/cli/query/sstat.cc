@@ -331,48 +331,35 @@ std::optional<Request> ParseJobStep(const std::string& text) {
 // Each node's answer for the job, its agent found through the controller.
 Result<std::vector<NodeStep>> AskNodes(Connection& connection, const Request& request,
                                        bool verbose) {
-  v1::JobQuery query;
-  query.mutable_filter()->add_job_ids(request.job_id);
-  v1::JobList list;
-  grpc::Status status = ListAllJobs(connection, query, &list);
-  if (!status.ok()) return MakeError(Unreachable(status));
-  std::vector<v1::Job> jobs = ParseJobs(list);
-  const v1::Job* job = nullptr;
-  for (const v1::Job& candidate : jobs)
-    if (candidate.spec().job_id() == request.job_id) job = &candidate;
-  if (!job || job->state() != "RUNNING")
-    return MakeError(fmt::format("no steps running for job {}", request.job_id));
-  auto nodes = ExpandHostlist(job->node_list());
-  if (!nodes) return MakeError(nodes.error());
-  v1::NodeQuery node_query;
-  for (const std::string& node : *nodes) node_query.add_names(node);
-  v1::NodeList listed;
-  status = Unary(connection, "/drover.v1.Controller/ListNodes", &v1::Controller::Stub::ListNodes,
-                 node_query, &listed);
-  if (!status.ok()) return MakeError(Unreachable(status));
+  auto running = FindRunningJob(connection, request.job_id);
+  if (!running) {
+    if (running.error().starts_with("Invalid job id") || running.error().starts_with("Job "))
+      return MakeError(fmt::format("no steps running for job {}", request.job_id));
+    return MakeError(running.error());
+  }
   std::vector<NodeStep> answers;
   v1::StepUsageRequest usage_request;
   usage_request.set_job_id(request.job_id);
   if (request.step_id) usage_request.set_step_id(*request.step_id);
-  for (const v1::NodeStatus& node : listed.nodes()) {
-    if (node.agent_address().empty()) continue;
+  for (const NodeAgent& node : running->agents) {
+    if (node.address.empty()) continue;
     if (verbose)
-      std::fprintf(stderr, "sstat: asking droverd of node %s at %s\n", node.name().c_str(),
-                   node.agent_address().c_str());
-    auto channel = auth::NewChannel(node.agent_address(), connection.cluster,
-                                    grpc::ChannelArguments(), *connection.authenticator);
+      std::fprintf(stderr, "sstat: asking droverd of node %s at %s\n", node.name.c_str(),
+                   node.address.c_str());
+    auto channel = auth::NewChannel(node.address, connection.cluster, grpc::ChannelArguments(),
+                                    *connection.authenticator);
     if (!channel) return MakeError(channel.error());
     auto stub = v1::Agent::NewStub(*channel);
     grpc::ClientContext context;
     SetDeadline(context);
-    context.AddMetadata(kAgentNodeMetadata, node.name());
+    context.AddMetadata(kAgentNodeMetadata, node.name);
     v1::StepUsageReply reply;
-    status = stub->StepUsage(&context, usage_request, &reply);
+    grpc::Status status = stub->StepUsage(&context, usage_request, &reply);
     if (!status.ok())
-      return MakeError(fmt::format("Unable to connect to droverd of node {} at {}: {}", node.name(),
-                                   node.agent_address(), status.error_message()));
+      return MakeError(fmt::format("Unable to connect to droverd of node {} at {}: {}", node.name,
+                                   node.address, status.error_message()));
     for (const v1::StepUsageReply::Step& step : reply.steps())
-      answers.push_back(NodeStep{node.name(), step});
+      answers.push_back(NodeStep{node.name, step});
   }
   return answers;
 }

@@ -237,31 +237,13 @@ int RunSbcast(Arguments args) {
 
   auto connection = Connect(ConnectMode::kLean);
   if (!connection) return Error(connection.error());
-  v1::JobQuery query;
-  query.mutable_filter()->add_job_ids(*job_id);
-  v1::JobList list;
-  grpc::Status status = ListAllJobs(*connection, query, &list);
-  if (!status.ok()) return Error(Unreachable(status));
-  const v1::Job* job = nullptr;
-  std::vector<v1::Job> jobs = ParseJobs(list);
-  for (const v1::Job& candidate : jobs)
-    if (candidate.spec().job_id() == *job_id) job = &candidate;
-  if (!job) return Error(fmt::format("Invalid job id {}", *job_id));
-  if (job->state() != "RUNNING")
-    return Error(fmt::format("Job {} is not running: {}", *job_id, job->state()));
-  auto names = ExpandHostlist(job->node_list());
-  if (!names) return Error(names.error());
-  v1::NodeQuery node_query;
-  for (const std::string& name : *names) node_query.add_names(name);
-  v1::NodeList listed;
-  status = Unary(*connection, "/drover.v1.Controller/ListNodes", &v1::Controller::Stub::ListNodes,
-                 node_query, &listed);
-  if (!status.ok()) return Error(Unreachable(status));
+  auto running = FindRunningJob(*connection, *job_id);
+  if (!running) return Error(running.error());
+  const v1::Job* job = &running->job;
   std::vector<Target> targets;
-  for (const v1::NodeStatus& node : listed.nodes()) {
-    if (node.agent_address().empty())
-      return Error(fmt::format("node {} has no agent address", node.name()));
-    targets.push_back({node.name(), node.agent_address()});
+  for (const NodeAgent& node : running->agents) {
+    if (node.address.empty()) return Error(fmt::format("node {} has no agent address", node.name));
+    targets.push_back({node.name, node.address});
   }
   if (verbose) {
     std::printf("-----------------------------\n");

@@ -681,6 +681,7 @@ std::optional<v1::StepLaunch> Srun::BuildLaunch(
     for (uint32_t node : node_of_rank) launch.add_task_nodes(node);
   }
   launch.set_distribution(binding_.distribution);
+  launch.set_threads_per_core(binding_.threads_per_core);
   launch.set_cpu_bind(binding_.cpu_bind);
   launch.set_mem_bind(binding_.mem_bind);
   launch.set_gpu_bind(binding_.gpu_bind);

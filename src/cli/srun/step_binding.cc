@@ -51,6 +51,7 @@ Status ApplyHint(const ParsedOptions& parsed, StepBinding& binding) {
     } else if (word == "nomultithread") {
       binding.cpu_bind = verbose + "threads";
       binding.ntasks_per_core = 1;
+      binding.threads_per_core = 1;
     } else {
       return MakeError(fmt::format("unrecognized --hint argument \"{}\", see --hint=help", word));
     }
@@ -121,6 +122,7 @@ Result<StepBinding> ReadStepBinding(const ParsedOptions& parsed,
   if (Status read = ReadDistribution(parsed, env, read_file, binding); !read)
     return std::move(read).take_error();
   binding.ntasks_per_core = CountOf(parsed, "ntasks-per-core").value_or(0);
+  binding.threads_per_core = CountOf(parsed, "threads-per-core").value_or(0);
   binding.ntasks_per_socket = CountOf(parsed, "ntasks-per-socket").value_or(0);
   binding.cpu_bind = parsed.Last("cpu-bind").value_or(parsed.Last("cpu_bind").value_or(""));
   if (!binding.cpu_bind.empty())

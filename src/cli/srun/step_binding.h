@@ -19,6 +19,9 @@ struct StepBinding {
   std::string distribution;
   std::vector<std::string> arbitrary_nodes;  // -m arbitrary: SLURM_HOSTFILE's node of each task
   uint32_t ntasks_per_core = 0, ntasks_per_socket = 0;
+  // --threads-per-core, or 1 for --hint=nomultithread: the threads of each core the tasks use
+  // (0: all).
+  uint32_t threads_per_core = 0;
   std::string cpu_bind, mem_bind, gpu_bind, accel_bind, cpu_freq, gpu_freq;
   std::vector<std::string> notices;  // said on stderr (with -v): a --hint srun ignored
 };
