@@ -154,6 +154,15 @@ workload() {
     latencies+=("$(seconds "$a" "$(cat "$work/start.$i")")")
   done
   echo "latency=$(printf '%s\n' "${latencies[@]}" | sort -n | sed -n "$(((latency_runs + 1) / 2))p")" >>"$out"
+  # A step of 32 tasks on two nodes inside an allocation: the median of 5, after one that warms
+  # the nodes up.
+  local steps
+  steps=$("$cmd/salloc" -Q -N2 -n32 bash -c "$cmd/srun -n32 true
+    for i in 1 2 3 4 5; do
+      a=\$(date +%s.%N); $cmd/srun -n32 true; b=\$(date +%s.%N)
+      awk -v a=\$a -v b=\$b 'BEGIN { printf \"%.4f\\n\", b - a }'
+    done" 2>/dev/null | sort -n | sed -n 3p)
+  echo "step=${steps:-0}" >>"$out"
   # Half of the CPUs busy, then sbatch of short jobs, one after another and from 8 submitters.
   "$cmd/sbatch" -Q -o /dev/null -a 0-31 --wrap="sleep 3600" >/dev/null
   local a b per=$((sequential / submitters))
@@ -254,6 +263,7 @@ echo
 echo "| figure | Slurm 22.05 | Drover | ratio |"
 echo "|---|---|---|---|"
 row "submit → start, idle (median of $latency_runs)" latency time
+row "\`srun -N2 -n32 true\` in an allocation (median of 5)" step time
 row "\`sbatch\` one after another, jobs running" sequential rate
 row "\`sbatch\` from $submitters submitters, jobs running" parallel rate
 row "$drain \`true\` jobs drained" drain rate
