@@ -45,6 +45,13 @@ out=$(SLURM_MPI_TYPE=pmi2 timeout 60 salloc -N2 -n4 srun ./allreduce_mpich 2>&1)
   fail "MPICH with SLURM_MPI_TYPE=pmi2: $out"
 check_world "MPICH with SLURM_MPI_TYPE=pmi2" "$out"
 
+# A megabyte on srun's stdin that task 0 reads only after MPI_Init: the fences behind it on the
+# step's stream are not held up.
+head -c 1048576 /dev/zero >stdin.bin
+out=$(timeout 60 salloc -N2 -n4 srun --mpi=pmix /usr/bin/python3 "$here/allreduce.py" stdin <stdin.bin 2>&1) ||
+  fail "stdin behind the fences: $out"
+grep -q "^rank 0 read 1048576 bytes of stdin$" <<<"$out" || fail "stdin behind the fences: $out"
+
 # The PMI-2 wire protocol: every rank reads the next one's key after the fence.
 out=$(timeout 60 salloc -N2 -n4 srun --mpi=pmi2 /usr/bin/python3 "$here/pmi2_client.py" 2>&1) ||
   fail "PMI-2 client: $out"

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -111,14 +112,23 @@ class Agent {
   // `cancel` ends the stream when srun does not close its side once the tasks have ended.
   Status RunStep(const v1::StepLaunch& launch, const StepWrite& write, const StepRead& read,
                  const std::function<void()>& cancel);
-  // sattach: a running step's listeners beyond srun, and its task 0's stdin.
+  // sattach: a running step's listeners beyond srun, and its task 0's stdin. Each listener has
+  // a queue its own thread writes from (AttachStep), so a slow one never holds up the step; one
+  // that falls kListenerQueueMost behind is dropped. Its fields are the StepListeners' mutex's.
+  struct StepListener {
+    std::deque<v1::StepOutput> queue;
+    size_t bytes = 0;
+    bool dropped = false, done = false;
+  };
+  static constexpr size_t kListenerQueueMost = size_t{8} << 20;
   struct StepListeners {
     uint32_t uid = 0;
     v1::StepAttached layout;
     Mutex mutex;
+    CondVar changed;
     bool ended GUARDED_BY(mutex) = false;
     uint64_t next GUARDED_BY(mutex) = 0;
-    std::map<uint64_t, std::pair<StepWrite, std::function<void()>>> writers GUARDED_BY(mutex);
+    std::map<uint64_t, std::shared_ptr<StepListener>> listeners GUARDED_BY(mutex);
     std::function<void(const std::string&)> to_stdin GUARDED_BY(mutex);
   };
   void OpenStep(uint64_t job_id, uint32_t step_id, std::shared_ptr<StepListeners> listeners)

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -58,21 +59,35 @@ struct Wait {
   pmix_status_t status = PMIX_SUCCESS;
 };
 
-void OpDone(pmix_status_t status, void* cbdata) {
-  auto* wait = static_cast<Wait*>(cbdata);
-  std::lock_guard<std::mutex> lock(wait->mutex);
-  wait->status = status;
-  wait->done = true;
-  wait->done_cv.notify_all();
+// The callback's own reference (cbdata): a wait given up on (timed out) stays alive until the
+// library calls back, however late.
+void* Hold(const std::shared_ptr<Wait>& wait) {
+  return new std::shared_ptr<Wait>(wait);
 }
 
-pmix_status_t Finish(pmix_status_t started, Wait& wait) {
-  if (started == PMIX_OPERATION_SUCCEEDED) return PMIX_SUCCESS;
-  if (started != PMIX_SUCCESS) return started;
-  std::unique_lock<std::mutex> lock(wait.mutex);
-  if (!wait.done_cv.wait_for(lock, std::chrono::seconds(30), [&] { return wait.done; }))
-    return PMIX_ERR_TIMEOUT;
-  return wait.status;
+void OpDone(pmix_status_t status, void* cbdata) {
+  auto* held = static_cast<std::shared_ptr<Wait>*>(cbdata);
+  {
+    Wait& wait = **held;
+    std::lock_guard<std::mutex> lock(wait.mutex);
+    wait.status = status;
+    wait.done = true;
+    wait.done_cv.notify_all();
+  }
+  delete held;
+}
+
+// `started` is what the call returned; `cbdata` the reference it was given, released here when
+// the library will not call back.
+pmix_status_t Finish(pmix_status_t started, const std::shared_ptr<Wait>& wait, void* cbdata,
+                     std::chrono::seconds timeout = std::chrono::seconds(30)) {
+  if (started != PMIX_SUCCESS) {
+    delete static_cast<std::shared_ptr<Wait>*>(cbdata);
+    return started == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : started;
+  }
+  std::unique_lock<std::mutex> lock(wait->mutex);
+  if (!wait->done_cv.wait_for(lock, timeout, [&] { return wait->done; })) return PMIX_ERR_TIMEOUT;
+  return wait->status;
 }
 
 std::optional<PmixNamespace> Find(const char* name) {
@@ -236,19 +251,22 @@ Status PmixRegister(const PmixNamespace& space, const std::string& server_dir) {
     PMIx_Info_load(&info[n++], PMIX_PROC_DATA, array, PMIX_DATA_ARRAY);
     PMIX_DATA_ARRAY_FREE(array);
   }
-  Wait registered;
+  auto registered = std::make_shared<Wait>();
+  void* held = Hold(registered);
   pmix_status_t status =
       Finish(PMIx_server_register_nspace(space.name.c_str(), static_cast<int>(local_size), info, n,
-                                         OpDone, &registered),
-             registered);
+                                         OpDone, held),
+             registered, held);
   PMIX_INFO_FREE(info, count);
   if (status != PMIX_SUCCESS) return fail("registering the namespace", status);
   for (uint32_t rank : local) {
     pmix_proc_t proc;
     PMIX_PROC_LOAD(&proc, space.name.c_str(), rank);
-    Wait client;
+    auto client = std::make_shared<Wait>();
+    void* client_held = Hold(client);
     status = Finish(
-        PMIx_server_register_client(&proc, space.uid, space.gid, nullptr, OpDone, &client), client);
+        PMIx_server_register_client(&proc, space.uid, space.gid, nullptr, OpDone, client_held),
+        client, client_held);
     if (status != PMIX_SUCCESS) return fail(fmt::format("registering rank {}", rank), status);
   }
   return OkStatus();
@@ -277,10 +295,10 @@ void PmixDeregister(const std::string& space) {
     std::lock_guard<std::mutex> lock(host.mutex);
     if (!host.spaces.erase(space) || !host.started) return;
   }
-  Wait done;
-  PMIx_server_deregister_nspace(space.c_str(), OpDone, &done);
-  std::unique_lock<std::mutex> lock(done.mutex);
-  done.done_cv.wait_for(lock, std::chrono::seconds(10), [&] { return done.done; });
+  auto done = std::make_shared<Wait>();
+  PMIx_server_deregister_nspace(space.c_str(), OpDone, Hold(done));
+  std::unique_lock<std::mutex> lock(done->mutex);
+  done->done_cv.wait_for(lock, std::chrono::seconds(10), [&] { return done->done; });
 }
 
 #endif

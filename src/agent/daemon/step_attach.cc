@@ -2,8 +2,10 @@
 // input given to its task 0. See Agent::AttachStep.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "agent/daemon/step_session.h"
-#include "common/fd_io.h"
 
 namespace drover::agent {
 
@@ -19,7 +21,7 @@ void StepSession::OpenToAttach() {
   layout.set_pty(launch_.pty());
   {
     MutexLock lock(listeners->mutex);
-    listeners->to_stdin = [this](const std::string& data) { WriteStdin(data); };
+    listeners->to_stdin = [this](const std::string& data) { WriteStdin(data, false); };
   }
   listeners_ = listeners;
   agent_.OpenStep(job_id_, launch_.step_id(), listeners);
@@ -28,25 +30,28 @@ void StepSession::OpenToAttach() {
 void StepSession::TellAttached(const v1::StepOutput& message) {
   if (!listeners_) return;
   MutexLock lock(listeners_->mutex);
-  for (auto& [id, writer] : listeners_->writers) writer.first(message);
+  if (listeners_->listeners.empty()) return;
+  const size_t size = message.ByteSizeLong();
+  for (auto& [id, listener] : listeners_->listeners) {
+    if (listener->dropped) continue;
+    if (listener->bytes + size > Agent::kListenerQueueMost) {
+      listener->dropped = true;  // too far behind: its thread ends its stream
+      continue;
+    }
+    listener->queue.push_back(message);
+    listener->bytes += size;
+  }
+  listeners_->changed.NotifyAll();
 }
 
-// The tasks have ended: the listeners' streams end too.
+// The tasks have ended: the listeners' streams end once what is queued for them is written.
 void StepSession::CloseToAttach() {
   if (!listeners_) return;
   agent_.CloseStep(job_id_, launch_.step_id());
   MutexLock lock(listeners_->mutex);
   listeners_->ended = true;
   listeners_->to_stdin = nullptr;
-  for (auto& [id, writer] : listeners_->writers) writer.second();
-}
-
-void StepSession::WriteStdin(const std::string& data) {
-  MutexLock lock(stdin_mutex_);
-  if (stdin_fd_ >= 0 && task0_here_ && !WriteFully(stdin_fd_, data)) {
-    ::close(stdin_fd_);
-    stdin_fd_ = -1;
-  }
+  listeners_->changed.NotifyAll();
 }
 
 void Agent::OpenStep(uint64_t job_id, uint32_t step_id, std::shared_ptr<StepListeners> listeners) {
@@ -76,23 +81,49 @@ Status Agent::AttachStep(uint64_t job_id, uint32_t step_id,
     return MakeError(
         fmt::format("Access/permission denied: step {}.{} is not yours", job_id, step_id));
   uint64_t id = 0;
+  auto me = std::make_shared<StepListener>();
   {
     MutexLock lock(listeners->mutex);
     if (listeners->ended) return OkStatus();
     v1::StepOutput first;
     *first.mutable_attached() = listeners->layout;
-    write(first);
+    me->queue.push_back(std::move(first));
     id = listeners->next++;
-    listeners->writers[id] = {write, cancel};
+    listeners->listeners[id] = me;
   }
+  // The writer: the queue onto the stream, until the step has ended and all is written, or this
+  // listener is dropped or done; then the stream ends, which ends the reads below.
+  std::thread writer([&] {
+    while (true) {
+      v1::StepOutput message;
+      {
+        MutexLock lock(listeners->mutex);
+        listeners->changed.Wait(listeners->mutex, [&]() REQUIRES(listeners->mutex) {
+          return !me->queue.empty() || listeners->ended || me->dropped || me->done;
+        });
+        if (me->dropped || me->done || (me->queue.empty() && listeners->ended)) break;
+        message = std::move(me->queue.front());
+        me->queue.pop_front();
+        me->bytes -= std::min(me->bytes, message.ByteSizeLong());
+      }
+      if (!write(message)) break;
+    }
+    cancel();
+  });
   v1::StepAttachInput input;
   while (read(&input)) {
     if (input.stdin_data().empty()) continue;
     MutexLock lock(listeners->mutex);
     if (listeners->to_stdin) listeners->to_stdin(input.stdin_data());
   }
+  {
+    MutexLock lock(listeners->mutex);
+    me->done = true;
+    listeners->changed.NotifyAll();
+  }
+  writer.join();
   MutexLock lock(listeners->mutex);
-  listeners->writers.erase(id);
+  listeners->listeners.erase(id);
   return OkStatus();
 }
 

@@ -49,20 +49,90 @@ void StepSession::PumpInput() {
   while (read_(&message)) {
     if (message.has_collective()) OnCollective(message.collective());
     if (message.signal() != 0) SignalTasks(message.signal());
-    if (!message.stdin_data().empty()) WriteStdin(message.stdin_data());
-    if (message.stdin_closed() && !launch_.pty()) {
-      MutexLock lock(stdin_mutex_);
-      CloseFd(stdin_fd_);
-    }
+    if (!message.stdin_data().empty()) WriteStdin(message.stdin_data(), true);
+    if (message.stdin_closed() && !launch_.pty()) CloseStdin();
   }
-  {
-    MutexLock lock(stdin_mutex_);
-    CloseFd(stdin_fd_);
-  }
+  CloseStdin();
   if (!all_ended_) SignalTasks(SIGKILL);
   MutexLock lock(input_mutex_);
   input_done_ = true;
   input_finished_.NotifyAll();
+}
+
+void StepSession::WriteStdin(const std::string& data, bool may_wait) {
+  if (!stdin_live_) return;
+  MutexLock lock(stdin_mutex_);
+  if (may_wait)
+    stdin_changed_.Wait(stdin_mutex_, [&]() REQUIRES(stdin_mutex_) {
+      return stdin_queued_ < kStdinQueueMost || stdin_closing_;
+    });
+  if (stdin_closing_) return;
+  if (!may_wait && stdin_queued_ + data.size() > kStdinQueueMost) return;  // sattach's: dropped
+  stdin_queue_.push_back(data);
+  stdin_queued_ += data.size();
+  stdin_changed_.NotifyAll();
+}
+
+void StepSession::CloseStdin() {
+  if (!stdin_live_) return;
+  MutexLock lock(stdin_mutex_);
+  stdin_closing_ = true;
+  stdin_changed_.NotifyAll();
+}
+
+void StepSession::StopStdin() {
+  if (!stdin_live_) return;
+  {
+    MutexLock lock(stdin_mutex_);
+    stdin_closing_ = stdin_abandoned_ = true;
+    stdin_changed_.NotifyAll();
+  }
+  stdin_writer_.join();
+}
+
+// The stdin thread: the queue into task 0's stdin (non-blocking, so that the step's end can
+// abandon a write task 0 never takes), closed once srun closes its stdin and all is written.
+void StepSession::PumpStdin() {
+  ::fcntl(stdin_fd_, F_SETFL, ::fcntl(stdin_fd_, F_GETFL) | O_NONBLOCK);
+  while (stdin_fd_ >= 0) {
+    std::string chunk;
+    {
+      MutexLock lock(stdin_mutex_);
+      stdin_changed_.Wait(stdin_mutex_, [&]() REQUIRES(stdin_mutex_) {
+        return !stdin_queue_.empty() || stdin_closing_;
+      });
+      if (stdin_queue_.empty() || stdin_abandoned_) break;
+      chunk = std::move(stdin_queue_.front());
+      stdin_queue_.pop_front();
+      stdin_queued_ -= chunk.size();
+      stdin_changed_.NotifyAll();
+    }
+    size_t done = 0;
+    while (done < chunk.size()) {
+      ssize_t wrote = ::write(stdin_fd_, chunk.data() + done, chunk.size() - done);
+      if (wrote > 0) {
+        done += static_cast<size_t>(wrote);
+        continue;
+      }
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote < 0 && errno == EAGAIN) {
+        pollfd room{stdin_fd_, POLLOUT, 0};
+        ::poll(&room, 1, 100);
+        MutexLock lock(stdin_mutex_);
+        if (stdin_abandoned_) break;
+        continue;
+      }
+      CloseFd(stdin_fd_);  // task 0 closed it
+      break;
+    }
+    MutexLock lock(stdin_mutex_);
+    if (stdin_abandoned_) break;
+  }
+  CloseFd(stdin_fd_);
+  // Nothing more is written: whoever waits for room stops waiting.
+  MutexLock lock(stdin_mutex_);
+  stdin_closing_ = true;
+  stdin_changed_.NotifyAll();
 }
 
 // Output as it comes and each task's end once reaped, until every task has ended.

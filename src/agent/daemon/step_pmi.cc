@@ -77,6 +77,7 @@ Status StepSession::StartPmi() {
       ::fcntl(pair[0], F_SETFL, ::fcntl(pair[0], F_GETFL) | O_NONBLOCK);
       pmi_fds_.push_back(pair[0]);
       pmi_child_fds_.push_back(pair[1]);
+      pmi_out_.emplace_back();
     }
     return OkStatus();
   }
@@ -94,15 +95,22 @@ Status StepSession::StartPmi() {
   space.uid = spec_.uid;
   space.gid = spec_.gid;
   space.tmpdir = "/tmp";
-  space.fence = [this](std::string part, std::function<void(bool, std::vector<std::string>)> done) {
-    Contribute(std::move(part), std::move(done));
+  // The library's thread may call these as the step ends here: they reach the session only
+  // while the link holds it (StopPmi lets go before the session does).
+  pmix_link_ = std::make_shared<PmixLink>();
+  pmix_link_->session = this;
+  space.fence = [link = pmix_link_](std::string part,
+                                    std::function<void(bool, std::vector<std::string>)> done) {
+    std::lock_guard<std::mutex> lock(link->mutex);
+    if (link->session)
+      link->session->Contribute(std::move(part), std::move(done));
+    else
+      done(false, {});
   };
-  space.abort = [this](int status, std::string message) {
-    {
-      MutexLock lock(collective_mutex_);
-      abort_request_ = fmt::format("PMIx_Abort with status {}: {}", status, message);
-    }
-    Wake(wake_fd_);
+  space.abort = [link = pmix_link_](int status, std::string message) {
+    std::lock_guard<std::mutex> lock(link->mutex);
+    if (link->session)
+      link->session->RequestAbort(fmt::format("PMIx_Abort with status {}: {}", status, message));
   };
   std::filesystem::path dir = agent_.options_.spool / "pmix";
   std::error_code error;
@@ -164,17 +172,15 @@ void StepSession::ServePmi(const std::vector<pollfd>& fds, const std::vector<int
       (void)!::read(wake_fd_, &count, sizeof count);
       continue;
     }
+    // One read a task a turn: a task that writes without pause does not starve the others.
     size_t local = static_cast<size_t>(owners[k]);
     char buffer[16 * 1024];
-    while (pmi_fds_[local] >= 0) {
-      ssize_t got = ::read(pmi_fds_[local], buffer, sizeof buffer);
-      if (got > 0) {
-        pmi_->Receive(local, std::string_view(buffer, static_cast<size_t>(got)));
-        continue;
-      }
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0 && errno == EAGAIN) break;
-      CloseFd(pmi_fds_[local]);  // the task closed it (or ended)
+    ssize_t got = ::read(pmi_fds_[local], buffer, sizeof buffer);
+    if (got > 0) {
+      pmi_->Receive(local, std::string_view(buffer, static_cast<size_t>(got)));
+    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+      pmi_->Closed(local);  // the task closed it (or ended): its fences go on without it
+      CloseFd(pmi_fds_[local]);
     }
   }
   // Fences whose parts have come: every waiting task released.
@@ -201,13 +207,29 @@ void StepSession::ServePmi(const std::vector<pollfd>& fds, const std::vector<int
       abort = fmt::format("PMI abort with exit code {}: {}", aborted->first, aborted->second);
     for (size_t local = 0; local < pmi_fds_.size(); ++local) {
       if (pmi_fds_[local] < 0) continue;
-      std::string replies = pmi_->TakeReplies(local);
-      // Replies are short and the task reads each before its next command: written whole.
-      if (!replies.empty()) {
-        int flags = ::fcntl(pmi_fds_[local], F_GETFL);
-        ::fcntl(pmi_fds_[local], F_SETFL, flags & ~O_NONBLOCK);
-        (void)!::send(pmi_fds_[local], replies.data(), replies.size(), MSG_NOSIGNAL);
-        ::fcntl(pmi_fds_[local], F_SETFL, flags);
+      // Replies go out as the socket takes them; what it does not take waits for the next turn,
+      // up to a bound past which the task (which does not read them) is cut off.
+      std::string& out = pmi_out_[local];
+      out += pmi_->TakeReplies(local);
+      while (!out.empty()) {
+        ssize_t sent = ::send(pmi_fds_[local], out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent > 0) {
+          out.erase(0, static_cast<size_t>(sent));
+          continue;
+        }
+        if (sent < 0 && errno == EINTR) continue;
+        if (sent < 0 && errno != EAGAIN) out.clear();  // the task is gone
+        break;
+      }
+      if (out.size() > PmiWireServer::kBufferMost) {
+        log::Warning(
+            "job {} step {}: task {} does not read its PMI replies: its connection is "
+            "closed",
+            job_id_, launch_.step_id(), launch_.tasks(static_cast<int>(local)));
+        pmi_->Closed(local);
+        out.clear();
+        CloseFd(pmi_fds_[local]);
+        continue;
       }
       if (pmi_->Broken(local)) {
         log::Warning("job {} step {}: task {}'s PMI connection closed: {}", job_id_,
@@ -258,6 +280,14 @@ void StepSession::SendCollectives() {
   for (const v1::StepOutput& message : outgoing) write_(message);
 }
 
+void StepSession::RequestAbort(std::string why) {
+  {
+    MutexLock lock(collective_mutex_);
+    abort_request_ = std::move(why);
+  }
+  Wake(wake_fd_);
+}
+
 // A task aborted: srun ends the step everywhere; the tasks here are killed at once.
 void StepSession::AbortStep(const std::string& why) {
   if (abort_sent_) return;
@@ -272,6 +302,10 @@ void StepSession::AbortStep(const std::string& why) {
 
 // The step is over here: fences still waiting fail, and the namespace goes.
 void StepSession::StopPmi() {
+  if (pmix_link_) {
+    std::lock_guard<std::mutex> lock(pmix_link_->mutex);
+    pmix_link_->session = nullptr;
+  }
   std::map<uint32_t, std::function<void(bool, std::vector<std::string>)>> waiting;
   {
     MutexLock lock(collective_mutex_);

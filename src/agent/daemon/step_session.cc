@@ -52,11 +52,16 @@ Status StepSession::Run() {
     StopPmi();
     return started;
   }
+  if (stdin_fd_ >= 0 && task0_here_) {
+    stdin_live_ = true;
+    stdin_writer_ = std::thread([this] { PumpStdin(); });
+  }
   OpenToAttach();
   input_ = std::thread([this] { PumpInput(); });
   PumpOutput();
   CloseToAttach();
   FinishInput();
+  StopStdin();
   StopPmi();
   return OkStatus();
 }

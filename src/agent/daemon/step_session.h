@@ -11,9 +11,11 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -123,6 +125,7 @@ class StepSession {
   void OnCollective(const v1::StepCollective& collective) EXCLUDES(collective_mutex_);
   void SendCollectives() EXCLUDES(collective_mutex_);
   void AbortStep(const std::string& why);
+  void RequestAbort(std::string why) EXCLUDES(collective_mutex_);  // any thread
   void StopPmi() EXCLUDES(collective_mutex_);
 
   // sattach (step_attach.cc): the step opened to listeners once its tasks run, each output told
@@ -130,7 +133,15 @@ class StepSession {
   void OpenToAttach();
   void TellAttached(const v1::StepOutput& message);
   void CloseToAttach();
-  void WriteStdin(const std::string& data) EXCLUDES(stdin_mutex_);
+  // Task 0's stdin (step_io.cc): what srun and sattach send is queued and written by a thread
+  // of its own, so a task that does not read never holds up the step's stream (and the PMI
+  // fences on it). `may_wait`: past kStdinQueueMost the caller waits (srun: its input is held
+  // back); else what does not fit is dropped (sattach).
+  void WriteStdin(const std::string& data, bool may_wait) EXCLUDES(stdin_mutex_);
+  void CloseStdin() EXCLUDES(stdin_mutex_);  // once what is queued is written
+  void PumpStdin() EXCLUDES(stdin_mutex_);
+  void StopStdin() EXCLUDES(stdin_mutex_);  // the tasks have ended: written or not, it ends
+  static constexpr size_t kStdinQueueMost = size_t{16} << 20;
 
   // Running (step_io.cc).
   void SignalTasks(int signal) EXCLUDES(signal_mutex_);
@@ -185,6 +196,13 @@ class StepSession {
   std::string mpi_;  // "", "pmi2" or "pmix"
   std::unique_ptr<PmiWireServer> pmi_;
   std::vector<int> pmi_fds_, pmi_child_fds_;
+  std::vector<std::string> pmi_out_;  // replies the task's socket has not taken yet
+  // The PMIx server's callbacks reach the session through this, until StopPmi.
+  struct PmixLink {
+    std::mutex mutex;
+    StepSession* session = nullptr;
+  };
+  std::shared_ptr<PmixLink> pmix_link_;
   std::string pmix_space_;
   int wake_fd_ = -1;  // an eventfd: a collective to send or a fence's parts to hand out
   bool abort_sent_ = false;
@@ -202,10 +220,16 @@ class StepSession {
   Mutex signal_mutex_;
   std::vector<pid_t> live_groups_ GUARDED_BY(signal_mutex_);  // by task index; -1: reaped
 
-  // Task 0's stdin, fed from srun (and sattach): this thread's while tasks start, then the input
-  // thread's and sattach's under stdin_mutex_.
-  Mutex stdin_mutex_;
+  // Task 0's stdin: this thread's while tasks start, then the stdin thread's alone (PumpStdin).
   int stdin_fd_ = -1;
+  Mutex stdin_mutex_;
+  CondVar stdin_changed_;
+  std::deque<std::string> stdin_queue_ GUARDED_BY(stdin_mutex_);
+  size_t stdin_queued_ GUARDED_BY(stdin_mutex_) = 0;
+  bool stdin_closing_ GUARDED_BY(stdin_mutex_) = false;
+  bool stdin_abandoned_ GUARDED_BY(stdin_mutex_) = false;
+  bool stdin_live_ = false;  // the stdin thread runs (set before any other thread starts)
+  std::thread stdin_writer_;
   bool task0_here_ = false;
   std::thread input_;
   std::atomic<bool> all_ended_{false};

@@ -36,6 +36,13 @@ std::string Or(const std::string* value, std::string fallback = "") {
   return value ? *value : fallback;
 }
 
+// A PMI-1 value is one word: its spaces become underscores.
+std::string NoSpaces(std::string text) {
+  for (char& c : text)
+    if (c == ' ' || c == '\n') c = '_';
+  return text;
+}
+
 }  // namespace
 
 std::string PmiProcessMapping(const std::vector<uint32_t>& node_of_rank) {
@@ -104,6 +111,13 @@ void PmiWireServer::Receive(size_t local, std::string_view bytes) {
   Parse(client);
   if (!client.broken && client.in.size() > kBufferMost)
     Break(client, fmt::format("a command of more than {} bytes", kBufferMost));
+  if (!client.broken && client.out.size() > kBufferMost)
+    Break(client, fmt::format("more than {} bytes of replies it does not read", kBufferMost));
+}
+
+void PmiWireServer::Closed(size_t local) {
+  Client& client = clients_.at(local);
+  if (!client.broken) Break(client, "it closed its socket (or ended)");
 }
 
 std::string PmiWireServer::TakeReplies(size_t local) {
@@ -218,7 +232,12 @@ bool PmiWireServer::Put(Client& client, const std::string& key, const std::strin
     error = fmt::format("more than {} bytes put between two fences", kPartMost);
     return false;
   }
+  if (kvs_bytes_ + key.size() + value.size() > kSpaceMost) {
+    error = fmt::format("the step's key-value space is full ({} bytes)", kSpaceMost);
+    return false;
+  }
   put_bytes_ += key.size() + value.size();
+  kvs_bytes_ += key.size() + value.size();
   puts_.emplace_back(key, value);
   kvs_[key] = value;  // visible here at once; elsewhere after the fence
   return true;
@@ -254,7 +273,15 @@ bool PmiWireServer::FenceDone(const std::vector<std::string>& parts) {
   for (const std::string& part : parts) {
     std::vector<std::pair<std::string, std::string>> pairs;
     if (!DecodePmiPairs(part, pairs)) ok = false;
-    for (auto& [key, value] : pairs) kvs_[key] = std::move(value);
+    for (auto& [key, value] : pairs) {
+      // Every node's keys together are bounded too: a node past it fails the fence.
+      if (kvs_bytes_ + key.size() + value.size() > kSpaceMost) {
+        ok = false;
+        break;
+      }
+      kvs_bytes_ += key.size() + value.size();
+      kvs_[key] = std::move(value);
+    }
   }
   part_taken_ = false;
   for (Client& client : clients_) {
@@ -311,7 +338,7 @@ void PmiWireServer::HandleV1(Client& client, const Fields& fields) {
     if (Put(client, value("key"), value("value"), error))
       ReplyV1(client, "cmd=put_result rc=0");
     else
-      ReplyV1(client, fmt::format("cmd=put_result rc=-1 msg={}", error));
+      ReplyV1(client, fmt::format("cmd=put_result rc=-1 msg={}", NoSpaces(error)));
   } else if (command == "get") {
     std::string key = value("key");
     auto found = kvs_.find(key);
@@ -347,7 +374,7 @@ void PmiWireServer::HandleV2(Client& client, const Fields& fields) {
                      {"rank", std::to_string(client.rank)},
                      {"size", std::to_string(step_.size)},
                      {"appnum", std::to_string(step_.appnum)},
-                     {"spawner-jobid", ""},
+                     // No spawner-jobid: its presence tells MPICH's client the step was spawned.
                      {"debugged", "FALSE"},
                      {"pmiverbose", "FALSE"}});
   } else if (command == "job-getid") {

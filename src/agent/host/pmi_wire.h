@@ -45,8 +45,9 @@ class PmiWireServer {
   static constexpr size_t kKvsNameMost = 256, kKeyMost = 256, kValueMost = 1024;
   // A client's unread bytes beyond this break its connection (no command is this long).
   static constexpr size_t kBufferMost = 64 * 1024;
-  // This node's puts between two fences, at most.
+  // This node's puts between two fences, at most; and the step's keys and values, all told.
   static constexpr size_t kPartMost = 16 * 1024 * 1024;
+  static constexpr size_t kSpaceMost = 64 * 1024 * 1024;
 
   // `ranks`: the global rank of each task here, by local index.
   PmiWireServer(PmiStep step, std::vector<uint32_t> ranks);
@@ -55,7 +56,10 @@ class PmiWireServer {
   void Receive(size_t local, std::string_view bytes);
   // What is to be written to the task, taken.
   std::string TakeReplies(size_t local);
-  // The task broke the protocol (or asked to end): its connection is to be closed.
+  // The task's socket closed (it ended): its fences no longer wait for it.
+  void Closed(size_t local);
+  // The task broke the protocol, or sent replies it does not read: its connection is to be
+  // closed.
   bool Broken(size_t local) const { return clients_[local].broken; }
   // Why, for the log.
   const std::string& BrokenWhy(size_t local) const { return clients_[local].why; }
@@ -94,7 +98,8 @@ class PmiWireServer {
   std::unordered_map<std::string, std::string> kvs_;       // every node's, as of the last fence
   std::vector<std::pair<std::string, std::string>> puts_;  // this node's since the last fence
   size_t put_bytes_ = 0;
-  std::map<std::string, std::string> node_attributes_;        // info-putnodeattr: this node's own
+  size_t kvs_bytes_ = 0;                                // what kvs_ holds, counted as it was added
+  std::map<std::string, std::string> node_attributes_;  // info-putnodeattr: this node's own
   std::vector<std::pair<size_t, std::string>> node_waiters_;  // info-getnodeattr wait=TRUE
   bool part_taken_ = false;
   bool fence_failed_ = false;

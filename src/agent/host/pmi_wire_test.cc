@@ -85,7 +85,7 @@ TEST(PmiWire, Pmi2ClientsFullinitPutFenceGetAndJobAttributes) {
   std::string reply = server.TakeReplies(1);
   EXPECT_EQ(reply.substr(6),
             "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=1;size=4;appnum=0;"
-            "spawner-jobid=;debugged=FALSE;pmiverbose=FALSE;");
+            "debugged=FALSE;pmiverbose=FALSE;");
   EXPECT_EQ(std::stoul(reply.substr(0, 6)), reply.size() - 6);
   server.Receive(1, V2("cmd=info-getjobattr;key=PMI_process_mapping;"));
   EXPECT_EQ(server.TakeReplies(1).substr(6),
@@ -122,7 +122,9 @@ TEST(PmiWire, NodeAttributesWaitForTheirPut) {
 TEST(PmiWire, OversizedAndMalformedInputIsRefused) {
   PmiWireServer server(TwoByTwo(), {0});
   server.Receive(0, "cmd=put kvsname=7.0 key=k value=" + std::string(2000, 'v') + "\n");
-  EXPECT_EQ(server.TakeReplies(0).substr(0, 24), "cmd=put_result rc=-1 msg");
+  std::string refused = server.TakeReplies(0);
+  EXPECT_EQ(refused.substr(0, 24), "cmd=put_result rc=-1 msg");
+  EXPECT_EQ(refused.find(' ', 25), std::string::npos) << refused;  // one word, as PMI-1 reads it
   server.Receive(0, std::string(PmiWireServer::kBufferMost + 1, 'x'));
   EXPECT_TRUE(server.Broken(0));
   PmiWireServer framed(TwoByTwo(), {0});
@@ -135,6 +137,21 @@ TEST(PmiWire, OversizedAndMalformedInputIsRefused) {
   ASSERT_TRUE(fenced.TakeFencePart());
   EXPECT_FALSE(fenced.FenceDone({"\xff"}));
   EXPECT_EQ(fenced.TakeReplies(0), "cmd=barrier_out rc=-1\n");
+}
+
+// A task that ends leaves the fences of the others; one that sends commands and never reads
+// the replies is cut off.
+TEST(PmiWire, ClosedTasksLeaveFencesAndUnreadRepliesAreBounded) {
+  PmiWireServer server(TwoByTwo(), {0, 1});
+  server.Receive(0, "cmd=barrier_in\n");
+  EXPECT_FALSE(server.TakeFencePart());
+  server.Closed(1);
+  EXPECT_TRUE(server.TakeFencePart());
+  PmiWireServer flood(TwoByTwo(), {0});
+  std::string commands;
+  for (int i = 0; i < 4000; ++i) commands += "cmd=get_my_kvsname\n";
+  for (int i = 0; i < 10 && !flood.Broken(0); ++i) flood.Receive(0, commands);
+  EXPECT_TRUE(flood.Broken(0));
 }
 
 TEST(PmiWire, AbortIsReported) {

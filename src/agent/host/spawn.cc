@@ -218,10 +218,18 @@ int AppendFileAsUser(const std::optional<ProcessUser>& user, const std::string& 
 int WritePieceAsUser(const std::optional<ProcessUser>& user, const std::string& path,
                      const FilePiece& piece) {
   return AsUser(user, [&] {
-    int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW;
+    // Non-blocking open: a FIFO at the path must not hold the agent; only a regular file is
+    // written.
+    int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
     if (piece.offset == 0) flags |= O_CREAT | (piece.replace ? O_TRUNC : O_EXCL);
     int fd = ::open(path.c_str(), flags, 0600);
     if (fd < 0) return errno;
+    struct stat status {};
+    if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) ||
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+      ::close(fd);
+      return EINVAL;
+    }
     int error = 0;
     size_t done = 0;
     while (error == 0 && done < piece.data.size()) {
