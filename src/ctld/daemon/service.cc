@@ -455,8 +455,12 @@ Result<drover::ctld::Heartbeat> ControllerService::HeartbeatFor(const Snapshot& 
   if (node < 0)
     return MakeError("node " + request.node().substr(0, 64) +
                      " is not in this cluster's slurm.conf");
-  reregister =
-      static_cast<size_t>(node) < snapshot.nodes.size() && !snapshot.nodes[node].registered;
+  // Not registered (after a restart or a failover), or a launch to look for again is due.
+  if (static_cast<size_t>(node) < snapshot.nodes.size()) {
+    const NodeStatus& status = snapshot.nodes[node];
+    reregister = !status.registered ||
+                 (status.recheck_jobs_at != 0 && snapshot.time >= status.recheck_jobs_at);
+  }
   return HeartbeatOf(request);
 }
 

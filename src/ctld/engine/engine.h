@@ -58,6 +58,10 @@ struct NodeStatus {
   int64_t reason_time = 0;
   uint32_t reason_uid = 0;
   int64_t last_heard = 0;
+  // A batch launch too young to call lost when the node registered without it (under
+  // BatchStartTimeout): the agent is asked to register again from this time (its heartbeat's
+  // reply), so a launch lost on the way (a leader killed as it sent it) is found. 0: none.
+  int64_t recheck_jobs_at = 0;
   std::set<uint64_t> jobs;  // running jobs with a share of this node
   bool fail = false;        // State=FAIL: drained, shown FAILING/FAIL
   // scontrol update node's Weight and Features over slurm.conf's (until a reconfigure), and

@@ -192,6 +192,11 @@ TEST_F(LifecycleTest, ABatchJobItsAgentNoLongerHasIsRequeuedWhenItRegisters) {
   const std::string node = load_.config.nodes[Find(young).BatchNode()].name;
   Apply(NodeRegistered{node, {}});
   EXPECT_EQ(Find(young).state, JobState::kRunning) << "launched under BatchStartTimeout ago";
+  // The node is asked to register again once the launch is BatchStartTimeout old.
+  const int index = Find(young).BatchNode();
+  int64_t recheck = engine_.node(index).recheck_jobs_at;
+  EXPECT_GT(recheck, Find(young).start_time + 9);
+  EXPECT_LE(recheck, Find(young).start_time + 11);
   Pass(11);
   Apply(NodeRegistered{node, {young}});
   EXPECT_EQ(Find(young).state, JobState::kRunning) << "its agent runs it";

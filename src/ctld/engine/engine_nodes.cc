@@ -75,19 +75,26 @@ void Engine::LoseJob(Job& job, EngineOutput& out) {
 void Engine::PurgeMissingJobs(int index, const NodeRegistered& event, EngineOutput& out) {
   std::set<uint64_t> reported(event.running_jobs.begin(), event.running_jobs.end());
   reported.insert(event.ended_jobs.begin(), event.ended_jobs.end());
-  int64_t startup = clock_.Now() - cluster().settings.batch_start_timeout_seconds;
+  const int64_t timeout = cluster().settings.batch_start_timeout_seconds;
+  int64_t startup = clock_.Now() - timeout;
+  int64_t recheck = 0;
   std::set<uint64_t> jobs = nodes_[index].jobs;
   for (uint64_t id : jobs) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || reported.count(id)) continue;
     const Job& found = *it->second;
     bool live = found.state == JobState::kRunning || found.state == JobState::kSuspended;
-    if (!live || found.spec.interactive || found.BatchNode() != index || found.start_time > startup)
+    if (!live || found.spec.interactive || found.BatchNode() != index) continue;
+    if (found.start_time > startup) {
+      // Still on its way, perhaps; looked at again once it is BatchStartTimeout old.
+      recheck = std::max(recheck, found.start_time + timeout + 1);
       continue;
+    }
     Job& job = Mutable(id, out);
     job.exit_code = 1;
     LoseJob(job, out);
   }
+  nodes_[index].recheck_jobs_at = recheck;
 }
 
 void Engine::SetNodeState(const UpdateNode& event, int index, EngineOutput& out) {
