@@ -25,7 +25,8 @@ for node in node1 node2; do
   grep -qx "$node $want 751 $mtime" <<<"$out" || fail "$node's copy: $out"
 done
 
-# One node: a copy that exists is refused without -f, replaced with it; -C compresses.
+# One node: a copy that exists is refused without -f, replaced with it (-C: compressed on the
+# wire, the same copy).
 rm -f "$dest"
 cat > one.sh <<SCRIPT
 #!/bin/bash

@@ -30,7 +30,8 @@ PY
 cat >report.py <<'PY'
 import os
 cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
-print(f"{os.environ['SLURM_PROCID']} {cpus} {os.environ.get('SLURM_CPU_BIND_TYPE', '-')}", flush=True)
+# One write per line: the two tasks' lines reach srun whole.
+os.write(1, f"{os.environ['SLURM_PROCID']} {cpus} {os.environ.get('SLURM_CPU_BIND_TYPE', '-')}\n".encode())
 PY
 check() {  # description, expected abstract CPUs of task 0 and 1, bind type, srun options...
   local what="$1" want0="$2" want1="$3" type="$4"

@@ -75,6 +75,8 @@ out=$(timeout 60 salloc -N2 -n4 srun --mpi=pmix /usr/bin/python3 "$here/allreduc
 code=$?
 set -e
 [ "$code" != 0 ] && [ "$code" != 124 ] || fail "MPI_Abort: exit code $code: $out"
+grep -q "^srun: error: node[12]: PMIx_Abort with status 5" <<<"$out" || fail "MPI_Abort's PMIx abort: $out"
+grep -q "^srun: error: node2: task [23]: Killed" <<<"$out" || fail "MPI_Abort left node2's ranks: $out"
 
 # Types Drover does not serve are refused, not ignored.
 srun --mpi=cray_shasta true 2>"$state/err.txt" && fail "--mpi=cray_shasta ran"
