@@ -79,14 +79,14 @@ void OpDone(pmix_status_t status, void* cbdata) {
 
 // `started` is what the call returned; `cbdata` the reference it was given, released here when
 // the library will not call back.
-pmix_status_t Finish(pmix_status_t started, const std::shared_ptr<Wait>& wait, void* cbdata,
-                     std::chrono::seconds timeout = std::chrono::seconds(30)) {
+pmix_status_t Finish(pmix_status_t started, const std::shared_ptr<Wait>& wait, void* cbdata) {
   if (started != PMIX_SUCCESS) {
     delete static_cast<std::shared_ptr<Wait>*>(cbdata);
     return started == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : started;
   }
   std::unique_lock<std::mutex> lock(wait->mutex);
-  if (!wait->done_cv.wait_for(lock, timeout, [&] { return wait->done; })) return PMIX_ERR_TIMEOUT;
+  if (!wait->done_cv.wait_for(lock, std::chrono::seconds(30), [&] { return wait->done; }))
+    return PMIX_ERR_TIMEOUT;
   return wait->status;
 }
 
@@ -230,7 +230,9 @@ Status PmixRegister(const PmixNamespace& space, const std::string& server_dir) {
   PMIx_Info_load(&info[n++], PMIX_LOCAL_PEERS, peers.c_str(), PMIX_STRING);
   PMIx_Info_load(&info[n++], PMIX_NODE_MAP, node_map, PMIX_REGEX);
   PMIx_Info_load(&info[n++], PMIX_PROC_MAP, proc_map, PMIX_REGEX);
-  PMIx_Info_load(&info[n++], PMIX_TMPDIR, space.tmpdir.c_str(), PMIX_STRING);
+  // The tasks' own temporary files go where theirs would (a job_container/tmpfs job sees its
+  // private /tmp there).
+  PMIx_Info_load(&info[n++], PMIX_TMPDIR, "/tmp", PMIX_STRING);
   std::free(node_map);
   std::free(proc_map);
   std::vector<uint16_t> local_rank_of(space.node_names.size(), 0);

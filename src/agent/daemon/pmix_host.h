@@ -29,7 +29,6 @@ struct PmixNamespace {
   uint32_t node_index = 0;              // this node's
   uid_t uid = 0;
   gid_t gid = 0;
-  std::string tmpdir;  // the job's directory on this node (PMIX_TMPDIR, PMIX_NSDIR)
   // A fence: this node's part out; `done` gets every node's parts (or an empty vector and false
   // when the exchange failed). Called on the library's thread; must not block.
   std::function<void(std::string part,

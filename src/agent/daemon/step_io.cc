@@ -14,7 +14,6 @@
 #include <cstring>
 
 #include "agent/daemon/step_session.h"
-#include "common/fd_io.h"
 #include "common/log.h"
 #include "common/task_usage.h"
 #include "wire/usage_codec.h"
@@ -180,9 +179,7 @@ void StepSession::PollOutput() {
       Task& task = tasks_[owners[k].first];
       Drain(task, owners[k].second ? task.err : task.out, owners[k].second, false);
     }
-  if (!mpi_.empty())
-    ServePmi(std::vector<pollfd>(fds.begin() + static_cast<std::ptrdiff_t>(output_fds), fds.end()),
-             pmi_owners);
+  if (!mpi_.empty()) ServePmi(std::span<const pollfd>(fds).subspan(output_fds), pmi_owners);
 }
 
 void StepSession::Drain(Task& task, int& fd, bool is_stderr, bool until_empty) {

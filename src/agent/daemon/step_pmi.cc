@@ -59,6 +59,7 @@ Status StepSession::StartPmi() {
     if (node >= launch_.nnodes())
       return MakeError(
           fmt::format("--mpi={}: a task on node {} of {}", mpi_, node, launch_.nnodes()));
+  process_mapping_ = PmiProcessMapping(node_of_rank);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return MakeError(fmt::format("eventfd: {}", std::strerror(errno)));
   std::string step_name = fmt::format("{}.{}", job_id_, launch_.step_id());
@@ -67,7 +68,7 @@ Status StepSession::StartPmi() {
     step.size = size;
     step.universe_size = size;
     step.kvsname = step_name;
-    step.process_mapping = PmiProcessMapping(node_of_rank);
+    step.process_mapping = process_mapping_;
     std::vector<uint32_t> ranks(launch_.tasks().begin(), launch_.tasks().end());
     pmi_ = std::make_unique<PmiWireServer>(step, ranks);
     for (size_t i = 0; i < ranks.size(); ++i) {
@@ -94,7 +95,6 @@ Status StepSession::StartPmi() {
   space.node_index = launch_.node_index();
   space.uid = spec_.uid;
   space.gid = spec_.gid;
-  space.tmpdir = "/tmp";
   // The library's thread may call these as the step ends here: they reach the session only
   // while the link holds it (StopPmi lets go before the session does).
   pmix_link_ = std::make_shared<PmixLink>();
@@ -139,8 +139,7 @@ Status StepSession::SetupPmiTask(uint32_t rank, uint32_t local, ProcessSpec& spe
         SetVariable(spec.environment, entry.substr(0, equals), entry.substr(equals + 1));
     }
     // Slurm's mpi/pmix sets these beside the library's own.
-    SetVariable(spec.environment, "SLURM_PMIX_MAPPING_SERV",
-                PmiProcessMapping({launch_.task_nodes().begin(), launch_.task_nodes().end()}));
+    SetVariable(spec.environment, "SLURM_PMIX_MAPPING_SERV", process_mapping_);
     SetVariable(spec.environment, "PMIX_HOSTNAME", agent_.node_name_);
   }
   return OkStatus();
@@ -163,7 +162,7 @@ void StepSession::AddPmiPolls(std::vector<pollfd>& fds, std::vector<int>& owners
     }
 }
 
-void StepSession::ServePmi(const std::vector<pollfd>& fds, const std::vector<int>& owners) {
+void StepSession::ServePmi(std::span<const pollfd> fds, const std::vector<int>& owners) {
   if (mpi_.empty()) return;
   for (size_t k = 0; k < fds.size(); ++k) {
     if (fds[k].revents == 0) continue;

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,7 +119,8 @@ class StepSession {
   Status SetupPmiTask(uint32_t rank, uint32_t local, ProcessSpec& spec);
   void PmiTaskSpawned(uint32_t local);
   void AddPmiPolls(std::vector<pollfd>& fds, std::vector<int>& owners) const;
-  void ServePmi(const std::vector<pollfd>& fds, const std::vector<int>& owners);
+  // `fds`: those AddPmiPolls added, polled; `owners` as it left them.
+  void ServePmi(std::span<const pollfd> fds, const std::vector<int>& owners);
   // Sends this node's part and calls `done` (on the input thread) with every node's.
   void Contribute(std::string part, std::function<void(bool, std::vector<std::string>)> done)
       EXCLUDES(collective_mutex_);
@@ -193,7 +195,8 @@ class StepSession {
 
   // PMI: the wire server and our ends of the tasks' sockets (by local index, -1: closed), or the
   // PMIx namespace; collectives between this thread, the input thread and the PMIx server's.
-  std::string mpi_;  // "", "pmi2" or "pmix"
+  std::string mpi_;              // "", "pmi2" or "pmix"
+  std::string process_mapping_;  // PMI_process_mapping, SLURM_PMIX_MAPPING_SERV
   std::unique_ptr<PmiWireServer> pmi_;
   std::vector<int> pmi_fds_, pmi_child_fds_;
   std::vector<std::string> pmi_out_;  // replies the task's socket has not taken yet

@@ -217,9 +217,7 @@ void PmiWireServer::ReplyV2(Client& client, const Fields& fields) {
   client.out += body;
 }
 
-bool PmiWireServer::Put(Client& client, const std::string& key, const std::string& value,
-                        std::string& error) {
-  (void)client;
+bool PmiWireServer::Put(const std::string& key, const std::string& value, std::string& error) {
   if (key.empty() || key.size() > kKeyMost) {
     error = fmt::format("a key must be 1 to {} characters", kKeyMost);
     return false;
@@ -248,10 +246,6 @@ std::optional<std::string> PmiWireServer::JobAttribute(const std::string& key) c
   if (key == "universeSize") return std::to_string(step_.universe_size);
   if (key == "hasNameServ") return std::string("FALSE");
   return std::nullopt;
-}
-
-void PmiWireServer::EnterFence(Client& client) {
-  client.in_fence = true;
 }
 
 std::optional<std::string> PmiWireServer::TakeFencePart() {
@@ -332,10 +326,10 @@ void PmiWireServer::HandleV1(Client& client, const Fields& fields) {
   } else if (command == "get_my_kvsname") {
     ReplyV1(client, fmt::format("cmd=my_kvsname rc=0 kvsname={}", step_.kvsname));
   } else if (command == "barrier_in") {
-    EnterFence(client);
+    client.in_fence = true;
   } else if (command == "put") {
     std::string error;
-    if (Put(client, value("key"), value("value"), error))
+    if (Put(value("key"), value("value"), error))
       ReplyV1(client, "cmd=put_result rc=0");
     else
       ReplyV1(client, fmt::format("cmd=put_result rc=-1 msg={}", NoSpaces(error)));
@@ -387,12 +381,12 @@ void PmiWireServer::HandleV2(Client& client, const Fields& fields) {
     ReplyV2(client, reply);
   } else if (command == "kvs-put") {
     std::string error;
-    if (Put(client, value("key"), value("value"), error))
+    if (Put(value("key"), value("value"), error))
       ReplyV2(client, {{"cmd", "kvs-put-response"}, {"rc", "0"}});
     else
       ReplyV2(client, {{"cmd", "kvs-put-response"}, {"rc", "-1"}, {"errmsg", error}});
   } else if (command == "kvs-fence") {
-    EnterFence(client);
+    client.in_fence = true;
   } else if (command == "kvs-get") {
     auto found = kvs_.find(value("key"));
     if (found == kvs_.end())

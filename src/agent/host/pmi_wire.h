@@ -86,10 +86,9 @@ class PmiWireServer {
   void Parse(Client& client);
   void HandleV1(Client& client, const Fields& fields);
   void HandleV2(Client& client, const Fields& fields);
-  void EnterFence(Client& client);
   void ReplyV1(Client& client, std::string_view text);
   void ReplyV2(Client& client, const Fields& fields);
-  bool Put(Client& client, const std::string& key, const std::string& value, std::string& error);
+  bool Put(const std::string& key, const std::string& value, std::string& error);
   std::optional<std::string> JobAttribute(const std::string& key) const;
   void Break(Client& client, std::string why);
 

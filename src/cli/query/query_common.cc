@@ -161,9 +161,11 @@ Result<RunningJob> FindRunningJob(Connection& connection, uint64_t job_id) {
       running.job = std::move(job);
       found = true;
     }
-  if (!found) return MakeError(fmt::format("Invalid job id {}", job_id));
-  if (running.job.state() != "RUNNING")
-    return MakeError(fmt::format("Job {} is not running: {}", job_id, running.job.state()));
+  if (!found)
+    running.refusal = fmt::format("Invalid job id {}", job_id);
+  else if (running.job.state() != "RUNNING")
+    running.refusal = fmt::format("Job {} is not running: {}", job_id, running.job.state());
+  if (!running.refusal.empty()) return running;
   auto names = ExpandHostlist(running.job.node_list());
   if (!names) return MakeError(names.error());
   v1::NodeQuery node_query;

@@ -34,14 +34,15 @@ Result<acct::Database> FetchAccounting(const std::shared_ptr<grpc::Channel>& cha
 // `configuration_only`: the settings alone, without the nodes' use and job counts (cheaper: the
 // controller does not read the queue for them).
 std::vector<v1::Partition> Partitions(Connection& connection, bool configuration_only = false);
-// A running job and its nodes' agents (sstat, sbcast, sattach reach them directly). Errors:
-// "Invalid job id N" (the controller does not know it), "Job N is not running: STATE", or the
-// controller unreachable.
+// A running job and its nodes' agents (sstat, sbcast, sattach reach them directly). An error
+// only when the controller cannot be asked; a job it does not know, or that does not run, has
+// `refusal` set ("Invalid job id N", "Job N is not running: STATE") and no agents.
 struct NodeAgent {
   std::string name, address;  // address empty: the node's agent has not registered
 };
 struct RunningJob {
   v1::Job job;
+  std::string refusal;  // empty: running
   std::vector<NodeAgent> agents;
 };
 Result<RunningJob> FindRunningJob(Connection& connection, uint64_t job_id);

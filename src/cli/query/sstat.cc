@@ -332,11 +332,9 @@ std::optional<Request> ParseJobStep(const std::string& text) {
 Result<std::vector<NodeStep>> AskNodes(Connection& connection, const Request& request,
                                        bool verbose) {
   auto running = FindRunningJob(connection, request.job_id);
-  if (!running) {
-    if (running.error().starts_with("Invalid job id") || running.error().starts_with("Job "))
-      return MakeError(fmt::format("no steps running for job {}", request.job_id));
-    return MakeError(running.error());
-  }
+  if (!running) return MakeError(running.error());
+  if (!running->refusal.empty())
+    return MakeError(fmt::format("no steps running for job {}", request.job_id));
   std::vector<NodeStep> answers;
   v1::StepUsageRequest usage_request;
   usage_request.set_job_id(request.job_id);

@@ -19,6 +19,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/query/query_common.h"
+#include "cli/srun/step_streams.h"
 #include "common/agent_address.h"
 #include "common/getopt.h"
 #include "common/hostlist.h"
@@ -119,6 +120,7 @@ int RunSattach(Arguments args) {
   if (!connection) return Error(connection.error());
   auto running = FindRunningJob(*connection, *job_id);
   if (!running) return Error(running.error());
+  if (!running->refusal.empty()) return Error(running->refusal);
   // Each node of the job is asked; those that run none of the step's tasks say so.
   std::vector<std::unique_ptr<Attachment>> attached;
   for (const NodeAgent& node : running->agents) {
@@ -191,25 +193,10 @@ int RunSattach(Arguments args) {
       }
     }).detach();
 
-  std::mutex output_mutex;
-  std::map<std::pair<uint32_t, bool>, std::string> partial;
+  TaskOutput printed(label);
   auto emit = [&](uint32_t task, bool is_stderr, const std::string& data) {
     const std::optional<uint32_t>& only = is_stderr ? *error_filter : *output_filter;
-    if (only && *only != task) return;
-    std::lock_guard<std::mutex> lock(output_mutex);
-    int fd = is_stderr ? 2 : 1;
-    if (!label) {
-      (void)!::write(fd, data.data(), data.size());
-      return;
-    }
-    std::string& pending = partial[{task, is_stderr}];
-    pending += data;
-    std::string out;
-    for (size_t newline; (newline = pending.find('\n')) != std::string::npos;) {
-      out += fmt::format("{}: {}", task, pending.substr(0, newline + 1));
-      pending.erase(0, newline + 1);
-    }
-    if (!out.empty()) (void)!::write(fd, out.data(), out.size());
+    if (!only || *only == task) printed.Write(task, is_stderr, data);
   };
   std::vector<std::thread> readers;
   for (auto& one : attached)
@@ -228,14 +215,7 @@ int RunSattach(Arguments args) {
       node->stream->Finish();
     });
   for (std::thread& reader : readers) reader.join();
-  {
-    std::lock_guard<std::mutex> lock(output_mutex);
-    for (const auto& [key, text] : partial)
-      if (!text.empty()) {
-        std::string line = fmt::format("{}: {}\n", key.first, text);
-        (void)!::write(key.second ? 2 : 1, line.data(), line.size());
-      }
-  }
+  printed.FlushPartialLines();
   if (verbose && !quiet) std::fprintf(stderr, "sattach: the step's tasks have ended\n");
   std::fflush(stdout);
   std::fflush(stderr);

@@ -79,13 +79,14 @@ std::optional<uint64_t> ParseSize(std::string text) {
   return *number * scale;
 }
 
-struct Target {
-  std::string name, address;
-};
-
+// One file (or directory) to make on the nodes: the source file is read piece by piece from
+// `fd` as it is sent (pread: every sending thread reads its own pieces), never whole; the
+// libraries --send-libs found are in `data` already.
 struct Copy {
   std::string source, destination;  // the destination on the nodes
+  int fd = -1;
   std::string data;
+  uint64_t size = 0;
   uint32_t mode = 0644;
   int64_t atime = 0, mtime = 0;
   bool directory = false;  // --send-libs' directory, made before its libraries
@@ -187,16 +188,8 @@ int RunSbcast(Arguments args) {
     file.mode = status.st_mode & 07777;
     file.atime = status.st_atim.tv_sec;
     file.mtime = status.st_mtim.tv_sec;
-    file.data.resize(static_cast<size_t>(status.st_size));
-    size_t got = 0;
-    while (got < file.data.size()) {
-      ssize_t n = ::read(fd, file.data.data() + got, file.data.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
-    ::close(fd);
-    file.data.resize(got);
+    file.fd = fd;  // sbcast ends with the process: the kernel closes it
+    file.size = static_cast<uint64_t>(status.st_size);
     copies.push_back(std::move(file));
   }
   if (send_libs) {
@@ -230,6 +223,7 @@ int RunSbcast(Arguments args) {
       library.source = file.path();
       library.destination = destination + "_libs/" + file.path();
       library.data = file.data();
+      library.size = library.data.size();
       library.mode = file.mode() & 07777;
       copies.push_back(std::move(library));
     }
@@ -239,12 +233,11 @@ int RunSbcast(Arguments args) {
   if (!connection) return Error(connection.error());
   auto running = FindRunningJob(*connection, *job_id);
   if (!running) return Error(running.error());
+  if (!running->refusal.empty()) return Error(running->refusal);
   const v1::Job* job = &running->job;
-  std::vector<Target> targets;
-  for (const NodeAgent& node : running->agents) {
+  const std::vector<NodeAgent>& targets = running->agents;
+  for (const NodeAgent& node : targets)
     if (node.address.empty()) return Error(fmt::format("node {} has no agent address", node.name));
-    targets.push_back({node.name, node.address});
-  }
   if (verbose) {
     std::printf("-----------------------------\n");
     std::printf("block_size = %llu\n", static_cast<unsigned long long>(piece_size));
@@ -267,7 +260,7 @@ int RunSbcast(Arguments args) {
   std::atomic<size_t> next{0};
   std::mutex errors_mutex;
   std::vector<std::string> errors;
-  auto send_to = [&](const Target& target) -> std::optional<std::string> {
+  auto send_to = [&](const NodeAgent& target) -> std::optional<std::string> {
     grpc::ChannelArguments channel_args;
     channel_args.SetMaxSendMessageSize(static_cast<int>(kMostPiece + (1 << 20)));
     auto channel = auth::NewChannel(target.address, connection->cluster, channel_args,
@@ -282,10 +275,25 @@ int RunSbcast(Arguments args) {
         chunk.set_path(copy.destination);
         chunk.set_offset(offset);
         chunk.set_directory(copy.directory);
-        uint64_t size = std::min<uint64_t>(piece_size, copy.data.size() - offset);
-        chunk.set_data(copy.data.substr(offset, size));
+        uint64_t size = std::min<uint64_t>(piece_size, copy.size - offset);
+        if (copy.fd < 0) {
+          chunk.set_data(copy.data.data() + offset, size);
+        } else {
+          std::string& piece = *chunk.mutable_data();
+          piece.resize(size);
+          for (size_t got = 0; got < size;) {
+            ssize_t n =
+                ::pread(copy.fd, piece.data() + got, size - got, static_cast<off_t>(offset + got));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0)
+              return fmt::format(
+                  "{}: read: {}", copy.source,
+                  n == 0 ? "the file shrank while sbcast sent it" : std::strerror(errno));
+            got += static_cast<size_t>(n);
+          }
+        }
         offset += size;
-        chunk.set_last(offset >= copy.data.size());
+        chunk.set_last(offset >= copy.size);
         chunk.set_replace(force);
         chunk.set_mode(copy.mode);
         if (preserve) {
@@ -303,7 +311,7 @@ int RunSbcast(Arguments args) {
         if (!sent.ok())
           return fmt::format("{}: {}", copy.directory ? copy.destination : copy.source,
                              sent.error_message());
-      } while (offset < copy.data.size());
+      } while (offset < copy.size);
     }
     return std::nullopt;
   };

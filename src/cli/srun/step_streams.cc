@@ -104,8 +104,8 @@ NodeStream* StepStreams::Task0Node() const {
   return nodes_.empty() ? nullptr : nodes_[task0_node_].get();
 }
 
-void StepStreams::Say(std::string_view text) {
-  MutexLock lock(output_mutex_);
+void TaskOutput::Say(std::string_view text) {
+  MutexLock lock(mutex_);
   std::fwrite(text.data(), 1, text.size(), stderr);
 }
 
@@ -114,8 +114,8 @@ void StepStreams::Join() {
     if (reader.joinable()) reader.join();
 }
 
-void StepStreams::FlushPartialLines() {
-  MutexLock lock(output_mutex_);
+void TaskOutput::FlushPartialLines() {
+  MutexLock lock(mutex_);
   for (const auto& [key, text] : partial_)
     if (!text.empty()) {
       std::string line = fmt::format("{}: {}\n", key.first, text);
@@ -129,8 +129,8 @@ StepOutcome StepStreams::Outcome() const {
   return {worst_exit_.load(), first_signal_.load(), false, usage_};
 }
 
-void StepStreams::Emit(uint32_t task, bool is_stderr, const std::string& data) {
-  MutexLock lock(output_mutex_);
+void TaskOutput::Write(uint32_t task, bool is_stderr, const std::string& data) {
+  MutexLock lock(mutex_);
   int fd = is_stderr ? 2 : 1;
   if (!label_) {
     (void)!::write(fd, data.data(), data.size());
@@ -197,7 +197,7 @@ void StepStreams::Read(NodeStream& node) {
   v1::StepOutput output;
   size_t expected = static_cast<size_t>(node.node.tasks_size()), ended = 0;
   while (node.stream->Read(&output)) {
-    if (!output.data().empty()) Emit(output.task(), output.stderr(), output.data());
+    if (!output.data().empty()) output_.Write(output.task(), output.stderr(), output.data());
     if (output.has_collective()) Collect(node, output.collective());
     if (output.abort() && !bad_exit_seen_.exchange(true)) {
       bad_exit_code_ = 1;

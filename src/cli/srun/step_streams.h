@@ -1,6 +1,7 @@
 // One srun step's streams: a bidirectional stream to each node's agent that starts its tasks and
 // carries their output back, one reader thread per node, and what the tasks' ends add up to.
-// Output reaches srun's stdout/stderr under one lock; it never decides when the step is over.
+// Output reaches srun's stdout/stderr through one TaskOutput; it never decides when the step is
+// over.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,23 @@
 #include "proto/drover.grpc.pb.h"
 
 namespace drover::cli {
+
+// The tasks' output on the command's stdout and stderr (srun, sattach): as it comes, or with
+// -l each line prefixed with its task's rank, a line cut between chunks held until its end.
+// The command's own lines (Say) never land inside a task's line.
+class TaskOutput {
+ public:
+  explicit TaskOutput(bool label) : label_(label) {}
+  void Write(uint32_t task, bool is_stderr, const std::string& data) EXCLUDES(mutex_);
+  void Say(std::string_view text) EXCLUDES(mutex_);
+  // Writes any labelled line left without its newline.
+  void FlushPartialLines() EXCLUDES(mutex_);
+
+ private:
+  const bool label_;
+  Mutex mutex_;
+  std::map<std::pair<uint32_t, bool>, std::string> partial_ GUARDED_BY(mutex_);
+};
 
 // One node's stream of the step. Writes come from the main thread, the stdin thread and the
 // readers (a signal to all), so they are serialized.
@@ -46,7 +64,7 @@ class StepStreams {
  public:
   // `label`: -l, each line prefixed with its task's rank; `kill_on_bad_exit`: -K.
   StepStreams(bool label, bool kill_on_bad_exit, std::string step_name)
-      : label_(label), kill_on_bad_exit_(kill_on_bad_exit), step_name_(std::move(step_name)) {}
+      : output_(label), kill_on_bad_exit_(kill_on_bad_exit), step_name_(std::move(step_name)) {}
   ~StepStreams() { Join(); }
 
   // Opens a stream to every node of `step` and sends each its part of `launch`.
@@ -63,30 +81,27 @@ class StepStreams {
   NodeStream* Task0Node() const;
   uint32_t TasksEnded() const { return tasks_ended_.load(); }
   // Lines of srun's own on stderr, never inside a task's line.
-  void Say(std::string_view text) EXCLUDES(output_mutex_);
+  void Say(std::string_view text) { output_.Say(text); }
   // Waits for the readers.
   void Join();
   // Writes any --label line left without its newline.
-  void FlushPartialLines() EXCLUDES(output_mutex_);
+  void FlushPartialLines() { output_.FlushPartialLines(); }
   StepOutcome Outcome() const;
 
  private:
   void Read(NodeStream& node);
-  void Emit(uint32_t task, bool is_stderr, const std::string& data) EXCLUDES(output_mutex_);
   void TaskEnded(const NodeStream& node, const v1::StepOutput::TaskEnd& end);
   void RaiseWorstExit(int code);
   // A node's part of a PMI collective; once every node's is in, all go to every node.
   void Collect(const NodeStream& node, const v1::StepCollective& part) EXCLUDES(collective_mutex_);
 
-  const bool label_, kill_on_bad_exit_;
+  TaskOutput output_;
+  const bool kill_on_bad_exit_;
   bool compress_ = false;
   const std::string step_name_;
   std::vector<std::unique_ptr<NodeStream>> nodes_;
   uint32_t task0_node_ = 0;
   std::vector<std::thread> readers_;
-  Mutex output_mutex_;  // srun's stdout and stderr, and:
-  std::map<std::pair<uint32_t, bool>, std::string> partial_
-      GUARDED_BY(output_mutex_);  // --label: an unfinished line
   std::atomic<int> worst_exit_{0};
   std::atomic<int> first_signal_{0};
   std::atomic<bool> bad_exit_seen_{false};
